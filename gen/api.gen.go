@@ -841,6 +841,35 @@ func (response ListOrders304Response) VisitListOrdersResponse(w http.ResponseWri
 	return nil
 }
 
+type ListOrders400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListOrders400JSONResponse) VisitListOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimit != nil {
+		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
+	}
+	if response.Headers.RateLimitPolicy != nil {
+		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListOrders401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response ListOrders401JSONResponse) VisitListOrdersResponse(w http.ResponseWriter) error {
@@ -1386,11 +1415,11 @@ var swaggerSpec = []string{
 	"hIJmvS+kYdtjeOMSRXGMuRk9FbFMrPu1+CfPy+hDJjYzS+dLTiwmQ/bmOdfGpfU+Zm9Oqj07H4QJ64aT",
 	"+XHbO7aI8/nmvWkuXO+CtVBOzhsb1aFZ9/Iou3mOYkF8Ngl2p+uVjk8zR3UV5Zd2hbgs8PLElVvL+mlV",
 	"W2rKmYftuuOmamFVDqprOFZK6o1xg5n+mD10NfKmmmN5d8hCPm05nF0rWf3vg7vUrR3zb7VyX7LV2nPW",
-	"ZN2l2SwoVo5KiatyGwP/feLrMf+pnJNP8TS+PPNPVqVto1sW35rpAZO/81t54f3WCcpwv86TqrDaL8rN",
-	"rAHGWGYUBPbKcmulqG6Br1vHa9Xg7lV9U2icT6DQVtvGcBKKdmVxQ63N1jI2FTq2j9vlJp6Eoo4kg+l6",
-	"0WXIsrsdvizJ/8BQ0mFtZInuhrCyPLF/aWC5QW/W5dwWPYW8tqlobqCkJ1wzvf31StlfLSzr3o60s47u",
-	"Oat3uffLVM9ONdTV9SHtfA9wqK6G1cmZkkkR24d+zpHlfD3leDXxbv0+kNeGYrHFGgTt3o82Qnpb76YP",
-	"smxfyFMWN/9Vp269KnWao8A6Pie2cU13os1OVDvupNu0d/v29v8DAAD//w==",
+	"ZN2l2SwoVo5KiatyGwP/feLrMf8VnZMvz2MgQ9Q26y0nwVr2AS9h57fyjvytk63hFp8nVS22X8ebWZuN",
+	"scwobuxV8taqV92aYLf01yrb3atgp9A4N0KhLdCN4SQU7WLkhvKcLX9sqo1sH7crVDwJRR18BtP1Os2Q",
+	"M+B2+LIk/wOjT4e1kSW6GyLR8sT+pbHoBlVbV4Bb9BTy2mavuYGSnnDN9PbXW2h/tUiue6HSzjq656ze",
+	"feAvUz071VAX5Ie08z3AoboaVidnSiZFbB/6aUqW8/Us5dXEu/X7QF4bCt8WaxC0ez/aCOltvZs+yLLj",
+	"IU9Z3Pwjnrpbq9RpjgLr+JzYXjfdCVA7gfC4k6HT3u3b2/8PAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
