@@ -1,0 +1,55 @@
+package auth
+
+import (
+	"errors"
+	"strings"
+)
+
+// Why a request carries no usable key; the messages go to the client as they are.
+var (
+	ErrNoCredentials = errors.New("no API key: send the header Authorization: Bearer API_KEY")
+	ErrMalformed     = errors.New("malformed Authorization header: expected Bearer API_KEY")
+	ErrUnknownKey    = errors.New("unknown or revoked API key")
+)
+
+// BearerToken extracts the token of an Authorization header (RFC 6750, RFC 9110): the scheme
+// word is case-insensitive and the token is a token68. values are all the header's fields.
+func BearerToken(values []string) (string, error) {
+	if len(values) == 0 {
+		return "", ErrNoCredentials
+	}
+	if len(values) > 1 {
+		return "", ErrMalformed
+	}
+	scheme, token, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", ErrMalformed
+	}
+	token = strings.TrimLeft(token, " ")
+	if !isToken68(token) {
+		return "", ErrMalformed
+	}
+	return token, nil
+}
+
+// isToken68 reports whether s is a token68: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+"
+// / "/" ) *"=". Checking it keeps control characters and spaces out of every later step.
+func isToken68(s string) bool {
+	if len(s) == 0 || len(s) > 512 {
+		return false
+	}
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/':
+		default:
+			return false
+		}
+	}
+	return true
+}

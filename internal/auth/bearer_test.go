@@ -1,0 +1,46 @@
+package auth
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestBearerToken(t *testing.T) {
+	for _, tc := range []struct {
+		values []string
+		token  string
+		err    error
+	}{
+		{nil, "", ErrNoCredentials},
+		{[]string{"Bearer abc"}, "abc", nil},
+		{[]string{"bearer abc"}, "abc", nil},
+		{[]string{"BeArEr  abc=="}, "abc==", nil},
+		{[]string{"Bearer a-b.c_d~e+f/g"}, "a-b.c_d~e+f/g", nil},
+		{[]string{"Bearer"}, "", ErrMalformed},
+		{[]string{"Bearer "}, "", ErrMalformed},
+		{[]string{"Bearer =="}, "", ErrMalformed},
+		{[]string{"Basic abc"}, "", ErrMalformed},
+		{[]string{"Bearer a b"}, "", ErrMalformed},
+		{[]string{"Bearer a\x00b"}, "", ErrMalformed},
+		{[]string{"Bearer ab=c"}, "", ErrMalformed},
+		{[]string{"Bearer abc", "Bearer abc"}, "", ErrMalformed},
+		{[]string{""}, "", ErrMalformed},
+	} {
+		token, err := BearerToken(tc.values)
+		if token != tc.token || !errors.Is(err, tc.err) {
+			t.Errorf("BearerToken(%q) = %q, %v; want %q, %v", tc.values, token, err, tc.token, tc.err)
+		}
+	}
+}
+
+func FuzzBearerToken(f *testing.F) {
+	for _, s := range []string{"Bearer abc", "bearer x==", "Basic y", "", "Bearer  a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		token, err := BearerToken([]string{s})
+		if err == nil && (token == "" || !isToken68(token)) {
+			t.Fatalf("accepted %q as token %q", s, token)
+		}
+	})
+}

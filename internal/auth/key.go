@@ -1,0 +1,106 @@
+// Package auth is about API keys: how they are made, stored (as hashes only), presented in
+// the Authorization header, and who the caller of a request is.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/petstore/orderd/internal/plan"
+)
+
+// keyPrefix marks a string as an order-service key, so that a leaked key is recognisable by
+// secret scanners, and ShownPrefixLen characters of a key identify it in listings.
+const (
+	keyPrefix      = "osk_"
+	keyRandomBytes = 32
+	ShownPrefixLen = len(keyPrefix) + 6
+)
+
+// Hash is the SHA-256 of a key, in hex: the only form in which a key is stored.
+type Hash string
+
+// HashOf returns the hash of the key k.
+func HashOf(k string) Hash {
+	sum := sha256.Sum256([]byte(k))
+	return Hash(hex.EncodeToString(sum[:]))
+}
+
+// Key is what the service knows of an API key: never the key itself.
+type Key struct {
+	Name      string      `json:"name"`
+	Plan      plan.Plan   `json:"plan"`
+	Custom    plan.Limits `json:"limits,omitzero"` // enterprise only
+	Prefix    string      `json:"prefix"`
+	Hash      Hash        `json:"hash"`
+	CreatedAt time.Time   `json:"createdAt"`
+}
+
+// NewKey makes a random key with 256 bits of entropy and returns it with its record.
+// The key is shown to its owner once; only the record is kept.
+func NewKey(name string, p plan.Plan, custom plan.Limits, now time.Time) (string, Key, error) {
+	var b [keyRandomBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", Key{}, err
+	}
+	k := keyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return k, Key{
+		Name:      name,
+		Plan:      p,
+		Custom:    custom,
+		Prefix:    k[:ShownPrefixLen],
+		Hash:      HashOf(k),
+		CreatedAt: now.UTC(),
+	}, nil
+}
+
+// Errors of a KeyStore.
+var (
+	ErrKeyNotFound = errors.New("no such key")
+	ErrNameTaken   = errors.New("a key with this name exists")
+)
+
+// KeyStore keeps the keys. Implementations are safe for concurrent use.
+type KeyStore interface {
+	// Lookup returns the key whose hash is h, or ErrKeyNotFound.
+	Lookup(ctx context.Context, h Hash) (Key, error)
+	// Add stores a new key; its name must be unused (ErrNameTaken).
+	Add(ctx context.Context, k Key) error
+	// List returns every key, sorted by name.
+	List(ctx context.Context) ([]Key, error)
+	// Revoke removes the key whose name or shown prefix is nameOrPrefix, and returns it.
+	Revoke(ctx context.Context, nameOrPrefix string) (Key, error)
+}
+
+// Validate reports the first way in which k is not a key record the service can use.
+func (k Key) Validate() error {
+	if k.Name == "" {
+		return errors.New("key has no name")
+	}
+	if _, err := plan.Parse(string(k.Plan)); err != nil {
+		return fmt.Errorf("key %q: %w", k.Name, err)
+	}
+	if _, err := plan.LimitsFor(k.Plan, k.Custom); err != nil {
+		return fmt.Errorf("key %q: %w", k.Name, err)
+	}
+	if len(k.Hash) != 2*sha256.Size || strings.Trim(string(k.Hash), "0123456789abcdef") != "" {
+		return fmt.Errorf("key %q: hash must be 64 lowercase hex digits", k.Name)
+	}
+	return nil
+}
+
+// Limits returns the limits of the key's plan.
+func (k Key) Limits() plan.Limits {
+	l, err := plan.LimitsFor(k.Plan, k.Custom)
+	if err != nil { // only for a record that failed Validate
+		return plan.Limits{}
+	}
+	return l
+}

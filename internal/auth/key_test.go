@@ -1,0 +1,53 @@
+package auth
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/plan"
+)
+
+func TestNewKey(t *testing.T) {
+	k1, rec, err := NewKey("a", plan.Pro, plan.Limits{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, _, _ := NewKey("b", plan.Pro, plan.Limits{}, time.Now())
+	if k1 == k2 || !strings.HasPrefix(k1, "osk_") || len(k1) != 4+43 {
+		t.Fatalf("keys %q and %q: want distinct osk_ keys of 256 bits", k1, k2)
+	}
+	if _, err := BearerToken([]string{"Bearer " + k1}); err != nil {
+		t.Fatalf("a new key is not a valid bearer token: %v", err)
+	}
+	if rec.Hash != HashOf(k1) || strings.Contains(string(rec.Hash), k1) || rec.Prefix != k1[:ShownPrefixLen] {
+		t.Fatalf("record %+v does not match key", rec)
+	}
+	if err := rec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Limits() != (plan.Limits{PerMinute: 300, PerDay: 10_000}) {
+		t.Fatalf("pro limits %+v", rec.Limits())
+	}
+}
+
+func TestKeyValidate(t *testing.T) {
+	_, good, _ := NewKey("x", plan.Enterprise, plan.Limits{PerMinute: 5, PerDay: 50}, time.Now())
+	if err := good.Validate(); err != nil || good.Limits().PerDay != 50 {
+		t.Fatalf("enterprise key: %v %+v", err, good.Limits())
+	}
+	for name, change := range map[string]func(*Key){
+		"no name":                 func(k *Key) { k.Name = "" },
+		"unknown plan":            func(k *Key) { k.Plan = "gold" },
+		"enterprise no limits":    func(k *Key) { k.Custom = plan.Limits{} },
+		"free with custom limits": func(k *Key) { k.Plan = plan.Free },
+		"short hash":              func(k *Key) { k.Hash = "abc" },
+		"upper-case hash":         func(k *Key) { k.Hash = Hash(strings.ToUpper(string(k.Hash))) },
+	} {
+		k := good
+		change(&k)
+		if err := k.Validate(); err == nil {
+			t.Errorf("%s: Validate accepted %+v", name, k)
+		}
+	}
+}

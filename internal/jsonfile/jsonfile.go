@@ -1,0 +1,143 @@
+// Package jsonfile reads and writes the service's data files: JSON arrays of records. Errors
+// name the file, line and column, so that an operator can fix a bad file at once.
+package jsonfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ReadArray decodes the JSON array in the file at path, checking each element with check
+// (which may be nil). Unknown fields are errors: a misspelt field must not pass silently.
+func ReadArray[T any](path string, check func(T) error) ([]T, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeArray(path, data, check)
+}
+
+// DecodeArray is ReadArray on data already read; name is used in errors.
+func DecodeArray[T any](name string, data []byte, check func(T) error) ([]T, error) {
+	at := func(offset int64, err error) error {
+		line, col := position(data, offset)
+		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
+	}
+	// A first pass finds syntax errors with an offset from the start of the file, which the
+	// streaming decoder below does not give.
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se) && se.Offset >= int64(len(data)):
+			return nil, at(int64(len(data)), errors.New("unexpected end of file"))
+		case errors.As(err, &se):
+			return nil, at(se.Offset-1, syntaxReason(err))
+		case errors.As(err, &te):
+			return nil, at(skipSpace(data, 0), errors.New("want a JSON array"))
+		}
+		return nil, at(0, syntaxReason(err))
+	}
+	// The second pass walks the valid array to know where each element starts.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return nil, at(0, syntaxReason(err))
+	}
+	out := make([]T, 0, len(raws))
+	for i := 0; dec.More(); i++ {
+		start := skipSpace(data, dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, at(start, syntaxReason(err))
+		}
+		strict := json.NewDecoder(bytes.NewReader(raw))
+		strict.DisallowUnknownFields()
+		var v T
+		if err := strict.Decode(&v); err != nil {
+			return nil, at(start, syntaxReason(err))
+		}
+		if check != nil {
+			if err := check(v); err != nil {
+				return nil, at(start, err)
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// WriteArray replaces the file at path with v as an indented JSON array, atomically: the
+// file is either the old one or the new one, never half-written.
+func WriteArray[T any](path string, v []T, perm os.FileMode) error {
+	if v == nil {
+		v = []T{}
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// syntaxReason drops the decoder's "json: " prefix and says what an unexpected EOF means.
+func syntaxReason(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("unexpected end of file")
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("field %s: cannot use a JSON %s as %s", te.Field, te.Value, te.Type)
+	}
+	msg := err.Error()
+	if len(msg) > 6 && msg[:6] == "json: " {
+		msg = msg[6:]
+	}
+	return errors.New(msg)
+}
+
+func skipSpace(data []byte, off int64) int64 {
+	for off < int64(len(data)) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ',':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	offset = max(0, min(offset, int64(len(data))))
+	before := data[:offset]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

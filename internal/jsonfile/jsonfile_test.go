@@ -1,0 +1,84 @@
+package jsonfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type rec struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+func checkRec(r rec) error {
+	if r.ID < 0 {
+		return errors.New("id must not be negative")
+	}
+	return nil
+}
+
+func TestDecodeArray(t *testing.T) {
+	got, err := DecodeArray("f.json", []byte(`[{"id":9223372036854775807,"name":"a"},{"id":1}]`), checkRec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != 9223372036854775807 || got[1].ID != 1 {
+		t.Fatalf("got %+v", got)
+	}
+	if got, err := DecodeArray[rec]("f.json", []byte(" [ ] "), nil); err != nil || len(got) != 0 {
+		t.Fatalf("empty array: %v %v", got, err)
+	}
+}
+
+func TestDecodeArrayErrorsNameThePlace(t *testing.T) {
+	for name, tc := range map[string]struct{ data, want string }{
+		"syntax":         {"[\n  {\"id\": 1},\n  {\"id\": 2,,}\n]", "f.json:3:12: invalid character ','"},
+		"type":           {"[\n {\"id\": \"x\"}\n]", "f.json:2:"},
+		"unknown field":  {"[\n {\"id\": 1, \"nmae\": \"x\"}\n]", `f.json:2:2: unknown field "nmae"`},
+		"check":          {"[\n {\"id\": 1},\n {\"id\": -5}\n]", "f.json:3:2: id must not be negative"},
+		"not an array":   {`{"id": 1}`, "f.json:1:1: want a JSON array"},
+		"truncated":      {"[\n {\"id\": 1}", "f.json:2:11: unexpected end of file"},
+		"trailing":       {"[] []", "f.json:1:4: invalid character"},
+		"int64 overflow": {`[{"id": 9223372036854775808}]`, "f.json:1:"},
+		"empty file":     {"", "f.json:1:1: unexpected end of file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := DecodeArray("f.json", []byte(tc.data), checkRec)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestWriteArrayRoundTrips(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "recs.json")
+	want := []rec{{ID: 1, Name: "a"}, {ID: 9223372036854775806, Name: "b"}}
+	if err := WriteArray(path, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	got, err := ReadArray[rec](path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1] != want[1] {
+		t.Fatalf("got %+v", got)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}

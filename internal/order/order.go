@@ -1,0 +1,81 @@
+// Package order is the domain of the service: orders, their states and the store that keeps
+// them. It imports no framework, so every adapter (HTTP, memory, Redis) depends on it and not
+// on each other.
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is the state of an order.
+type Status string
+
+// The states of an order. Only StatusPending can change: to StatusCancelled.
+const (
+	StatusPending   Status = "pending"
+	StatusShipped   Status = "shipped"
+	StatusCancelled Status = "cancelled"
+)
+
+// Valid reports whether s is one of the three states.
+func (s Status) Valid() bool {
+	return s == StatusPending || s == StatusShipped || s == StatusCancelled
+}
+
+// Order is an order of the store. Its JSON form is the one of the API and of the data files.
+type Order struct {
+	ID       int64     `json:"id"`
+	PetID    int64     `json:"petId"`
+	Quantity int32     `json:"quantity"`
+	ShipDate time.Time `json:"shipDate"`
+	Complete bool      `json:"complete"`
+	Status   Status    `json:"status"`
+}
+
+// Validate reports the first way in which o is not an order the service can hold.
+func (o Order) Validate() error {
+	switch {
+	case o.ID < 0:
+		return fmt.Errorf("order %d: id must not be negative", o.ID)
+	case o.PetID < 0:
+		return fmt.Errorf("order %d: petId must not be negative", o.ID)
+	case !o.Status.Valid():
+		return fmt.Errorf("order %d: status %q is not pending, shipped or cancelled", o.ID, o.Status)
+	}
+	return nil
+}
+
+// Cancel applies a cancel request to o: a pending order becomes cancelled, a cancelled one
+// stays so (cancelling is idempotent), a shipped one is refused with ErrAlreadyShipped.
+// Every store implements its atomic transition in terms of this rule.
+func (o Order) Cancel() (Order, error) {
+	switch o.Status {
+	case StatusShipped:
+		return o, ErrAlreadyShipped
+	default:
+		o.Status = StatusCancelled
+		return o, nil
+	}
+}
+
+// Errors a Store returns. Callers test them with errors.Is.
+var (
+	ErrNotFound       = errors.New("no such order")
+	ErrAlreadyShipped = errors.New("already shipped, so it cannot be cancelled")
+	// ErrUnavailable wraps every failure to reach the storage behind a store.
+	ErrUnavailable = errors.New("store unavailable")
+)
+
+// Store keeps the orders. Implementations are safe for concurrent use and make every
+// transition atomic, across every process that shares the same storage.
+type Store interface {
+	// List returns every order, sorted by id.
+	List(ctx context.Context) ([]Order, error)
+	// Cancel cancels the order with the given id and returns it as it is afterwards;
+	// changed is true for the one call that moved it from pending to cancelled. It returns
+	// ErrNotFound or ErrAlreadyShipped for the two refusals.
+	Cancel(ctx context.Context, id int64) (o Order, changed bool, err error)
+}

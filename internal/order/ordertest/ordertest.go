@@ -1,0 +1,168 @@
+// Package ordertest is the conformance suite of order.Store: every implementation runs it,
+// so that the embedded and the Redis stores behave the same.
+package ordertest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+// NewStore returns a store holding exactly orders, empty of anything else.
+type NewStore func(tb testing.TB, orders []order.Order) order.Store
+
+// Fixture is a set of orders with every state and the int64 edges.
+func Fixture() []order.Order {
+	ship := time.Date(2026, 11, 20, 8, 30, 0, 0, time.UTC)
+	return []order.Order{
+		{ID: 0, PetID: 0, Quantity: 0, ShipDate: ship, Complete: false, Status: order.StatusPending},
+		{ID: 1, PetID: 10, Quantity: 2, ShipDate: ship, Complete: false, Status: order.StatusPending},
+		{ID: 2, PetID: 20, Quantity: 1, ShipDate: ship.Add(time.Hour), Complete: true, Status: order.StatusShipped},
+		{ID: 3, PetID: 30, Quantity: math.MaxInt32, ShipDate: ship, Complete: false, Status: order.StatusCancelled},
+		{ID: math.MaxInt64 - 1, PetID: math.MaxInt64, Quantity: 5, ShipDate: ship, Complete: true, Status: order.StatusShipped},
+		{ID: math.MaxInt64, PetID: math.MaxInt64 - 1, Quantity: 7, ShipDate: ship.Add(123456789 * time.Nanosecond), Complete: false, Status: order.StatusPending},
+	}
+}
+
+// Run runs the suite against the stores newStore makes.
+func Run(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+
+	t.Run("ListReturnsEveryOrderSortedAndExact", func(t *testing.T) {
+		want := Fixture()
+		got, err := newStore(t, reversed(want)).List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertOrders(t, got, want)
+	})
+
+	t.Run("ListOfEmptyStore", func(t *testing.T) {
+		got, err := newStore(t, nil).List(ctx)
+		if err != nil || len(got) != 0 {
+			t.Fatalf("List = %v, %v; want no orders", got, err)
+		}
+	})
+
+	t.Run("StateTable", func(t *testing.T) {
+		for _, tc := range []struct {
+			name        string
+			id          int64
+			wantErr     error
+			wantStatus  order.Status
+			wantChanged bool
+		}{
+			{"PendingIsCancelled", 1, nil, order.StatusCancelled, true},
+			{"MaxInt64PendingIsCancelled", math.MaxInt64, nil, order.StatusCancelled, true},
+			{"CancelledStaysCancelled", 3, nil, order.StatusCancelled, false},
+			{"ShippedIsRefused", 2, order.ErrAlreadyShipped, order.StatusShipped, false},
+			{"MaxInt64MinusOneShippedIsRefused", math.MaxInt64 - 1, order.ErrAlreadyShipped, order.StatusShipped, false},
+			{"UnknownIsNotFound", 4, order.ErrNotFound, "", false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := newStore(t, Fixture())
+				got, changed, err := s.Cancel(ctx, tc.id)
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("Cancel(%d) error = %v, want %v", tc.id, err, tc.wantErr)
+				}
+				if changed != tc.wantChanged {
+					t.Fatalf("Cancel(%d) changed = %v, want %v", tc.id, changed, tc.wantChanged)
+				}
+				if tc.wantErr == nil && (got.ID != tc.id || got.Status != tc.wantStatus) {
+					t.Fatalf("Cancel(%d) = %+v, want status %s", tc.id, got, tc.wantStatus)
+				}
+				// Only the status of the one order may change, and only as the table says.
+				want := Fixture()
+				for i := range want {
+					if want[i].ID == tc.id && tc.wantStatus != "" {
+						want[i].Status = tc.wantStatus
+					}
+				}
+				list, err := s.List(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				assertOrders(t, list, want)
+			})
+		}
+	})
+
+	t.Run("CancelTwiceIsIdempotent", func(t *testing.T) {
+		s := newStore(t, Fixture())
+		for i, wantChanged := range []bool{true, false, false} {
+			o, changed, err := s.Cancel(ctx, 1)
+			if err != nil || changed != wantChanged || o.Status != order.StatusCancelled {
+				t.Fatalf("cancel #%d = %+v, %v, %v; want cancelled, changed=%v", i+1, o, changed, err, wantChanged)
+			}
+		}
+	})
+
+	t.Run("ConcurrentCancelsTransitionExactlyOnce", func(t *testing.T) {
+		s := newStore(t, Fixture())
+		const n = 100
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		transitions, refusals := 0, 0
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := int64(1)
+				if i%2 == 1 {
+					id = 2 // shipped: must never change
+				}
+				_, changed, err := s.Cancel(ctx, id)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case id == 1 && err != nil:
+					t.Errorf("cancel of pending order: %v", err)
+				case id == 1 && changed:
+					transitions++
+				case id == 2 && errors.Is(err, order.ErrAlreadyShipped) && !changed:
+					refusals++
+				case id == 2:
+					t.Errorf("cancel of shipped order: changed=%v err=%v", changed, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if transitions != 1 || refusals != n/2 {
+			t.Fatalf("transitions = %d, refusals = %d; want 1 and %d", transitions, refusals, n/2)
+		}
+		want := Fixture()
+		want[1].Status = order.StatusCancelled
+		list, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertOrders(t, list, want)
+	})
+}
+
+func assertOrders(tb testing.TB, got, want []order.Order) {
+	tb.Helper()
+	if len(got) != len(want) {
+		tb.Fatalf("got %d orders, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.ID != w.ID || g.PetID != w.PetID || g.Quantity != w.Quantity || !g.ShipDate.Equal(w.ShipDate) ||
+			g.Complete != w.Complete || g.Status != w.Status {
+			tb.Errorf("order #%d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+func reversed(orders []order.Order) []order.Order {
+	out := make([]order.Order, len(orders))
+	for i, o := range orders {
+		out[len(orders)-1-i] = o
+	}
+	return out
+}

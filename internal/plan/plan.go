@@ -1,0 +1,58 @@
+// Package plan names the plans an API key can have and the request limits of each.
+package plan
+
+import "fmt"
+
+// Plan is the name of a plan.
+type Plan string
+
+// The plans of the service. Enterprise limits are set per key.
+const (
+	Free       Plan = "free"
+	Pro        Plan = "pro"
+	Business   Plan = "business"
+	Enterprise Plan = "enterprise"
+)
+
+// Limits are the requests a caller may make per UTC minute and per UTC day.
+type Limits struct {
+	PerMinute int64 `json:"perMinute"`
+	PerDay    int64 `json:"perDay"`
+}
+
+var fixed = map[Plan]Limits{
+	Free:     {PerMinute: 60, PerDay: 1_000},
+	Pro:      {PerMinute: 300, PerDay: 10_000},
+	Business: {PerMinute: 1_000, PerDay: 100_000},
+}
+
+// Parse returns the plan named s.
+func Parse(s string) (Plan, error) {
+	p := Plan(s)
+	if _, ok := fixed[p]; ok || p == Enterprise {
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown plan %q (want free, pro, business or enterprise)", s)
+}
+
+// LimitsFor returns the limits of plan p. Enterprise limits are given by the caller, since
+// they belong to the key; for the other plans they are fixed and custom must be zero.
+func LimitsFor(p Plan, custom Limits) (Limits, error) {
+	if p == Enterprise {
+		if custom.PerMinute < 1 || custom.PerDay < 1 {
+			return Limits{}, fmt.Errorf("plan enterprise needs both limits, each at least 1")
+		}
+		if custom.PerMinute > custom.PerDay {
+			return Limits{}, fmt.Errorf("per-minute limit %d is above the per-day limit %d", custom.PerMinute, custom.PerDay)
+		}
+		return custom, nil
+	}
+	l, ok := fixed[p]
+	if !ok {
+		return Limits{}, fmt.Errorf("unknown plan %q", p)
+	}
+	if custom != (Limits{}) {
+		return Limits{}, fmt.Errorf("plan %s has fixed limits; per-minute and per-day are for enterprise only", p)
+	}
+	return l, nil
+}

@@ -1,0 +1,35 @@
+package plan
+
+import "testing"
+
+func TestLimitsFor(t *testing.T) {
+	for _, tc := range []struct {
+		plan   Plan
+		custom Limits
+		want   Limits
+		ok     bool
+	}{
+		{Free, Limits{}, Limits{60, 1_000}, true},
+		{Pro, Limits{}, Limits{300, 10_000}, true},
+		{Business, Limits{}, Limits{1_000, 100_000}, true},
+		{Enterprise, Limits{5, 50}, Limits{5, 50}, true},
+		{Enterprise, Limits{}, Limits{}, false},
+		{Enterprise, Limits{0, 50}, Limits{}, false},
+		{Enterprise, Limits{60, 50}, Limits{}, false},
+		{Free, Limits{5, 50}, Limits{}, false},
+		{"gold", Limits{}, Limits{}, false},
+	} {
+		got, err := LimitsFor(tc.plan, tc.custom)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("LimitsFor(%s, %+v) = %+v, %v", tc.plan, tc.custom, got, err)
+		}
+	}
+	for _, s := range []string{"free", "pro", "business", "enterprise"} {
+		if p, err := Parse(s); err != nil || string(p) != s {
+			t.Errorf("Parse(%q) = %q, %v", s, p, err)
+		}
+	}
+	if _, err := Parse("Free"); err == nil {
+		t.Error("Parse accepted Free")
+	}
+}
