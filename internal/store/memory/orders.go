@@ -1,0 +1,61 @@
+// Package memory keeps orders and pets in the process: the embedded mode of the service.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+var _ order.Store = (*Orders)(nil)
+
+// Orders is an order.Store in memory. A mutex makes each transition atomic.
+type Orders struct {
+	mu     sync.RWMutex
+	byID   map[int64]int // index into sorted
+	sorted []order.Order // by id, so List needs no sort
+}
+
+// NewOrders returns a store holding orders, which must have distinct, valid ids.
+func NewOrders(orders []order.Order) (*Orders, error) {
+	s := &Orders{byID: make(map[int64]int, len(orders)), sorted: slices.Clone(orders)}
+	slices.SortFunc(s.sorted, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
+	for i, o := range s.sorted {
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := s.byID[o.ID]; dup {
+			return nil, fmt.Errorf("order %d: duplicate id", o.ID)
+		}
+		s.byID[o.ID] = i
+	}
+	return s, nil
+}
+
+// List returns a copy of every order, sorted by id.
+func (s *Orders) List(context.Context) ([]order.Order, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.sorted), nil
+}
+
+// Cancel applies order.Order.Cancel under the lock.
+func (s *Orders) Cancel(_ context.Context, id int64) (order.Order, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.byID[id]
+	if !ok {
+		return order.Order{}, false, order.ErrNotFound
+	}
+	before := s.sorted[i]
+	after, err := before.Cancel()
+	if err != nil {
+		return before, false, err
+	}
+	s.sorted[i] = after
+	return after, before.Status != after.Status, nil
+}
