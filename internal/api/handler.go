@@ -1,0 +1,107 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/petstore/orderd"
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
+)
+
+// BasePath is where the operations of openapi.yaml are served.
+const BasePath = "/v1"
+
+// petRoute is the echo route of the deprecated operation, whose every answer is marked.
+const petRoute = BasePath + "/pets/:petId"
+
+// Config is what the HTTP layer needs. Only interfaces: the stores may be in memory or remote.
+type Config struct {
+	Orders order.Store
+	Pets   order.PetStore
+	Keys   auth.KeyStore
+	Sunset Sunset
+	Logger *slog.Logger
+	Now    func() time.Time // for tests; time.Now by default
+}
+
+// New returns the service's HTTP handler. The chain follows decisions.md: identify the caller
+// → (rate limit) → authenticate → route → validate → handle.
+func New(cfg Config) (*echo.Echo, error) {
+	if cfg.Orders == nil || cfg.Pets == nil || cfg.Keys == nil {
+		return nil, errors.New("api: orders, pets and keys stores are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Sunset.prepare()
+
+	doc, err := orderd.LoadOpenAPI()
+	if err != nil {
+		return nil, err
+	}
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Logger.SetOutput(io.Discard)
+	e.HTTPErrorHandler = errorHandler(cfg.Logger)
+	// The peer address only: X-Forwarded-For is anyone's to write.
+	e.IPExtractor = echo.ExtractIPDirect()
+
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll:   true,
+		DisablePrintStack: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			cfg.Logger.Error("panic", slog.String("route", c.Path()), slog.String("error", err.Error()),
+				slog.String("stack", string(stack)))
+			return err
+		},
+	}))
+	e.Use(markDeprecated(cfg.Sunset.headers))
+	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(authenticate), methodNotAllowed)
+
+	srv := &Server{orders: cfg.Orders, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now}
+	gen.RegisterHandlersWithOptions(e, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
+		BaseURL:              BasePath,
+		OperationMiddlewares: validators(doc),
+	})
+	return e, nil
+}
+
+// onlyUnderBase applies m to requests under BasePath; health and metrics are outside it.
+func onlyUnderBase(m echo.MiddlewareFunc) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		withM := m(next)
+		return func(c echo.Context) error {
+			p := c.Request().URL.Path
+			if p == BasePath || strings.HasPrefix(p, BasePath+"/") {
+				return withM(c)
+			}
+			return next(c)
+		}
+	}
+}
+
+// markDeprecated puts the deprecation headers on every answer of the deprecated operation,
+// errors included, at the moment the status is written, so nothing later can drop them.
+func markDeprecated(h sunsetHeaders) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Path() == petRoute {
+				res := c.Response()
+				res.Before(func() { h.set(res.Header()) })
+			}
+			return next(c)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/store/keyfile"
+	"github.com/petstore/orderd/internal/store/memory"
+)
+
+// harness is the service on a real HTTP server, with a key per plan.
+type harness struct {
+	srv      *httptest.Server
+	contract *apitest.Contract
+	key      string // a valid free-plan key
+	keys     *keyfile.Store
+	now      time.Time
+}
+
+var testSunset = api.Sunset{
+	DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
+	SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
+	Link:         "https://docs.petstore.example/migrate",
+}
+
+func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
+	tb.Helper()
+	orders, err := memory.NewOrders(ordertest.Fixture())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pets, err := memory.NewPets([]order.Pet{{ID: 7, Name: "Rex", Status: order.PetAvailable}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keys, err := keyfile.Open(filepath.Join(tb.TempDir(), "keys.json"), true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := &harness{contract: apitest.Load(tb), keys: keys, now: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
+	h.key = h.addKey(tb, "test-free", plan.Free)
+	cfg := api.Config{Orders: orders, Pets: pets, Keys: keys, Sunset: testSunset, Now: func() time.Time { return h.now }}
+	for _, c := range change {
+		c(&cfg)
+	}
+	handler, err := api.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.srv = httptest.NewServer(handler)
+	tb.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *harness) addKey(tb testing.TB, name string, p plan.Plan) string {
+	tb.Helper()
+	k, rec, err := auth.NewKey(name, p, plan.Limits{}, time.Now())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := h.keys.Add(context.Background(), rec); err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
+// do sends a request with the given headers ("Name", "value", …) and checks the answer
+// against openapi.yaml.
+func (h *harness) do(tb testing.TB, method, path string, header ...string) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequest(method, h.srv.URL+path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Add(header[i], header[i+1])
+	}
+	return h.contract.Do(tb, h.srv.Client(), req)
+}
+
+// authed sends a request with the harness's valid key.
+func (h *harness) authed(tb testing.TB, method, path string, header ...string) (*http.Response, []byte) {
+	tb.Helper()
+	return h.do(tb, method, path, append([]string{"Authorization", "Bearer " + h.key}, header...)...)
+}
+
+// wantError checks that an answer is the Error with the given status and code.
+func wantError(tb testing.TB, res *http.Response, body []byte, status int, code gen.ErrorCode) gen.Error {
+	tb.Helper()
+	var e gen.Error
+	if err := json.Unmarshal(body, &e); err != nil {
+		tb.Fatalf("body is not an Error: %v: %s", err, body)
+	}
+	if res.StatusCode != status || e.Code != code || int(e.Status) != status || e.Message == "" {
+		tb.Fatalf("got %d %+v, want %d %s", res.StatusCode, e, status, code)
+	}
+	return e
+}

@@ -1,0 +1,81 @@
+// Package api is the HTTP face of the service: the strict-server implementation of the
+// operations in openapi.yaml, the middleware chain in front of it, and the one place that
+// turns errors into Error objects.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/order"
+)
+
+var _ gen.StrictServerInterface = (*Server)(nil)
+
+// Server implements the operations of openapi.yaml on the domain's stores.
+type Server struct {
+	orders order.Store
+	pets   order.PetStore
+	sunset Sunset
+	now    func() time.Time
+}
+
+// ListOrders answers every order, or 304 when the client's tag is the current one.
+func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject) (gen.ListOrdersResponseObject, error) {
+	orders, err := s.orders.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tag := etagOf(orders)
+	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, tag) {
+		return gen.ListOrders304Response{Headers: gen.ListOrders304ResponseHeaders{ETag: tag}}, nil
+	}
+	return gen.ListOrders200JSONResponse{
+		Body:    toAPIOrders(orders),
+		Headers: gen.ListOrders200ResponseHeaders{ETag: tag},
+	}, nil
+}
+
+// CancelOrder cancels a pending order; see order.Order.Cancel for the rule.
+func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObject) (gen.CancelOrderResponseObject, error) {
+	_, _, err := s.orders.Cancel(ctx, req.OrderId)
+	switch {
+	case err == nil:
+		return gen.CancelOrder204Response{}, nil
+	case errors.Is(err, order.ErrNotFound):
+		body := errorBody(fmt.Errorf("order %d: %w", req.OrderId, err))
+		return gen.CancelOrder404JSONResponse{OrderNotFoundJSONResponse: gen.OrderNotFoundJSONResponse{Body: body}}, nil
+	case errors.Is(err, order.ErrAlreadyShipped):
+		body := errorBody(fmt.Errorf("order %d: %w", req.OrderId, err))
+		return gen.CancelOrder409JSONResponse{OrderAlreadyShippedJSONResponse: gen.OrderAlreadyShippedJSONResponse{Body: body}}, nil
+	}
+	return nil, err
+}
+
+// GetPetById answers a pet until the sunset date, and 410 from then on.
+func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject) (gen.GetPetByIdResponseObject, error) {
+	h := s.sunset.headers
+	if s.sunset.Passed(s.now()) {
+		return gen.GetPetById410JSONResponse{EndpointSunsetJSONResponse: gen.EndpointSunsetJSONResponse{
+			Body:    errorBody(errSunset),
+			Headers: gen.EndpointSunsetResponseHeaders{Deprecation: h.deprecation, Sunset: h.sunset, Link: h.link},
+		}}, nil
+	}
+	p, err := s.pets.Pet(ctx, req.PetId)
+	switch {
+	case err == nil:
+		return gen.GetPetById200JSONResponse{
+			Body:    toAPIPet(p),
+			Headers: gen.GetPetById200ResponseHeaders{Deprecation: h.deprecation, Sunset: h.sunset, Link: h.link},
+		}, nil
+	case errors.Is(err, order.ErrPetNotFound):
+		return gen.GetPetById404JSONResponse{PetNotFoundJSONResponse: gen.PetNotFoundJSONResponse{
+			Body:    errorBody(fmt.Errorf("pet %d: %w", req.PetId, err)),
+			Headers: gen.PetNotFoundResponseHeaders{Deprecation: h.deprecation, Sunset: h.sunset, Link: h.link},
+		}}, nil
+	}
+	return nil, err
+}
