@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/store/keyfile"
+)
+
+// keys runs `orderd keys create|list|revoke`.
+func keys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageErrorf("keys: want create, list or revoke")
+	}
+	var (
+		fs        = flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+		keysFile  = fs.String("keys-file", "", "JSON file of API keys (hashes only); created if missing")
+		planName  = fs.String("plan", "", "create: free, pro, business or enterprise")
+		perMinute = fs.Int64("per-minute", 0, "create, enterprise only: requests per UTC minute")
+		perDay    = fs.Int64("per-day", 0, "create, enterprise only: requests per UTC day")
+		name      = fs.String("name", "", "create: a name for the key (default: key-<prefix>)")
+	)
+	synopsis := map[string]string{
+		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] --keys-file FILE",
+		"list":   "orderd keys list --keys-file FILE",
+		"revoke": "orderd keys revoke NAME|PREFIX --keys-file FILE",
+	}[args[0]]
+	if synopsis == "" {
+		return usageErrorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
+	}
+	fs.Usage = flagUsage(fs, synopsis)
+	rest, err := parseFlags(fs, args[1:], getenv, stdout)
+	if err != nil {
+		return err
+	}
+	if args[0] != "revoke" && len(rest) > 0 {
+		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
+	}
+	if *keysFile == "" {
+		return usageErrorf("%s: --keys-file is required", fs.Name())
+	}
+	store, err := keyfile.Open(*keysFile, args[0] == "create")
+	if err != nil {
+		return usageErrorf("keys file: %w", err)
+	}
+
+	switch args[0] {
+	case "create":
+		p, err := plan.Parse(*planName)
+		if err != nil {
+			return usageErrorf("keys create: --plan: %w", err)
+		}
+		custom := plan.Limits{PerMinute: *perMinute, PerDay: *perDay}
+		if _, err := plan.LimitsFor(p, custom); err != nil {
+			return usageErrorf("keys create: %w", err)
+		}
+		key, rec, err := auth.NewKey(*name, p, custom, time.Now())
+		if err != nil {
+			return err
+		}
+		if rec.Name == "" {
+			rec.Name = "key-" + rec.Prefix[len("osk_"):]
+		}
+		if err := store.Add(ctx, rec); err != nil {
+			return usageErrorf("keys create: %w", err)
+		}
+		// The key alone on stdout, so that scripts can capture it; it is never shown again.
+		fmt.Fprintln(stdout, key)
+		fmt.Fprintf(stderr, "created key %q (plan %s, prefix %s); it is shown only this once\n", rec.Name, rec.Plan, rec.Prefix)
+		return nil
+	case "list":
+		list, err := store.List(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tPLAN\tPER-MINUTE\tPER-DAY\tPREFIX\tCREATED")
+		for _, k := range list {
+			l := k.Limits()
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Plan, strconv.FormatInt(l.PerMinute, 10),
+				strconv.FormatInt(l.PerDay, 10), k.Prefix, k.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	default: // revoke
+		if len(rest) != 1 {
+			return usageErrorf("keys revoke: name one key to revoke, by name or prefix")
+		}
+		k, err := store.Revoke(ctx, rest[0])
+		if err != nil {
+			return usageErrorf("keys revoke: %w", err)
+		}
+		fmt.Fprintf(stdout, "revoked key %q (prefix %s)\n", k.Name, k.Prefix)
+		return nil
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+const usage = `orderd: the Store Order Service
+
+Commands:
+  orderd serve [flags]                      serve the API (orderd serve --help)
+  orderd keys create --plan PLAN [flags]    make an API key and print it
+  orderd keys list [flags]                  list keys: name, plan, limits, prefix
+  orderd keys revoke NAME|PREFIX [flags]    revoke a key
+
+Every flag can also be set with an ORDERD_* environment variable (--keys-file is
+ORDERD_KEYS_FILE); a flag on the command line wins.
+`
+
+// run is the whole program, minus the process: it takes what main would read from the
+// environment, so tests call it directly.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageErrorf("no command given")
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "keys":
+		return keys(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return usageErrorf("unknown command %q (want serve or keys)", cmd)
+	}
+}
+
+// usageError is a mistake in how the program was called or configured: a bad flag, a bad
+// file. It exits with status 2, as decisions.md says.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, a ...any) error {
+	return usageError{fmt.Errorf(format, a...)}
+}
+
+// errHelp means the user asked for help, which was printed; it is not a failure.
+var errHelp = flag.ErrHelp
+
+// exitCode prints err in one line and says how the process ends.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, errHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "orderd: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// parseFlags parses args into fs, then fills every flag not given on the command line from
+// its ORDERD_* variable, and returns the arguments that are not flags, wherever they stood.
+// Help is printed to stdout.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, stdout io.Writer) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.Usage()
+				return nil, errHelp
+			}
+			return nil, usageError{fmt.Errorf("%s: %w", fs.Name(), err)}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		name := envName(f.Name)
+		if v := getenv(name); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = usageErrorf("%s: invalid value %q for %s: %v", fs.Name(), v, name, e)
+			}
+		}
+	})
+	return positional, err
+}
+
+// envName is the variable that backs a flag: --keys-file is ORDERD_KEYS_FILE.
+func envName(flagName string) string {
+	return "ORDERD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// flagUsage prints a command's synopsis and its flags with their variables and defaults.
+func flagUsage(fs *flag.FlagSet, synopsis string) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: %s\n\nFlags (each also read from its ORDERD_* variable):\n", synopsis)
+		fs.VisitAll(func(f *flag.Flag) {
+			def := ""
+			if f.DefValue != "" {
+				def = fmt.Sprintf(" (default %s)", f.DefValue)
+			}
+			fmt.Fprintf(w, "  --%s  [%s]%s\n      %s\n", f.Name, envName(f.Name), def, f.Usage)
+		})
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/jsonfile"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/store/keyfile"
+	"github.com/petstore/orderd/internal/store/memory"
+)
+
+// serveConfig is every setting of `orderd serve`.
+type serveConfig struct {
+	addr            string
+	ordersFile      string
+	petsFile        string
+	keysFile        string
+	petsDeprecated  timeFlag
+	petsSunset      timeFlag
+	petsSunsetLink  string
+	shutdownTimeout time.Duration
+	keysReload      time.Duration
+	logLevel        slog.Level
+}
+
+func parseServe(args []string, getenv func(string) string, stdout io.Writer) (serveConfig, error) {
+	cfg := serveConfig{
+		petsDeprecated: timeFlag(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)),
+		petsSunset:     timeFlag(time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC)),
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
+	fs.StringVar(&cfg.ordersFile, "orders", "", "JSON file of orders (an array of Order with status) for the embedded store")
+	fs.StringVar(&cfg.petsFile, "pets", "", "JSON file of pets (an array of Pet) for the embedded store")
+	fs.StringVar(&cfg.keysFile, "keys-file", "", "JSON file of API keys (hashes only), made by `orderd keys create`; required")
+	fs.Var(&cfg.petsDeprecated, "pets-deprecated-at", "when GET /pets/{petId} was deprecated (RFC 3339 or YYYY-MM-DD)")
+	fs.Var(&cfg.petsSunset, "pets-sunset-at", "when GET /pets/{petId} stops working and answers 410 (RFC 3339 or YYYY-MM-DD)")
+	fs.StringVar(&cfg.petsSunsetLink, "pets-sunset-link", "https://docs.petstore.example/orders/migrate-from-pets", "migration notes, sent in the Link header of the deprecated operation")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish on SIGTERM")
+	fs.DurationVar(&cfg.keysReload, "keys-reload", time.Second, "how often the keys file is checked for changes")
+	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
+	fs.Usage = flagUsage(fs, "orderd serve [flags]")
+	rest, err := parseFlags(fs, args, getenv, stdout)
+	if err != nil {
+		return cfg, err
+	}
+	switch {
+	case len(rest) > 0:
+		return cfg, usageErrorf("serve: unexpected argument %q", rest[0])
+	case cfg.keysFile == "":
+		return cfg, usageErrorf("serve: --keys-file is required (make one with: orderd keys create --plan free --keys-file FILE)")
+	case !cfg.petsSunset.t().After(cfg.petsDeprecated.t()):
+		return cfg, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
+	case cfg.shutdownTimeout <= 0 || cfg.keysReload <= 0:
+		return cfg, usageErrorf("serve: --shutdown-timeout and --keys-reload must be positive")
+	}
+	return cfg, nil
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseServe(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+
+	orders, err := loadOrders(cfg.ordersFile)
+	if err != nil {
+		return usageError{err}
+	}
+	pets, err := loadPets(cfg.petsFile)
+	if err != nil {
+		return usageError{err}
+	}
+	keys, err := keyfile.Open(cfg.keysFile, false)
+	if err != nil {
+		return usageErrorf("keys file: %w", err)
+	}
+	handler, err := api.New(api.Config{
+		Orders: orders,
+		Pets:   pets,
+		Keys:   keys,
+		Sunset: api.Sunset{DeprecatedAt: cfg.petsDeprecated.t(), SunsetAt: cfg.petsSunset.t(), Link: cfg.petsSunsetLink},
+		Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler: handler,
+		// A slow or huge client must not hold a connection or memory for long.
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go keys.Watch(watchCtx, cfg.keysReload, func(err error) {
+		if err != nil {
+			log.Error("keys file not reloaded; the keys loaded before stay in use", slog.String("error", err.Error()))
+			return
+		}
+		log.Info("keys file reloaded")
+	})
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("mode", "embedded"))
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", slog.Duration("timeout", cfg.shutdownTimeout))
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func loadOrders(path string) (*memory.Orders, error) {
+	list, err := readRecords(path, order.Order.Validate, func(o order.Order) (string, int64) { return "order", o.ID })
+	if err != nil {
+		return nil, err
+	}
+	return memory.NewOrders(list)
+}
+
+func loadPets(path string) (*memory.Pets, error) {
+	list, err := readRecords(path, order.Pet.Validate, func(p order.Pet) (string, int64) { return "pet", p.ID })
+	if err != nil {
+		return nil, err
+	}
+	return memory.NewPets(list)
+}
+
+// readRecords reads a data file of records, each valid and with an id of its own, so that
+// a bad record is reported with its place in the file. No path means no records.
+func readRecords[T any](path string, validate func(T) error, id func(T) (string, int64)) ([]T, error) {
+	if path == "" {
+		return nil, nil
+	}
+	seen := map[int64]bool{}
+	return jsonfile.ReadArray(path, func(r T) error {
+		if err := validate(r); err != nil {
+			return err
+		}
+		kind, n := id(r)
+		if seen[n] {
+			return fmt.Errorf("%s %d: duplicate id", kind, n)
+		}
+		seen[n] = true
+		return nil
+	})
+}
+
+// timeFlag is a flag.Value for an instant, written RFC 3339 or as a UTC date.
+type timeFlag time.Time
+
+func (f *timeFlag) t() time.Time { return time.Time(*f) }
+
+func (f *timeFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.t().UTC().Format(time.RFC3339)
+}
+
+func (f *timeFlag) Set(s string) error {
+	for _, layout := range []string{time.RFC3339, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			*f = timeFlag(t)
+			return nil
+		}
+	}
+	return fmt.Errorf("want RFC 3339 (2027-07-01T00:00:00Z) or a date (2027-07-01)")
+}
