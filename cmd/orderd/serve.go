@@ -130,7 +130,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down", slog.Duration("timeout", cfg.shutdownTimeout))
+	log.Info("shutting down", slog.String("timeout", cfg.shutdownTimeout.String()))
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
