@@ -366,11 +366,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 }
 
 type BadRequestResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type BadRequestJSONResponse struct {
 	Body Error
@@ -381,12 +381,12 @@ type BadRequestJSONResponse struct {
 type EndpointSunsetResponseHeaders struct {
 	Deprecation         string
 	Link                string
-	RateLimit           *string
-	RateLimitPolicy     *string
+	RateLimit           string
+	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type EndpointSunsetJSONResponse struct {
 	Body Error
@@ -395,11 +395,11 @@ type EndpointSunsetJSONResponse struct {
 }
 
 type InternalErrorResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type InternalErrorJSONResponse struct {
 	Body Error
@@ -408,11 +408,11 @@ type InternalErrorJSONResponse struct {
 }
 
 type OrderAlreadyShippedResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type OrderAlreadyShippedJSONResponse struct {
 	Body Error
@@ -421,11 +421,11 @@ type OrderAlreadyShippedJSONResponse struct {
 }
 
 type OrderNotFoundResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type OrderNotFoundJSONResponse struct {
 	Body Error
@@ -436,12 +436,12 @@ type OrderNotFoundJSONResponse struct {
 type PetNotFoundResponseHeaders struct {
 	Deprecation         string
 	Link                string
-	RateLimit           *string
-	RateLimitPolicy     *string
+	RateLimit           string
+	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type PetNotFoundJSONResponse struct {
 	Body Error
@@ -450,12 +450,12 @@ type PetNotFoundJSONResponse struct {
 }
 
 type ServiceUnavailableResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
+	RateLimit           string
+	RateLimitPolicy     string
 	RetryAfter          int
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type ServiceUnavailableJSONResponse struct {
 	Body Error
@@ -464,12 +464,12 @@ type ServiceUnavailableJSONResponse struct {
 }
 
 type TooManyRequestsResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
+	RateLimit           string
+	RateLimitPolicy     string
 	RetryAfter          int
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type TooManyRequestsJSONResponse struct {
 	Body Error
@@ -478,12 +478,12 @@ type TooManyRequestsJSONResponse struct {
 }
 
 type UnauthorizedResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
+	RateLimit           string
+	RateLimitPolicy     string
 	WWWAuthenticate     string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 type UnauthorizedJSONResponse struct {
 	Body Error
@@ -502,12 +502,12 @@ type GetPetByIdResponseObject interface {
 type GetPetById200ResponseHeaders struct {
 	Deprecation         string
 	Link                string
-	RateLimit           *string
-	RateLimitPolicy     *string
+	RateLimit           string
+	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 
 type GetPetById200JSONResponse struct {
@@ -524,22 +524,12 @@ func (response GetPetById200JSONResponse) VisitGetPetByIdResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
 	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -554,21 +544,11 @@ func (response GetPetById400JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
@@ -583,22 +563,12 @@ func (response GetPetById401JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -615,22 +585,12 @@ func (response GetPetById404JSONResponse) VisitGetPetByIdResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
 	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -647,22 +607,12 @@ func (response GetPetById410JSONResponse) VisitGetPetByIdResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
 	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(410)
 	_, err := buf.WriteTo(w)
 	return err
@@ -677,22 +627,12 @@ func (response GetPetById429JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -707,21 +647,11 @@ func (response GetPetById500JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -736,22 +666,12 @@ func (response GetPetById503JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -767,11 +687,11 @@ type ListOrdersResponseObject interface {
 
 type ListOrders200ResponseHeaders struct {
 	ETag                string
-	RateLimit           *string
-	RateLimitPolicy     *string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 
 type ListOrders200JSONResponse struct {
@@ -787,21 +707,11 @@ func (response ListOrders200JSONResponse) VisitListOrdersResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -809,11 +719,11 @@ func (response ListOrders200JSONResponse) VisitListOrdersResponse(w http.Respons
 
 type ListOrders304ResponseHeaders struct {
 	ETag                string
-	RateLimit           *string
-	RateLimitPolicy     *string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 
 type ListOrders304Response struct {
@@ -822,21 +732,11 @@ type ListOrders304Response struct {
 
 func (response ListOrders304Response) VisitListOrdersResponse(w http.ResponseWriter) error {
 	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(304)
 	return nil
 }
@@ -850,21 +750,11 @@ func (response ListOrders400JSONResponse) VisitListOrdersResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
@@ -879,22 +769,12 @@ func (response ListOrders401JSONResponse) VisitListOrdersResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -909,22 +789,12 @@ func (response ListOrders429JSONResponse) VisitListOrdersResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -939,21 +809,11 @@ func (response ListOrders500JSONResponse) VisitListOrdersResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -968,22 +828,12 @@ func (response ListOrders503JSONResponse) VisitListOrdersResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -998,11 +848,11 @@ type CancelOrderResponseObject interface {
 }
 
 type CancelOrder204ResponseHeaders struct {
-	RateLimit           *string
-	RateLimitPolicy     *string
-	XRateLimitLimit     *int
-	XRateLimitRemaining *int
-	XRateLimitReset     *int64
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
 }
 
 type CancelOrder204Response struct {
@@ -1010,21 +860,11 @@ type CancelOrder204Response struct {
 }
 
 func (response CancelOrder204Response) VisitCancelOrderResponse(w http.ResponseWriter) error {
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(204)
 	return nil
 }
@@ -1038,21 +878,11 @@ func (response CancelOrder400JSONResponse) VisitCancelOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1067,22 +897,12 @@ func (response CancelOrder401JSONResponse) VisitCancelOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1097,21 +917,11 @@ func (response CancelOrder404JSONResponse) VisitCancelOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1128,21 +938,11 @@ func (response CancelOrder409JSONResponse) VisitCancelOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1157,22 +957,12 @@ func (response CancelOrder429JSONResponse) VisitCancelOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1187,21 +977,11 @@ func (response CancelOrder500JSONResponse) VisitCancelOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1216,22 +996,12 @@ func (response CancelOrder503JSONResponse) VisitCancelOrderResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RateLimit != nil {
-		w.Header().Set("RateLimit", fmt.Sprint(*response.Headers.RateLimit))
-	}
-	if response.Headers.RateLimitPolicy != nil {
-		w.Header().Set("RateLimit-Policy", fmt.Sprint(*response.Headers.RateLimitPolicy))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	if response.Headers.XRateLimitLimit != nil {
-		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
-	}
-	if response.Headers.XRateLimitRemaining != nil {
-		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
-	}
-	if response.Headers.XRateLimitReset != nil {
-		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
-	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1344,82 +1114,83 @@ func (sh *strictHandler) CancelOrder(ctx echo.Context, orderId int64) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dx/U9zGkl+lS3lVgTrtooUFzFKuCnHsF+45NmWT891FPjRIvbsTSzPyzAjYF/Pdr3pGv1eLwfHLSzn+",
-	"AwpJMz09Pf27e/jNi2WWS4HCaG/2m7dElqCyf/6AucKYGS4FPSaoY8Vz9+i9WaIAs0SQOSo7Bq6ZhqSc",
-	"gwlsvXr2BI4Op/vbPjAN0XdhEQR7cSH4zUhjLEWi7RuMxp7vKXxfcIWJNzOqQN/T8RIzRuvmzBhUtOb/",
-	"fReGyX/8zfM9s8rRm3naKC4W3u2t7z09Z4t1LM/ZAuQczJJruEKlCU37jJBybY5Bo0iAG7hk8TvgAqLT",
-	"+eiFFDj6iZl4+RHM1rF4xQw+5xk3A6gsES65SLhYwDUXibym9QiT06fnz2AuVeYDjhdjiEIv46IwGHrH",
-	"6vFk99g83ptGM4hUBIQMaqNBYca44GLhhyIyEZQUhUIYnlqw5SIoEj0OhbeBpKG35Rb7kLDVtl2RiHxs",
-	"Hm+mdb3L0ZlMebxa3+z30ixLBHRF8JilKapvNeQpExv2Hor25t8/PgiOrx8fBD6EXsJW9tUkCOjlo4Np",
-	"EER3bqwFx26pD6l8aSFt2CgatRqdzA2qIQmQKdZ0NxKuGTESzqVCUDSTi8UxMAMpMm1gcjczZVzwrMi8",
-	"2aTGhAuDC1QWldeF0GjuJYfayFzDtVTviNesGD7aP5o6MWQCfjw/PxslzOBDudvh8JyLd4N4KLSIZHxR",
-	"IiKkQQ1MoQ/X3CwhUpg+Dj1twYTeg6XrzZs3o5PCLFEYTjpmWMhYM8JSgwA6zDSqKx4j4E2OsdF3L483",
-	"LMtTwuB7ZAoVKGRp9jj0pCIFGXqDHPPfo0Y4NiiCV5UIszSV15hUotBTDlsaHdYnZ6fQgrA99gbZJhhk",
-	"mzY+ryqVcQdOKc7NBoQYiYFTpVLg78BikI9/FvwGDM+QVq+Eihm4XvJ4OUgfqYDBJRPbTsV18CGNwozD",
-	"4mDq+XcjeEt8oHMpNFrD9z1LSoLQUyyFQWH/ZHmelny186t2ZrHmExqZOMBXLOXJRamraXXUmi3oW84U",
-	"y5AIadnoNJlBVmhSG2CVokUJ5kpmEJBOOdrd3ds73A32Dh7tTw8P9x8Fh7RRw0yhvdk0CG7b2/6bwrk3",
-	"877ZaWz6jvuqd54qJcvNdil/Ag1SiURNYgsZonFaWwqjWGyOnWy7jYBgGWrghqje8hg65m8ImXLsTjNw",
-	"gzm51+Rq/Ca5uwvI+oS7pOW+kJpJm7j+/pBogj2upyLJJRemMQEPZkksQVw43dthyb8/PYedHI3e+S1H",
-	"c5rcWkdOoSG9CFIANxrcPCCr0ea/yWfgP9LZLbexsWNLpiFnWpOK7KLQY7ueo3oXidtDb32vsmV3TWlZ",
-	"vb6H94eyeHP8H8f2SxeJU0FuHksdU32aknYQLtCCaAtE9QmqTxW7738WdSugEM4DwQTmjKeFwq52VXiF",
-	"LCVFDBUu+qum/QPY6iXZ5JNUIUtWr5c8z8kx/ATmsrb9gjlAF7qE1OYxOwImgVVy5QBgIoGYCbK/lxQv",
-	"iRjT1E5sDP7R51G4bv17LH5M0TGnuDJeMrHA5Csj/lGM+EKaZ7IQv4cFhTQXcwtjkPlqdw9vuHVUGz6b",
-	"/n4+eyFbbGbjBv6Ve/4I7jlD87t4J0ezgXNyNHD4r2cbWmYz03x19/5q7t5rl7j5WbArxlN2WXHrA/m6",
-	"zP9cFC04be42tWHURipsmUOFLF6SMbR5PUiZwa5juPd5zLJb9xKXXCSdlNVGVFxWJmplKqM/jY7tpU/v",
-	"nN4a+oUz87mUPzGxqlJun8TJihm8SAnyBd7EiEnPvaTvYL+DnMNB0NQNclTgEuNQzeyy0uSwSr+1Ffvu",
-	"Z/A7X17Z/CHaAsC3usRvKxrYTLQNUoHBLJeKKZ6u4JIJgQlsRSznF+9wdeFeRNvjULxh3HRFoM4g9tLx",
-	"rl7wVTj+tMLxs2CFWUrF//mJoVfRBtAWCQY2K2vT6e9wRTFNlfyfwUk5x0KfQZnxdwXLd7hydcqOozP5",
-	"PAq/hU3GteZi4UPG0rlUGSYkA4V4J+S1+NPo9KEazF0w1sZ/0QxcM4U9pTo71T33p1eoVi65BEzoa1RV",
-	"ibS09nTYuZI5KsNRN8zdB/QTi5dc4EghS8iZKWHS4GOoykcp13VFpzW9WvLk7JSWQ1Fk3uyXgdpFT6DW",
-	"48p+tNCNHMxSJvZzWe2qQaxnR9aT1MNmrmsBSCoH/bpehu+t3yrpre+iV8praY4+1X8sMiYamrc+HoPA",
-	"K1spdPm7TvKut/hg+L2GRKVvhuqcP56fn4EbUB2m46bOatNg6nfKYXu7dC7sxpXD9o+OWsWxSTBcv2uq",
-	"pL84VmzIU+P4tp4pL3/F2IqoTWOsY38iSje7Ynvyesdw3vJ3WXrNVtq2Z9hCKWh+A3OOqav09aWD9jpU",
-	"D36zRLMsvY4mF3GJKGBepHOepi6hVZNrzlKN9U4upUyR2dCRJ4M1y/dFBZgnpOLmHBVsMbECW3msKnlF",
-	"fgx4w2LjVyxCbIfJdmfxSeA/rHJphe90ALPTBpmaNXjG0koRWJS7ax89OjzcffD67wsmDDcDLSAviuzS",
-	"LV8IbrRbskftwwHWXF+DNMQPg+X+p1UanTRpbAqW2nSmrRH58OrZE9jb2zuiTf98/qQrhLvB7sFoMhnt",
-	"BufBo9leMAuC//Va6BCIkeEZPkQsoxxtjTqieK2XRo1KRRdVsdzWNDjaPoaoHhORNK90MwmYSEJRPnKx",
-	"AG6ALRgXpaBr2A2mzqWt9HeJgOeo5vRqk0ju6MBmKOmylyJdVU0Q620Na5J9NlTDPxEVm3UEe01e+b04",
-	"NkfzOThUsGyAc16wDDct5CVyseAPOvgTZ3d4ys2qBbYSt5oO1TG17VTryGTaO6P2uI+eCuGHcaG4Wb22",
-	"TS8W0Uvry5ILNnhgjQOqC0zgctVqJpLKJw1sbPveXS7yydnpxT+e/k+rnc913ZAKteMa9JfG5M4Z5mIu",
-	"KxefxZadyCFLKwupRyzn3+VoHPUqolQn6r22uRJrYqBMEIFBlpHPotJyKT3b2UlkrMd9ODtuDW/NK3/O",
-	"KUyulaS1rcwepkvOlHWSGFPbTGUH+TAnDdRycxOIU07+4jgUofjmGzjpdCWFwjmBTbHbsHdoAVYHwjQw",
-	"cNQDI9+hmIXiIYfgzKlrfrqWKqEQI2YaR1xoFJobfoVjOKnDjlAMxR1VcOIUDiYQTYMJtH3CyPZ2hSLq",
-	"e/o1ev3GqWgM/8CVbQzbwHZ9f7ik4Ut3IMzlxriy3g/qUNQOBddQ62C/pXKlauvZMTxpdCprZpRAMnsU",
-	"3ISirZtp1bbabcOwWWrMckmx6gziDvQWDAffqvCQ/ELZhug4yxbZrFe4tMEgjSl5CTK2qlI15Rqg2RzT",
-	"FZ1jvdlQuGUGinkzmAZHEA064NG4pq/C0ktJkNyqZAasNkOWO1yKlGxVqeBskOF6/JyKnEGb3OeKWY6T",
-	"wkFnRmY8ntXyE4pMXqF23lJzHEZ2qGcdqHQFUsTow/WSGawySqJ2NmIp4kIpIleV86rYx4ZjuhI9GxX4",
-	"wEWcFravjIma6ZUsDJKBnkJUBwnRtuMBaI+xe2Z0WnYXNtyhifsQrcc+UdUHeULP0bbvJAsii1kETpFb",
-	"rifjr0MR9ZMe0bgcPXZ0jipPGd8XFHKYbmDgtAC57JbwpEJ6EV5E2AbbPkRdod6aBhN624uUSKo6AV/k",
-	"nJQWmSzdaOoAASxpGrB9FnQ+kR+KqBcL0peJxXIoWWjPpZ8YhK3proPVDQQj2NoPAneW0UDkaL/vVSfV",
-	"TipuV4z0qs6uEjexeFkr7aXV2rbB2c431xLm/AaTqhnatyf08/mTKglbKjP7KmGrGS3xwUH40E7WuoeE",
-	"reBDKD6MRqP6h8bPFdKQgwA+wMQPgsCOglxJ+AB7gX0dNO8vC80Fat2MBgr96u9IFMsV1wRUo7Fr0/56",
-	"T4TsSSVnlpmTjBvrkIt0BXwOl+1G8CW7QlBSZn61bQGxLISxeoSGNmId2qChTI9s7QaBTzrShz36NaXH",
-	"aTChX/Zxn34d+UBMQsqwQqk2W9Pdo2apUAjkJLFjqBtf6bhkYaBKE1oTrMpjdhaq1MIsSRTRzh3wEh3x",
-	"XU47FI4tLKc4PVN1lgIFfAqinasJhQBKcdQQrWW2SMAGk1SVoK3lnSLrfLQ6/s2SGdstq2HOlTYzZ1sF",
-	"tlDGayJPpSFDUV8naLf5lp99Mp9SAAPDsYZlV7Hhua2GjWEIM241Uig+1t1Lf7auKzjfhVz0OYuNsxnW",
-	"Ee3fGgjFVqLY3Iw4mvmIHD6W8xHpCHsOozJZN5pMtmcQ9fOZUdnHerl+W4HsXfu6gtUW9fxooCG50hi0",
-	"62aP1qIJeW0ZwhZAWFn3aPI1RCXiz2Hdtq6HyGjBdfv2gR+K5t5Hr0/aEfRHKWShgJuZu6ZQ30roQbYy",
-	"6XwM59bhjUt8cpbaSzJyPrfE+JXkXI3BTgRGG/ABLcfPC2WTLpUQ2pMrCzFWZXZLNe02Tw1GSkCm0pVr",
-	"idsLiGOlHNl3NUjCjYuSp+02tWGKOCUUVdXI1owqT5LEeatxLLuivG0laLJf6lo9hjdLnmJZcyq3RTLS",
-	"6Lm2XlmzPOtHZtWmkXZtRTBKPC6Z8NdkupTEGQSlZRsQLGaq+d9qOmLLX1EUhYKs/85kPLGonUsJPzGx",
-	"qvVcKFpozWByGIo1FTSDg6D7uo1T/4tGQ3AODnd39w9oYl/KZvCQKz2t+Z2J6nFwbB4TvnaX1g7/l7vR",
-	"xcUiFKQxqhteTutAzswSNC4yOuroahKN4RlPDSrn7SWQswUXzPQuhcElplIs6LiudmfWXFxNmq8KTaGE",
-	"LnndJdIgWmuitrqv1dZM613zNK1kfjoJhtwcqy963c4ghUvypDxGoW02o4yBz5TMFUfD1OqeYa9Bldmo",
-	"13CTbgijPd8rSenNvMk4GAc0QeYoWM69mbc3DsZ7nu8RgW2OobNzerGo0kPV/qvUUjfW/qH+TpbY0ZVk",
-	"OkczBmc+S3LVBrPV0RN1rhhGrhUmCkVz46l02KPnXLyLhu8gVVLZu7U0hmd0EjYIdUNFeRSVliP7UIdv",
-	"00kAa4fpDq0O8U8Tb+b9Hc0Zmu9Xp7ZyUt270N7sl3snxLiw90jMskmFuCzwXbeZHnYh5m3vQsxuENyj",
-	"GHu/cuhZVepdr2iUG/za6vUXbvWaOlYbmlmz5E7rgpadMvn4lE5jgZ00/fikdiMlzZncA7febR2atnv0",
-	"8Wn9rqBb39u/Dym6NyHsrL2PzxpoqGunj606aieOf3lLOkEXWUaWZuY941ax5mgoMOIJbDWqftvzPcMW",
-	"2pUjjPbeEugda4aqrGvbRHTvIa4Z104twW8VR6RAXaZvyEljznT85+uXL4ApxVawJWQo5rXFl6pt8LmA",
-	"q8m2izTqEK2yMjYnc84WkbsgXpZeyjvioehdEq+twF4wpYgmbRXeybkV0pR5vQS2mB2lDbkCZUBq84Ha",
-	"hIJmvS+kYdtjeOMSRXGMuRk9FbFMrPu1+CfPy+hDJjYzS+dLTiwmQ/bmOdfGpfU+Zm9Oqj07H4QJ64aT",
-	"+XHbO7aI8/nmvWkuXO+CtVBOzhsb1aFZ9/Iou3mOYkF8Ngl2p+uVjk8zR3UV5Zd2hbgs8PLElVvL+mlV",
-	"W2rKmYftuuOmamFVDqprOFZK6o1xg5n+mD10NfKmmmN5d8hCPm05nF0rWf3vg7vUrR3zb7VyX7LV2nPW",
-	"ZN2l2SwoVo5KiatyGwP/feLrMf8VnZMvz2MgQ9Q26y0nwVr2AS9h57fyjvytk63hFp8nVS22X8ebWZuN",
-	"scwobuxV8taqV92aYLf01yrb3atgp9A4N0KhLdCN4SQU7WLkhvKcLX9sqo1sH7crVDwJRR18BtP1Os2Q",
-	"M+B2+LIk/wOjT4e1kSW6GyLR8sT+pbHoBlVbV4Bb9BTy2mavuYGSnnDN9PbXW2h/tUiue6HSzjq656ze",
-	"feAvUz071VAX5Ie08z3AoboaVidnSiZFbB/6aUqW8/Us5dXEu/X7QF4bCt8WaxC0ez/aCOltvZs+yLLj",
-	"IU9Z3Pwjnrpbq9RpjgLr+JzYXjfdCVA7gfC4k6HT3u3b2/8PAAD//w==",
+	"7Fz/c9u2kv9Xdtg3U3uOkilbtmN5MlM3TV59L008iXu5uzJnwuRKQkMCDADa1mv8v98swO+iHDvN6+uk",
+	"+SGZSAIWi8XuZ78B+c2LZZZLgcJob/abt0SWoLL//AFzhTEzXAr6mKCOFc/dR+/NEgWYJYLMUdkxcM00",
+	"JOUcTGDr1bMncHQ43d/2gWmIvguLINiLC8FvRhpjKRJtv8Fo7PmewvcFV5h4M6MK9D0dLzFjtG7OjEFF",
+	"a/7fd2GY/MffPN8zqxy9maeN4mLh3d763tNztljn8pwtQM7BLLmGK1Sa2LSfEVKuzTFoFAlwA5csfgdc",
+	"QHQ6H72QAkc/MRMvP8LZOhevmMHnPONmgJUlwiUXCRcLuOYikde0HnFy+vT8GcylynzA8WIMUehlXBQG",
+	"Q+9YPZ7sHpvHe9NoBpGKgJhBbTQozBgXXCz8UEQmglKiUAjDU0u2XARFosehuK+IQ2/LLf4hYattywEJ",
+	"/dg83iz7etejM5nyeLW++e+lWZYM6eoAYpamqL7VkKdMbJBFKNrCeP/4IDi+fnwQ+BB6CVvZryZBQF8+",
+	"OpgGQfSgjbbo2i32KZdfWsobNo5GrUYnc4NqyEJkivW5GAnXjBQN51IhKJrJxeIYmIEUmTYwuVvZMi54",
+	"VmTebFJzwoXBBSrLyutCaDT3slNtZK7hWqp3pIvWTB/tH02dmTIBP56fn40SZvCh2u94eM7Fu0E+FFpG",
+	"Mr4oGRHSoAam0IdrbpYQKUwfh562ZELvwdb35s2b0UlhligMJwwaNkLWjLDSIIKOM43qiscIeJNjbPTd",
+	"y+MNy/KUOPgemUIFClmaPQ49qQhAQ29QY/571BjLBqB4VZk4S1N5jUllGj3w2NLouD45O4UWhe17qlEw",
+	"qEZt/l5VEHMHjynOzQYGGZmFg14p8DNyNajnPwt+A4ZnSNxURscMXC95vByUn1TA4JKJbQeRd/JHiMSM",
+	"4+pg6vl3M3xLpHQuhUbrSL9nSSkw+hRLYVDYf7I8T0s93PlVOzdb6xWNTBzhK5by5KLEflodtWYL+i1n",
+	"imVIgrZqd5rMICs0wQxYULUswVzJDALCoKPd3b29w91g7+DR/vTwcP9RcOj5njbMFNqbTYPgtr3tvymc",
+	"ezPvm50mRthxv+qdp0rJcrPdkziBhqlEoiYzhwzRONSXwigWm2OHBW4jIFiGGrihU2hFIB13OsRMOXan",
+	"GbjBHd1rcjV+k53eRWR9wl3WdF9KzaRNVnB/SjTBHtdTkeSSC9O4jAerJJYkLhxWd1Ty70/PYSdHo3d+",
+	"y9GcJrc2MFRoyLRACuBGg5sH5GXa+jf5DPpHGN8KQxu/t2QacqY1QWqXhZ7a9QLfu0TcHnrre5Xvu2tK",
+	"y0v2I8Y/VMWb4/84t1+6SZwKCgtZ6pTq00DaUbhAS6JtENVPUP1Uqfv+Z4FbAYVwEQsmMGc8LRR20VXh",
+	"FbKUgBgqXvRXpP0D1Ool+eSTVCFLVq+XPM8ptvgE5bK+/YI5Qhe6pNTWMTsCJoEFuXIAMJFAzAT530vK",
+	"t0SMaWonNg7/6PMArlv/HosfU7bNKU+Nl0wsMPmqiH+UIr6Q5pksxO9RQSHNxdzSGFS+OtzDG24D1UbP",
+	"pr9fz17IlprZvIJ/1Z4/QnvO0Pwu3cnRbNCcHA0c/uvVhpbZrDRfw72/Wrj32hV6fhbsivGUXVba+kC9",
+	"LutFF0WLTlu7Te0YtZEKW+5QIYuX5AxtHRBSZrAbGO59Hrfs1r3EJRdJp8S1kRVXtYlalc3oT4OxvXLr",
+	"ndNbQ79wZT6X8icmVlVJ7pM0WTGDFylRvsCbGDHphZf0O9jfQc7hIGj6EDkqcIV0qGZ2VWlyWJXj2sC+",
+	"+xnizpdXtr6ItoHwrS7524oGNhNtg1RgMMulYoqnK7hkQmACWxHL+cU7XF24L6LtcSjeMG66JlBXFHvl",
+	"e9dv+Gocf1rj+Fmwwiyl4v/8xNSraBNomwQDW5W15fd3uKKcpqofz+CknGOpz6DsELgG6Dtcub5nJ9CZ",
+	"fB7Ab3GTca25WPiQsXQuVYYJ2UAh3gl5Lf40mD7Us7mLxtr4L1qBa6Wwp1RXp7rn/vQK1coVl4AJfY2q",
+	"arGW3p4OO1cyR2U46ka5+4R+YvGSCxwpZAkFMyVNGnwMVbsp5bru+LSmV0uenJ3SciiKzJv9MtC76BnU",
+	"el7Zzxa6mYNZysT+XHbHahLr1ZH1IvWwm+t6ALLKwbiuV+F767dagOu76LX+WsjRl/qPRcZEI/PWj8cg",
+	"8Mp2Fl39rlO86y0+mH6vMVHhzVBf9Mfz8zNwA6rDdNrUWW0aTP1OO2xvl86F3bh22P7RUas5NgmG+3lN",
+	"o+0Xp4qNeGoe39Yz5eWvGFsTtWWMde5PRBlmV2pPUe8YzlvxLkuv2Urb6x62sQqa38CcY+o6f33roL0O",
+	"9Y/fLNEsy6ijqUVcIgqYF+mcp6kraNXimrNUY72TSylTZDZ15MlgD/N9URHmCUHcnKOCLSZWYDuPVSev",
+	"yI8Bb1hs/EpFSO0w2e4sPgn8h3UurfGdDnB22jBTqwbPWFoBgWW5u/bRo8PD3Qev/75gwnAzcIXkRZFd",
+	"uuULwY12S/akfTigmutrEEL8MHg94GlVRickjU3BUlvOtD0iH149ewJ7e3tHtOmfz590jXA32D0YTSaj",
+	"3eA8eDTbC2ZB8L9eix0iMTI8w4eYZZSj7VlHlK/1yqhRCXRRlcttTYOj7WOI6jERWfNKN5OAiSQU5Ucu",
+	"FsANsAXjojR0DbvB1IW0FX6XDHhOag5Xm0JyBwOboYRlL0W6qvro69cg1iz7bKinfyIqNesY9pq98ntp",
+	"bI7mc2ioYNmA5rxgGW5ayEvkYsEfdPAnzu/wlJtVi2xlbrUcqmNq+6nWkcm0d0btcR89FeIP40Jxs3pt",
+	"L8lYRi9tLEsh2OCBNQGoLjCBy1Xr8pFUPiGwsdcB7wqRT85OL/7x9H9a1wPdLR2CUDuuYX9pTO6CYS7m",
+	"sgrxWWzViQKytPKQesRy/l2OxkmvEkp1ot5rWyuxLgbKAhEYZBnFLCotl9KznZ1Exnrcp7Pj1vDWovLn",
+	"nNLkGiStb2X2MF1xpuyTxJjay1d2kA9zQqBWmJtAnHKKF8ehCMU338BJ5xZTKFwQ2DS7DXuHlmB1IEwD",
+	"Ayc9MPIdilkoHnIIzp26y1LXUiWUYsRM44gLjUJzw69wDCd12hGKobyjSk4c4GAC0TSYQDsmjOxdsFBE",
+	"/Ui/Zq9/0Soawz9wZS+SbVC7fjxcyvClOxDmamNc2egHdSjqgIJrqDHYb0GuVG2cHcOTBlNZM6Mkktmj",
+	"4CYUbWymVduw26Zhq9SY5ZJy1RnEHeotGo6+hfCQ4kLZpug0yzbZbFS4tMkgjSl1CTK2qko15Rqg2RzT",
+	"FZ1jvdlQuGUGmnkzmAZHEA0G4NG4lq/CMkpJkMKqZAasdkNWO1yJlHxVCXA2yXB3Ah1EzqAt7nPFrMZJ",
+	"4agzIzMez2r7CUUmr1C7aKk5DiM70rMBVLoCKWL04XrJDFYVJVEHG7EUcaEUiauqeVXqY9MxXZmezQp8",
+	"4CJOC3vPjIla6ZUsDJKDnkJUJwnRttMBaI+xe2Z0WnYXNt2hifsQrec+UXVv8oQ+R9u+syyILGcROCC3",
+	"Wk/OX4ci6hc9onE5euzkHFWRMr4vKOUw3cTAoQCF7FbwBCG9DC8iboNtH6KuUW9Ngwl928uUyKo6CV/k",
+	"gpSWmKzcaOqAAKxoGrJ9FXQxkR+KqJcL0i8Ty+VQsdCeS78wCFvTXUermwhGsLUfBO4so4HM0f6+V51U",
+	"u6i4XSnSq7q6StrE4mUN2kuL2vaCtJ1vriXM+Q0m1WVq357Qz+dPqiJsCWb2q4StZrTEB0fhQ7tY6z4k",
+	"bAUfQvFhNBrVf2j8XCENOQjgA0z8IAjsKMiVhA+wF9ivg+b7y0JzgVo3o4FSv/p3JInlimsiqtHYtWl/",
+	"vU/E7EllZ1aZk4wbG5CLdAV8Dpfti+RLdoWgpMz8atsCYlkIY3GEhjZmHdqkoSyPbO0GgU8Y6cMe/TWl",
+	"j9NgQn/Zj/v015EPpCQEhhVLtdua7h41S4VCICeLHUN9MZaOSxYGqjKhdcGqPGbnoUoUZkmiSHbugJfo",
+	"hO9q2qFwamE1xeFMdbMUKOFTEO1cTSgFUIqjhmitskUGNlikqgxtre4U2eCj9YLALJmxt2c1zLnSZuZ8",
+	"q8AWy3hN4qkQMhT184T2NeDyZ5/cpxTAwHCsadlVbHpuu2FjGOKMW0QKxcdu+9I/W88fXOxCIfqcxcb5",
+	"DBuI9l8dhGIrUWxuRhzNfEQBH8v5iDDCnsOoLNaNJpPtGUT9emZU3mO9XH/tQP6u/dzBokU9Pxq4oFwh",
+	"Bu262aP1aEJeW4WwDRBW9j2aeg1JifRzGNvWcYicFly3Xyv4oWjekfTuTTuB/iiFLBRwM3PPGupXDD3K",
+	"1iZdjOHCOrxxhU/OUvvoRs7nVhi/kp2rMdiJwGgDPqDV+HmhbNGlMkJ7cmUjxkJmt1XTvuapwUgJyFS6",
+	"clfi9gLSWClH9ruaJPHGRanTdpvaMEWaEoqqa2R7RlUkSea81QSWXVPethY02S+xVsNWOxj9VkOCc1ak",
+	"RpM7oc1TvGc0pvMGYJguW1RjeLPkKZafSpmQgTUg2QalNbe1ft4Wc420jCuiUW7ikgl/DRBKM55BULrF",
+	"Aatkppr/rSb9sMoZRVEoKHTYmYwnlrVzKeEnJlY1SIaixdYMJoehWMOvGRwE3a/bPPV/0WiIzsHh7u7+",
+	"AU3sm+gMHvKeqDW/M1E9Do7NY+LX7tI68f9yz8u4WISC4KZ6buYgC3JmlqBxkZGeRFeTaAzPeGpQuVAx",
+	"gZwtuGCm90INLjGVYkHHdbU7s77matL8qtAUSujSUFwVDqK1G9gWOFt3omm9a56mFWBMJ8FQjGTBpndV",
+	"GqRwFaKUxyi0LYWUCfSZkrniaJha3TNnNqgymzIbbtINObjne6UovZk3GQfjgCbIHAXLuTfz9sbBeM/z",
+	"PRKwLVB0dk5fLKraUrX/qi7VTdR/qH8nN+7kSoCQoxmD872luGpv27oOFHXeO0buHk0UiuZ5VRntR8+5",
+	"eBcNP3iqrLL3RGoMz+gkbAbrhoryKCqIJOdS537TSQBrh+kOra4PnCbezPs7mjM0369ObdulerShvdkv",
+	"966mcWEfoZhlU0dxJeTP95rmbe81zW4Q3KOTe79e6lnVJ15vh5Qb/HpP7C98T2zqVG1oZq2SO63XXXbK",
+	"5ONTOrcS7KTpxye1b2HSnMk9eOs99aFpu0cfn9a/UnTre/v3EUX3GYWdtffxWQO38dq1ZwtH7arzL28J",
+	"E3SRZeRpZt4zboE1R0NZFU9gq4H6bc/3DFto18sw2ntLpHesG6pKtm0X0X3kuOZcO40Iv9VZkQJ1Wfuh",
+	"II051/Gfr1++AKYUW8GWkKGY1x5fqrbD5wKuJtsuTanzu8rL2ILOOVtE7rV62bcpH6yHovdivfYCe8GU",
+	"0qG01bWnyFhIUxYFE9hidpQ2FAqU2awtJmoTCpr1vpCGbY/hjasyxTHmZvRUxDKx4dfinzwvUxeZ2LIu",
+	"nS9FwJgM+ZvnXBtXE/yYvzmp9uxiECZsDE/ux23v2DLO55v3prlwFx+sh3J23viojsy8zktUdvMcxYL0",
+	"bBLsTtfbJJ/mjuoWzC/t9nLZHeaJ69WWzdeqMdX0Qg/bTctNrcaql1Q3gKyV1BvjBjP9MX/oGuxNK8jq",
+	"7pCHfNoKOLtesvqPGO6CWzvm3+rlvmSvtee8yXpIs9lQrB2VFlcVRgb+K4yvx/xXDE6+vIiBHFHbrbeC",
+	"BOvZB6KEnd/KB/a3zraG7wc9qRq5/SbgzPpsjGVGeWOvDbjW+uo2FLt9w1bP717dPoXGhREKbXdvDCeh",
+	"aHcyN/T2bO9kU2Nl+7jd3uJJKOrkM5iuN3mGggG3w5el+B+YfTqujSzZ3ZCJlif2L81FN0Bt3T5uyVPI",
+	"a1v65gZKecI109tfn7D91TK57mtMO+vonrN6j4m/THh20FB384fQ+R7kUF0Nw8mZkkkR2w/9MiXL+XqV",
+	"8mri3fp9Iq8NpW+LNQrafT/aSOltvZs+yfK6RJ6yuPlff+qrXiWmOQms83NiL8rpToLaSYTHnQqd9m7f",
+	"3v5/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/ratelimit"
 )
 
 // BasePath is where the operations of openapi.yaml are served.
@@ -24,19 +26,24 @@ const petRoute = BasePath + "/pets/:petId"
 
 // Config is what the HTTP layer needs. Only interfaces: the stores may be in memory or remote.
 type Config struct {
-	Orders order.Store
-	Pets   order.PetStore
-	Keys   auth.KeyStore
-	Sunset Sunset
-	Logger *slog.Logger
-	Now    func() time.Time // for tests; time.Now by default
+	Orders  order.Store
+	Pets    order.PetStore
+	Keys    auth.KeyStore
+	Limiter ratelimit.Limiter
+	Sunset  Sunset
+	// TrustedProxies are the peers whose X-Forwarded-For names the client. None by default:
+	// the header is anyone's to write, and the client address is what unauthenticated
+	// callers are limited by.
+	TrustedProxies []*net.IPNet
+	Logger         *slog.Logger
+	Now            func() time.Time // for tests; time.Now by default
 }
 
 // New returns the service's HTTP handler. The chain follows decisions.md: identify the caller
-// → (rate limit) → authenticate → route → validate → handle.
+// → rate limit → authenticate → route → validate → handle.
 func New(cfg Config) (*echo.Echo, error) {
-	if cfg.Orders == nil || cfg.Pets == nil || cfg.Keys == nil {
-		return nil, errors.New("api: orders, pets and keys stores are required")
+	if cfg.Orders == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil {
+		return nil, errors.New("api: the orders, pets and keys stores and a limiter are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -55,8 +62,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
-	// The peer address only: X-Forwarded-For is anyone's to write.
-	e.IPExtractor = echo.ExtractIPDirect()
+	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll:   true,
@@ -68,7 +74,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		},
 	}))
 	e.Use(markDeprecated(cfg.Sunset.headers))
-	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(authenticate), methodNotAllowed)
+	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter)), onlyUnderBase(authenticate), methodNotAllowed)
 
 	srv := &Server{orders: cfg.Orders, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now}
 	gen.RegisterHandlersWithOptions(e, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
@@ -104,4 +110,17 @@ func markDeprecated(h sunsetHeaders) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// clientAddress is the peer's address, or, when the peer is a trusted proxy, the address
+// that the nearest untrusted hop in X-Forwarded-For names.
+func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }

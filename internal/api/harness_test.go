@@ -16,6 +16,9 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
+	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/store/keyfile"
 	"github.com/petstore/orderd/internal/store/memory"
 )
@@ -26,8 +29,11 @@ type harness struct {
 	contract *apitest.Contract
 	key      string // a valid free-plan key
 	keys     *keyfile.Store
-	now      time.Time
+	clock    *ratelimittest.Clock // the time of the limiter and of the sunset
 }
+
+// testStart is 10:00:00 UTC, a whole minute ahead of it.
+var testStart = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
 var testSunset = api.Sunset{
 	DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
@@ -49,9 +55,12 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := &harness{contract: apitest.Load(tb), keys: keys, now: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
-	h.key = h.addKey(tb, "test-free", plan.Free)
-	cfg := api.Config{Orders: orders, Pets: pets, Keys: keys, Sunset: testSunset, Now: func() time.Time { return h.now }}
+	h := &harness{contract: apitest.Load(tb), keys: keys, clock: ratelimittest.NewClock(testStart)}
+	h.key = h.addKey(tb, "test-free", plan.Free, plan.Limits{})
+	cfg := api.Config{
+		Orders: orders, Pets: pets, Keys: keys, Sunset: testSunset, Now: h.clock.Now,
+		Limiter: ratelimitmem.New(h.clock.Now, ratelimit.DefaultBanPolicy),
+	}
 	for _, c := range change {
 		c(&cfg)
 	}
@@ -64,9 +73,9 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	return h
 }
 
-func (h *harness) addKey(tb testing.TB, name string, p plan.Plan) string {
+func (h *harness) addKey(tb testing.TB, name string, p plan.Plan, custom plan.Limits) string {
 	tb.Helper()
-	k, rec, err := auth.NewKey(name, p, plan.Limits{}, time.Now())
+	k, rec, err := auth.NewKey(name, p, custom, time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}

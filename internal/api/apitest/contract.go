@@ -22,6 +22,9 @@ import (
 	"github.com/petstore/orderd/gen"
 )
 
+// RateLimitHeaders are the headers every answer under /v1 carries.
+var RateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy"}
+
 // Contract validates answers against the embedded openapi.yaml.
 type Contract struct {
 	doc    *openapi3.T
@@ -82,6 +85,18 @@ func (c *Contract) Check(req *http.Request, res *http.Response, body []byte) err
 	if res.StatusCode >= 400 && req.Method != http.MethodHead {
 		if err := c.checkError(res, body); err != nil {
 			return err
+		}
+	}
+	if p := req.URL.Path; p == "/v1" || strings.HasPrefix(p, "/v1/") {
+		// Every answer under /v1 carries the rate-limit headers, also where no operation
+		// of the document describes it (unknown routes and methods).
+		for _, h := range RateLimitHeaders {
+			if res.Header.Get(h) == "" {
+				return errors.New("no " + h + " header")
+			}
+		}
+		if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+			return errors.New("a 429 without Retry-After")
 		}
 	}
 	route, params, err := c.router.FindRoute(req)

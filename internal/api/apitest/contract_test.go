@@ -25,6 +25,7 @@ func TestCheckCatchesDrift(t *testing.T) {
 		{"plain-text error", "GET", "/v1/nowhere", 404, http.Header{"Content-Type": {"text/plain"}}, `not found`},
 		{"unrouted request answered 200", "GET", "/v1/nowhere", 200, jsonHeader, `{}`},
 		{"429 without Retry-After", "DELETE", "/v1/store/orders/1", 429, jsonHeader, `{"code":"rate_limit_exceeded","message":"x","status":429}`},
+		{"no rate-limit headers on a 404 route", "GET", "/v1/nowhere", 404, jsonHeader, `{"code":"not_found","message":"x","status":404}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, "http://127.0.0.1:1"+tc.path, nil)

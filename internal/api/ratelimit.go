@@ -1,0 +1,99 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+)
+
+// anonymousLimits apply to callers without a valid key, by client address: they slow down
+// the guessing of keys.
+var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
+
+// limit decides for every request under /v1, before authentication, so that every answer
+// counts and carries the headers, 401s included. The headers are written at the moment the
+// status is, because the generated responses write their declared headers (left zero by
+// the handlers) just before that and would overwrite anything set earlier.
+func limit(l ratelimit.Limiter) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			id, limits := rateLimitKey(auth.CallerFrom(c.Request().Context()))
+			d, err := l.Allow(c.Request().Context(), id, limits)
+			if err != nil {
+				return err
+			}
+			h := newRateLimitHeaders(d)
+			res := c.Response()
+			res.Before(func() { h.set(res.Header()) })
+			if !d.Allowed {
+				return tooManyRequests(d)
+			}
+			return next(c)
+		}
+	}
+}
+
+// rateLimitKey names the caller to the limiter: the key (by its hash, which holds nothing a
+// log or a Redis key should not), or else the client address.
+func rateLimitKey(c *auth.Caller) (string, plan.Limits) {
+	if c != nil && c.Key != nil {
+		return "key:" + string(c.Key.Hash), c.Key.Limits()
+	}
+	addr := ""
+	if c != nil {
+		addr = c.Addr
+	}
+	return "addr:" + addr, anonymousLimits
+}
+
+func tooManyRequests(d ratelimit.Decision) error {
+	secs := int64(d.RetryAfter.Seconds())
+	if d.Banned {
+		return &problem{http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned,
+			fmt.Sprintf("temporarily banned for sending requests before Retry-After had passed; retry after %d seconds", secs)}
+	}
+	return &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
+		fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
+}
+
+// rateLimitHeaders are the header values of one decision, made before the answer is written.
+type rateLimitHeaders struct {
+	limit, remaining, reset string
+	ietf, policy            string
+	retryAfter              string // only when refused
+}
+
+func newRateLimitHeaders(d ratelimit.Decision) rateLimitHeaders {
+	b := d.Binding
+	t := strconv.FormatInt(int64(d.RetryAfter.Seconds()), 10)
+	h := rateLimitHeaders{
+		limit:     strconv.FormatInt(b.Limit, 10),
+		remaining: strconv.FormatInt(b.Remaining, 10),
+		reset:     strconv.FormatInt(b.End.Unix(), 10),
+		ietf:      `"` + b.Name + `";r=` + strconv.FormatInt(b.Remaining, 10) + ";t=" + t,
+		policy: `"minute";q=` + strconv.FormatInt(d.Minute.Limit, 10) + ";w=60, " +
+			`"day";q=` + strconv.FormatInt(d.Day.Limit, 10) + ";w=86400",
+	}
+	if !d.Allowed {
+		h.retryAfter = t
+	}
+	return h
+}
+
+func (h rateLimitHeaders) set(hdr http.Header) {
+	hdr.Set("X-RateLimit-Limit", h.limit)
+	hdr.Set("X-RateLimit-Remaining", h.remaining)
+	hdr.Set("X-RateLimit-Reset", h.reset)
+	hdr.Set("RateLimit", h.ietf)
+	hdr.Set("RateLimit-Policy", h.policy)
+	if h.retryAfter != "" {
+		hdr.Set("Retry-After", h.retryAfter)
+	}
+}
