@@ -144,7 +144,7 @@ func waitForStatus(t *testing.T, do func(string, string, string) (*http.Response
 		if time.Now().After(deadline) {
 			t.Fatalf("status %d, want %d within 5s", res.StatusCode, want)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -210,6 +210,8 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"duplicate order", nil, []string{"serve", "--keys-file", keysFile, "--orders", dupOrders}, "dup.json:1:34: order 1: duplicate id"},
 		{"missing orders file", nil, []string{"serve", "--keys-file", keysFile, "--orders", filepath.Join(dir, "none.json")}, "none.json"},
 		{"sunset before deprecation", nil, []string{"serve", "--keys-file", keysFile, "--pets-sunset-at", "2020-01-01"}, "pets-sunset-at"},
+		{"bad trusted proxy", nil, []string{"serve", "--keys-file", keysFile, "--trusted-proxies", "10.0.0.0/8,proxy.local"}, "proxy.local"},
+		{"negative ban-after", nil, []string{"serve", "--keys-file", keysFile, "--ban-after", "-1"}, "--ban-after"},
 		{"bad sunset date", nil, []string{"serve", "--keys-file", keysFile, "--pets-sunset-at", "July"}, "pets-sunset-at"},
 		{"unknown plan", nil, []string{"keys", "create", "--plan", "gold", "--keys-file", keysFile}, "gold"},
 		{"enterprise without limits", nil, []string{"keys", "create", "--plan", "enterprise", "--keys-file", keysFile}, "enterprise"},

@@ -9,11 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/jsonfile"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/ratelimit"
+	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
 	"github.com/petstore/orderd/internal/store/keyfile"
 	"github.com/petstore/orderd/internal/store/memory"
 )
@@ -29,6 +32,9 @@ type serveConfig struct {
 	petsSunsetLink  string
 	shutdownTimeout time.Duration
 	keysReload      time.Duration
+	banAfter        int64
+	banFor          time.Duration
+	trustedProxies  cidrsFlag
 	logLevel        slog.Level
 }
 
@@ -47,6 +53,9 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.StringVar(&cfg.petsSunsetLink, "pets-sunset-link", "https://docs.petstore.example/orders/migrate-from-pets", "migration notes, sent in the Link header of the deprecated operation")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long requests in flight may take to finish on SIGTERM")
 	fs.DurationVar(&cfg.keysReload, "keys-reload", time.Second, "how often the keys file is checked for changes")
+	fs.Int64Var(&cfg.banAfter, "ban-after", ratelimit.DefaultBanPolicy.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
+	fs.DurationVar(&cfg.banFor, "ban-for", ratelimit.DefaultBanPolicy.For, "how long a ban lasts")
+	fs.Var(&cfg.trustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
 	fs.Usage = flagUsage(fs, "orderd serve [flags]")
 	rest, err := parseFlags(fs, args, getenv, stdout)
@@ -62,6 +71,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
 	case cfg.shutdownTimeout <= 0 || cfg.keysReload <= 0:
 		return cfg, usageErrorf("serve: --shutdown-timeout and --keys-reload must be positive")
+	case cfg.banAfter < 0 || (cfg.banAfter > 0 && cfg.banFor <= 0):
+		return cfg, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	}
 	return cfg, nil
 }
@@ -86,11 +97,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return usageErrorf("keys file: %w", err)
 	}
 	handler, err := api.New(api.Config{
-		Orders: orders,
-		Pets:   pets,
-		Keys:   keys,
-		Sunset: api.Sunset{DeprecatedAt: cfg.petsDeprecated.t(), SunsetAt: cfg.petsSunset.t(), Link: cfg.petsSunsetLink},
-		Logger: log,
+		Orders:         orders,
+		Pets:           pets,
+		Keys:           keys,
+		Limiter:        ratelimitmem.New(nil, ratelimit.BanPolicy{After: cfg.banAfter, For: cfg.banFor}),
+		TrustedProxies: cfg.trustedProxies,
+		Sunset:         api.Sunset{DeprecatedAt: cfg.petsDeprecated.t(), SunsetAt: cfg.petsSunset.t(), Link: cfg.petsSunsetLink},
+		Logger:         log,
 	})
 	if err != nil {
 		return err
@@ -199,4 +212,42 @@ func (f *timeFlag) Set(s string) error {
 		}
 	}
 	return fmt.Errorf("want RFC 3339 (2027-07-01T00:00:00Z) or a date (2027-07-01)")
+}
+
+// cidrsFlag is a flag.Value for a comma-separated list of CIDRs; a bare address is one host.
+type cidrsFlag []*net.IPNet
+
+func (f *cidrsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	parts := make([]string, len(*f))
+	for i, n := range *f {
+		parts[i] = n.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *cidrsFlag) Set(s string) error {
+	var out cidrsFlag
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "/") {
+			if ip := net.ParseIP(part); ip != nil && ip.To4() != nil {
+				part += "/32"
+			} else {
+				part += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(part)
+		if err != nil {
+			return fmt.Errorf("%q is not a CIDR or an address", part)
+		}
+		out = append(out, n)
+	}
+	*f = out
+	return nil
 }
