@@ -1,0 +1,82 @@
+// Package redisconn opens the Redis client the service shares between its stores, from one
+// URL: a single node, a Sentinel-watched primary, or a Cluster.
+package redisconn
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultTimeout bounds every Redis call, so that a Redis that does not answer costs a
+// request a second, never a hung request.
+const DefaultTimeout = time.Second
+
+// Open returns a client for url without connecting (go-redis connects on first use, so the
+// service starts while Redis is down). The forms:
+//
+//	redis://[user:pass@]host:port[/db]            one node (rediss:// for TLS)
+//	redis://host:port?master_name=NAME&addr=h2:p2  Sentinel: the sentinels, and the primary's name
+//	redis+cluster://host:port?addr=h2:p2           Cluster: seed nodes (rediss+cluster:// for TLS)
+//
+// Timeouts not set in the URL's query default to timeout.
+func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	q := u.Query()
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	set := func(name string, d *time.Duration) {
+		if !q.Has(name) {
+			*d = timeout
+		}
+	}
+	switch {
+	case strings.HasSuffix(u.Scheme, "+cluster"):
+		u.Scheme = strings.TrimSuffix(u.Scheme, "+cluster")
+		o, err := redis.ParseClusterURL(u.String())
+		if err != nil {
+			return nil, fmt.Errorf("redis URL: %w", err)
+		}
+		set("dial_timeout", &o.DialTimeout)
+		set("read_timeout", &o.ReadTimeout)
+		set("write_timeout", &o.WriteTimeout)
+		set("pool_timeout", &o.PoolTimeout)
+		return redis.NewClusterClient(o), nil
+	case q.Has("master_name"):
+		o, err := redis.ParseFailoverURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("redis URL: %w", err)
+		}
+		set("dial_timeout", &o.DialTimeout)
+		set("read_timeout", &o.ReadTimeout)
+		set("write_timeout", &o.WriteTimeout)
+		set("pool_timeout", &o.PoolTimeout)
+		return redis.NewFailoverClient(o), nil
+	case u.Scheme == "redis" || u.Scheme == "rediss":
+		o, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("redis URL: %w", err)
+		}
+		set("dial_timeout", &o.DialTimeout)
+		set("read_timeout", &o.ReadTimeout)
+		set("write_timeout", &o.WriteTimeout)
+		set("pool_timeout", &o.PoolTimeout)
+		return redis.NewClient(o), nil
+	}
+	return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", u.Scheme)
+}
+
+// Ping checks that Redis answers within timeout.
+func Ping(ctx context.Context, c redis.UniversalClient, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
