@@ -1,0 +1,8 @@
+-- Adds a key whose name is unused. KEYS: by-name hash, by-hash hash, version counter.
+-- ARGV: name, hash, record (JSON). Returns 1, or 0 when the name is taken.
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
+  return 0
+end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('INCR', KEYS[3])
+return 1

@@ -1,0 +1,136 @@
+package redis
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/auth"
+)
+
+var _ auth.KeyStore = (*Keys)(nil)
+
+var (
+	//go:embed addkey.lua
+	addKeySource string
+	addKeyScript = goredis.NewScript(addKeySource)
+	//go:embed revokekey.lua
+	revokeKeySource string
+	revokeKeyScript = goredis.NewScript(revokeKeySource)
+)
+
+// Keys is an auth.KeyStore in Redis. Every lookup reads Redis, so a key created or revoked
+// through any instance counts on every instance at once.
+type Keys struct{ conn }
+
+// NewKeys returns the store of the deployment whose keys start with prefix.
+func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Keys{c}, err
+}
+
+// Lookup reads the record of the key with hash h.
+func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	raw, err := s.rdb.HGet(ctx, s.k.keysByHash, string(h)).Result()
+	if errors.Is(err, goredis.Nil) {
+		return auth.Key{}, auth.ErrKeyNotFound
+	}
+	if err != nil {
+		return auth.Key{}, unavailable(err)
+	}
+	return decodeKey(raw)
+}
+
+// Add stores k if its name is unused.
+func (s *Keys) Add(ctx context.Context, k auth.Key) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	record, err := json.Marshal(k)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	added, err := addKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion},
+		k.Name, string(k.Hash), string(record)).Int64()
+	if err != nil {
+		return unavailable(err)
+	}
+	if added == 0 {
+		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
+	}
+	return nil
+}
+
+// List returns every key, sorted by name.
+func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	keys := make([]auth.Key, 0, len(all))
+	for _, raw := range all {
+		k, err := decodeKey(raw)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b auth.Key) int { return cmp.Compare(a.Name, b.Name) })
+	return keys, nil
+}
+
+// Revoke removes the key named nameOrPrefix, or else the one whose shown prefix it is.
+func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
+	name := nameOrPrefix
+	k, err := s.revoke(ctx, name)
+	if !errors.Is(err, auth.ErrKeyNotFound) || !strings.HasPrefix(nameOrPrefix, "osk_") {
+		return k, err
+	}
+	keys, err := s.List(ctx)
+	if err != nil {
+		return auth.Key{}, err
+	}
+	i := slices.IndexFunc(keys, func(k auth.Key) bool { return k.Prefix == nameOrPrefix })
+	if i < 0 {
+		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, nameOrPrefix)
+	}
+	return s.revoke(ctx, keys[i].Name)
+}
+
+func (s *Keys) revoke(ctx context.Context, name string) (auth.Key, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	raw, err := revokeKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion}, name).Text()
+	if errors.Is(err, goredis.Nil) {
+		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
+	}
+	if err != nil {
+		return auth.Key{}, unavailable(err)
+	}
+	return decodeKey(raw)
+}
+
+func decodeKey(raw string) (auth.Key, error) {
+	var k auth.Key
+	if err := json.Unmarshal([]byte(raw), &k); err != nil {
+		return auth.Key{}, fmt.Errorf("bad key record in redis: %w", err)
+	}
+	if err := k.Validate(); err != nil {
+		return auth.Key{}, fmt.Errorf("bad key record in redis: %w", err)
+	}
+	return k, nil
+}

@@ -1,0 +1,39 @@
+// Package redis keeps orders, pets and API keys in Redis, so that every instance of the
+// service shares them. docs/redis-layout.md describes the keys for the systems that write
+// orders in; names.go is where the code names them.
+package redis
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// names are the Redis keys of one deployment. The part in braces is the hash tag: keys that a
+// script touches together share it, so that they live in one Cluster slot.
+type names struct {
+	ordersData, ordersStatus, ordersVersion string
+	petsData                                string
+	keysByHash, keysByName, keysVersion     string
+}
+
+// validPrefix keeps key names free of braces, spaces and anything a client could inject.
+var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_:.-]{1,64}$`)
+
+// DefaultPrefix starts every key of the service.
+const DefaultPrefix = "orderd"
+
+func newNames(prefix string) (names, error) {
+	if !validPrefix.MatchString(prefix) {
+		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
+	}
+	orders, pets, keys := "{"+prefix+":orders}", "{"+prefix+":pets}", "{"+prefix+":keys}"
+	return names{
+		ordersData:    orders + ":data",
+		ordersStatus:  orders + ":status",
+		ordersVersion: orders + ":version",
+		petsData:      pets + ":data",
+		keysByHash:    keys + ":by-hash",
+		keysByName:    keys + ":by-name",
+		keysVersion:   keys + ":version",
+	}, nil
+}

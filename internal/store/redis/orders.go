@@ -1,0 +1,144 @@
+package redis
+
+import (
+	"cmp"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+var _ order.Store = (*Orders)(nil)
+
+var (
+	//go:embed cancel.lua
+	cancelSource string
+	cancelScript = goredis.NewScript(cancelSource)
+	//go:embed import.lua
+	importSource string
+	importScript = goredis.NewScript(importSource)
+)
+
+// Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id.
+type Orders struct{ conn }
+
+// NewOrders returns the store of the deployment whose keys start with prefix.
+func NewOrders(rdb rediser, prefix string, timeout time.Duration) (*Orders, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Orders{c}, err
+}
+
+// orderData is an order in Redis, less its id (the field) and status (the other hash).
+type orderData struct {
+	PetID    int64     `json:"petId"`
+	Quantity int32     `json:"quantity"`
+	ShipDate time.Time `json:"shipDate"`
+	Complete bool      `json:"complete"`
+}
+
+// List reads both hashes in one transaction, so it never sees half a change.
+func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	var data, status *goredis.MapStringStringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		data = p.HGetAll(ctx, s.k.ordersData)
+		status = p.HGetAll(ctx, s.k.ordersStatus)
+		return nil
+	})
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	out := make([]order.Order, 0, len(data.Val()))
+	for field, raw := range data.Val() {
+		o, err := decodeOrder(field, raw, status.Val()[field])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Cancel runs cancel.lua: the check and the change are one atomic step in Redis.
+func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	field := strconv.FormatInt(id, 10)
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData}, field).Slice()
+	if err != nil {
+		return order.Order{}, false, unavailable(err)
+	}
+	outcome, _ := res[0].(string)
+	data, _ := res[1].(string)
+	switch outcome {
+	case "missing":
+		return order.Order{}, false, order.ErrNotFound
+	case "cancelled", "already-cancelled":
+		o, err := decodeOrder(field, data, string(order.StatusCancelled))
+		return o, outcome == "cancelled", err
+	case string(order.StatusShipped):
+		o, err := decodeOrder(field, data, outcome)
+		if err != nil {
+			return o, false, err
+		}
+		return o, false, order.ErrAlreadyShipped
+	}
+	return order.Order{}, false, fmt.Errorf("order %s has status %q in redis", field, outcome)
+}
+
+// Import loads orders as import.lua says, in batches, and returns how many fields changed.
+func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
+	const batch = 1000
+	var changed int64
+	for start := 0; start < len(orders); start += batch {
+		part := orders[start:min(start+batch, len(orders))]
+		args := make([]any, 0, 3*len(part))
+		for _, o := range part {
+			if err := o.Validate(); err != nil {
+				return changed, err
+			}
+			data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
+			if err != nil {
+				return changed, err
+			}
+			args = append(args, strconv.FormatInt(o.ID, 10), string(data), string(o.Status))
+		}
+		ctx, cancel := s.call(ctx)
+		n, err := importScript.Run(ctx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion}, args...).Int64()
+		cancel()
+		if err != nil {
+			return changed, unavailable(err)
+		}
+		changed += n
+	}
+	return changed, nil
+}
+
+// errBadRecord is data in Redis that another writer left in a form the layout does not allow.
+var errBadRecord = errors.New("bad order record in redis")
+
+func decodeOrder(field, data, status string) (order.Order, error) {
+	id, err := strconv.ParseInt(field, 10, 64)
+	if err != nil {
+		return order.Order{}, fmt.Errorf("%w: id %q", errBadRecord, field)
+	}
+	var d orderData
+	if err := json.Unmarshal([]byte(data), &d); err != nil {
+		return order.Order{}, fmt.Errorf("%w: order %d: %v", errBadRecord, id, err)
+	}
+	o := order.Order{ID: id, PetID: d.PetID, Quantity: d.Quantity, ShipDate: d.ShipDate, Complete: d.Complete, Status: order.Status(status)}
+	if err := o.Validate(); err != nil {
+		return order.Order{}, fmt.Errorf("%w: %v", errBadRecord, err)
+	}
+	return o, nil
+}

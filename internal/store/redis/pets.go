@@ -1,0 +1,71 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+var _ order.PetStore = (*Pets)(nil)
+
+// Pets is an order.PetStore in Redis: one hash of pets by id.
+type Pets struct{ conn }
+
+// NewPets returns the store of the deployment whose keys start with prefix.
+func NewPets(rdb rediser, prefix string, timeout time.Duration) (*Pets, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Pets{c}, err
+}
+
+type petData struct {
+	Name   string          `json:"name"`
+	Status order.PetStatus `json:"status"`
+}
+
+// Pet reads one pet.
+func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	raw, err := s.rdb.HGet(ctx, s.k.petsData, strconv.FormatInt(id, 10)).Result()
+	if errors.Is(err, goredis.Nil) {
+		return order.Pet{}, order.ErrPetNotFound
+	}
+	if err != nil {
+		return order.Pet{}, unavailable(err)
+	}
+	var d petData
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+		return order.Pet{}, fmt.Errorf("bad pet record %d in redis: %w", id, err)
+	}
+	return order.Pet{ID: id, Name: d.Name, Status: d.Status}, nil
+}
+
+// Import writes pets, replacing those with the same id; running it twice changes nothing.
+func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
+	for start := 0; start < len(pets); start += 1000 {
+		part := pets[start:min(start+1000, len(pets))]
+		ctx, cancel := s.call(ctx)
+		_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, pet := range part {
+				data, err := json.Marshal(petData{pet.Name, pet.Status})
+				if err != nil {
+					return err
+				}
+				p.HSet(ctx, s.k.petsData, strconv.FormatInt(pet.ID, 10), data)
+			}
+			return nil
+		})
+		cancel()
+		if err != nil {
+			return unavailable(err)
+		}
+	}
+	return nil
+}

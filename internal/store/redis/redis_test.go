@@ -1,0 +1,152 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/auth/authtest"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/redistest"
+	store "github.com/petstore/orderd/internal/store/redis"
+)
+
+func client(tb testing.TB, srv *redistest.Server) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, DialTimeout: time.Second, ReadTimeout: time.Second})
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+func newOrders(tb testing.TB, rdb *goredis.Client, orders []order.Order) *store.Orders {
+	tb.Helper()
+	s, err := store.NewOrders(rdb, redistest.Prefix(tb), time.Second)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := s.Import(context.Background(), orders); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func TestOrdersConformance(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ordertest.Run(t, func(tb testing.TB, orders []order.Order) order.Store { return newOrders(tb, rdb, orders) })
+}
+
+func TestKeysConformance(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	authtest.Run(t, func(tb testing.TB) auth.KeyStore {
+		s, err := store.NewKeys(rdb, redistest.Prefix(tb), time.Second)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	})
+}
+
+// TestInt64NeverPassesThroughALuaNumber: ids next to the top of int64 differ only past the
+// 53 bits of a double; a cancel of one must not touch the other.
+func TestInt64NeverPassesThroughALuaNumber(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ship := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	s := newOrders(t, rdb, []order.Order{
+		{ID: math.MaxInt64, PetID: math.MaxInt64 - 1, ShipDate: ship, Status: order.StatusPending},
+		{ID: math.MaxInt64 - 1, PetID: math.MaxInt64, ShipDate: ship, Status: order.StatusPending},
+	})
+	o, changed, err := s.Cancel(context.Background(), math.MaxInt64-1)
+	if err != nil || !changed || o.ID != math.MaxInt64-1 || o.PetID != math.MaxInt64 {
+		t.Fatalf("Cancel = %+v, %v, %v", o, changed, err)
+	}
+	list, _ := s.List(context.Background())
+	if list[0].ID != math.MaxInt64-1 || list[0].Status != order.StatusCancelled ||
+		list[1].ID != math.MaxInt64 || list[1].PetID != math.MaxInt64-1 || list[1].Status != order.StatusPending {
+		t.Fatalf("List = %+v", list)
+	}
+}
+
+// TestImportIsIdempotentAndKeepsCancels: importing the same file again changes nothing, and
+// never undoes a cancel.
+func TestImportIsIdempotentAndKeepsCancels(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	s := newOrders(t, rdb, ordertest.Fixture())
+	if _, _, err := s.Cancel(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.List(ctx)
+	n, err := s.Import(ctx, ordertest.Fixture())
+	if err != nil || n != 0 {
+		t.Fatalf("second import changed %d fields, err %v; want none", n, err)
+	}
+	after, _ := s.List(ctx)
+	if len(after) != len(before) || after[1].Status != order.StatusCancelled {
+		t.Fatalf("after re-import: %+v", after)
+	}
+	changedFixture := ordertest.Fixture()
+	changedFixture[0].Quantity = 9
+	if n, _ := s.Import(ctx, changedFixture); n != 1 {
+		t.Fatalf("import of one changed order changed %d fields", n)
+	}
+}
+
+func TestPets(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	s, err := store.NewPets(rdb, redistest.Prefix(t), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Import(ctx, []order.Pet{{ID: math.MaxInt64, Name: "Rex", Status: order.PetSold}}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Pet(ctx, math.MaxInt64); err != nil || p != (order.Pet{ID: math.MaxInt64, Name: "Rex", Status: order.PetSold}) {
+		t.Fatalf("Pet = %+v, %v", p, err)
+	}
+	if _, err := s.Pet(ctx, math.MaxInt64-1); !errors.Is(err, order.ErrPetNotFound) {
+		t.Fatalf("unknown pet: %v", err)
+	}
+}
+
+// TestUnreachableRedisIsUnavailable: every store reports ErrUnavailable, within its timeout.
+func TestUnreachableRedisIsUnavailable(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv)
+	ctx := context.Background()
+	orders := newOrders(t, rdb, ordertest.Fixture())
+	keys, _ := store.NewKeys(rdb, redistest.Prefix(t), time.Second)
+	pets, _ := store.NewPets(rdb, redistest.Prefix(t), time.Second)
+	srv.Stop()
+	start := time.Now()
+	checks := map[string]error{}
+	_, checks["List"] = orders.List(ctx)
+	_, _, checks["Cancel"] = orders.Cancel(ctx, 1)
+	_, checks["Pet"] = pets.Pet(ctx, 1)
+	_, checks["Lookup"] = keys.Lookup(ctx, auth.HashOf("osk_x"))
+	for op, err := range checks {
+		if !errors.Is(err, order.ErrUnavailable) {
+			t.Errorf("%s: %v, want ErrUnavailable", op, err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("four calls took %v", d)
+	}
+	srv.Restart(t)
+	if _, err := orders.List(ctx); err != nil {
+		t.Fatalf("after Redis came back: %v", err)
+	}
+}
+
+func TestPrefixIsChecked(t *testing.T) {
+	for _, bad := range []string{"", "a b", "x{y}", "with\nnewline"} {
+		if _, err := store.NewOrders(nil, bad, 0); err == nil {
+			t.Errorf("prefix %q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,11 @@
+-- Revokes the key with a name. KEYS: by-name hash, by-hash hash, version counter.
+-- ARGV: name. Returns the revoked record, or false when no key has the name.
+local hash = redis.call('HGET', KEYS[1], ARGV[1])
+if not hash then
+  return false
+end
+local record = redis.call('HGET', KEYS[2], hash)
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], hash)
+redis.call('INCR', KEYS[3])
+return record
