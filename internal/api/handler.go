@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -35,8 +36,10 @@ type Config struct {
 	// the header is anyone's to write, and the client address is what unauthenticated
 	// callers are limited by.
 	TrustedProxies []*net.IPNet
-	Logger         *slog.Logger
-	Now            func() time.Time // for tests; time.Now by default
+	// Ready reports whether the stores answer, for /readyz; nil means always ready.
+	Ready  func(context.Context) error
+	Logger *slog.Logger
+	Now    func() time.Time // for tests; time.Now by default
 }
 
 // New returns the service's HTTP handler. The chain follows decisions.md: identify the caller
@@ -76,6 +79,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.Use(markDeprecated(cfg.Sunset.headers))
 	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter)), onlyUnderBase(authenticate), methodNotAllowed)
 
+	health(e, cfg.Ready)
 	srv := &Server{orders: cfg.Orders, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now}
 	gen.RegisterHandlersWithOptions(e, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,

@@ -73,10 +73,12 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 
 // step is the atomic decision; the Redis script is the same rules in Lua.
 func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits, policy ratelimit.BanPolicy) ratelimit.Outcome {
-	if st.minute != minute {
+	// Windows only move forward, as in the Redis script: a clock stepped back must not
+	// reopen a window.
+	if minute > st.minute {
 		st.minute, st.minuteCount = minute, 0
 	}
-	if st.day != day {
+	if day > st.day {
 		st.day, st.dayCount = day, 0
 	}
 	if now.Before(st.bannedUntil) {
@@ -111,7 +113,7 @@ func (sh *shard) sweep(now time.Time, minute, day int64) {
 	}
 	sh.sweptMins = minute
 	for k, st := range sh.callers {
-		if st.day != day && !now.Before(st.bannedUntil) && !now.Before(st.retryAt) {
+		if st.day < day && !now.Before(st.bannedUntil) && !now.Before(st.retryAt) {
 			delete(sh.callers, k)
 		}
 	}

@@ -1,0 +1,141 @@
+// Package redis is a ratelimit.Limiter in Redis, shared by every instance: one Lua script
+// makes each decision in one round trip. When Redis cannot be reached it can fall back to a
+// limiter of the instance's own.
+package redis
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+)
+
+var _ ratelimit.Limiter = (*Limiter)(nil)
+
+var (
+	//go:embed rate.lua
+	rateSource string
+	rateScript = goredis.NewScript(rateSource)
+)
+
+// Options configure a Limiter.
+type Options struct {
+	Prefix  string        // starts every key; see docs/redis-layout.md
+	Timeout time.Duration // bounds each decision's round trip
+	// Clock is the time the decisions use (time.Now when nil). It is the caller's clock, not
+	// Redis's TIME: the script takes it as an argument, which lets one test suite drive the
+	// memory and the Redis limiter alike, and the script never lets a window move backwards,
+	// so instances whose clocks differ can shift a window's edge by their skew but never
+	// admit more than a window's limit.
+	Clock func() time.Time
+	Ban   ratelimit.BanPolicy
+	// Fallback decides while Redis cannot be reached; nil means such requests fail with
+	// ratelimit.ErrUnavailable.
+	Fallback ratelimit.Limiter
+	// RetryEvery is how long Redis is left alone after a failure before it is tried again, so
+	// that an outage does not cost every request a timeout.
+	RetryEvery time.Duration
+	Logger     *slog.Logger
+}
+
+// Limiter decides in Redis.
+type Limiter struct {
+	rdb       goredis.Scripter
+	o         Options
+	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
+	down      atomic.Bool
+}
+
+var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_:.-]{1,64}$`)
+
+// New returns a limiter on rdb.
+func New(rdb goredis.Scripter, o Options) (*Limiter, error) {
+	if !validPrefix.MatchString(o.Prefix) {
+		return nil, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", o.Prefix)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.RetryEvery <= 0 {
+		o.RetryEvery = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Limiter{rdb: rdb, o: o}, nil
+}
+
+// Allow runs rate.lua for caller. The caller's keys share one hash tag, so the script runs on
+// Redis Cluster too.
+func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+	now := l.o.Clock()
+	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
+		return l.o.Fallback.Allow(ctx, caller, limits)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+	defer cancel()
+	res, err := rateScript.Run(callCtx, l.rdb, []string{l.key(caller)},
+		strconv.FormatInt(now.UnixMilli(), 10), limits.PerMinute, limits.PerDay,
+		l.o.Ban.After, l.o.Ban.For.Milliseconds()).Int64Slice()
+	if err != nil {
+		return l.failed(ctx, caller, limits, err)
+	}
+	if l.down.CompareAndSwap(true, false) {
+		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
+	}
+	if len(res) != 4 {
+		return ratelimit.Decision{}, fmt.Errorf("rate.lua returned %d values", len(res))
+	}
+	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2]}
+	if res[3] > 0 {
+		o.BannedUntil = time.UnixMilli(res[3])
+	}
+	return ratelimit.Decide(o, limits, now), nil
+}
+
+func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits, err error) (ratelimit.Decision, error) {
+	var redisErr goredis.Error
+	if errors.As(err, &redisErr) && !isConnectionError(redisErr) {
+		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err) // a bug, not an outage
+	}
+	if l.o.Fallback == nil {
+		return ratelimit.Decision{}, fmt.Errorf("%w: %w", ratelimit.ErrUnavailable, err)
+	}
+	l.downUntil.Store(l.o.Clock().Add(l.o.RetryEvery).UnixNano())
+	if l.down.CompareAndSwap(false, true) {
+		l.o.Logger.Warn("rate limiter: redis unreachable; each instance limits on its own until it answers",
+			slog.String("error", err.Error()))
+	}
+	return l.o.Fallback.Allow(ctx, caller, limits)
+}
+
+// isConnectionError tells an answer from a Redis that is there but not serving (loading,
+// read-only replica after a failover, cluster down) from one that is a script error.
+func isConnectionError(err goredis.Error) bool {
+	msg := err.Error()
+	for _, p := range []string{"LOADING", "READONLY", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN"} {
+		if len(msg) >= len(p) && msg[:len(p)] == p {
+			return true
+		}
+	}
+	return false
+}
+
+// key is the caller's hash. Callers are "key:<sha256 hex>" or "addr:<IP>": neither holds a
+// brace, so the hash tag is the whole caller.
+func (l *Limiter) key(caller string) string {
+	return "{" + l.o.Prefix + ":rl:" + caller + "}"
+}

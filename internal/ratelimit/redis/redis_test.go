@@ -1,0 +1,129 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/ratelimit/memory"
+	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
+	rl "github.com/petstore/orderd/internal/ratelimit/redis"
+	"github.com/petstore/orderd/internal/redistest"
+)
+
+func client(tb testing.TB, srv *redistest.Server) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, DialTimeout: 300 * time.Millisecond, ReadTimeout: time.Second, MaxRetries: -1})
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestConformance(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
+		l, err := rl.New(rdb, rl.Options{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return l
+	})
+}
+
+// TestTwoLimitersShareOneCaller: two instances (two clients) on one Redis admit the limit
+// between them, and a ban made through one is seen by the other.
+func TestTwoLimitersShareOneCaller(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	prefix := redistest.Prefix(t)
+	a, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
+	b, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
+	limits := plan.Limits{PerMinute: 10, PerDay: 100}
+	ctx := context.Background()
+	admitted := 0
+	for i := range 30 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		if d, err := l.Allow(ctx, "key:x", limits); err != nil {
+			t.Fatal(err)
+		} else if d.Allowed {
+			admitted++
+		}
+	}
+	if admitted != 10 {
+		t.Fatalf("admitted %d, want 10", admitted)
+	}
+	// 30 requests: 10 admitted, then a first 429, then too-early ones: the ban began on the
+	// third of those, and b sees it.
+	if d, _ := b.Allow(ctx, "key:x", limits); !d.Banned {
+		t.Fatalf("b does not see the ban: %+v", d)
+	}
+}
+
+// TestLaggingClockCannotReopenAWindow: an instance whose clock is a minute behind counts in
+// the newer window, so the minute limit holds across both.
+func TestLaggingClockCannotReopenAWindow(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	ahead := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 1, 5, 0, time.UTC))
+	behind := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 55, 0, time.UTC))
+	a, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: ahead.Now})
+	b, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: behind.Now})
+	limits := plan.Limits{PerMinute: 5, PerDay: 100}
+	admitted := 0
+	for i := range 20 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		if d, _ := l.Allow(context.Background(), "key:x", limits); d.Allowed {
+			admitted++
+		}
+	}
+	if admitted != 5 {
+		t.Fatalf("admitted %d across a skewed pair, want 5", admitted)
+	}
+}
+
+func TestOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	limits := plan.Limits{PerMinute: 2, PerDay: 100}
+	ctx := context.Background()
+
+	t.Run("WithoutFallbackFailsUnavailable", func(t *testing.T) {
+		l, _ := rl.New(client(t, srv), rl.Options{Prefix: redistest.Prefix(t)})
+		srv.Stop()
+		defer srv.Restart(t)
+		if _, err := l.Allow(ctx, "key:x", limits); !errors.Is(err, ratelimit.ErrUnavailable) {
+			t.Fatalf("err %v, want ErrUnavailable", err)
+		}
+	})
+
+	t.Run("FallsBackAndReturns", func(t *testing.T) {
+		clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+		fallback := memory.New(clock.Now, ratelimit.DefaultBanPolicy)
+		l, _ := rl.New(client(t, srv), rl.Options{Prefix: redistest.Prefix(t), Clock: clock.Now, Fallback: fallback, RetryEvery: time.Second})
+		if d, _ := l.Allow(ctx, "key:x", limits); !d.Allowed || d.Minute.Remaining != 1 {
+			t.Fatalf("before: %+v", d)
+		}
+		srv.Stop()
+		// The fallback knows nothing of Redis's counts: it limits on its own.
+		for i, want := range []bool{true, true, false} {
+			d, err := l.Allow(ctx, "key:x", limits)
+			if err != nil || d.Allowed != want {
+				t.Fatalf("during the outage, request %d: %+v, %v", i, d, err)
+			}
+		}
+		srv.Restart(t) // empty: nothing persisted
+		clock.Add(2 * time.Second)
+		d, err := l.Allow(ctx, "key:x", limits)
+		if err != nil || !d.Allowed || d.Minute.Remaining != 1 {
+			t.Fatalf("after: %+v, %v; want Redis deciding again", d, err)
+		}
+	})
+}
