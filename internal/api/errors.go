@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/labstack/echo/v4"
@@ -50,9 +51,9 @@ var errorTable = []struct {
 	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset},
 }
 
-// retryAfterUnavailable is the Retry-After of a 503: long enough for a failover, short enough
-// that clients come back soon after the store does.
-const retryAfterUnavailable = "5"
+// retryAfterUnavailable is the Retry-After of a 503, in seconds: long enough for a failover,
+// short enough that clients come back soon after the store does.
+const retryAfterUnavailable = 5
 
 // problemFor turns any error into the answer the client gets.
 func problemFor(err error) *problem {
@@ -117,7 +118,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		case http.StatusUnauthorized:
 			h.Set("WWW-Authenticate", `Bearer realm="orders"`)
 		case http.StatusServiceUnavailable:
-			h.Set("Retry-After", retryAfterUnavailable)
+			h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 		}
 		if err := c.JSON(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}); err != nil {
 			log.Debug("writing an error answer failed", slog.String("error", err.Error()))

@@ -77,7 +77,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		},
 	}))
 	e.Use(markDeprecated(cfg.Sunset.headers))
-	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter)), onlyUnderBase(authenticate), methodNotAllowed)
+	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter, cfg.Now)), onlyUnderBase(authenticate), methodNotAllowed)
 
 	health(e, cfg.Ready)
 	srv := &Server{orders: cfg.Orders, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now}

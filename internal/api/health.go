@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -19,7 +20,7 @@ func health(e *echo.Echo, ready func(context.Context) error) {
 			ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 			defer cancel()
 			if err := ready(ctx); err != nil {
-				c.Response().Header().Set("Retry-After", retryAfterUnavailable)
+				c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 				return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not ready", "store": "unreachable"})
 			}
 		}

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,17 +23,26 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 // counts and carries the headers, 401s included. The headers are written at the moment the
 // status is, because the generated responses write their declared headers (left zero by
 // the handlers) just before that and would overwrite anything set earlier.
-func limit(l ratelimit.Limiter) echo.MiddlewareFunc {
+func limit(l ratelimit.Limiter, now func() time.Time) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			id, limits := rateLimitKey(auth.CallerFrom(c.Request().Context()))
 			d, err := l.Allow(c.Request().Context(), id, limits)
-			if err != nil {
+			if errors.Is(err, ratelimit.ErrUnavailable) {
+				// No decision could be made: the answer is a 503, and its headers say that
+				// nothing may be sent until its Retry-After.
+				d = ratelimit.Decide(ratelimit.Outcome{MinuteCount: limits.PerMinute, DayCount: limits.PerDay}, limits, now())
+				d.Binding.End = now().Add(retryAfterUnavailable * time.Second)
+				d.RetryAfter = retryAfterUnavailable * time.Second
+			} else if err != nil {
 				return err
 			}
 			h := newRateLimitHeaders(d)
 			res := c.Response()
 			res.Before(func() { h.set(res.Header()) })
+			if err != nil {
+				return err
+			}
 			if !d.Allowed {
 				return tooManyRequests(d)
 			}

@@ -13,26 +13,41 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // Server is one redis-server process.
 type Server struct {
-	Addr string
-	bin  string
-	dir  string
-	cmd  *exec.Cmd
+	Addr    string
+	bin     string
+	dir     string
+	persist bool
+	cmd     *exec.Cmd
 }
 
 // Start runs a redis-server that persists nothing and is stopped at the end of the test.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return start(tb, false)
+}
+
+// StartPersistent runs a redis-server that writes every change to its append-only file
+// before answering, so that a Restart loses nothing: for outage tests that must tell what the
+// service lost from what Redis did.
+func StartPersistent(tb testing.TB) *Server {
+	tb.Helper()
+	return start(tb, true)
+}
+
+func start(tb testing.TB, persist bool) *Server {
+	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		tb.Fatal("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
 	}
-	s := &Server{bin: bin, dir: tb.TempDir()}
+	s := &Server{bin: bin, dir: tb.TempDir(), persist: persist}
 	var lastErr error
 	for range 5 { // a free port can be taken between finding it and binding it
 		port, err := freePort()
@@ -54,8 +69,12 @@ func (s *Server) URL() string { return "redis://" + s.Addr }
 
 func (s *Server) start() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	s.cmd = exec.Command(s.bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
+	aof := []string{"--appendonly", "no"}
+	if s.persist {
+		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	s.cmd = exec.Command(s.bin, append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, aof...)...)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -79,9 +98,27 @@ func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
+	s.cmd.Process.Signal(syscall.SIGCONT) // a paused process must wake to die
 	s.cmd.Process.Kill()
 	s.cmd.Wait()
 	s.cmd = nil
+}
+
+// Pause freezes the server (SIGSTOP): connections stay open and nothing answers, the
+// hardest outage for a client, which only its timeouts end.
+func (s *Server) Pause(tb testing.TB) {
+	tb.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Resume undoes Pause.
+func (s *Server) Resume(tb testing.TB) {
+	tb.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // Restart starts the server again on the same port.

@@ -101,9 +101,11 @@ func (c *Contract) Check(req *http.Request, res *http.Response, body []byte) err
 	}
 	route, params, err := c.router.FindRoute(req)
 	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
-		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed &&
-			res.StatusCode != http.StatusUnauthorized && res.StatusCode != http.StatusTooManyRequests {
-			return errors.New("a request for no operation must be answered 401, 404, 405 or 429")
+		switch res.StatusCode {
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized,
+			http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		default:
+			return errors.New("a request for no operation must be answered 401, 404, 405, 429 or 503")
 		}
 		return nil
 	}

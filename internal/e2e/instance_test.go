@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	ratelimitredis "github.com/petstore/orderd/internal/ratelimit/redis"
+	"github.com/petstore/orderd/internal/redisconn"
+	"github.com/petstore/orderd/internal/redistest"
+	redisstore "github.com/petstore/orderd/internal/store/redis"
+)
+
+// deployment is several instances of the service on one Redis, as in production: each has
+// its own client, stores and limiter, and they share only Redis.
+type deployment struct {
+	redis    *redistest.Server
+	prefix   string
+	clock    func() time.Time
+	contract *apitest.Contract
+	admin    *redisstore.Keys
+	orders   *redisstore.Orders
+	rdb      goredis.UniversalClient
+}
+
+func newDeployment(t *testing.T, srv *redistest.Server, clock func() time.Time) *deployment {
+	t.Helper()
+	d := &deployment{redis: srv, prefix: redistest.Prefix(t), clock: clock, contract: apitest.Load(t)}
+	d.rdb = d.client(t)
+	var err error
+	if d.admin, err = redisstore.NewKeys(d.rdb, d.prefix, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d.orders, err = redisstore.NewOrders(d.rdb, d.prefix, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.orders.Import(context.Background(), ordertest.Fixture()); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (d *deployment) client(t *testing.T) goredis.UniversalClient {
+	t.Helper()
+	rdb, err := redisconn.Open(d.redis.URL(), 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// instance starts one more instance of the service.
+func (d *deployment) instance(t *testing.T, fallback ratelimit.Limiter) *instance {
+	t.Helper()
+	rdb := d.client(t)
+	orders, _ := redisstore.NewOrders(rdb, d.prefix, 500*time.Millisecond)
+	pets, _ := redisstore.NewPets(rdb, d.prefix, 500*time.Millisecond)
+	keys, _ := redisstore.NewKeys(rdb, d.prefix, 500*time.Millisecond)
+	limiter, err := ratelimitredis.New(rdb, ratelimitredis.Options{
+		Prefix: d.prefix, Timeout: 500 * time.Millisecond, Clock: d.clock, Ban: ratelimit.DefaultBanPolicy, Fallback: fallback,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(api.Config{
+		Orders: orders, Pets: pets, Keys: keys, Limiter: limiter, Now: d.clock,
+		Ready: func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		Sunset: api.Sunset{
+			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
+			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
+			Link:         "https://docs.petstore.example/migrate",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &instance{srv: srv, contract: d.contract}
+}
+
+// key creates a key through the admin store, as `orderd keys create --redis-url` does.
+func (d *deployment) key(t *testing.T, name string, p plan.Plan) string {
+	t.Helper()
+	k, rec, err := auth.NewKey(name, p, plan.Limits{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.admin.Add(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+type instance struct {
+	srv      *httptest.Server
+	contract *apitest.Contract
+}
+
+// do sends one request with key (none if empty) and checks the answer against openapi.yaml.
+func (in *instance) do(t *testing.T, method, path, key string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, in.srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return in.contract.Do(t, in.srv.Client(), req)
+}

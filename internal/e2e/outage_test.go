@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
+	"github.com/petstore/orderd/internal/redistest"
+)
+
+// TestRedisOutage: while Redis is frozen or gone, data operations answer 503 with
+// Retry-After, quickly and within the contract; when it is back, everything works again
+// without a restart, and no order is lost or changed.
+func TestRedisOutage(t *testing.T) {
+	srv := redistest.StartPersistent(t)
+	d := newDeployment(t, srv, nil)
+	in := d.instance(t, ratelimitmem.New(nil, ratelimit.DefaultBanPolicy))
+	strict := d.instance(t, nil) // --limiter-fallback fail
+	key := d.key(t, "steady", plan.Business)
+
+	if res, _ := in.do(t, "DELETE", "/v1/store/orders/1", key); res.StatusCode != 204 {
+		t.Fatalf("cancel before the outage: %d", res.StatusCode)
+	}
+	_, before := in.do(t, "GET", "/v1/store/orders", key)
+	orders, _ := d.orders.List(context.Background())
+
+	expectUnavailable := func(t *testing.T, in *instance) {
+		t.Helper()
+		for _, r := range []struct{ method, path string }{
+			{"GET", "/v1/store/orders"}, {"DELETE", "/v1/store/orders/3"}, {"GET", "/v1/pets/1"},
+		} {
+			start := time.Now()
+			res, body := in.do(t, r.method, r.path, key)
+			if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" ||
+				!bytes.Contains(body, []byte("service_unavailable")) {
+				t.Fatalf("%s %s during the outage: %d %s", r.method, r.path, res.StatusCode, body)
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Fatalf("%s %s took %v: a request must not hang on Redis", r.method, r.path, took)
+			}
+		}
+		res, _ := http.Get(in.srv.URL + "/readyz")
+		res.Body.Close()
+		if res.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz during the outage: %d", res.StatusCode)
+		}
+	}
+	expectRecovered := func(t *testing.T) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			res, body := in.do(t, "GET", "/v1/store/orders", key)
+			if res.StatusCode == 200 {
+				if !bytes.Equal(body, before) {
+					t.Fatalf("the orders changed across the outage:\nbefore %s\nafter  %s", before, body)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("not recovered: %d", res.StatusCode)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		after, err := d.orders.List(context.Background())
+		if err != nil || !reflect.DeepEqual(after, orders) {
+			t.Fatalf("orders in Redis changed: %v", err)
+		}
+		res, _ := http.Get(in.srv.URL + "/readyz")
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("/readyz after recovery: %d", res.StatusCode)
+		}
+	}
+
+	t.Run("Frozen", func(t *testing.T) {
+		srv.Pause(t)
+		expectUnavailable(t, in)
+		expectUnavailable(t, strict)
+		srv.Resume(t)
+		expectRecovered(t)
+	})
+	t.Run("KilledAndRestarted", func(t *testing.T) {
+		srv.Stop()
+		expectUnavailable(t, in)
+		expectUnavailable(t, strict)
+		srv.Restart(t)
+		expectRecovered(t)
+	})
+}

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
+	"github.com/petstore/orderd/internal/redistest"
+)
+
+// TestBurstAcrossTwoInstances: 200 concurrent requests with a fresh free key, split across
+// two instances, admit exactly 60.
+func TestBurstAcrossTwoInstances(t *testing.T) {
+	d := newDeployment(t, redistest.Start(t), nil)
+	a, b := d.instance(t, nil), d.instance(t, nil)
+	key := d.key(t, "burst", plan.Free)
+	var mu sync.Mutex
+	counts := map[int]int{}
+	remaining := map[string]int{}
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := a
+			if i%2 == 1 {
+				in = b
+			}
+			res, _ := in.do(t, "GET", "/v1/store/orders", key)
+			mu.Lock()
+			counts[res.StatusCode]++
+			if res.StatusCode == 200 {
+				remaining[res.Header.Get("X-RateLimit-Remaining")]++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if counts[200] != 60 || counts[429] != 140 {
+		t.Fatalf("statuses %v; want 60 × 200 and 140 × 429", counts)
+	}
+	for r := range 60 {
+		if remaining[strconv.Itoa(r)] != 1 {
+			t.Fatalf("Remaining %d seen %d times", r, remaining[strconv.Itoa(r)])
+		}
+	}
+}
+
+// TestBanOnOneInstanceHoldsOnTheOther.
+func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
+	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	d := newDeployment(t, redistest.Start(t), clock.Now)
+	a, b := d.instance(t, nil), d.instance(t, nil)
+	key, other := d.key(t, "pushy", plan.Free), d.key(t, "other", plan.Free)
+	for range 60 {
+		a.do(t, "GET", "/v1/store/orders", key)
+	}
+	for range 30 { // the first 429, and 29 too early
+		if res, _ := a.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 429 {
+			t.Fatalf("got %d", res.StatusCode)
+		}
+	}
+	res, body := b.do(t, "GET", "/v1/store/orders", key) // the 30th too-early request
+	if res.StatusCode != 429 || !bytes.Contains(body, []byte("api_key_banned")) {
+		t.Fatalf("b: %d %s; want the ban", res.StatusCode, body)
+	}
+	if res, body := a.do(t, "GET", "/v1/store/orders", key); !bytes.Contains(body, []byte("api_key_banned")) || res.Header.Get("Retry-After") != "900" {
+		t.Fatalf("a: %d %s Retry-After %s", res.StatusCode, body, res.Header.Get("Retry-After"))
+	}
+	if res, _ := b.do(t, "GET", "/v1/store/orders", other); res.StatusCode != 200 {
+		t.Fatalf("another key: %d", res.StatusCode)
+	}
+}
+
+// TestCancelOnOneIsSeenOnTheOther, and a hundred concurrent cancels through both make one
+// transition.
+func TestCancelsAcrossInstances(t *testing.T) {
+	d := newDeployment(t, redistest.Start(t), nil)
+	a, b := d.instance(t, nil), d.instance(t, nil)
+	key := d.key(t, "big", plan.Business)
+	if res, _ := a.do(t, "DELETE", "/v1/store/orders/9223372036854775807", key); res.StatusCode != 204 {
+		t.Fatalf("cancel: %d", res.StatusCode)
+	}
+	_, body := b.do(t, "GET", "/v1/store/orders", key)
+	if !bytes.Contains(body, []byte(`"id":9223372036854775807,"petId":9223372036854775806,"quantity":7,"shipDate":"2026-11-20T08:30:00.123456789Z","status":"cancelled"`)) {
+		t.Fatalf("b does not see the cancel: %s", body)
+	}
+
+	version := func() int64 {
+		v, _ := d.rdb.Get(context.Background(), "{"+d.prefix+":orders}:version").Int64()
+		return v
+	}
+	before := version()
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := a
+			if i%2 == 1 {
+				in = b
+			}
+			if res, body := in.do(t, "DELETE", "/v1/store/orders/1", key); res.StatusCode != 204 {
+				t.Errorf("cancel %d: %d %s", i, res.StatusCode, body)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := version() - before; got != 1 {
+		t.Fatalf("%d transitions, want exactly 1", got)
+	}
+	if res, _ := b.do(t, "DELETE", "/v1/store/orders/2", key); res.StatusCode != 409 {
+		t.Fatalf("shipped: %d", res.StatusCode)
+	}
+}
+
+// TestRevokedKeyIsRefusedEverywhereWithinASecond.
+func TestRevokedKeyIsRefusedEverywhereWithinASecond(t *testing.T) {
+	d := newDeployment(t, redistest.Start(t), nil)
+	a, b := d.instance(t, nil), d.instance(t, nil)
+	key := d.key(t, "leaving", plan.Pro)
+	for _, in := range []*instance{a, b} {
+		if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
+			t.Fatalf("before: %d", res.StatusCode)
+		}
+	}
+	if _, err := d.admin.Revoke(context.Background(), "leaving"); err != nil {
+		t.Fatal(err)
+	}
+	revoked := time.Now()
+	for _, in := range []*instance{a, b} {
+		for {
+			res, _ := in.do(t, "GET", "/v1/store/orders", key)
+			if res.StatusCode == 401 {
+				break
+			}
+			if time.Since(revoked) > time.Second {
+				t.Fatalf("still %d a second after the revoke", res.StatusCode)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
