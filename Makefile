@@ -4,7 +4,7 @@ BIN     := bin/orderd
 RUN_DIR := .run
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: all generate check-generated build run test lint vet clean
+.PHONY: all generate check-generated build run test lint vet redis-server clean
 
 all: build
 
@@ -43,9 +43,19 @@ run: build
 	$(BIN) serve --addr $(ADDR) --orders testdata/demo/orders.json --pets testdata/demo/pets.json \
 	  --keys-file $(RUN_DIR)/keys.json
 
-## test: every test, with the race detector
-test:
+## test: every test, with the race detector; the Redis tests run a real redis-server
+test: redis-server
 	$(GO) test -race -count=1 ./...
+
+## redis-server: install redis-server if it is missing (the tests never skip for want of it)
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing redis-server (Debian package)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	  else \
+	    echo "make test needs redis-server: install it (apt-get install redis-server, brew install redis)" >&2; exit 1; \
+	  fi; }
 
 ## vet: gofmt and go vet
 vet:

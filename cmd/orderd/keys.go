@@ -11,7 +11,6 @@ import (
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/plan"
-	"github.com/petstore/orderd/internal/store/keyfile"
 )
 
 // keys runs `orderd keys create|list|revoke`.
@@ -22,15 +21,17 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	var (
 		fs        = flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 		keysFile  = fs.String("keys-file", "", "JSON file of API keys (hashes only); created if missing")
+		rc        redisConfig
 		planName  = fs.String("plan", "", "create: free, pro, business or enterprise")
 		perMinute = fs.Int64("per-minute", 0, "create, enterprise only: requests per UTC minute")
 		perDay    = fs.Int64("per-day", 0, "create, enterprise only: requests per UTC day")
 		name      = fs.String("name", "", "create: a name for the key (default: key-<prefix>)")
 	)
+	rc.register(fs)
 	synopsis := map[string]string{
-		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] --keys-file FILE",
-		"list":   "orderd keys list --keys-file FILE",
-		"revoke": "orderd keys revoke NAME|PREFIX --keys-file FILE",
+		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] (--keys-file FILE | --redis-url URL)",
+		"list":   "orderd keys list (--keys-file FILE | --redis-url URL)",
+		"revoke": "orderd keys revoke NAME|PREFIX (--keys-file FILE | --redis-url URL)",
 	}[args[0]]
 	if synopsis == "" {
 		return usageErrorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
@@ -43,13 +44,11 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if args[0] != "revoke" && len(rest) > 0 {
 		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
 	}
-	if *keysFile == "" {
-		return usageErrorf("%s: --keys-file is required", fs.Name())
-	}
-	store, err := keyfile.Open(*keysFile, args[0] == "create")
+	store, closeStore, err := keyStore(ctx, *keysFile, rc, args[0] == "create")
 	if err != nil {
-		return usageErrorf("keys file: %w", err)
+		return err
 	}
+	defer closeStore()
 
 	switch args[0] {
 	case "create":

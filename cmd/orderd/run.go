@@ -16,6 +16,7 @@ Commands:
   orderd keys create --plan PLAN [flags]    make an API key and print it
   orderd keys list [flags]                  list keys: name, plan, limits, prefix
   orderd keys revoke NAME|PREFIX [flags]    revoke a key
+  orderd import --redis-url URL --orders F  load orders (and --pets) into Redis
 
 Every flag can also be set with an ORDERD_* environment variable (--keys-file is
 ORDERD_KEYS_FILE); a flag on the command line wins.
@@ -33,11 +34,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, rest, getenv, stdout, stderr)
 	case "keys":
 		return keys(ctx, rest, getenv, stdout, stderr)
+	case "import":
+		return importData(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usageErrorf("unknown command %q (want serve or keys)", cmd)
+		return usageErrorf("unknown command %q (want serve, keys or import)", cmd)
 	}
 }
 

@@ -217,7 +217,7 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"enterprise without limits", nil, []string{"keys", "create", "--plan", "enterprise", "--keys-file", keysFile}, "enterprise"},
 		{"limits on a fixed plan", nil, []string{"keys", "create", "--plan", "pro", "--per-day", "5", "--keys-file", keysFile}, "enterprise only"},
 		{"revoke unknown", nil, []string{"keys", "revoke", "nobody", "--keys-file", keysFile}, "nobody"},
-		{"keys without file", nil, []string{"keys", "list"}, "--keys-file is required"},
+		{"keys without file", nil, []string{"keys", "list"}, "--keys-file or --redis-url is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := orderd(t, tc.env, tc.args...)

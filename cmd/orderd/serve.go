@@ -16,8 +16,6 @@ import (
 	"github.com/petstore/orderd/internal/jsonfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
-	"github.com/petstore/orderd/internal/store/keyfile"
 	"github.com/petstore/orderd/internal/store/memory"
 )
 
@@ -35,6 +33,8 @@ type serveConfig struct {
 	banAfter        int64
 	banFor          time.Duration
 	trustedProxies  cidrsFlag
+	redis           redisConfig
+	limiterFallback string
 	logLevel        slog.Level
 }
 
@@ -47,7 +47,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
 	fs.StringVar(&cfg.ordersFile, "orders", "", "JSON file of orders (an array of Order with status) for the embedded store")
 	fs.StringVar(&cfg.petsFile, "pets", "", "JSON file of pets (an array of Pet) for the embedded store")
-	fs.StringVar(&cfg.keysFile, "keys-file", "", "JSON file of API keys (hashes only), made by `orderd keys create`; required")
+	fs.StringVar(&cfg.keysFile, "keys-file", "", "JSON file of API keys (hashes only), made by `orderd keys create`; required without --redis-url")
 	fs.Var(&cfg.petsDeprecated, "pets-deprecated-at", "when GET /pets/{petId} was deprecated (RFC 3339 or YYYY-MM-DD)")
 	fs.Var(&cfg.petsSunset, "pets-sunset-at", "when GET /pets/{petId} stops working and answers 410 (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&cfg.petsSunsetLink, "pets-sunset-link", "https://docs.petstore.example/orders/migrate-from-pets", "migration notes, sent in the Link header of the deprecated operation")
@@ -56,6 +56,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.banAfter, "ban-after", ratelimit.DefaultBanPolicy.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.banFor, "ban-for", ratelimit.DefaultBanPolicy.For, "how long a ban lasts")
 	fs.Var(&cfg.trustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
+	cfg.redis.register(fs)
+	fs.StringVar(&cfg.limiterFallback, "limiter-fallback", "memory", "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
 	fs.Usage = flagUsage(fs, "orderd serve [flags]")
 	rest, err := parseFlags(fs, args, getenv, stdout)
@@ -65,8 +67,10 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	switch {
 	case len(rest) > 0:
 		return cfg, usageErrorf("serve: unexpected argument %q", rest[0])
-	case cfg.keysFile == "":
-		return cfg, usageErrorf("serve: --keys-file is required (make one with: orderd keys create --plan free --keys-file FILE)")
+	case cfg.redis.url != "" && (cfg.keysFile != "" || cfg.ordersFile != "" || cfg.petsFile != ""):
+		return cfg, usageErrorf("serve: with --redis-url, orders, pets and keys are in Redis: load files with orderd import, keys with orderd keys create --redis-url")
+	case cfg.limiterFallback != "memory" && cfg.limiterFallback != "fail":
+		return cfg, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.limiterFallback)
 	case !cfg.petsSunset.t().After(cfg.petsDeprecated.t()):
 		return cfg, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
 	case cfg.shutdownTimeout <= 0 || cfg.keysReload <= 0:
@@ -84,23 +88,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 
-	orders, err := loadOrders(cfg.ordersFile)
+	b, err := openBackend(ctx, cfg, log)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	pets, err := loadPets(cfg.petsFile)
-	if err != nil {
-		return usageError{err}
-	}
-	keys, err := keyfile.Open(cfg.keysFile, false)
-	if err != nil {
-		return usageErrorf("keys file: %w", err)
-	}
+	defer b.close()
 	handler, err := api.New(api.Config{
-		Orders:         orders,
-		Pets:           pets,
-		Keys:           keys,
-		Limiter:        ratelimitmem.New(nil, ratelimit.BanPolicy{After: cfg.banAfter, For: cfg.banFor}),
+		Orders:         b.orders,
+		Pets:           b.pets,
+		Keys:           b.keys,
+		Limiter:        b.limiter,
+		Ready:          b.ready,
 		TrustedProxies: cfg.trustedProxies,
 		Sunset:         api.Sunset{DeprecatedAt: cfg.petsDeprecated.t(), SunsetAt: cfg.petsSunset.t(), Link: cfg.petsSunsetLink},
 		Logger:         log,
@@ -124,19 +122,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	go keys.Watch(watchCtx, cfg.keysReload, func(err error) {
-		if err != nil {
-			log.Error("keys file not reloaded; the keys loaded before stay in use", slog.String("error", err.Error()))
-			return
-		}
-		log.Info("keys file reloaded")
-	})
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	go b.run(bgCtx)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("mode", "embedded"))
+	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("mode", b.mode))
 
 	select {
 	case err := <-served:
@@ -156,8 +148,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	return nil
 }
 
+var (
+	orderValidate = order.Order.Validate
+	orderID       = func(o order.Order) (string, int64) { return "order", o.ID }
+	petValidate   = order.Pet.Validate
+	petID         = func(p order.Pet) (string, int64) { return "pet", p.ID }
+)
+
 func loadOrders(path string) (*memory.Orders, error) {
-	list, err := readRecords(path, order.Order.Validate, func(o order.Order) (string, int64) { return "order", o.ID })
+	list, err := readRecords(path, orderValidate, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +164,7 @@ func loadOrders(path string) (*memory.Orders, error) {
 }
 
 func loadPets(path string) (*memory.Pets, error) {
-	list, err := readRecords(path, order.Pet.Validate, func(p order.Pet) (string, int64) { return "pet", p.ID })
+	list, err := readRecords(path, petValidate, petID)
 	if err != nil {
 		return nil, err
 	}
