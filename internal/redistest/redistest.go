@@ -24,6 +24,7 @@ type Server struct {
 	bin     string
 	dir     string
 	persist bool
+	cluster bool
 	cmd     *exec.Cmd
 }
 
@@ -72,6 +73,9 @@ func (s *Server) start() error {
 	aof := []string{"--appendonly", "no"}
 	if s.persist {
 		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	if s.cluster {
+		aof = append(aof, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
 	}
 	s.cmd = exec.Command(s.bin, append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "",
 		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, aof...)...)

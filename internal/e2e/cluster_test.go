@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/auth/authtest"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
+	ratelimitredis "github.com/petstore/orderd/internal/ratelimit/redis"
+	"github.com/petstore/orderd/internal/redisconn"
+	"github.com/petstore/orderd/internal/redistest"
+	redisstore "github.com/petstore/orderd/internal/store/redis"
+)
+
+// TestConformanceOnRedisCluster runs the store, key-store and limiter suites against a
+// three-node Redis Cluster, through the same URL form an operator uses: the keys that one
+// script touches share a hash tag, or these would fail with CROSSSLOT.
+func TestConformanceOnRedisCluster(t *testing.T) {
+	cluster := redistest.StartCluster(t)
+	rdb, err := redisconn.Open(cluster.URL(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	if _, ok := rdb.(*goredis.ClusterClient); !ok {
+		t.Fatalf("%s opened a %T", cluster.URL(), rdb)
+	}
+
+	t.Run("Orders", func(t *testing.T) {
+		ordertest.Run(t, func(tb testing.TB, orders []order.Order) order.Store {
+			s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), 2*time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if _, err := s.Import(t.Context(), orders); err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		})
+	})
+	t.Run("Keys", func(t *testing.T) {
+		authtest.Run(t, func(tb testing.TB) auth.KeyStore {
+			s, err := redisstore.NewKeys(rdb, redistest.Prefix(tb), 2*time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		})
+	})
+	t.Run("Limiter", func(t *testing.T) {
+		ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
+			l, err := ratelimitredis.New(rdb, ratelimitredis.Options{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy, Timeout: 2 * time.Second})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return l
+		})
+	})
+}
