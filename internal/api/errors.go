@@ -108,12 +108,12 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			return
 		}
 		p := problemFor(err)
+		h := c.Response().Header()
 		if p.status >= 500 {
 			log.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
-				slog.String("method", c.Request().Method), slog.String("route", c.Path()),
-				slog.Int("status", p.status), slog.String("error", err.Error()))
+				slog.String("request_id", h.Get(echo.HeaderXRequestID)), slog.String("method", c.Request().Method),
+				slog.String("route", routeOf(c)), slog.Int("status", p.status), slog.String("error", err.Error()))
 		}
-		h := c.Response().Header()
 		switch p.status {
 		case http.StatusUnauthorized:
 			h.Set("WWW-Authenticate", `Bearer realm="orders"`)

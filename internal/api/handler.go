@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -37,9 +38,13 @@ type Config struct {
 	// callers are limited by.
 	TrustedProxies []*net.IPNet
 	// Ready reports whether the stores answer, for /readyz; nil means always ready.
-	Ready  func(context.Context) error
-	Logger *slog.Logger
-	Now    func() time.Time // for tests; time.Now by default
+	Ready func(context.Context) error
+	// Observer is told of requests, decisions and outcomes (metrics); none by default.
+	Observer Observer
+	// Metrics, when set, is served at /metrics on this handler.
+	Metrics http.Handler
+	Logger  *slog.Logger
+	Now     func() time.Time // for tests; time.Now by default
 }
 
 // New returns the service's HTTP handler. The chain follows decisions.md: identify the caller
@@ -54,6 +59,9 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
 	cfg.Sunset.prepare()
 
 	doc, err := orderd.LoadOpenAPI()
@@ -67,6 +75,13 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
+	e.Use(observe(cfg.Logger, cfg.Observer, operationsOf(doc)))
+	// Bodies from 256 bytes are compressed for clients that accept gzip: the list, mostly;
+	// error bodies are smaller. /metrics compresses itself.
+	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
+		MinLength: 256,
+		Skipper:   func(c echo.Context) bool { return c.Path() == "/metrics" },
+	}))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll:   true,
 		DisablePrintStack: true,
@@ -77,10 +92,13 @@ func New(cfg Config) (*echo.Echo, error) {
 		},
 	}))
 	e.Use(markDeprecated(cfg.Sunset.headers))
-	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter, cfg.Now)), onlyUnderBase(authenticate), methodNotAllowed)
+	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter, cfg.Now, cfg.Observer)), onlyUnderBase(authenticate), methodNotAllowed)
 
 	health(e, cfg.Ready)
-	srv := &Server{orders: cfg.Orders, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now}
+	if cfg.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(cfg.Metrics))
+	}
+	srv := &Server{orders: cfg.Orders, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(e, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,
 		OperationMiddlewares: validators(doc),

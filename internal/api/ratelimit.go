@@ -23,7 +23,7 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 // counts and carries the headers, 401s included. The headers are written at the moment the
 // status is, because the generated responses write their declared headers (left zero by
 // the handlers) just before that and would overwrite anything set earlier.
-func limit(l ratelimit.Limiter, now func() time.Time) echo.MiddlewareFunc {
+func limit(l ratelimit.Limiter, now func() time.Time, obs Observer) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			id, limits := rateLimitKey(auth.CallerFrom(c.Request().Context()))
@@ -40,12 +40,18 @@ func limit(l ratelimit.Limiter, now func() time.Time) echo.MiddlewareFunc {
 			h := newRateLimitHeaders(d)
 			res := c.Response()
 			res.Before(func() { h.set(res.Header()) })
-			if err != nil {
+			switch {
+			case err != nil:
+				obs.RateLimit("unavailable")
 				return err
-			}
-			if !d.Allowed {
+			case d.Banned:
+				obs.RateLimit("banned")
+				return tooManyRequests(d)
+			case !d.Allowed:
+				obs.RateLimit("limited")
 				return tooManyRequests(d)
 			}
+			obs.RateLimit("admitted")
 			return next(c)
 		}
 	}

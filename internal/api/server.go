@@ -21,6 +21,7 @@ type Server struct {
 	pets   order.PetStore
 	sunset Sunset
 	now    func() time.Time
+	obs    Observer
 }
 
 // ListOrders answers every order, or 304 when the client's tag is the current one.
@@ -41,17 +42,24 @@ func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject
 
 // CancelOrder cancels a pending order; see order.Order.Cancel for the rule.
 func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObject) (gen.CancelOrderResponseObject, error) {
-	_, _, err := s.orders.Cancel(ctx, req.OrderId)
+	_, changed, err := s.orders.Cancel(ctx, req.OrderId)
 	switch {
+	case err == nil && changed:
+		s.obs.Cancel("cancelled")
+		return gen.CancelOrder204Response{}, nil
 	case err == nil:
+		s.obs.Cancel("already_cancelled")
 		return gen.CancelOrder204Response{}, nil
 	case errors.Is(err, order.ErrNotFound):
+		s.obs.Cancel("not_found")
 		body := errorBody(fmt.Errorf("order %d: %w", req.OrderId, err))
 		return gen.CancelOrder404JSONResponse{OrderNotFoundJSONResponse: gen.OrderNotFoundJSONResponse{Body: body}}, nil
 	case errors.Is(err, order.ErrAlreadyShipped):
+		s.obs.Cancel("shipped")
 		body := errorBody(fmt.Errorf("order %d: %w", req.OrderId, err))
 		return gen.CancelOrder409JSONResponse{OrderAlreadyShippedJSONResponse: gen.OrderAlreadyShippedJSONResponse{Body: body}}, nil
 	}
+	s.obs.Cancel("error")
 	return nil, err
 }
 

@@ -45,6 +45,8 @@ type Options struct {
 	// RetryEvery is how long Redis is left alone after a failure before it is tried again, so
 	// that an outage does not cost every request a timeout.
 	RetryEvery time.Duration
+	// OnFallback, when set, is called for every decision the fallback makes (for metrics).
+	OnFallback func()
 	Logger     *slog.Logger
 }
 
@@ -83,7 +85,7 @@ func New(rdb goredis.Scripter, o Options) (*Limiter, error) {
 func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	now := l.o.Clock()
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
-		return l.o.Fallback.Allow(ctx, caller, limits)
+		return l.fallback(ctx, caller, limits)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 	defer cancel()
@@ -118,6 +120,13 @@ func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits,
 	if l.down.CompareAndSwap(false, true) {
 		l.o.Logger.Warn("rate limiter: redis unreachable; each instance limits on its own until it answers",
 			slog.String("error", err.Error()))
+	}
+	return l.fallback(ctx, caller, limits)
+}
+
+func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+	if l.o.OnFallback != nil {
+		l.o.OnFallback()
 	}
 	return l.o.Fallback.Allow(ctx, caller, limits)
 }

@@ -1,0 +1,173 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/metrics"
+)
+
+// syncBuffer collects log lines written by concurrent requests.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestRequestIDs(t *testing.T) {
+	h := newHarness(t)
+	res, _ := h.authed(t, "GET", "/v1/store/orders", "X-Request-Id", "client-chosen_id.42")
+	if got := res.Header.Get("X-Request-Id"); got != "client-chosen_id.42" {
+		t.Fatalf("a well-formed id came back as %q", got)
+	}
+	seen := map[string]bool{}
+	for _, bad := range []string{"", "has space", strings.Repeat("x", 129), "line\u2028break", "semi;colon"} {
+		res, _ := h.authed(t, "GET", "/v1/store/orders", "X-Request-Id", bad)
+		got := res.Header.Get("X-Request-Id")
+		if got == "" || got == bad || seen[got] {
+			t.Fatalf("id %q came back as %q; want a new, unique one", bad, got)
+		}
+		seen[got] = true
+	}
+}
+
+func TestProtectiveHeaders(t *testing.T) {
+	h := newHarness(t)
+	ok, _ := h.authed(t, "GET", "/v1/store/orders")
+	notFound, _ := h.authed(t, "DELETE", "/v1/store/orders/4")
+	unauthorized, _ := h.do(t, "GET", "/v1/store/orders")
+	unrouted, _ := h.authed(t, "GET", "/v1/nowhere")
+	for name, res := range map[string]*http.Response{"200": ok, "404": notFound, "401": unauthorized, "404 route": unrouted} {
+		if res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no nosniff", name)
+		}
+		if res.StatusCode >= 400 && res.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s: Cache-Control %q on an error", name, res.Header.Get("Cache-Control"))
+		}
+	}
+}
+
+func TestListIsGzippedWhenAccepted(t *testing.T) {
+	h := newHarness(t)
+	req, _ := http.NewRequest("GET", h.srv.URL+"/v1/store/orders", nil)
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	req.Header.Set("Accept-Encoding", "gzip") // set by hand: the transport then leaves the body compressed
+	res, err := h.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(res.Header.Get("Vary"), "Accept-Encoding") {
+		t.Fatalf("Content-Encoding %q, Vary %q", res.Header.Get("Content-Encoding"), res.Header.Get("Vary"))
+	}
+	zr, err := gzip.NewReader(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Header.Del("Content-Encoding")
+	if err := h.contract.Check(req, res, body); err != nil {
+		t.Fatalf("the decompressed list breaks the contract: %v", err)
+	}
+	if !bytes.Contains(body, []byte(`"id":9223372036854775807`)) {
+		t.Fatalf("body %s", body)
+	}
+	// Without Accept-Encoding the body is plain.
+	plain, _ := http.NewRequest("GET", h.srv.URL+"/v1/store/orders", nil)
+	plain.Header.Set("Authorization", "Bearer "+h.key)
+	tr := &http.Transport{DisableCompression: true}
+	res2, err := (&http.Client{Transport: tr}).Do(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res2.Body.Close()
+	if res2.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("compressed without Accept-Encoding")
+	}
+}
+
+// TestAccessLogAndMetrics: one line per request naming the caller by key name and prefix,
+// never by key; metrics move with the requests.
+func TestAccessLogAndMetrics(t *testing.T) {
+	logs := &syncBuffer{}
+	m := metrics.New()
+	h := newHarness(t, func(c *api.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		c.Observer = m
+		c.Metrics = m.Handler()
+	})
+	h.authed(t, "GET", "/v1/store/orders", "X-Request-Id", "trace-1")
+	h.authed(t, "DELETE", "/v1/store/orders/1")
+	h.authed(t, "DELETE", "/v1/store/orders/1")
+	h.authed(t, "DELETE", "/v1/store/orders/2")
+	h.do(t, "GET", "/v1/store/orders", "Authorization", "Bearer osk_wrong")
+
+	lines := logs.lines(t)
+	if len(lines) != 5 {
+		t.Fatalf("%d log lines, want 5", len(lines))
+	}
+	first := lines[0]
+	if first["msg"] != "request" || first["request_id"] != "trace-1" || first["route"] != "/v1/store/orders" ||
+		first["status"] != float64(200) || first["key_name"] != "test-free" || first["key_prefix"] != h.key[:10] {
+		t.Fatalf("access line %v", first)
+	}
+	if lines[4]["client"] != "127.0.0.1" || lines[4]["status"] != float64(401) {
+		t.Fatalf("line of an unauthenticated request: %v", lines[4])
+	}
+	logs.mu.Lock()
+	if strings.Contains(logs.b.String(), h.key) || strings.Contains(logs.b.String(), "osk_wrong") {
+		t.Fatal("a key was logged")
+	}
+	logs.mu.Unlock()
+
+	res, err := http.Get(h.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		`orderd_http_requests_total{operation="listOrders",status="200"} 1`,
+		`orderd_http_requests_total{operation="listOrders",status="401"} 1`,
+		`orderd_http_requests_total{operation="cancelOrder",status="204"} 2`,
+		`orderd_http_requests_total{operation="cancelOrder",status="409"} 1`,
+		`orderd_cancellations_total{outcome="cancelled"} 1`,
+		`orderd_cancellations_total{outcome="already_cancelled"} 1`,
+		`orderd_cancellations_total{outcome="shipped"} 1`,
+		`orderd_ratelimit_decisions_total{outcome="admitted"} 5`,
+	} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

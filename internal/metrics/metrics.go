@@ -1,0 +1,76 @@
+// Package metrics exports what the service does as Prometheus metrics on /metrics.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds the service's collectors in a registry of its own, so that tests can make as
+// many as they like.
+type Metrics struct {
+	registry    *prometheus.Registry
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	rateLimit   *prometheus.CounterVec
+	cancels     *prometheus.CounterVec
+	storeErrors *prometheus.CounterVec
+	fallbacks   prometheus.Counter
+}
+
+// New registers the collectors, with the Go runtime's and the process's.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "orderd_http_requests_total", Help: "Requests answered, by operationId and status.",
+		}, []string{"operation", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "orderd_http_request_duration_seconds", Help: "Time to answer a request, by operationId.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"operation"}),
+		rateLimit: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "orderd_ratelimit_decisions_total", Help: "Rate-limit decisions: admitted, limited, banned, unavailable.",
+		}, []string{"outcome"}),
+		cancels: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "orderd_cancellations_total", Help: "Cancel requests by outcome: cancelled, already_cancelled, shipped, not_found, error.",
+		}, []string{"outcome"}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "orderd_store_errors_total", Help: "Operations that could not reach the store, by operationId.",
+		}, []string{"operation"}),
+		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderd_ratelimit_fallback_decisions_total", Help: "Decisions made by the instance's own limiter while Redis could not be reached.",
+		}),
+	}
+	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.fallbacks,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// Request counts one answered request.
+func (m *Metrics) Request(operation string, status int, took time.Duration) {
+	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(operation).Observe(took.Seconds())
+}
+
+// RateLimit counts one decision.
+func (m *Metrics) RateLimit(outcome string) { m.rateLimit.WithLabelValues(outcome).Inc() }
+
+// Cancel counts one cancel request.
+func (m *Metrics) Cancel(outcome string) { m.cancels.WithLabelValues(outcome).Inc() }
+
+// StoreError counts one operation that could not reach its store.
+func (m *Metrics) StoreError(operation string) { m.storeErrors.WithLabelValues(operation).Inc() }
+
+// Fallback counts one decision of the fallback limiter.
+func (m *Metrics) Fallback() { m.fallbacks.Inc() }

@@ -1,0 +1,35 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMetricsAreExported(t *testing.T) {
+	m := New()
+	m.Request("listOrders", 200, 3*time.Millisecond)
+	m.Request("listOrders", 200, 3*time.Millisecond)
+	m.RateLimit("limited")
+	m.Cancel("shipped")
+	m.StoreError("cancelOrder")
+	m.Fallback()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`orderd_http_requests_total{operation="listOrders",status="200"} 2`,
+		`orderd_http_request_duration_seconds_count{operation="listOrders"} 2`,
+		`orderd_ratelimit_decisions_total{outcome="limited"} 1`,
+		`orderd_cancellations_total{outcome="shipped"} 1`,
+		`orderd_store_errors_total{operation="cancelOrder"} 1`,
+		`orderd_ratelimit_fallback_decisions_total 1`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("no %s in:\n%s", want, body)
+		}
+	}
+}
