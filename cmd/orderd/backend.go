@@ -9,6 +9,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
@@ -61,7 +62,7 @@ type backend struct {
 
 // openBackend is the one place that picks implementations: Redis with --redis-url, the
 // process's memory and files without.
-func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (*backend, error) {
+func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger, m *metrics.Metrics) (*backend, error) {
 	ban := ratelimit.BanPolicy{After: cfg.banAfter, For: cfg.banFor}
 	if cfg.redis.url == "" {
 		return openEmbedded(cfg, ban, log)
@@ -88,7 +89,9 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger) (*backe
 	if cfg.limiterFallback == "memory" {
 		fallback = ratelimitmem.New(nil, ban)
 	}
-	if b.limiter, err = ratelimitredis.New(rdb, ratelimitredis.Options{Prefix: p, Timeout: t, Ban: ban, Fallback: fallback, Logger: log}); err != nil {
+	if b.limiter, err = ratelimitredis.New(rdb, ratelimitredis.Options{
+		Prefix: p, Timeout: t, Ban: ban, Fallback: fallback, OnFallback: m.Fallback, Logger: log,
+	}); err != nil {
 		return nil, usageError{err}
 	}
 	return b, nil

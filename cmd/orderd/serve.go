@@ -14,6 +14,7 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/jsonfile"
+	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/store/memory"
@@ -35,6 +36,7 @@ type serveConfig struct {
 	trustedProxies  cidrsFlag
 	redis           redisConfig
 	limiterFallback string
+	metricsAddr     string
 	logLevel        slog.Level
 }
 
@@ -57,6 +59,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.DurationVar(&cfg.banFor, "ban-for", ratelimit.DefaultBanPolicy.For, "how long a ban lasts")
 	fs.Var(&cfg.trustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
 	cfg.redis.register(fs)
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
 	fs.StringVar(&cfg.limiterFallback, "limiter-fallback", "memory", "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
 	fs.Usage = flagUsage(fs, "orderd serve [flags]")
@@ -88,12 +91,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 
-	b, err := openBackend(ctx, cfg, log)
+	m := metrics.New()
+	b, err := openBackend(ctx, cfg, log, m)
 	if err != nil {
 		return err
 	}
 	defer b.close()
+	var metricsOnMain http.Handler
+	if cfg.metricsAddr == "" {
+		metricsOnMain = m.Handler()
+	}
 	handler, err := api.New(api.Config{
+		Observer:       m,
+		Metrics:        metricsOnMain,
 		Orders:         b.orders,
 		Pets:           b.pets,
 		Keys:           b.keys,
@@ -126,9 +136,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stopBackground()
 	go b.run(bgCtx)
 
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("mode", b.mode))
+	if cfg.metricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		metricsSrv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+		go func() { served <- metricsSrv.Serve(mln) }()
+		defer metricsSrv.Close()
+		log.Info("metrics listening", slog.String("addr", mln.Addr().String()))
+	}
 
 	select {
 	case err := <-served:
