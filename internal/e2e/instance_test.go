@@ -24,8 +24,12 @@ import (
 // deployment is several instances of the service on one Redis, as in production: each has
 // its own client, stores and limiter, and they share only Redis.
 type deployment struct {
-	redis    *redistest.Server
-	prefix   string
+	redis  *redistest.Server
+	prefix string
+	// timeout bounds each Redis call of the instances: generous by default, since a burst
+	// under the race detector on two cores queues for connections; the outage test makes it
+	// short, to show that requests fail fast.
+	timeout  time.Duration
 	clock    func() time.Time
 	contract *apitest.Contract
 	admin    *redisstore.Keys
@@ -35,7 +39,7 @@ type deployment struct {
 
 func newDeployment(t *testing.T, srv *redistest.Server, clock func() time.Time) *deployment {
 	t.Helper()
-	d := &deployment{redis: srv, prefix: redistest.Prefix(t), clock: clock, contract: apitest.Load(t)}
+	d := &deployment{redis: srv, prefix: redistest.Prefix(t), clock: clock, contract: apitest.Load(t), timeout: 5 * time.Second}
 	d.rdb = d.client(t)
 	var err error
 	if d.admin, err = redisstore.NewKeys(d.rdb, d.prefix, time.Second); err != nil {
@@ -52,7 +56,7 @@ func newDeployment(t *testing.T, srv *redistest.Server, clock func() time.Time) 
 
 func (d *deployment) client(t *testing.T) goredis.UniversalClient {
 	t.Helper()
-	rdb, err := redisconn.Open(d.redis.URL(), 500*time.Millisecond)
+	rdb, err := redisconn.Open(d.redis.URL(), d.timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +68,11 @@ func (d *deployment) client(t *testing.T) goredis.UniversalClient {
 func (d *deployment) instance(t *testing.T, fallback ratelimit.Limiter) *instance {
 	t.Helper()
 	rdb := d.client(t)
-	orders, _ := redisstore.NewOrders(rdb, d.prefix, 500*time.Millisecond)
-	pets, _ := redisstore.NewPets(rdb, d.prefix, 500*time.Millisecond)
-	keys, _ := redisstore.NewKeys(rdb, d.prefix, 500*time.Millisecond)
+	orders, _ := redisstore.NewOrders(rdb, d.prefix, d.timeout)
+	pets, _ := redisstore.NewPets(rdb, d.prefix, d.timeout)
+	keys, _ := redisstore.NewKeys(rdb, d.prefix, d.timeout)
 	limiter, err := ratelimitredis.New(rdb, ratelimitredis.Options{
-		Prefix: d.prefix, Timeout: 500 * time.Millisecond, Clock: d.clock, Ban: ratelimit.DefaultBanPolicy, Fallback: fallback,
+		Prefix: d.prefix, Timeout: d.timeout, Clock: d.clock, Ban: ratelimit.DefaultBanPolicy, Fallback: fallback,
 	})
 	if err != nil {
 		t.Fatal(err)

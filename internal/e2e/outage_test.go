@@ -20,6 +20,7 @@ import (
 func TestRedisOutage(t *testing.T) {
 	srv := redistest.StartPersistent(t)
 	d := newDeployment(t, srv, nil)
+	d.timeout = 500 * time.Millisecond
 	in := d.instance(t, ratelimitmem.New(nil, ratelimit.DefaultBanPolicy))
 	strict := d.instance(t, nil) // --limiter-fallback fail
 	key := d.key(t, "steady", plan.Business)
