@@ -8,20 +8,25 @@ ADDR    ?= 127.0.0.1:8080
 
 all: build
 
-## generate: regenerate gen/ from openapi.yaml
+# Files generated from openapi.yaml: the server (gen/) and the example's client.
+GENERATED := gen/api.gen.go examples/client/orderclient/client.gen.go
+
+## generate: regenerate gen/ and the example client from openapi.yaml
 generate:
 	cd gen && $(GO) generate ./...
+	cd examples/client/orderclient && $(GO) generate ./...
 
-## check-generated: fail if gen/ differs from what openapi.yaml and the generator produce
+## check-generated: fail if a generated file differs from what openapi.yaml produces
 check-generated:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	  cp gen/api.gen.go "$$tmp/api.gen.go" && \
+	  for f in $(GENERATED); do mkdir -p "$$tmp/$$(dirname $$f)" && cp "$$f" "$$tmp/$$f"; done && \
 	  $(MAKE) --no-print-directory generate >/dev/null && \
-	  if ! diff -u "$$tmp/api.gen.go" gen/api.gen.go; then \
-	    cp "$$tmp/api.gen.go" gen/api.gen.go; \
-	    echo "gen/ is not what openapi.yaml generates: run 'make generate' and commit (never edit gen/ by hand)" >&2; \
+	  status=0 && for f in $(GENERATED); do \
+	    if ! diff -u "$$tmp/$$f" "$$f"; then cp "$$tmp/$$f" "$$f"; status=1; fi; done; \
+	  if [ $$status != 0 ]; then \
+	    echo "generated code is not what openapi.yaml generates: run 'make generate' and commit (never edit it by hand)" >&2; \
 	    exit 1; \
-	  fi; echo "gen/ is up to date"
+	  fi; echo "generated code is up to date"
 
 ## build: build bin/orderd
 build:
