@@ -1,0 +1,49 @@
+# syntax=docker/dockerfile:1
+#
+# orderd container image. Build from the repository root:
+#
+#   docker build -t orderd:dev .
+#
+# The image runs `orderd serve`; run `keys` and `import` by replacing the command, e.g.
+#   docker run --rm orderd:dev keys create --plan pro --name demo --redis-url redis://HOST:6379/0
+
+# ---- build stage ---------------------------------------------------------------------------
+# go.mod asks for go 1.26.8: an image whose Go is older fetches that toolchain itself
+# (GOTOOLCHAIN=auto), which needs the network during the build.
+
+# build compiles orderd; nothing of this stage but the binary reaches the final image.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+
+# Modules first, in a layer of their own: it is rebuilt only when go.mod or go.sum change,
+# not on every source edit.
+COPY go.mod go.sum ./
+RUN go mod download
+
+# Then the source. openapi.yaml must be in the context: openapi.go embeds it (//go:embed),
+# like the Lua scripts under internal/. See .dockerignore for what is left out.
+COPY . .
+
+# CGO_ENABLED=0: a static binary that needs no libc, so it runs on distroless/static.
+# -trimpath drops local paths; -s -w drop the symbol table and DWARF (a smaller binary).
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/orderd ./cmd/orderd
+
+# ---- final stage ---------------------------------------------------------------------------
+# distroless/static: CA certificates (for rediss://), tzdata and /etc/passwd, and nothing
+# else: no shell, no package manager, so little to patch or to attack. orderd needs no files
+# at run time in Redis mode: the OpenAPI document and the Lua scripts are embedded.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/orderd /orderd
+
+# Never run as root. The :nonroot base defines this user (uid and gid 65532); Kubernetes
+# cannot check a user given by name, so deploy/kubernetes sets runAsUser: 65532 as well.
+USER nonroot:nonroot
+
+# 8080: the API, /healthz and /readyz. 9090: /metrics, when ORDERD_METRICS_ADDR=0.0.0.0:9090.
+EXPOSE 8080 9090
+
+# The binary is the entrypoint, so that `docker run IMAGE keys create ...` works. It runs as
+# PID 1 and receives SIGTERM itself, on which it drains requests (--shutdown-timeout, 15s).
+ENTRYPOINT ["/orderd"]
+# Listen on every interface: the default, 127.0.0.1, is unreachable from outside a container.
+CMD ["serve", "--addr", "0.0.0.0:8080"]
