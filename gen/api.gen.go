@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -233,6 +234,9 @@ type ListOrdersParams struct {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// GetOpenAPIDocument This document
+	// (GET /openapi.yaml)
+	GetOpenAPIDocument(ctx echo.Context) error
 	// GetPetById Find a pet by id (deprecated)
 	// (GET /pets/{petId})
 	//
@@ -249,6 +253,15 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// GetOpenAPIDocument converts echo context to params.
+func (w *ServerInterfaceWrapper) GetOpenAPIDocument(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetOpenAPIDocument(ctx)
+	return err
 }
 
 // GetPetById converts echo context to params.
@@ -362,6 +375,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/store/orders", wrapper.ListOrders, options.OperationMiddlewares["listOrders"]...)
 	router.DELETE(options.BaseURL+"/store/orders/:orderId", wrapper.CancelOrder, options.OperationMiddlewares["cancelOrder"]...)
 	router.GET(options.BaseURL+"/pets/:petId", wrapper.GetPetById, options.OperationMiddlewares["getPetById"]...)
+	router.GET(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPIDocument, options.OperationMiddlewares["getOpenAPIDocument"]...)
 
 }
 
@@ -489,6 +503,106 @@ type UnauthorizedJSONResponse struct {
 	Body Error
 
 	Headers UnauthorizedResponseHeaders
+}
+
+type GetOpenAPIDocumentRequestObject struct {
+}
+
+type GetOpenAPIDocumentResponseObject interface {
+	VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error
+}
+
+type GetOpenAPIDocument200ResponseHeaders struct {
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int64
+}
+
+type GetOpenAPIDocument200ApplicationyamlResponse struct {
+	Body          io.Reader
+	Headers       GetOpenAPIDocument200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetOpenAPIDocument200ApplicationyamlResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/yaml")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetOpenAPIDocument429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetOpenAPIDocument429JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPIDocument500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetOpenAPIDocument500JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetOpenAPIDocument503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response GetOpenAPIDocument503JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type GetPetByIdRequestObject struct {
@@ -1009,6 +1123,9 @@ func (response CancelOrder503JSONResponse) VisitCancelOrderResponse(w http.Respo
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// GetOpenAPIDocument This document
+	// (GET /openapi.yaml)
+	GetOpenAPIDocument(ctx context.Context, request GetOpenAPIDocumentRequestObject) (GetOpenAPIDocumentResponseObject, error)
 	// GetPetById Find a pet by id (deprecated)
 	// (GET /pets/{petId})
 	//
@@ -1032,6 +1149,29 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// GetOpenAPIDocument operation middleware
+func (sh *strictHandler) GetOpenAPIDocument(ctx echo.Context) error {
+	var request GetOpenAPIDocumentRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetOpenAPIDocument(ctx.Request().Context(), request.(GetOpenAPIDocumentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetOpenAPIDocument")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetOpenAPIDocumentResponseObject); ok {
+		return validResponse.VisitGetOpenAPIDocumentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // GetPetById operation middleware
@@ -1114,83 +1254,87 @@ func (sh *strictHandler) CancelOrder(ctx echo.Context, orderId int64) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fz/c9u2kv9Xdtg3U3uOkilbtmN5MlM3TV59L008iXu5uzJnwuRKQkMCDADa1mv8v98swO+iHDvN6+uk",
-	"+SGZSAIWi8XuZ78B+c2LZZZLgcJob/abt0SWoLL//AFzhTEzXAr6mKCOFc/dR+/NEgWYJYLMUdkxcM00",
-	"JOUcTGDr1bMncHQ43d/2gWmIvguLINiLC8FvRhpjKRJtv8Fo7PmewvcFV5h4M6MK9D0dLzFjtG7OjEFF",
-	"a/7fd2GY/MffPN8zqxy9maeN4mLh3d763tNztljn8pwtQM7BLLmGK1Sa2LSfEVKuzTFoFAlwA5csfgdc",
-	"QHQ6H72QAkc/MRMvP8LZOhevmMHnPONmgJUlwiUXCRcLuOYikde0HnFy+vT8GcylynzA8WIMUehlXBQG",
-	"Q+9YPZ7sHpvHe9NoBpGKgJhBbTQozBgXXCz8UEQmglKiUAjDU0u2XARFosehuK+IQ2/LLf4hYattywEJ",
-	"/dg83iz7etejM5nyeLW++e+lWZYM6eoAYpamqL7VkKdMbJBFKNrCeP/4IDi+fnwQ+BB6CVvZryZBQF8+",
-	"OpgGQfSgjbbo2i32KZdfWsobNo5GrUYnc4NqyEJkivW5GAnXjBQN51IhKJrJxeIYmIEUmTYwuVvZMi54",
-	"VmTebFJzwoXBBSrLyutCaDT3slNtZK7hWqp3pIvWTB/tH02dmTIBP56fn40SZvCh2u94eM7Fu0E+FFpG",
-	"Mr4oGRHSoAam0IdrbpYQKUwfh562ZELvwdb35s2b0UlhligMJwwaNkLWjLDSIIKOM43qiscIeJNjbPTd",
-	"y+MNy/KUOPgemUIFClmaPQ49qQhAQ29QY/571BjLBqB4VZk4S1N5jUllGj3w2NLouD45O4UWhe17qlEw",
-	"qEZt/l5VEHMHjynOzQYGGZmFg14p8DNyNajnPwt+A4ZnSNxURscMXC95vByUn1TA4JKJbQeRd/JHiMSM",
-	"4+pg6vl3M3xLpHQuhUbrSL9nSSkw+hRLYVDYf7I8T0s93PlVOzdb6xWNTBzhK5by5KLEflodtWYL+i1n",
-	"imVIgrZqd5rMICs0wQxYULUswVzJDALCoKPd3b29w91g7+DR/vTwcP9RcOj5njbMFNqbTYPgtr3tvymc",
-	"ezPvm50mRthxv+qdp0rJcrPdkziBhqlEoiYzhwzRONSXwigWm2OHBW4jIFiGGrihU2hFIB13OsRMOXan",
-	"GbjBHd1rcjV+k53eRWR9wl3WdF9KzaRNVnB/SjTBHtdTkeSSC9O4jAerJJYkLhxWd1Ty70/PYSdHo3d+",
-	"y9GcJrc2MFRoyLRACuBGg5sH5GXa+jf5DPpHGN8KQxu/t2QacqY1QWqXhZ7a9QLfu0TcHnrre5Xvu2tK",
-	"y0v2I8Y/VMWb4/84t1+6SZwKCgtZ6pTq00DaUbhAS6JtENVPUP1Uqfv+Z4FbAYVwEQsmMGc8LRR20VXh",
-	"FbKUgBgqXvRXpP0D1Ool+eSTVCFLVq+XPM8ptvgE5bK+/YI5Qhe6pNTWMTsCJoEFuXIAMJFAzAT530vK",
-	"t0SMaWonNg7/6PMArlv/HosfU7bNKU+Nl0wsMPmqiH+UIr6Q5pksxO9RQSHNxdzSGFS+OtzDG24D1UbP",
-	"pr9fz17IlprZvIJ/1Z4/QnvO0Pwu3cnRbNCcHA0c/uvVhpbZrDRfw72/Wrj32hV6fhbsivGUXVba+kC9",
-	"LutFF0WLTlu7Te0YtZEKW+5QIYuX5AxtHRBSZrAbGO59Hrfs1r3EJRdJp8S1kRVXtYlalc3oT4OxvXLr",
-	"ndNbQ79wZT6X8icmVlVJ7pM0WTGDFylRvsCbGDHphZf0O9jfQc7hIGj6EDkqcIV0qGZ2VWlyWJXj2sC+",
-	"+xnizpdXtr6ItoHwrS7524oGNhNtg1RgMMulYoqnK7hkQmACWxHL+cU7XF24L6LtcSjeMG66JlBXFHvl",
-	"e9dv+Gocf1rj+Fmwwiyl4v/8xNSraBNomwQDW5W15fd3uKKcpqofz+CknGOpz6DsELgG6Dtcub5nJ9CZ",
-	"fB7Ab3GTca25WPiQsXQuVYYJ2UAh3gl5Lf40mD7Us7mLxtr4L1qBa6Wwp1RXp7rn/vQK1coVl4AJfY2q",
-	"arGW3p4OO1cyR2U46ka5+4R+YvGSCxwpZAkFMyVNGnwMVbsp5bru+LSmV0uenJ3SciiKzJv9MtC76BnU",
-	"el7Zzxa6mYNZysT+XHbHahLr1ZH1IvWwm+t6ALLKwbiuV+F767dagOu76LX+WsjRl/qPRcZEI/PWj8cg",
-	"8Mp2Fl39rlO86y0+mH6vMVHhzVBf9Mfz8zNwA6rDdNrUWW0aTP1OO2xvl86F3bh22P7RUas5NgmG+3lN",
-	"o+0Xp4qNeGoe39Yz5eWvGFsTtWWMde5PRBlmV2pPUe8YzlvxLkuv2Urb6x62sQqa38CcY+o6f33roL0O",
-	"9Y/fLNEsy6ijqUVcIgqYF+mcp6kraNXimrNUY72TSylTZDZ15MlgD/N9URHmCUHcnKOCLSZWYDuPVSev",
-	"yI8Bb1hs/EpFSO0w2e4sPgn8h3UurfGdDnB22jBTqwbPWFoBgWW5u/bRo8PD3Qev/75gwnAzcIXkRZFd",
-	"uuULwY12S/akfTigmutrEEL8MHg94GlVRickjU3BUlvOtD0iH149ewJ7e3tHtOmfz590jXA32D0YTSaj",
-	"3eA8eDTbC2ZB8L9eix0iMTI8w4eYZZSj7VlHlK/1yqhRCXRRlcttTYOj7WOI6jERWfNKN5OAiSQU5Ucu",
-	"FsANsAXjojR0DbvB1IW0FX6XDHhOag5Xm0JyBwOboYRlL0W6qvro69cg1iz7bKinfyIqNesY9pq98ntp",
-	"bI7mc2ioYNmA5rxgGW5ayEvkYsEfdPAnzu/wlJtVi2xlbrUcqmNq+6nWkcm0d0btcR89FeIP40Jxs3pt",
-	"L8lYRi9tLEsh2OCBNQGoLjCBy1Xr8pFUPiGwsdcB7wqRT85OL/7x9H9a1wPdLR2CUDuuYX9pTO6CYS7m",
-	"sgrxWWzViQKytPKQesRy/l2OxkmvEkp1ot5rWyuxLgbKAhEYZBnFLCotl9KznZ1Exnrcp7Pj1vDWovLn",
-	"nNLkGiStb2X2MF1xpuyTxJjay1d2kA9zQqBWmJtAnHKKF8ehCMU338BJ5xZTKFwQ2DS7DXuHlmB1IEwD",
-	"Ayc9MPIdilkoHnIIzp26y1LXUiWUYsRM44gLjUJzw69wDCd12hGKobyjSk4c4GAC0TSYQDsmjOxdsFBE",
-	"/Ui/Zq9/0Soawz9wZS+SbVC7fjxcyvClOxDmamNc2egHdSjqgIJrqDHYb0GuVG2cHcOTBlNZM6Mkktmj",
-	"4CYUbWymVduw26Zhq9SY5ZJy1RnEHeotGo6+hfCQ4kLZpug0yzbZbFS4tMkgjSl1CTK2qko15Rqg2RzT",
-	"FZ1jvdlQuGUGmnkzmAZHEA0G4NG4lq/CMkpJkMKqZAasdkNWO1yJlHxVCXA2yXB3Ah1EzqAt7nPFrMZJ",
-	"4agzIzMez2r7CUUmr1C7aKk5DiM70rMBVLoCKWL04XrJDFYVJVEHG7EUcaEUiauqeVXqY9MxXZmezQp8",
-	"4CJOC3vPjIla6ZUsDJKDnkJUJwnRttMBaI+xe2Z0WnYXNt2hifsQrec+UXVv8oQ+R9u+syyILGcROCC3",
-	"Wk/OX4ci6hc9onE5euzkHFWRMr4vKOUw3cTAoQCF7FbwBCG9DC8iboNtH6KuUW9Ngwl928uUyKo6CV/k",
-	"gpSWmKzcaOqAAKxoGrJ9FXQxkR+KqJcL0i8Ty+VQsdCeS78wCFvTXUermwhGsLUfBO4so4HM0f6+V51U",
-	"u6i4XSnSq7q6StrE4mUN2kuL2vaCtJ1vriXM+Q0m1WVq357Qz+dPqiJsCWb2q4StZrTEB0fhQ7tY6z4k",
-	"bAUfQvFhNBrVf2j8XCENOQjgA0z8IAjsKMiVhA+wF9ivg+b7y0JzgVo3o4FSv/p3JInlimsiqtHYtWl/",
-	"vU/E7EllZ1aZk4wbG5CLdAV8Dpfti+RLdoWgpMz8atsCYlkIY3GEhjZmHdqkoSyPbO0GgU8Y6cMe/TWl",
-	"j9NgQn/Zj/v015EPpCQEhhVLtdua7h41S4VCICeLHUN9MZaOSxYGqjKhdcGqPGbnoUoUZkmiSHbugJfo",
-	"hO9q2qFwamE1xeFMdbMUKOFTEO1cTSgFUIqjhmitskUGNlikqgxtre4U2eCj9YLALJmxt2c1zLnSZuZ8",
-	"q8AWy3hN4qkQMhT184T2NeDyZ5/cpxTAwHCsadlVbHpuu2FjGOKMW0QKxcdu+9I/W88fXOxCIfqcxcb5",
-	"DBuI9l8dhGIrUWxuRhzNfEQBH8v5iDDCnsOoLNaNJpPtGUT9emZU3mO9XH/tQP6u/dzBokU9Pxq4oFwh",
-	"Bu262aP1aEJeW4WwDRBW9j2aeg1JifRzGNvWcYicFly3Xyv4oWjekfTuTTuB/iiFLBRwM3PPGupXDD3K",
-	"1iZdjOHCOrxxhU/OUvvoRs7nVhi/kp2rMdiJwGgDPqDV+HmhbNGlMkJ7cmUjxkJmt1XTvuapwUgJyFS6",
-	"clfi9gLSWClH9ruaJPHGRanTdpvaMEWaEoqqa2R7RlUkSea81QSWXVPethY02S+xVsNWOxj9VkOCc1ak",
-	"RpM7oc1TvGc0pvMGYJguW1RjeLPkKZafSpmQgTUg2QalNbe1ft4Wc420jCuiUW7ikgl/DRBKM55BULrF",
-	"Aatkppr/rSb9sMoZRVEoKHTYmYwnlrVzKeEnJlY1SIaixdYMJoehWMOvGRwE3a/bPPV/0WiIzsHh7u7+",
-	"AU3sm+gMHvKeqDW/M1E9Do7NY+LX7tI68f9yz8u4WISC4KZ6buYgC3JmlqBxkZGeRFeTaAzPeGpQuVAx",
-	"gZwtuGCm90INLjGVYkHHdbU7s77matL8qtAUSujSUFwVDqK1G9gWOFt3omm9a56mFWBMJ8FQjGTBpndV",
-	"GqRwFaKUxyi0LYWUCfSZkrniaJha3TNnNqgymzIbbtINObjne6UovZk3GQfjgCbIHAXLuTfz9sbBeM/z",
-	"PRKwLVB0dk5fLKraUrX/qi7VTdR/qH8nN+7kSoCQoxmD872luGpv27oOFHXeO0buHk0UiuZ5VRntR8+5",
-	"eBcNP3iqrLL3RGoMz+gkbAbrhoryKCqIJOdS537TSQBrh+kOra4PnCbezPs7mjM0369ObdulerShvdkv",
-	"966mcWEfoZhlU0dxJeTP95rmbe81zW4Q3KOTe79e6lnVJ15vh5Qb/HpP7C98T2zqVG1oZq2SO63XXXbK",
-	"5ONTOrcS7KTpxye1b2HSnMk9eOs99aFpu0cfn9a/UnTre/v3EUX3GYWdtffxWQO38dq1ZwtH7arzL28J",
-	"E3SRZeRpZt4zboE1R0NZFU9gq4H6bc/3DFto18sw2ntLpHesG6pKtm0X0X3kuOZcO40Iv9VZkQJ1Wfuh",
-	"II051/Gfr1++AKYUW8GWkKGY1x5fqrbD5wKuJtsuTanzu8rL2ILOOVtE7rV62bcpH6yHovdivfYCe8GU",
-	"0qG01bWnyFhIUxYFE9hidpQ2FAqU2awtJmoTCpr1vpCGbY/hjasyxTHmZvRUxDKx4dfinzwvUxeZ2LIu",
-	"nS9FwJgM+ZvnXBtXE/yYvzmp9uxiECZsDE/ux23v2DLO55v3prlwFx+sh3J23viojsy8zktUdvMcxYL0",
-	"bBLsTtfbJJ/mjuoWzC/t9nLZHeaJ69WWzdeqMdX0Qg/bTctNrcaql1Q3gKyV1BvjBjP9MX/oGuxNK8jq",
-	"7pCHfNoKOLtesvqPGO6CWzvm3+rlvmSvtee8yXpIs9lQrB2VFlcVRgb+K4yvx/xXDE6+vIiBHFHbrbeC",
-	"BOvZB6KEnd/KB/a3zraG7wc9qRq5/SbgzPpsjGVGeWOvDbjW+uo2FLt9w1bP717dPoXGhREKbXdvDCeh",
-	"aHcyN/T2bO9kU2Nl+7jd3uJJKOrkM5iuN3mGggG3w5el+B+YfTqujSzZ3ZCJlif2L81FN0Bt3T5uyVPI",
-	"a1v65gZKecI109tfn7D91TK57mtMO+vonrN6j4m/THh20FB384fQ+R7kUF0Nw8mZkkkR2w/9MiXL+XqV",
-	"8mri3fp9Iq8NpW+LNQrafT/aSOltvZs+yfK6RJ6yuPlff+qrXiWmOQms83NiL8rpToLaSYTHnQqd9m7f",
-	"3v5/AAAA//8=",
+	"7Fx7c9s4kv8qXdytGrtOkilbjmO5UrWeTLLj20ziSzyX3Q1zJky2JKwpgAFA25qJv/tVA+BTlGPPZOfm",
+	"MvkjKZPEowF0//oJ/RwkcplLgcLoYPpzsECWorJ/foe5woQZLgU9pqgTxXP3GLxdoACzQJA5KtsGrpmG",
+	"1PfBFLZeP38KhweT/e0BMA3xX6IiDPeSQvCbocZEilTbNxiPgkGg8EPBFabB1KgCB4FOFrhkNG/OjEFF",
+	"c/7PX6Io/Y8/B4PArHIMpoE2iot5cHs7CJ6dsfk6lWdsDnIGZsE1XKHSRKZ9Rsi4NkegUaTADVyw5BK4",
+	"gPhkNnwpBQ5/YCZZfIKydSpeM4Mv+JKbHlIWCBdcpFzM4ZqLVF7TfETJybOz5zCTajkAHM1HEEfBkovC",
+	"YBQcqSfj3SPzZG8STyFWMRAxqI0GhUvGBRfzQSRiE4PfUSiE4Zkd1k+CItWjSNx3i6Ngy03+MWWrbUsB",
+	"bfqRebJ576tVD09lxpPV+uK/lWbhCdLlASQsy1B9oyHPmNiwF5FobsaHJ4/Co+snj8IBREHKVvbVOAzp",
+	"5eNHkzCMH7TQxrh2id2R/Us78oaFo1Gr4fHMoOqTEJlhdS5GwjUjRsOZVAiKenIxPwJmIEOmDYzvZrYl",
+	"F3xZLIPpuKKEC4NzVJaUN4XQaO4lp9rIXMO1VJfEi1ZMH+8fTpyYMgHfn52dDlNm8KHc72h4wcVlLx0K",
+	"LSFLPveECGlQA1M4gGtuFhArzJ5EgbbDRMGDpe/t27fD48IsUBhOGNQvhKxuYXeDBnSUaVRXPEHAmxwT",
+	"o++eHm/YMs+Igm+RKVSgkGXLJ1EgFQFoFPRyzN+HtbBsAIrXpYizLJPXmJai0QGPLY2O6uPTE2iMsH1P",
+	"Ngp72ahJ3+sSYu6gMcOZ2UAgI7Fw0CsFfkaqevn8R8FvwPAlEjWl0DED1wueLHr3TypgcMHEtoPIO+kj",
+	"RGLGUfVoEgzuJviWhtK5FBqtIv2WpX7D6CmRwqCwf7I8zzwf7vxLOzVb8RW1TN3AVyzj6bnHfpodtWZz",
+	"+pYzxZZIG23Z7iSdwrLQBDNgQdWSBDMllxASBh3u7u7tHeyGe48e708ODvYfhwfBINCGmUIH00kY3jaX",
+	"/WeFs2Aa/GmnthF23Fe980wp6RfbPoljqIlKJWoSc1giGof6UhjFEnPksMAtBARbogZu6BQaFkhLnfYR",
+	"49vu1A03qKN7dS7bb5LTuwZZ73CXNN13pLrTJim4/0jUwR7XM5HmkgtTq4wHsyT6Ic4dVrdY8q/PzmAn",
+	"R6N3fs7RnKS31jBUaEi0QArgRoPrB6Rlmvw3/gz8RxjfMENrvbdgGnKmNUFqm4QO23UM37u2uNn0dhCU",
+	"uu+uLg0t2bUYf1MWr4//09R+6SJxIsgsZJljql8G0m6Ec7RDNAWi/ATlp5Ld9z8L3AoohLNYMIUZ41mh",
+	"sI2uCq+QZQTEUNKivyLtb8BWr0gnH2cKWbp6s+B5TrbFL2Auq9vPmRvoXPuRmjxmW8A4tCDnGwATKSRM",
+	"kP69IH9LJJhltmOt8A8/D+C6+e8x+RF525z81GTBxBzTr4z4WzHiS2mey0L8GhYU0pzP7Bi9zFeZe3jD",
+	"raFa89nk1/PZS9lgM+tX8K/c81twzymaX8U7OZoNnJOjgYN/P9vQNJuZ5qu590cz9964QM+Pgl0xnrGL",
+	"klsfyNc+XnReNMZpcrepFKM2UmFDHSpkyYKUoY0DQsYMtg3Dvc+jlt28F7jgIm2FuDaS4qI2cSOyGf9u",
+	"MLYTbr2ze6PpF87MZ1L+wMSqDMn9Ik5WzOB5RiOf402CmHbMS/oO9jvIGTwK6zxEjgpcIB3Knm1WGh+U",
+	"4bgmsO9+Brvz1ZWNL6JNIHyjPX1bcc9i4m2QCgwuc6mY4tkKLpgQmMJWzHJ+fomrc/ci3h5F4i3jpi0C",
+	"VUSxE753+YavwvG7FY4fBSvMQir+0y90vYrmAE2RYGCjsjb8fokr8mnK+PEUjn0fO/oUfIbAJUAvceXy",
+	"ni1DZ/x5AL9BzZJrzcV8AEuWzaRaYkoyUIhLIa/F7wbT+3I2d42x1v6LZuCKKewpVdGp9rk/u0K1csEl",
+	"YEJfoypTrF7b02HnSuaoDEddM3d3oB9YsuAChwpZSsaMH5MaH0GZbsq4rjI+je7llMenJzQdimIZTN/1",
+	"5C46ArXuV3a9hbbnYBYytZ99dqwaYj06sh6k7ldzbQ1AUtlr13UifO8HjRTg+io6qb8GcnR3/ftiyUS9",
+	"542PRyDwymYWXfyuFbzrTN7rfq8RUeJNX170+7OzU3ANysN03NSabRJOBq102N4unQu7cemw/cPDRnJs",
+	"HPbn8+pE2zvHivX2VDS+r3rKi39hYkXUhjHWqT8W3swu2Z6s3hGcNexdll2zlbblHjaxCprfwIxj5jJ/",
+	"Xemgtfblj98u0Cy81VHHIi4QBcyKbMazzAW0qu2asUxjtZILKTNk1nXkaW8O80NRDsxTgrgZRwVbTKzA",
+	"Zh7LTF6RHwHesMQMShYhtsN0uzX5OBw8LHNphe+kh7KTmpiKNfiSZSUQWJLbcx8+PjjYffD8HwomDDc9",
+	"JSQvi+WFm74Q3Gg3ZWe3D3pYc30OQojvessDnpVhdELSxBQss+FMmyMawOvnT2Fvb++QFv3j2dO2EO6G",
+	"u4+G4/FwNzwLH0/3wmkY/jNokENDDA1f4kPEMs7R5qxj8tc6YdTYA11c+nJbk/Bw+wjiqk1M0rzSdSdg",
+	"Io2Ef+RiDtwAmzMuvKBr2A0nzqQt8dsTELhdc7haB5JbGFg3JSx7JbJVmUdfL4NYk+zTvpz+sSjZrCXY",
+	"a/LK78WxOZrPwaGCLXs45yVb4qaJglTO5/xBB3/s9A7PuFk1hi3FrdqH8piaeqpxZDLrnFGz3SdPhejD",
+	"pFDcrN7YIhlL6IW1ZckE6z2w2gDVBaZwsWoUH0k1IAQ2thzwLhP5+PTk/G/P/tEoD3RVOgShtl1N/sKY",
+	"3BnDXMxkaeKzxLITGWRZqSH1kOX8Lzkat3vlppQnGryxsRKrYsAHiMAgW5LNojI/lZ7u7KQy0aPuODtu",
+	"jmDNKn/ByU2uQNLqVmYP0wVnfJ4kwcwWX9lGA5gRAjXM3BSSjJO9OIpEJP70JzhuVTFFwhmBdbL7ojAQ",
+	"z9G8ylEcn558J5NiicLEYNgl2pnKk2IaGLhtBSMvUUwj8ZDTcXrWVVFdS5WS75EwjUMuNArNDb/CERxX",
+	"/kgk+hyS0mtxSIQpxJNwDE1jMbZFYpGIuy5ARV63Aisewd9wZSvMNvBj11D2m/vKnRRzQTOurFmEOhKV",
+	"pcE1VOA8aGCxVE0AHsHTGmxZ3cMPsrRHwU0kmqBNszbxuDmGDV/jMpfkxE4haY3eGMONb7E9IoNRNkd0",
+	"LGezb9ZcXFgvkdp4JoMlW5UxHD8HaDbDbEXnWC02Em6anizfFCbhIcS9lnk8qvZXoTdfUiR7K50Cq/ST",
+	"5Q4XOyUl5pHPeh+uWNBh5xSa232mmOU4KdzozMglT6aVYEViKa9QOzOqPg4jW7tnLatsBVIkOIDrBTNY",
+	"hppEZYUkUiSFUrRdZTCsZB8figOe6lIwvV+WMKU4aoj/PvSNhidpPHU8KZyD5UezSEmzo/Ap0zHROd59",
+	"DHJGEjr8J7DhTxAOD2EI5zCCaTywhgsIvLYld/BfhTRIve0oCnOpjGOWXMmLDJclxdazrIi1Ds4AuEiy",
+	"wpbMMVGJqZKFQbI1JhBX/k687bgWmm3sKTHiL7vv1nOjjvsQr7txcVkCekzP8fbAYQHElrIYnE6yckp2",
+	"jI5E3I3fxCPfeuQ4Iy6NfvxQkPdk2j6Owy3yPiyrEOh1nNWYqA23BxC3YWhrEo7pbcfpIxxo+a6xs7ca",
+	"22T3jbr2bIDdmnrYrtA4824Qibjj1tKXsaWyL+5pz6Ub44Stya4bq+3TxrC1H4buLOMeJ9h+3ytPqhkf",
+	"3a5YvwoUEzexZFGpmYXVM7bW2/Y31xJm/AbTsi58YE/ox7OnZTzZw699lbLVlKb46Eb42Iw7u4eUreBj",
+	"JD4Oh8PqH7WfKaQmj0L4CONBGIa2FQkAfIS90L4O6/cXheYCta5bA3mx1XekHcsV1zSoRmPnpvV1nojY",
+	"40qWiZnTJTfWtxDZCvgMLpo18Qt2haCkXA7KZQtIZCGMRT5qWgNRZP0fjyhbu2E4IFQfwB79N6HHSTim",
+	"/+zjPv13OABiEoLvkqRK0U52D+upIiGQk8SOoKrxpeOShYEy4mmNBuWP2elUrzdYmiraO3fAC3Sb78Lz",
+	"kXBsYTnF4UxZJAvkuyqId67GcQsi20E6ErDeeFspaGshtNjaUY3LEGbBjC0E1jDjSpsaeWuS8Zq2p8T0",
+	"SFQ3LZoVzf6zBVwpgIHh2EBxZmxRsUvsjaCPMm4RKRKfKlymPxs3OZy1Rd7GjCXGaTlrU3cvUERiK1Vs",
+	"ZoYczWxItivL+ZAwwp7D0Mcdh+Px9hTibmg29iW5F+sXN0hDN29uWLSo+sc9tdYlYtCq6zVaHSzktWUI",
+	"m8thPoVTh55ol4g/+7FtHYdIacF18+LFIBL1lZhOCbjb0O+lkIUCbqbuhkZ1IaMzsnE6lKwiZ4jijYvh",
+	"cpbZ+0NyNrOb8S+SczUC2xEYLWAAaDl+VigbP2rq+DKnZCGznXVqVqxqMFICMpWtXHXfXkgcK+XQvquG",
+	"JNq48Dxtl6kNU8QpkSgTYDb9Vdq+JM5btSncFuVtK0HjfY+1Graa5vM3GlKcsSIzmtQJLZ4sVKMxm9UA",
+	"w7TPto3g7YJn6J/8npCA1SDZBKU1tbV+3hZzjfR2kzblIi6YGKwBghfjKYReLfZIJTNl/2808YdlzjiO",
+	"I0Gmw854NLaknUkJPzCxqkAyEg2ypjA+iMQafk3hUdh+3aSp+0WjoXEeHezu7j+ijl0RncJDrkY1+rc6",
+	"qifhkXlC9NpVWiX+3+6mHBfzSBDclDfnHGRBzswCNM7Jn4T4ahyP4DnPDCpnKqaQszkXzHQu28EFZlLM",
+	"6biudqdW11yN668KTaGE9oLiAooQrxWTW+BslHfTfNc8y0rAmIzDPhvJgk2n6hukcMGujCcotI3q+FjA",
+	"qZK54miYWt3T/Teoltb7N9xkG8IJwSDwWxlMg/EoHIXUQeYoWM6DabA3Ckd7wSCgDbaxlh3/bbRiy4xe",
+	"zHHDzULv5kPq/fxNtx6PT0/sNS9vSHt3WBXCKrjSDYYTQ4YAprZm+BJXR5DxS/Rn00Sajl0w8K7KRtMg",
+	"En22gbcYnXkibFy3yXTMQGy33d/vq6IcJ2kwDf66FuQIOvdvdsPwjtxvubd19nUtqFXu7t4orHZ4FKwH",
+	"zPrvIvgOVjf94/iHF19rFn+DxP9k93BTz4o3drqlM7eDYN/xyt392tcFbK+9T/fqqTprxliD6bv3g0AX",
+	"yyWhDvEOIV3N0obNdTB9FyzRsOA99WwBYwseSngsI/Btrvyu+k5WvoNdshdyNCPoj1c0Ch/j1s3u2FUM",
+	"xpGoL5L6YED8govLuP9qZ6m0O5dBR/CcgNqG5FxT4ZG6tKDI9qyCWZNxCGtYvwEjTtF8uzqxCebyehpt",
+	"573zBlzY63ZmUUeMXbLs890bfP8g3CprVu5XNXKKGwHKL/BrRewfuCJ2ch/Ya9xjtV3Gn+7Sqr+ynSaf",
+	"7tSsN6c+43vQ1rnU+P9VA7Tza+/e37ZUwnNugTVHQ5YVT2GrhvrthoogveBVhLVSy+TUJgvy9brt3Uq5",
+	"Dho5ZClQ+9Aw+XDMqY7/fPPqJTCl2Aq2hIzErHIIpGr6A1zA1XjbRTGq8E+pZWy894zNY/e7HD5D7X+a",
+	"IxKd3+aotMBeOIFr61hWzgQ5zkIan+VIYYvZVtqQp+CDXTY7ok0kqNeHQhq2PYK3LgidJJib4TORyNR6",
+	"Z/OfeO4jGzK1eSo6XzJoMe3TNy+4Ni7J8Sl9c1yu2bkoTFgXn9SPW96RJZzPNq9Nc+FKvKyGcnJe66jW",
+	"ngWtO/fs5gWKOfHZONydrCeEf5k6qpLN75qFNL4OhqeuKsWXmZQp+Lrq46BZnrGpqKLMmlepbisl1cK4",
+	"waX+lD50pUR10tvybp+GfNbwR9tasvzJmbvg1rb5P9VyX7LW2nPaZN2k2SwoVo68xJVx054f/fl6zH9E",
+	"4+TLsxhIETXVesNIsJq9x0rY+dn/lMitk63+SsinZclKt6phanU2JnJJfmOnrmEtl9+ukGgXQjSKGO5V",
+	"vqDQODNCoS1XGMFxJJqlGRuKFWxqdVPedfuomf3maSQq5zOcrOeA+4wBt8JXfvsf6H06qo305G7wRP2J",
+	"/Vt90Q1QW9XDNPZTyGubGeMG/H7CNdPbXwNffzRPrn3v3PY6vGevzs8mfJnw7KChKk/qQ+d7DIfqqh9O",
+	"TpVMi8Q+dLMYLOfrSYyrcXA76A7yxpD7Nl8bQbv3w40jva9W0x3S13/lGUvq3zerilo9prkdWKfn2JYE",
+	"65aD2nKER60Ine4Z4qzxQ1Q+XdnoZAOst+9v/zcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -16,6 +16,7 @@ import (
 	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/docs"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
@@ -92,9 +93,10 @@ func New(cfg Config) (*echo.Echo, error) {
 		},
 	}))
 	e.Use(markDeprecated(cfg.Sunset.headers))
-	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter, cfg.Now, cfg.Observer)), onlyUnderBase(authenticate), methodNotAllowed)
+	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter, cfg.Now, cfg.Observer)), onlyUnderBase(authenticate(publicOperations(doc))), methodNotAllowed)
 
 	health(e, cfg.Ready)
+	docs.Register(e, BasePath+"/openapi.yaml")
 	if cfg.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}

@@ -120,6 +120,19 @@ func operationsOf(doc *openapi3.T) operations {
 	return ops
 }
 
+// publicOperations are the routes of operations that the contract exempts from security.
+func publicOperations(doc *openapi3.T) map[string]bool {
+	public := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Security != nil && len(*op.Security) == 0 {
+				public[method+" "+BasePath+echoPath(path)] = true
+			}
+		}
+	}
+	return public
+}
+
 func (ops operations) of(c echo.Context) string {
 	if op, ok := ops[c.Request().Method+" "+c.Path()]; ok {
 		return op

@@ -4,11 +4,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/order"
 )
@@ -61,6 +63,14 @@ func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObje
 	}
 	s.obs.Cancel("error")
 	return nil, err
+}
+
+// GetOpenAPIDocument serves openapi.yaml as it is embedded in the binary.
+func (s *Server) GetOpenAPIDocument(context.Context, gen.GetOpenAPIDocumentRequestObject) (gen.GetOpenAPIDocumentResponseObject, error) {
+	return gen.GetOpenAPIDocument200ApplicationyamlResponse{
+		Body:          bytes.NewReader(orderd.OpenAPI),
+		ContentLength: int64(len(orderd.OpenAPI)),
+	}, nil
 }
 
 // GetPetById answers a pet until the sunset date, and 410 from then on.

@@ -1,0 +1,56 @@
+package api_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/petstore/orderd"
+)
+
+func TestOpenAPIDocumentIsServedWithoutKey(t *testing.T) {
+	h := newHarness(t)
+	res, body := h.do(t, "GET", "/v1/openapi.yaml")
+	if res.StatusCode != 200 || !bytes.Equal(body, orderd.OpenAPI) || res.Header.Get("Content-Type") != "application/yaml" {
+		t.Fatalf("got %d %q, %d bytes", res.StatusCode, res.Header.Get("Content-Type"), len(body))
+	}
+	if parseRateHeaders(t, res).remaining != 59 {
+		t.Fatal("the document is not rate limited by address")
+	}
+	// Other methods on it are 405, and a key is not needed to learn that either... but the
+	// chain authenticates before routing, so without a key it is 401.
+	if res, _ := h.do(t, "DELETE", "/v1/openapi.yaml"); res.StatusCode != 401 {
+		t.Fatalf("DELETE without key: %d", res.StatusCode)
+	}
+	if res, _ := h.authed(t, "DELETE", "/v1/openapi.yaml"); res.StatusCode != 405 {
+		t.Fatalf("DELETE with key: %d", res.StatusCode)
+	}
+}
+
+func TestDocsPage(t *testing.T) {
+	h := newHarness(t)
+	get := func(path string) (*http.Response, string) {
+		res, err := http.Get(h.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res, string(b)
+	}
+	res, page := get("/docs")
+	if res.StatusCode != 200 || !strings.Contains(page, `data-url="/v1/openapi.yaml"`) ||
+		!strings.Contains(res.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Fatalf("/docs: %d %s", res.StatusCode, page)
+	}
+	for _, asset := range []string{"/docs/init.js", "/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css"} {
+		if res, body := get(asset); res.StatusCode != 200 || len(body) < 20 {
+			t.Errorf("%s: %d, %d bytes", asset, res.StatusCode, len(body))
+		}
+	}
+	if res, _ := get("/docs/assets/../../v1/store/orders"); res.StatusCode == 200 {
+		t.Error("the asset server escapes its folder")
+	}
+}
