@@ -4,7 +4,7 @@ BIN     := bin/orderd
 RUN_DIR := .run
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: all generate check-generated build run test lint vet redis-server clean
+.PHONY: all generate check-generated docs-assets check-docs-assets build run test test-deps lint vet clean
 
 all: build
 
@@ -48,19 +48,38 @@ run: build
 	$(BIN) serve --addr $(ADDR) --orders testdata/demo/orders.json --pets testdata/demo/pets.json \
 	  --keys-file $(RUN_DIR)/keys.json
 
-## test: every test, with the race detector; the Redis tests run a real redis-server
-test: redis-server
+## test: every test, with the race detector; Redis and browser tests use the real programs
+test: test-deps
 	$(GO) test -race -count=1 ./...
 
-## redis-server: install redis-server if it is missing (the tests never skip for want of it)
-redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
+# The tests never skip for want of redis-server or chromium: install them, or say how.
+TEST_DEPS := redis-server:redis-server chromium:chromium
+
+## test-deps: install redis-server and chromium (Debian packages) if they are missing
+test-deps:
+	@for dep in $(TEST_DEPS); do cmd=$${dep%%:*}; pkg=$${dep#*:}; \
+	  command -v $$cmd >/dev/null 2>&1 && continue; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing redis-server (Debian package)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	    echo "installing $$pkg (Debian package)"; \
+	    { [ -n "$$updated" ] || apt-get update -qq; } && updated=1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkg >/dev/null || exit 1; \
 	  else \
-	    echo "make test needs redis-server: install it (apt-get install redis-server, brew install redis)" >&2; exit 1; \
-	  fi; }
+	    echo "make test needs $$cmd: install the package $$pkg" >&2; exit 1; \
+	  fi; done
+
+# Swagger UI files served at /docs, from the npm package pinned in package.json.
+DOCS_ASSETS := swagger-ui-bundle.js swagger-ui.css LICENSE NOTICE
+
+## docs-assets: copy Swagger UI from node_modules into internal/docs/assets (after npm ci)
+docs-assets:
+	npm ci --no-audit --no-fund --loglevel=error
+	for f in $(DOCS_ASSETS); do cp node_modules/swagger-ui-dist/$$f internal/docs/assets/$$f; done
+
+## check-docs-assets: fail if the embedded Swagger UI is not the pinned one (after npm ci)
+check-docs-assets:
+	@for f in $(DOCS_ASSETS); do cmp -s node_modules/swagger-ui-dist/$$f internal/docs/assets/$$f || { \
+	  echo "internal/docs/assets/$$f is not swagger-ui-dist's: run 'make docs-assets' and commit" >&2; exit 1; }; done; \
+	  echo "docs assets are the pinned swagger-ui-dist"
 
 ## vet: gofmt and go vet
 vet:

@@ -1,0 +1,86 @@
+package docs_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"net/http/httptest"
+
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/ratelimit"
+	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
+	"github.com/petstore/orderd/internal/store/keyfile"
+	"github.com/petstore/orderd/internal/store/memory"
+)
+
+// chromium finds the browser; the test never skips for want of it: CI installs it, and so
+// does `make test` where it can.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no chromium: run `make test` (it installs it) or `apt-get install chromium`")
+	return ""
+}
+
+// TestDocsRenderInABrowser opens /docs in headless Chromium against the running service and
+// checks that Swagger UI rendered every operation of openapi.yaml, and takes a screenshot.
+func TestDocsRenderInABrowser(t *testing.T) {
+	browser := chromium(t)
+	orders, _ := memory.NewOrders(ordertest.Fixture())
+	pets, _ := memory.NewPets(nil)
+	keys, err := keyfile.Open(filepath.Join(t.TempDir(), "keys.json"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(api.Config{Orders: orders, Pets: pets, Keys: keys, Limiter: ratelimitmem.New(nil, ratelimit.DefaultBanPolicy),
+		Sunset: api.Sunset{DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), SunsetAt: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC), Link: "https://docs.petstore.example/migrate"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	run := func(args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		// The flags keep Chromium off the network (this machine has none) and quiet.
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--disable-dev-shm-usage", "--user-data-dir=" + t.TempDir(), "--virtual-time-budget=20000"}
+		out, err := exec.CommandContext(ctx, browser, append(base, args...)...).Output()
+		if err != nil {
+			t.Fatalf("chromium %v: %v", args, err)
+		}
+		return string(out)
+	}
+
+	dom := run("--dump-dom", srv.URL+"/docs")
+	for _, want := range []string{"/store/orders", "/store/orders/{orderId}", "/pets/{petId}", "/openapi.yaml",
+		"listOrders", "cancelOrder", "getPetById", "Store Order Service"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the rendered page lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("DOM (first 2000 bytes): %.2000s", dom)
+	}
+
+	shot := filepath.Join(t.TempDir(), "docs.png")
+	if dir := os.Getenv("ORDERD_SCREENSHOT_DIR"); dir != "" {
+		shot = filepath.Join(dir, "docs.png")
+	}
+	run("--window-size=1280,1400", "--screenshot="+shot, srv.URL+"/docs")
+	png, err := os.ReadFile(shot)
+	if err != nil || len(png) < 20_000 || string(png[1:4]) != "PNG" {
+		t.Fatalf("screenshot: %d bytes, %v", len(png), err)
+	}
+}
