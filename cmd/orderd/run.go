@@ -17,6 +17,7 @@ Commands:
   orderd keys list [flags]                  list keys: name, plan, limits, prefix
   orderd keys revoke NAME|PREFIX [flags]    revoke a key
   orderd import --redis-url URL --orders F  load orders (and --pets) into Redis
+  orderd contract-check --base URL --key K  check a running instance against openapi.yaml
 
 Every flag can also be set with an ORDERD_* environment variable (--keys-file is
 ORDERD_KEYS_FILE); a flag on the command line wins.
@@ -36,11 +37,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return keys(ctx, rest, getenv, stdout, stderr)
 	case "import":
 		return importData(ctx, rest, getenv, stdout, stderr)
+	case "contract-check":
+		return contractCheck(ctx, rest, getenv, stdout)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return usageErrorf("unknown command %q (want serve, keys or import)", cmd)
+		return usageErrorf("unknown command %q (want serve, keys, import or contract-check)", cmd)
 	}
 }
 

@@ -137,6 +137,10 @@ func (ops operations) of(c echo.Context) string {
 	if op, ok := ops[c.Request().Method+" "+c.Path()]; ok {
 		return op
 	}
+	// Routes outside the contract (/healthz, /readyz, /metrics, /docs) are few and fixed.
+	if p := c.Path(); p != "" && p != "/*" && !strings.HasPrefix(p, BasePath+"/") {
+		return p
+	}
 	return "unknown"
 }
 

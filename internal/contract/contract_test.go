@@ -1,4 +1,4 @@
-package apitest
+package contract
 
 import (
 	"net/http"
@@ -7,7 +7,10 @@ import (
 
 // TestCheckCatchesDrift proves the checker can fail: each answer here breaks openapi.yaml.
 func TestCheckCatchesDrift(t *testing.T) {
-	c := Load(t)
+	c, err := New("/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	jsonHeader := http.Header{"Content-Type": {"application/json"}}
 	for _, tc := range []struct {
 		name, method, path string
