@@ -17,6 +17,7 @@ import (
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/redisconn"
 	"github.com/petstore/orderd/internal/store/memory"
 )
 
@@ -90,6 +91,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	redisconn.SetLogger(log)
 
 	m := metrics.New()
 	b, err := openBackend(ctx, cfg, log, m)

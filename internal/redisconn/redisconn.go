@@ -5,8 +5,10 @@ package redisconn
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -79,4 +81,19 @@ func Ping(ctx context.Context, c redis.UniversalClient, timeout time.Duration) e
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return c.Ping(ctx).Err()
+}
+
+// SetLogger sends go-redis's own messages (pool and dial failures) to log, so that every
+// line the service writes is JSON. go-redis has one logger per process, read by its
+// goroutines without a lock: only the first call sets it.
+func SetLogger(log *slog.Logger) {
+	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{log}) })
+}
+
+var setLoggerOnce sync.Once
+
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	p.log.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
