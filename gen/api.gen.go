@@ -382,8 +382,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 type BadRequestResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type BadRequestJSONResponse struct {
@@ -398,8 +398,8 @@ type EndpointSunsetResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type EndpointSunsetJSONResponse struct {
@@ -411,8 +411,8 @@ type EndpointSunsetJSONResponse struct {
 type InternalErrorResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type InternalErrorJSONResponse struct {
@@ -424,8 +424,8 @@ type InternalErrorJSONResponse struct {
 type OrderAlreadyShippedResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type OrderAlreadyShippedJSONResponse struct {
@@ -437,8 +437,8 @@ type OrderAlreadyShippedJSONResponse struct {
 type OrderNotFoundResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type OrderNotFoundJSONResponse struct {
@@ -453,8 +453,8 @@ type PetNotFoundResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type PetNotFoundJSONResponse struct {
@@ -466,9 +466,9 @@ type PetNotFoundJSONResponse struct {
 type ServiceUnavailableResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type ServiceUnavailableJSONResponse struct {
@@ -480,9 +480,9 @@ type ServiceUnavailableJSONResponse struct {
 type TooManyRequestsResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type TooManyRequestsJSONResponse struct {
@@ -495,8 +495,8 @@ type UnauthorizedResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	WWWAuthenticate     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 type UnauthorizedJSONResponse struct {
@@ -515,8 +515,8 @@ type GetOpenAPIDocumentResponseObject interface {
 type GetOpenAPIDocument200ResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -619,8 +619,8 @@ type GetPetById200ResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -803,8 +803,8 @@ type ListOrders200ResponseHeaders struct {
 	ETag                string
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -835,8 +835,8 @@ type ListOrders304ResponseHeaders struct {
 	ETag                string
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -964,8 +964,8 @@ type CancelOrderResponseObject interface {
 type CancelOrder204ResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1254,87 +1254,90 @@ func (sh *strictHandler) CancelOrder(ctx echo.Context, orderId int64) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fx7c9s4kv8qXdytGrtOkilbjmO5UrWeTLLj20ziSzyX3Q1zJky2JKwpgAFA25qJv/tVA+BTlGPPZOfm",
-	"MvkjKZPEowF0//oJ/RwkcplLgcLoYPpzsECWorJ/foe5woQZLgU9pqgTxXP3GLxdoACzQJA5KtsGrpmG",
-	"1PfBFLZeP38KhweT/e0BMA3xX6IiDPeSQvCbocZEilTbNxiPgkGg8EPBFabB1KgCB4FOFrhkNG/OjEFF",
-	"c/7PX6Io/Y8/B4PArHIMpoE2iot5cHs7CJ6dsfk6lWdsDnIGZsE1XKHSRKZ9Rsi4NkegUaTADVyw5BK4",
-	"gPhkNnwpBQ5/YCZZfIKydSpeM4Mv+JKbHlIWCBdcpFzM4ZqLVF7TfETJybOz5zCTajkAHM1HEEfBkovC",
-	"YBQcqSfj3SPzZG8STyFWMRAxqI0GhUvGBRfzQSRiE4PfUSiE4Zkd1k+CItWjSNx3i6Ngy03+MWWrbUsB",
-	"bfqRebJ576tVD09lxpPV+uK/lWbhCdLlASQsy1B9oyHPmNiwF5FobsaHJ4/Co+snj8IBREHKVvbVOAzp",
-	"5eNHkzCMH7TQxrh2id2R/Us78oaFo1Gr4fHMoOqTEJlhdS5GwjUjRsOZVAiKenIxPwJmIEOmDYzvZrYl",
-	"F3xZLIPpuKKEC4NzVJaUN4XQaO4lp9rIXMO1VJfEi1ZMH+8fTpyYMgHfn52dDlNm8KHc72h4wcVlLx0K",
-	"LSFLPveECGlQA1M4gGtuFhArzJ5EgbbDRMGDpe/t27fD48IsUBhOGNQvhKxuYXeDBnSUaVRXPEHAmxwT",
-	"o++eHm/YMs+Igm+RKVSgkGXLJ1EgFQFoFPRyzN+HtbBsAIrXpYizLJPXmJai0QGPLY2O6uPTE2iMsH1P",
-	"Ngp72ahJ3+sSYu6gMcOZ2UAgI7Fw0CsFfkaqevn8R8FvwPAlEjWl0DED1wueLHr3TypgcMHEtoPIO+kj",
-	"RGLGUfVoEgzuJviWhtK5FBqtIv2WpX7D6CmRwqCwf7I8zzwf7vxLOzVb8RW1TN3AVyzj6bnHfpodtWZz",
-	"+pYzxZZIG23Z7iSdwrLQBDNgQdWSBDMllxASBh3u7u7tHeyGe48e708ODvYfhwfBINCGmUIH00kY3jaX",
-	"/WeFs2Aa/GmnthF23Fe980wp6RfbPoljqIlKJWoSc1giGof6UhjFEnPksMAtBARbogZu6BQaFkhLnfYR",
-	"49vu1A03qKN7dS7bb5LTuwZZ73CXNN13pLrTJim4/0jUwR7XM5HmkgtTq4wHsyT6Ic4dVrdY8q/PzmAn",
-	"R6N3fs7RnKS31jBUaEi0QArgRoPrB6Rlmvw3/gz8RxjfMENrvbdgGnKmNUFqm4QO23UM37u2uNn0dhCU",
-	"uu+uLg0t2bUYf1MWr4//09R+6SJxIsgsZJljql8G0m6Ec7RDNAWi/ATlp5Ld9z8L3AoohLNYMIUZ41mh",
-	"sI2uCq+QZQTEUNKivyLtb8BWr0gnH2cKWbp6s+B5TrbFL2Auq9vPmRvoXPuRmjxmW8A4tCDnGwATKSRM",
-	"kP69IH9LJJhltmOt8A8/D+C6+e8x+RF525z81GTBxBzTr4z4WzHiS2mey0L8GhYU0pzP7Bi9zFeZe3jD",
-	"raFa89nk1/PZS9lgM+tX8K/c81twzymaX8U7OZoNnJOjgYN/P9vQNJuZ5qu590cz9964QM+Pgl0xnrGL",
-	"klsfyNc+XnReNMZpcrepFKM2UmFDHSpkyYKUoY0DQsYMtg3Dvc+jlt28F7jgIm2FuDaS4qI2cSOyGf9u",
-	"MLYTbr2ze6PpF87MZ1L+wMSqDMn9Ik5WzOB5RiOf402CmHbMS/oO9jvIGTwK6zxEjgpcIB3Knm1WGh+U",
-	"4bgmsO9+Brvz1ZWNL6JNIHyjPX1bcc9i4m2QCgwuc6mY4tkKLpgQmMJWzHJ+fomrc/ci3h5F4i3jpi0C",
-	"VUSxE753+YavwvG7FY4fBSvMQir+0y90vYrmAE2RYGCjsjb8fokr8mnK+PEUjn0fO/oUfIbAJUAvceXy",
-	"ni1DZ/x5AL9BzZJrzcV8AEuWzaRaYkoyUIhLIa/F7wbT+3I2d42x1v6LZuCKKewpVdGp9rk/u0K1csEl",
-	"YEJfoypTrF7b02HnSuaoDEddM3d3oB9YsuAChwpZSsaMH5MaH0GZbsq4rjI+je7llMenJzQdimIZTN/1",
-	"5C46ArXuV3a9hbbnYBYytZ99dqwaYj06sh6k7ldzbQ1AUtlr13UifO8HjRTg+io6qb8GcnR3/ftiyUS9",
-	"542PRyDwymYWXfyuFbzrTN7rfq8RUeJNX170+7OzU3ANysN03NSabRJOBq102N4unQu7cemw/cPDRnJs",
-	"HPbn8+pE2zvHivX2VDS+r3rKi39hYkXUhjHWqT8W3swu2Z6s3hGcNexdll2zlbblHjaxCprfwIxj5jJ/",
-	"Xemgtfblj98u0Cy81VHHIi4QBcyKbMazzAW0qu2asUxjtZILKTNk1nXkaW8O80NRDsxTgrgZRwVbTKzA",
-	"Zh7LTF6RHwHesMQMShYhtsN0uzX5OBw8LHNphe+kh7KTmpiKNfiSZSUQWJLbcx8+PjjYffD8HwomDDc9",
-	"JSQvi+WFm74Q3Gg3ZWe3D3pYc30OQojvessDnpVhdELSxBQss+FMmyMawOvnT2Fvb++QFv3j2dO2EO6G",
-	"u4+G4/FwNzwLH0/3wmkY/jNokENDDA1f4kPEMs7R5qxj8tc6YdTYA11c+nJbk/Bw+wjiqk1M0rzSdSdg",
-	"Io2Ef+RiDtwAmzMuvKBr2A0nzqQt8dsTELhdc7haB5JbGFg3JSx7JbJVmUdfL4NYk+zTvpz+sSjZrCXY",
-	"a/LK78WxOZrPwaGCLXs45yVb4qaJglTO5/xBB3/s9A7PuFk1hi3FrdqH8piaeqpxZDLrnFGz3SdPhejD",
-	"pFDcrN7YIhlL6IW1ZckE6z2w2gDVBaZwsWoUH0k1IAQ2thzwLhP5+PTk/G/P/tEoD3RVOgShtl1N/sKY",
-	"3BnDXMxkaeKzxLITGWRZqSH1kOX8Lzkat3vlppQnGryxsRKrYsAHiMAgW5LNojI/lZ7u7KQy0aPuODtu",
-	"jmDNKn/ByU2uQNLqVmYP0wVnfJ4kwcwWX9lGA5gRAjXM3BSSjJO9OIpEJP70JzhuVTFFwhmBdbL7ojAQ",
-	"z9G8ylEcn558J5NiicLEYNgl2pnKk2IaGLhtBSMvUUwj8ZDTcXrWVVFdS5WS75EwjUMuNArNDb/CERxX",
-	"/kgk+hyS0mtxSIQpxJNwDE1jMbZFYpGIuy5ARV63Aisewd9wZSvMNvBj11D2m/vKnRRzQTOurFmEOhKV",
-	"pcE1VOA8aGCxVE0AHsHTGmxZ3cMPsrRHwU0kmqBNszbxuDmGDV/jMpfkxE4haY3eGMONb7E9IoNRNkd0",
-	"LGezb9ZcXFgvkdp4JoMlW5UxHD8HaDbDbEXnWC02Em6anizfFCbhIcS9lnk8qvZXoTdfUiR7K50Cq/ST",
-	"5Q4XOyUl5pHPeh+uWNBh5xSa232mmOU4KdzozMglT6aVYEViKa9QOzOqPg4jW7tnLatsBVIkOIDrBTNY",
-	"hppEZYUkUiSFUrRdZTCsZB8figOe6lIwvV+WMKU4aoj/PvSNhidpPHU8KZyD5UezSEmzo/Ap0zHROd59",
-	"DHJGEjr8J7DhTxAOD2EI5zCCaTywhgsIvLYld/BfhTRIve0oCnOpjGOWXMmLDJclxdazrIi1Ds4AuEiy",
-	"wpbMMVGJqZKFQbI1JhBX/k687bgWmm3sKTHiL7vv1nOjjvsQr7txcVkCekzP8fbAYQHElrIYnE6yckp2",
-	"jI5E3I3fxCPfeuQ4Iy6NfvxQkPdk2j6Owy3yPiyrEOh1nNWYqA23BxC3YWhrEo7pbcfpIxxo+a6xs7ca",
-	"22T3jbr2bIDdmnrYrtA4824Qibjj1tKXsaWyL+5pz6Ub44Stya4bq+3TxrC1H4buLOMeJ9h+3ytPqhkf",
-	"3a5YvwoUEzexZFGpmYXVM7bW2/Y31xJm/AbTsi58YE/ox7OnZTzZw699lbLVlKb46Eb42Iw7u4eUreBj",
-	"JD4Oh8PqH7WfKaQmj0L4CONBGIa2FQkAfIS90L4O6/cXheYCta5bA3mx1XekHcsV1zSoRmPnpvV1nojY",
-	"40qWiZnTJTfWtxDZCvgMLpo18Qt2haCkXA7KZQtIZCGMRT5qWgNRZP0fjyhbu2E4IFQfwB79N6HHSTim",
-	"/+zjPv13OABiEoLvkqRK0U52D+upIiGQk8SOoKrxpeOShYEy4mmNBuWP2elUrzdYmiraO3fAC3Sb78Lz",
-	"kXBsYTnF4UxZJAvkuyqId67GcQsi20E6ErDeeFspaGshtNjaUY3LEGbBjC0E1jDjSpsaeWuS8Zq2p8T0",
-	"SFQ3LZoVzf6zBVwpgIHh2EBxZmxRsUvsjaCPMm4RKRKfKlymPxs3OZy1Rd7GjCXGaTlrU3cvUERiK1Vs",
-	"ZoYczWxItivL+ZAwwp7D0Mcdh+Px9hTibmg29iW5F+sXN0hDN29uWLSo+sc9tdYlYtCq6zVaHSzktWUI",
-	"m8thPoVTh55ol4g/+7FtHYdIacF18+LFIBL1lZhOCbjb0O+lkIUCbqbuhkZ1IaMzsnE6lKwiZ4jijYvh",
-	"cpbZ+0NyNrOb8S+SczUC2xEYLWAAaDl+VigbP2rq+DKnZCGznXVqVqxqMFICMpWtXHXfXkgcK+XQvquG",
-	"JNq48Dxtl6kNU8QpkSgTYDb9Vdq+JM5btSncFuVtK0HjfY+1Graa5vM3GlKcsSIzmtQJLZ4sVKMxm9UA",
-	"w7TPto3g7YJn6J/8npCA1SDZBKU1tbV+3hZzjfR2kzblIi6YGKwBghfjKYReLfZIJTNl/2808YdlzjiO",
-	"I0Gmw854NLaknUkJPzCxqkAyEg2ypjA+iMQafk3hUdh+3aSp+0WjoXEeHezu7j+ijl0RncJDrkY1+rc6",
-	"qifhkXlC9NpVWiX+3+6mHBfzSBDclDfnHGRBzswCNM7Jn4T4ahyP4DnPDCpnKqaQszkXzHQu28EFZlLM",
-	"6biudqdW11yN668KTaGE9oLiAooQrxWTW+BslHfTfNc8y0rAmIzDPhvJgk2n6hukcMGujCcotI3q+FjA",
-	"qZK54miYWt3T/Teoltb7N9xkG8IJwSDwWxlMg/EoHIXUQeYoWM6DabA3Ckd7wSCgDbaxlh3/bbRiy4xe",
-	"zHHDzULv5kPq/fxNtx6PT0/sNS9vSHt3WBXCKrjSDYYTQ4YAprZm+BJXR5DxS/Rn00Sajl0w8K7KRtMg",
-	"En22gbcYnXkibFy3yXTMQGy33d/vq6IcJ2kwDf66FuQIOvdvdsPwjtxvubd19nUtqFXu7t4orHZ4FKwH",
-	"zPrvIvgOVjf94/iHF19rFn+DxP9k93BTz4o3drqlM7eDYN/xyt392tcFbK+9T/fqqTprxliD6bv3g0AX",
-	"yyWhDvEOIV3N0obNdTB9FyzRsOA99WwBYwseSngsI/Btrvyu+k5WvoNdshdyNCPoj1c0Ch/j1s3u2FUM",
-	"xpGoL5L6YED8govLuP9qZ6m0O5dBR/CcgNqG5FxT4ZG6tKDI9qyCWZNxCGtYvwEjTtF8uzqxCebyehpt",
-	"573zBlzY63ZmUUeMXbLs890bfP8g3CprVu5XNXKKGwHKL/BrRewfuCJ2ch/Ya9xjtV3Gn+7Sqr+ynSaf",
-	"7tSsN6c+43vQ1rnU+P9VA7Tza+/e37ZUwnNugTVHQ5YVT2GrhvrthoogveBVhLVSy+TUJgvy9brt3Uq5",
-	"Dho5ZClQ+9Aw+XDMqY7/fPPqJTCl2Aq2hIzErHIIpGr6A1zA1XjbRTGq8E+pZWy894zNY/e7HD5D7X+a",
-	"IxKd3+aotMBeOIFr61hWzgQ5zkIan+VIYYvZVtqQp+CDXTY7ok0kqNeHQhq2PYK3LgidJJib4TORyNR6",
-	"Z/OfeO4jGzK1eSo6XzJoMe3TNy+4Ni7J8Sl9c1yu2bkoTFgXn9SPW96RJZzPNq9Nc+FKvKyGcnJe66jW",
-	"ngWtO/fs5gWKOfHZONydrCeEf5k6qpLN75qFNL4OhqeuKsWXmZQp+Lrq46BZnrGpqKLMmlepbisl1cK4",
-	"waX+lD50pUR10tvybp+GfNbwR9tasvzJmbvg1rb5P9VyX7LW2nPaZN2k2SwoVo68xJVx054f/fl6zH9E",
-	"4+TLsxhIETXVesNIsJq9x0rY+dn/lMitk63+SsinZclKt6phanU2JnJJfmOnrmEtl9+ukGgXQjSKGO5V",
-	"vqDQODNCoS1XGMFxJJqlGRuKFWxqdVPedfuomf3maSQq5zOcrOeA+4wBt8JXfvsf6H06qo305G7wRP2J",
-	"/Vt90Q1QW9XDNPZTyGubGeMG/H7CNdPbXwNffzRPrn3v3PY6vGevzs8mfJnw7KChKk/qQ+d7DIfqqh9O",
-	"TpVMi8Q+dLMYLOfrSYyrcXA76A7yxpD7Nl8bQbv3w40jva9W0x3S13/lGUvq3zerilo9prkdWKfn2JYE",
-	"65aD2nKER60Ine4Z4qzxQ1Q+XdnoZAOst+9v/zcAAP//",
+	"7Hz5d9s2tv+/cg9nzqndoWRqsR3LJ+dbN01afyeLX+K+zNT0M2HySkJNAQwAWlYT/+/vYOEqynHSTNqX",
+	"5ofGFYnlArj3c1fwrRfzRcYZMiW9yVtvjiRBYf73B8wExkRRzvTPBGUsaGZ/eq/nyEDNEXiGwrSBJZGQ",
+	"uD6YwNbLJ4/gYH+8u+0DkRB9F+ZBMIpzRm96EmPOEmmeYNT3fE/gm5wKTLyJEjn6noznuCB63gW5eYps",
+	"pubeZDT0vYwohUKT8D/fhWHyj797vqdWGXoTTypB2cy7vfW9x6dktk70KZkBn4KaUwnXKKSm2vxGSKlU",
+	"hyCRJUAVXJL4CiiD6Hjae84Z9p4RFc/vT+jeuEHo653QOwt6B6T32/k/Qq+b5JdE4VO6oKqD7jnCJWUJ",
+	"ZTNYUpbwpSZOk338+PQJTLlY+ID9WR+i0FtQlisMvUPxcDA8VA9H42gCkYhAU45SSRC4IJRRNvNDFqkI",
+	"3GlAzhRNzbBuEmSJ7IfsvqseDB80lh16W5aYdwlZbRuK9IkdqoebD67chd4JT2m8Wt+M77maOwJlcXox",
+	"SVMU30jIUsI27E3I6pvz5uFecLh8uBf4EHoJWZlHgyDQDx/sjYMg+l0Lr81jltyeyT00M23YCFRi1Tua",
+	"KhRd0sdTLM9NcVgSzbU45QJB6J6UzQ6BKEiRSAWDuzlXbxJR3sSjTI2Gnq/XRhf5wpsMB+P98YPR3njf",
+	"12uyDwclvZQpnKEwBL/KmUR1L6SQimcSllxcaY42QPFg92BsgYIw+On09KSXEIUfK3BnR71fzs+0uL0d",
+	"3voQhsnb4S00npqH41v3btL4Az8+O+0+FbvIp5RddS5UoFnpgs7cShlXKIEI9GFJ1RwigenD0JNmmNC7",
+	"P6IMg3GLxwyantm/eP4P+/cQmhN0r+L169e9o1zNkSmqwbobcUjVwhyaJsuuT6K4pjEC3mQYK3n3IpBp",
+	"njnzvkciUIBAki4ehh4XWs+EnnfeReG/ehUQbADFlwWckTTlS0wKsW8B5ZZES/TRyTHURti+v0jsjesi",
+	"cTAcjkb7w2C092B3vL+/FwRBTTaCTtmoL+dlgb53LCnFqdqwHqIRwaowzvCPW0SnrP/M6A0oukBNfAFP",
+	"RMFyTuN55+lwAQQuCdu2yuazLedWTyQzziQaY+d7krjd179izhQy878ky1InAju/SmsK4Q1ZZCnalokd",
+	"+JqkNLlwOlbThlKSmX6XEUEWqE/N8PxxMoFFLjVcg1FWhiSYCr6AQGN5azG7D4J9z/ekIiqX3mQcBLf1",
+	"Tfm7wKk38f62U9lxO/at3HksBHeLbZ7TEVREJRylxilYICqrTTlTgsTq0IKZXQgwskAJVOkzqlmJDbOl",
+	"ixjXdqdquEHN36tz0X4TRtw1yHqHu0TzviNVnTbJyP1H0h3McT1mScYpU5VS/WCWRDfEhdUFDZb88fEp",
+	"7GSo5M7bDNVxcmuMd4FKCx5wBlRJsP1A6+E6/w0+Af9p9VJzFSrLYE4kZERKDedNElps13JO7trietNb",
+	"3yuU911damq+bZl/Vhavjv/91H7pInHMtOlDUstUHwfSdoQLNEPUBaJ4BcWrgt13PwncMsiZNZYwgSmh",
+	"aS6wia4Cr5GkGoihoEV+RdrPwFYvtE4+SgWSZPVqTrNMWx4fwVxGt18QO9CFdCPVecy0gEFgQM41AMIS",
+	"iAnT+vdS+7EsxjQ1HSuFf/BpANfOf4/JD4EqoBJyFs8Jm2HylRE/FyM+5+oJz9nvYUHG1cXUjNHJfKW5",
+	"hzfUGKoVn41/P5895zU2M04K/co9n4N7TlD9Lt7JUG3gnAwV7P/n2UZPs5lpvpp7fzVz75WNMf3MyDWh",
+	"KbksuPUD+dqFqi7y2jh17lalYpSKC6ypQ4EknmtlaOKpkBKFTcNw9GnUsp33EueUJY3o2kZSbAgoqkWI",
+	"oz8NxrbC1nd2rzX9wpn5lPNnhK2K+N5HcbIgCi9SPfIF3sSIScu81O/BvAc+hb2gyvdkKMAmJKDo2WSl",
+	"wX4RrKsD+/AT2J0vrk2wEk1i5hvp6NuKOhYTbQMXoHCRcUEETVdwSRjDBLYiktGLK1xd2AfRdj9krwlV",
+	"TREo442tNIjN43wVjj+tcPzMSK7mXNDfPtL1yusD1EWCgInKmtD/Fa60T1NElydw5PqY0Sfg0hM2rXKF",
+	"K5tPaRg6g08D+DVqFlRKymY+LEg65WKBiZaBnF0xvmR/GkzvShfdNcZa+y+agUumMKdURqea5/74GsXK",
+	"BpeAMLlEUaSunbbXh50JnqFQFGXF3O2BnpF4Thn2BJJEGzNuTN34EIpUV0plmT6qdS+mPDo51tMVibn1",
+	"3EVLoNb9yra30PQc1Jwn5rXLzJVDrEdH1oPU3WquqQG0VHbada0I37lfoUXHKlppxxpytHf9p3xBWLXn",
+	"tZeHwPDapDVt/K4RvGtN3ul+18sIguG4g6oCgLpytD+dnp6AbVCcrmWvxvTjYOzfkeTfPTioZ/eD7vRf",
+	"lZc7s7xZ7VdJY5XL5Ze/Ymxk1sQ11qk/Ys7uLuRAm8F9OK0ZwCRdkpU0RTkmywuS3sCUYmoThW1x0Wvt",
+	"ymW/nqOaOzOkCk5cIjKY5umUpqmNcJXbNSWpxHIll5ynSIwvSZPOlOebvBiYJhrzphQFbBG2ApOoLFJ7",
+	"eXYIeENi5Rc8o/kQk+3G5IPA/5SJTiOrxx10H1ekloxDFyQtcMMsqEnZwYP9/eEnpu5NTpiiqqPO53m+",
+	"uLTE5YwqaQlqndS+/6G1K51EaDz6obMO4nERtNe4HaucpCZ4ajJSPrx88ghGo9GB3rOfTx81RX4YDPd6",
+	"g0FvGJwGDyajYBIEv3g1evUQPUUX2ASBvQ+BgChDk06PtLPYiuFGDmWjwpHcGgcH24cQlW0ijRwrWXUC",
+	"wpKQuZ+UzYAqIDNCmQMVCcNgbO3pQnk4Ajy7iRbUqyh2A4CrphpIX7B0VaT41+s/1lDkpKvc4IgVTNsA",
+	"kTVsoPfi/wzVf57fGVl0sNlzssBNZHgJn81oi0uGNZB+P5scWRVJU6pWtWkKUS93rTjUukqtHTBPWyda",
+	"b/feM9T0YZwLqlavTCmRIfTSmN3aWuw83spWljkmcLmqVZJx4WvdoEx16V3W/NHJ8cU/H/+7Vm1qa5k0",
+	"uJt2FflzpTJrt1M25YU3QmLDfNp2TAtlLnsko99lqOzuFZtSnLD3yoR1jPIDF8sChWShzSuRuqnkZGcn",
+	"4bHst8fZsXN4aw7EU6o9+hKgjdYn5jBtHMmldGJMTSWdaeTDVMNXzSJPIE6pNm37IQvZ3/4GR41ar5BZ",
+	"e7XKy1/mCqIZqhcZsqOT4x94nC+QqQgUuUIzU3FSRAIBu62g+BWyScg+5HSsBWBrzZZcJNpNionEHmUS",
+	"maSKXmMfjkrXKWRdvlPhYFncwgSicTCAul0bmYK8kEVtb6Ukr12pFvXhn7gy1Xwb+LFt07vNfWFPitj4",
+	"HhXGYEMZstIGohJKKPdryM1FHa778KiCZlL1cIMszFFQFbI6xOtZ6+hdH8NE2nGRce1vTyBujF4bw45v",
+	"NEGobVteH9GynEkUGst2bhxa3cYxGSzIqgg3uTlAkimmK32O5WJDZqfpSEhOYBwcQNTpRET9cn8FOsMq",
+	"QW0JJhMgpTYz3GHDvFrlOeQzjpItzLTYOYH6dp8KYjiOMzs6UXxB40kpWCFb8GuU1sCrjkPxxu4Zmy9d",
+	"AWcx+rCcE4VFVIyVNk7MWZwLoberiNsV7OOihkATWQimcyFjIgRFCdG/eq5R7ziJJpYnmfUF3WgGKfXs",
+	"yFx2d6DpHAwfAJ9qCe39AqT3GwS9A+jBBfRhEvnG6gGGS1NqCP+Vc4W6txlFYMaFssySCX6Z4qKg2DjB",
+	"JbHGF/OBsjjNTe0fYaWYCp4r1JbJGKLSNYu2LddCvY05JaL5y+y7cTJ1x12I1j3OqCi3PdK/o23fYgFE",
+	"hrIIrE4ycqqtHhmyqB1qivqudd9yRlS4I/gm146eanpfFre0X2RYRYNey6+ONLXBtg9RE4a2xsFAP235",
+	"pxoHGm52ZK2z2jaZfdNdOzbAbE01bFtorDHohyxqeeD6zcBQ2RWiNefSDsfC1nhox2q63xFs7QaBPcuo",
+	"w18370fFSdVDudsl65cxbc1NJJ6XamZu9Iwp9zf91ZLDlN5gUlwN8M0J/Xz6qAh9O/g1jxKymugp3tkR",
+	"3tVD5PZHQlbwLmTver1e+Z9uPxWom+wF8A4GfhAEppUWAHgHo8A8Dqrnl7mkDKWsWoP2r8v3qHcsE1Tq",
+	"QSUqM7deX+uXJvaolGXNzMmCKuOYsHQFdAqX9WsRc3KNIDhf+MWyGcQ8Z8ogn25aAVFovCuHKFvasNSo",
+	"7sNI/zPWP8fBQP9jfu7qfw580Eyi4bsgqVS04+FBNVXIGFItsX0oa5v1cfFcQRGcNUaDcMdsdarTGyRJ",
+	"hN47e8BztJtvMwkhs2xhOMXiTFHPC9qrFhDtXA+iBkQ244lawDpDg4WgrUX7ImNH1e7HqDlRpqJZwpQK",
+	"qSrkrUjGpd6eAtNDVl6+qVdyu9cGcDkDAopiDcWJMtXRNgfZhy7KqEGkkL2vAlv/b+1yj7W2tPcxJbGy",
+	"Ws7Y1O07NCHbSgSZqh5FNe1p25VktKcxwpxDz4VIe4PB9gSidhQ5ctXDl+t3d7SGrl/eMWhR9o86isYL",
+	"xNCrrtZodDDjS8MQJu1EXLapCorpXdL82Y1t6ziklRYs63dt/JBVt6Ratex2Q3/ijOcCqJrYSznlHZzW",
+	"yMrqUG0VWUMUb2y4mZLU3D/j06nZjF+1nIs+mI5A9AJ8QMPx01yYyFZdxxfpLwOZzQRZvbhWguIckIh0",
+	"ZQsRR4HmWM575lk5pKaNMsfTZplSEaE5JWRFrs5k6grbV4vzVmUKN0V520jQYNdhrYStuvn8jYQEpyRP",
+	"ldTqRC9eW6hKYjqtAIZIlxjsw+s5TdH9cnuiBawCyTooramt9fM2mKu4s5ukKhZxSZi/BghOjCcQOLXY",
+	"IZVEFf2/kZo/DHNGURQybTrsDPoDQ9op5/CMsFUJkiGrkTWBwX7I1vBrAntB83GdpvYbiUqPs7c/HO7u",
+	"6Y5tEZ3Ah9yOq/VvdBQPg0P1UNNrVmmU+H/bm5aUzUKm4aa4eWkhCzKi5iBxpv1JiK4HUR+e0FShsKZi",
+	"AhmZUUZU67ImXGLK2Uwf1/VwYnTN9aB6K1DlgkknKDaYCdFa3bsBzlolup5vSdO0AIzxIOiykQzYtArU",
+	"gTMbGktpjEyaKI+LBZwIngmKiojVPd1/hWJhvH9FVbohnOD5nttKb+IN+kE/0B14hoxk1Jt4o37QH3nm",
+	"0tjcxFp23Lv+iixS/WCGGy6bOjcfEufnb7o1e3RybO7sOUPaucMiZ0bBFW4wHCttCGBiypuvcHUIKb1C",
+	"dzZ1pGnZBb5zVTaaBiHrsg2cxWjNE2aixnWmIwois+3uimcZ5ThOvIn341qQw2tdFRoGwR1p6mJvq0Tx",
+	"WlCr2N1RPyh3uO+tB8y6r024DkY3/fvo2dOv5ZWfoUZhPDzY1LPkjZ12lc+t7+1aXrm7X/Nmg+k1en+v",
+	"jgK5eozVm5yd+57MFwuNOpp3NNJVLK3ITHqTM2+BinjnumcDGBvwUMBjEa9vcuUP5Xtt5VvY1fZChqoP",
+	"3fGKWo1m1PhQQGSLG6OQVbeCXTAgekrZVdR9jbZQ2q2Lt314ooHahORsU+aQurCgtO1ZBrPGgwDWsH4D",
+	"Rpyg+n51bHLhxU06vZ33zjJQZm4GqnkVMbaJus91AfL8g1CtKL65X/nLCW6EL7f8r6W9f+HS3vF9QLF2",
+	"Idd0Gby/S6OQzHQav79TvXBe9xncg7bW7cz/q/qhmX07O79tKIwn1MBuhkrbXTSBrUoRbNcUiNYaToEY",
+	"G7ZIXW2yL1+uW+aN9K1fy0dzhtIFjrWHR6xi+f+vXjwHIgRZwRbjIZuW7gIXdW+BMrgebNsYRxkcKnSQ",
+	"iQafkllkv/rist3uwy8ha335pdQRo2AMS+N2lq6GdqsZVy4HksAWMa2k0n6EC4WZ3IlUIdO93uRcke0+",
+	"vLYh6jjGTPUes5gnxneb/UYzF/fgicli6fPV5i4mXdroKZXKpkDep42OijVbB4YwEwDQysku79AQTqeb",
+	"1yYps7VqRn9ZOa80WGPPvE0fSzFVTrUvWWyF4bfvtl7vbP+/0DsLw5vhQP8z6oXhzT6efxt6W2cQhur8",
+	"W9/9vavt9rfbXd+8+DhtV2a6z+r1Ra48iCa2WMfV1xTVAlVBy369sGRTOUiRsi/z7EYIy32jChfyferW",
+	"VlhVGXcjGl0K+HHNGW4q4eJ7SXehuWnzhyrRL1kpjqyyWreYNsuhEVMn0EXQtuOLVV+P+a9o+3x5BonW",
+	"c3WroWaDGMOhwwjZees+uXJrZau7QPRRUS/TLqmYGJMAY77QTmurqGKtkKBZntGswqhVUNyrdkKgslaK",
+	"QFMr0YejkNXrQjZUSpi87qak7/ZhPfVOk5CVnm8wXk9Ad9kadoUv3PZ/oOtrqVbckbvBDXYn9gc6whuA",
+	"uCzVqe0240uTtKMK3G7DksjtrzG5v5ob2by9b3od3LNX6+MTXyZ4W+AoK6e6sPsew6G47gabE8GTPDY/",
+	"2gkWktH1/Mr1wPO9m15RsOKM+lu/Pe4rpd3Jma2gLHIPhjvMZxeVKX2wvt3axNL27X0IAeflvrQpcUVu",
+	"WUri6lt3ZeWuw067l+vLODJV0rLhZzf8+X4jDCk7hjitfRjM5WRrnUwU+fb89n8DAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -80,10 +80,11 @@ func expectation(p *openapi3.Parameter) string {
 		if s.Format == "int32" {
 			lo, hi = math.MinInt32, math.MaxInt32
 		}
-		if s.Min != nil {
+		// The document's bounds are float64s; one at the edge of int64 does not convert back.
+		if s.Min != nil && *s.Min > math.MinInt64 {
 			lo = int64(*s.Min)
 		}
-		if s.Max != nil {
+		if s.Max != nil && *s.Max < math.MaxInt64 {
 			hi = int64(*s.Max)
 		}
 		return fmt.Sprintf("must be an integer from %d to %d", lo, hi)

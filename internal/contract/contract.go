@@ -112,7 +112,7 @@ func (c *Checker) checkError(res *http.Response, body []byte) error {
 		return err
 	}
 	if int(e.Status) != res.StatusCode {
-		return errors.New("Error.status differs from the HTTP status")
+		return errors.New("the status field of the Error differs from the HTTP status")
 	}
 	return nil
 }

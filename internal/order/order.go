@@ -42,6 +42,8 @@ func (o Order) Validate() error {
 		return fmt.Errorf("order %d: id must not be negative", o.ID)
 	case o.PetID < 0:
 		return fmt.Errorf("order %d: petId must not be negative", o.ID)
+	case o.Quantity < 0:
+		return fmt.Errorf("order %d: quantity must not be negative", o.ID)
 	case !o.Status.Valid():
 		return fmt.Errorf("order %d: status %q is not pending, shipped or cancelled", o.ID, o.Status)
 	}

@@ -656,8 +656,8 @@ type ClientWithResponsesInterface interface {
 type GetOpenAPIDocumentResponse200Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -665,9 +665,9 @@ type GetOpenAPIDocumentResponse200Headers struct {
 type GetOpenAPIDocumentResponse429Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -675,8 +675,8 @@ type GetOpenAPIDocumentResponse429Headers struct {
 type GetOpenAPIDocumentResponse500Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -684,9 +684,9 @@ type GetOpenAPIDocumentResponse500Headers struct {
 type GetOpenAPIDocumentResponse503Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -767,8 +767,8 @@ type GetPetByIdResponse200Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -776,8 +776,8 @@ type GetPetByIdResponse200Headers struct {
 type GetPetByIdResponse400Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -786,8 +786,8 @@ type GetPetByIdResponse401Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	WWWAuthenticate     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -798,8 +798,8 @@ type GetPetByIdResponse404Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -810,8 +810,8 @@ type GetPetByIdResponse410Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	Sunset              string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -819,9 +819,9 @@ type GetPetByIdResponse410Headers struct {
 type GetPetByIdResponse429Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -829,8 +829,8 @@ type GetPetByIdResponse429Headers struct {
 type GetPetByIdResponse500Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -838,9 +838,9 @@ type GetPetByIdResponse500Headers struct {
 type GetPetByIdResponse503Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -955,8 +955,8 @@ type ListOrdersResponse200Headers struct {
 	ETag                string
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -965,8 +965,8 @@ type ListOrdersResponse304Headers struct {
 	ETag                string
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -974,8 +974,8 @@ type ListOrdersResponse304Headers struct {
 type ListOrdersResponse400Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -984,8 +984,8 @@ type ListOrdersResponse401Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	WWWAuthenticate     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -993,9 +993,9 @@ type ListOrdersResponse401Headers struct {
 type ListOrdersResponse429Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1003,8 +1003,8 @@ type ListOrdersResponse429Headers struct {
 type ListOrdersResponse500Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1012,9 +1012,9 @@ type ListOrdersResponse500Headers struct {
 type ListOrdersResponse503Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1112,8 +1112,8 @@ func (r ListOrdersResponse) ContentType() string {
 type CancelOrderResponse204Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1121,8 +1121,8 @@ type CancelOrderResponse204Headers struct {
 type CancelOrderResponse400Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1131,8 +1131,8 @@ type CancelOrderResponse401Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
 	WWWAuthenticate     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1140,8 +1140,8 @@ type CancelOrderResponse401Headers struct {
 type CancelOrderResponse404Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1149,8 +1149,8 @@ type CancelOrderResponse404Headers struct {
 type CancelOrderResponse409Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1158,9 +1158,9 @@ type CancelOrderResponse409Headers struct {
 type CancelOrderResponse429Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1168,8 +1168,8 @@ type CancelOrderResponse429Headers struct {
 type CancelOrderResponse500Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1177,9 +1177,9 @@ type CancelOrderResponse500Headers struct {
 type CancelOrderResponse503Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int
-	XRateLimitLimit     int
-	XRateLimitRemaining int
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
 	XRateLimitReset     int64
 }
 
@@ -1416,15 +1416,15 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1454,22 +1454,22 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1499,15 +1499,15 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1537,22 +1537,22 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1681,15 +1681,15 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.Sunset = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1719,15 +1719,15 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1764,15 +1764,15 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1823,15 +1823,15 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.Sunset = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1882,15 +1882,15 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.Sunset = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1920,22 +1920,22 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -1965,15 +1965,15 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2003,22 +2003,22 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2122,15 +2122,15 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2167,15 +2167,15 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2205,15 +2205,15 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2250,15 +2250,15 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2288,22 +2288,22 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2333,15 +2333,15 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2371,22 +2371,22 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2490,15 +2490,15 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2528,15 +2528,15 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2573,15 +2573,15 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.WWWAuthenticate = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2611,15 +2611,15 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2649,15 +2649,15 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2687,22 +2687,22 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2732,15 +2732,15 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
@@ -2770,22 +2770,22 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			headers.RateLimitPolicy = value
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitLimit = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			}
 			headers.XRateLimitRemaining = value
