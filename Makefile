@@ -4,7 +4,7 @@ BIN     := bin/orderd
 RUN_DIR := .run
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: all generate check-generated docs-assets check-docs-assets build run test test-deps lint vet clean
+.PHONY: all generate check-generated docs-assets check-docs-assets build run test test-deps lint vet fuzz vulncheck clean
 
 all: build
 
@@ -81,16 +81,32 @@ check-docs-assets:
 	  echo "internal/docs/assets/$$f is not swagger-ui-dist's: run 'make docs-assets' and commit" >&2; exit 1; }; done; \
 	  echo "docs assets are the pinned swagger-ui-dist"
 
-## vet: gofmt and go vet
+## vet: gofmt, go vet and staticcheck (pinned in tools.go)
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck ./...
 
-## lint: Spectral over openapi.yaml (no errors or warnings), gofmt and go vet
+## lint: Spectral's spectral:oas and OWASP rulesets over openapi.yaml, then vet
 lint: vet
 	npm ci --no-audit --no-fund --loglevel=error
 	npx --no-install spectral lint --fail-severity=warn openapi.yaml
+	npx --no-install spectral lint --fail-severity=warn -r .spectral-owasp.yaml openapi.yaml
+
+# Fuzz targets, as package:target; each runs FUZZTIME (CI: a short, fixed time).
+FUZZ_TARGETS := ./internal/api:FuzzHandler ./internal/api:FuzzCancelOrderID ./internal/auth:FuzzBearerToken
+FUZZTIME ?= 30s
+
+## fuzz: run every fuzz target for FUZZTIME (its seeds also run in make test)
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
+	  echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+	  $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; done
+
+## vulncheck: govulncheck (pinned in tools.go); needs the vulnerability database, so not in CI
+vulncheck:
+	$(GO) run golang.org/x/vuln/cmd/govulncheck ./...
 
 clean:
 	rm -rf bin $(RUN_DIR)
