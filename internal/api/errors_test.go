@@ -198,6 +198,8 @@ func (s brokenStore) List(context.Context) ([]order.Order, error) {
 	return nil, s.err
 }
 
+func (s brokenStore) Version(context.Context) (uint64, error) { return 0, s.err }
+
 func (s brokenStore) Cancel(context.Context, int64) (order.Order, bool, error) {
 	return order.Order{}, false, s.err
 }

@@ -100,7 +100,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
-	srv := &Server{orders: cfg.Orders, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
+	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(e, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,
 		OperationMiddlewares: validators(doc),

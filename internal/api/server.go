@@ -20,6 +20,7 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 // Server implements the operations of openapi.yaml on the domain's stores.
 type Server struct {
 	orders order.Store
+	lists  *listCache
 	pets   order.PetStore
 	sunset Sunset
 	now    func() time.Time
@@ -28,18 +29,14 @@ type Server struct {
 
 // ListOrders answers every order, or 304 when the client's tag is the current one.
 func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject) (gen.ListOrdersResponseObject, error) {
-	orders, err := s.orders.List(ctx)
+	list, err := s.lists.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tag := etagOf(orders)
-	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, tag) {
-		return gen.ListOrders304Response{Headers: gen.ListOrders304ResponseHeaders{ETag: tag}}, nil
+	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, list.etag) {
+		return gen.ListOrders304Response{Headers: gen.ListOrders304ResponseHeaders{ETag: list.etag}}, nil
 	}
-	return gen.ListOrders200JSONResponse{
-		Body:    toAPIOrders(orders),
-		Headers: gen.ListOrders200ResponseHeaders{ETag: tag},
-	}, nil
+	return listAnswer{list}, nil
 }
 
 // CancelOrder cancels a pending order; see order.Order.Cancel for the rule.

@@ -76,6 +76,10 @@ var (
 type Store interface {
 	// List returns every order, sorted by id.
 	List(ctx context.Context) ([]Order, error)
+	// Version is a number that changes whenever the list changes, so that a reader can keep
+	// what it made of a list until the version moves. A List that follows a Version call
+	// returns the list of that version or of a later one.
+	Version(ctx context.Context) (uint64, error)
 	// Cancel cancels the order with the given id and returns it as it is afterwards;
 	// changed is true for the one call that moved it from pending to cancelled. It returns
 	// ErrNotFound or ErrAlreadyShipped for the two refusals.

@@ -92,6 +92,34 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("VersionMovesWithTransitionsOnly", func(t *testing.T) {
+		s := newStore(t, Fixture())
+		version := func() uint64 {
+			t.Helper()
+			v, err := s.Version(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		v0 := version()
+		for _, id := range []int64{2, 3, 4} { // refused, unchanged, missing
+			s.Cancel(ctx, id)
+		}
+		if version() != v0 {
+			t.Fatal("the version moved without a change")
+		}
+		s.Cancel(ctx, 1)
+		v1 := version()
+		if v1 == v0 {
+			t.Fatal("the version did not move with a cancel")
+		}
+		s.Cancel(ctx, 1)
+		if version() != v1 {
+			t.Fatal("the version moved on a cancel that changed nothing")
+		}
+	})
+
 	t.Run("CancelTwiceIsIdempotent", func(t *testing.T) {
 		s := newStore(t, Fixture())
 		for i, wantChanged := range []bool{true, false, false} {

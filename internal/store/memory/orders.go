@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/petstore/orderd/internal/order"
 )
@@ -15,9 +16,10 @@ var _ order.Store = (*Orders)(nil)
 
 // Orders is an order.Store in memory. A mutex makes each transition atomic.
 type Orders struct {
-	mu     sync.RWMutex
-	byID   map[int64]int // index into sorted
-	sorted []order.Order // by id, so List needs no sort
+	mu      sync.RWMutex
+	byID    map[int64]int // index into sorted
+	sorted  []order.Order // by id, so List needs no sort
+	version atomic.Uint64 // moved under mu, read without it
 }
 
 // NewOrders returns a store holding orders, which must have distinct, valid ids.
@@ -57,5 +59,14 @@ func (s *Orders) Cancel(_ context.Context, id int64) (order.Order, bool, error) 
 		return before, false, err
 	}
 	s.sorted[i] = after
-	return after, before.Status != after.Status, nil
+	changed := before.Status != after.Status
+	if changed {
+		s.version.Add(1)
+	}
+	return after, changed, nil
+}
+
+// Version counts the transitions made.
+func (s *Orders) Version(context.Context) (uint64, error) {
+	return s.version.Load(), nil
 }

@@ -14,6 +14,7 @@ import (
 // rediser is the part of a go-redis client the stores use: one node, Sentinel or Cluster.
 type rediser interface {
 	goredis.Scripter
+	Get(ctx context.Context, key string) *goredis.StringCmd
 	HGet(ctx context.Context, key, field string) *goredis.StringCmd
 	HGetAll(ctx context.Context, key string) *goredis.MapStringStringCmd
 	TxPipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)

@@ -69,6 +69,20 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	return out, nil
 }
 
+// Version reads the version counter that every writer of the orders increments.
+func (s *Orders) Version(ctx context.Context) (uint64, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	v, err := s.rdb.Get(ctx, s.k.ordersVersion).Uint64()
+	if errors.Is(err, goredis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	return v, nil
+}
+
 // Cancel runs cancel.lua: the check and the change are one atomic step in Redis.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	ctx, cancel := s.call(ctx)
