@@ -21,9 +21,11 @@ import (
 
 // redisConfig is the Redis settings that serve, keys and import share.
 type redisConfig struct {
-	url     string
-	prefix  string
-	timeout time.Duration
+	url        string
+	prefix     string
+	timeout    time.Duration
+	ordersPoll time.Duration
+	keysPoll   time.Duration
 }
 
 func (c *redisConfig) register(fs *flag.FlagSet) {
@@ -74,16 +76,25 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger, m *metr
 	if err := redisconn.Ping(ctx, rdb, cfg.redis.timeout); err != nil {
 		log.Warn("redis does not answer yet; serving 503 until it does", slog.String("error", err.Error()))
 	}
-	b := &backend{mode: "redis", ready: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, close: rdb.Close, run: func(context.Context) {}}
+	b := &backend{mode: "redis", ready: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, close: rdb.Close}
 	p, t := cfg.redis.prefix, cfg.redis.timeout
-	if b.orders, err = redisstore.NewOrders(rdb, p, t); err != nil {
+	orders, err := redisstore.NewOrders(rdb, p, t)
+	if err != nil {
 		return nil, usageError{err}
 	}
 	if b.pets, err = redisstore.NewPets(rdb, p, t); err != nil {
 		return nil, usageError{err}
 	}
-	if b.keys, err = redisstore.NewKeys(rdb, p, t); err != nil {
+	keys, err := redisstore.NewKeys(rdb, p, t)
+	if err != nil {
 		return nil, usageError{err}
+	}
+	b.orders, b.keys = orders, keys
+	// Polling the version counters saves every request the round trips that would read them:
+	// see docs/redis-layout.md, "What each instance keeps".
+	b.run = func(ctx context.Context) {
+		go orders.Watch(ctx, cfg.redis.ordersPoll)
+		keys.Watch(ctx, cfg.redis.keysPoll)
 	}
 	var fallback ratelimit.Limiter
 	if cfg.limiterFallback == "memory" {

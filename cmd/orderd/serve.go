@@ -60,6 +60,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.DurationVar(&cfg.banFor, "ban-for", ratelimit.DefaultBanPolicy.For, "how long a ban lasts")
 	fs.Var(&cfg.trustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
 	cfg.redis.register(fs)
+	fs.DurationVar(&cfg.redis.ordersPoll, "redis-orders-poll", 100*time.Millisecond, "how often the orders' version is polled; a change made elsewhere is listed within it")
+	fs.DurationVar(&cfg.redis.keysPoll, "redis-keys-poll", 250*time.Millisecond, "how often the keys' version is polled; a key revoked elsewhere stops within it")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
 	fs.StringVar(&cfg.limiterFallback, "limiter-fallback", "memory", "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
 	fs.TextVar(&cfg.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
@@ -77,8 +79,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.limiterFallback)
 	case !cfg.petsSunset.t().After(cfg.petsDeprecated.t()):
 		return cfg, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
-	case cfg.shutdownTimeout <= 0 || cfg.keysReload <= 0:
-		return cfg, usageErrorf("serve: --shutdown-timeout and --keys-reload must be positive")
+	case cfg.shutdownTimeout <= 0 || cfg.keysReload <= 0 || cfg.redis.ordersPoll <= 0 || cfg.redis.keysPoll <= 0:
+		return cfg, usageErrorf("serve: --shutdown-timeout, --keys-reload and the poll intervals must be positive")
 	case cfg.banAfter < 0 || (cfg.banAfter > 0 && cfg.banFor <= 0):
 		return cfg, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	}

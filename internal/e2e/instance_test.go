@@ -29,17 +29,20 @@ type deployment struct {
 	// timeout bounds each Redis call of the instances: generous by default, since a burst
 	// under the race detector on two cores queues for connections; the outage test makes it
 	// short, to show that requests fail fast.
-	timeout  time.Duration
-	clock    func() time.Time
-	contract *apitest.Contract
-	admin    *redisstore.Keys
-	orders   *redisstore.Orders
-	rdb      goredis.UniversalClient
+	timeout time.Duration
+	// ordersPoll and keysPoll are orderd serve's defaults.
+	ordersPoll, keysPoll time.Duration
+	clock                func() time.Time
+	contract             *apitest.Contract
+	admin                *redisstore.Keys
+	orders               *redisstore.Orders
+	rdb                  goredis.UniversalClient
 }
 
 func newDeployment(t *testing.T, srv *redistest.Server, clock func() time.Time) *deployment {
 	t.Helper()
-	d := &deployment{redis: srv, prefix: redistest.Prefix(t), clock: clock, contract: apitest.Load(t), timeout: 5 * time.Second}
+	d := &deployment{redis: srv, prefix: redistest.Prefix(t), clock: clock, contract: apitest.Load(t), timeout: 5 * time.Second,
+		ordersPoll: 100 * time.Millisecond, keysPoll: 250 * time.Millisecond}
 	d.rdb = d.client(t)
 	var err error
 	if d.admin, err = redisstore.NewKeys(d.rdb, d.prefix, time.Second); err != nil {
@@ -71,6 +74,11 @@ func (d *deployment) instance(t *testing.T, fallback ratelimit.Limiter) *instanc
 	orders, _ := redisstore.NewOrders(rdb, d.prefix, d.timeout)
 	pets, _ := redisstore.NewPets(rdb, d.prefix, d.timeout)
 	keys, _ := redisstore.NewKeys(rdb, d.prefix, d.timeout)
+	// As orderd serve does: poll the version counters (see docs/redis-layout.md).
+	watchCtx, stopWatching := context.WithCancel(context.Background())
+	t.Cleanup(stopWatching)
+	go orders.Watch(watchCtx, d.ordersPoll)
+	go keys.Watch(watchCtx, d.keysPoll)
 	limiter, err := ratelimitredis.New(rdb, ratelimitredis.Options{
 		Prefix: d.prefix, Timeout: d.timeout, Clock: d.clock, Ban: ratelimit.DefaultBanPolicy, Fallback: fallback,
 	})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -27,18 +28,66 @@ var (
 	revokeKeyScript = goredis.NewScript(revokeKeySource)
 )
 
-// Keys is an auth.KeyStore in Redis. Every lookup reads Redis, so a key created or revoked
-// through any instance counts on every instance at once.
-type Keys struct{ conn }
+// Keys is an auth.KeyStore in Redis. While Watch runs, lookups are answered from a copy of
+// the keys that follows their version; a key not in the copy is read from Redis, so a new
+// key works at once everywhere, and a revoked one stops within the poll interval.
+type Keys struct {
+	conn
+	cache atomic.Pointer[keyCache]
+	polls freshness
+}
+
+// keyCache is every key of one version.
+type keyCache struct {
+	version uint64
+	byHash  map[auth.Hash]auth.Key
+}
 
 // NewKeys returns the store of the deployment whose keys start with prefix.
 func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Keys{c}, err
+	return &Keys{conn: c}, err
 }
 
-// Lookup reads the record of the key with hash h.
+// Watch keeps the copy of the keys current, polling their version every interval, until ctx
+// ends.
+func (s *Keys) Watch(ctx context.Context, every time.Duration) {
+	s.polls.poll(ctx, every, s.refresh)
+}
+
+func (s *Keys) refresh(ctx context.Context) error {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	v, err := s.rdb.Get(ctx, s.k.keysVersion).Uint64()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return err
+	}
+	if cur := s.cache.Load(); cur != nil && cur.version == v {
+		return nil
+	}
+	// Read after the version: a change in between leaves a newer copy under an older version,
+	// which the next poll replaces.
+	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
+	if err != nil {
+		return err
+	}
+	byHash := make(map[auth.Hash]auth.Key, len(all))
+	for _, raw := range all {
+		if k, err := decodeKey(raw); err == nil {
+			byHash[k.Hash] = k
+		}
+	}
+	s.cache.Store(&keyCache{version: v, byHash: byHash})
+	return nil
+}
+
+// Lookup returns the key with hash h: from the copy while it is fresh, else from Redis.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
+	if cur := s.cache.Load(); cur != nil && s.polls.fresh() {
+		if k, ok := cur.byHash[h]; ok {
+			return k, nil
+		}
+	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	raw, err := s.rdb.HGet(ctx, s.k.keysByHash, string(h)).Result()
@@ -72,6 +121,10 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	}
 	return nil
 }
+
+// forget drops the copy after a change through this store, so that this instance sees the
+// change at once; lookups read Redis until the next poll.
+func (s *Keys) forget() { s.cache.Store(nil) }
 
 // List returns every key, sorted by name.
 func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
@@ -115,6 +168,7 @@ func (s *Keys) revoke(ctx context.Context, name string) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	raw, err := revokeKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion}, name).Text()
+	s.forget()
 	if errors.Is(err, goredis.Nil) {
 		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -28,12 +29,29 @@ var (
 )
 
 // Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id.
-type Orders struct{ conn }
+type Orders struct {
+	conn
+	// version is the last version learned, polled or returned by a cancel. It is stored, not
+	// raised: a Redis that was reset counts from 0 again, and the list cache compares versions
+	// for equality, so any move rebuilds it.
+	version atomic.Uint64
+	polls   freshness
+}
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
 func NewOrders(rdb rediser, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Orders{c}, err
+	return &Orders{conn: c}, err
+}
+
+// Watch polls the version every interval until ctx ends, so that Version answers without a
+// round trip: a change made through another instance, or by another system, is seen within
+// the interval; one made through this instance at once.
+func (s *Orders) Watch(ctx context.Context, every time.Duration) {
+	s.polls.poll(ctx, every, func(ctx context.Context) error {
+		_, err := s.readVersion(ctx)
+		return err
+	})
 }
 
 // orderData is an order in Redis, less its id (the field) and status (the other hash).
@@ -69,17 +87,26 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	return out, nil
 }
 
-// Version reads the version counter that every writer of the orders increments.
+// Version is the version counter that every writer of the orders increments: as last
+// polled while Watch keeps it fresh, read from Redis otherwise.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
+	if s.polls.fresh() {
+		return s.version.Load(), nil
+	}
+	return s.readVersion(ctx)
+}
+
+func (s *Orders) readVersion(ctx context.Context) (uint64, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	v, err := s.rdb.Get(ctx, s.k.ordersVersion).Uint64()
 	if errors.Is(err, goredis.Nil) {
-		return 0, nil
+		v, err = 0, nil
 	}
 	if err != nil {
 		return 0, unavailable(err)
 	}
+	s.version.Store(v)
 	return v, nil
 }
 
@@ -94,6 +121,9 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
+	if v, ok := res[2].(int64); ok && v > 0 {
+		s.version.Store(uint64(v)) // this instance sees its own change at once
+	}
 	switch outcome {
 	case "missing":
 		return order.Order{}, false, order.ErrNotFound
