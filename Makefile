@@ -4,7 +4,7 @@ BIN     := bin/orderd
 RUN_DIR := .run
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: all generate check-generated docs-assets check-docs-assets build run test test-deps lint vet fuzz vulncheck clean
+.PHONY: bench all generate check-generated docs-assets check-docs-assets build run test test-deps lint vet fuzz vulncheck clean
 
 all: build
 
@@ -103,6 +103,10 @@ fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
 	  echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
 	  $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; done
+
+## bench: orderd against its ceiling with wrk, embedded and Redis; writes docs/benchmarks.md
+bench:
+	bash bench/run.sh
 
 ## vulncheck: govulncheck (pinned in tools.go); needs the vulnerability database, so not in CI
 vulncheck:

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# make bench: orderd against its ceiling (the same echo stack, no middleware, precomputed
+# bytes), in one run, with wrk on loopback. Writes docs/benchmarks.md. Figures are ratios to
+# the ceiling measured in the same run: absolute numbers on a shared 2-core machine are noise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-32}
+ORDERS=${ORDERS:-100}
+OUT=${OUT:-docs/benchmarks.md}
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+need() { command -v "$1" >/dev/null 2>&1; }
+if ! need wrk || ! need redis-server; then
+  if [ "$(id -u)" = 0 ] && need apt-get; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk redis-server >/dev/null
+  else
+    echo "bench: needs wrk and redis-server (Debian packages wrk, redis-server)" >&2; exit 1
+  fi
+fi
+
+echo "== building orderd and the ceiling"
+CGO_ENABLED=0 go build -trimpath -o "$work/orderd" ./cmd/orderd
+CGO_ENABLED=0 go build -trimpath -o "$work/ceiling" ./bench/ceiling
+go run ./bench/genorders -n "$ORDERS" > "$work/orders.json"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
+  || echo $((20000 + RANDOM % 20000)); }
+wait_up() { for _ in $(seq 100); do curl -s -o /dev/null "http://$1/healthz" && return 0; curl -s -o /dev/null "http://$1/v1/store/orders" && return 0; sleep 0.1; done; echo "bench: $1 did not start" >&2; exit 1; }
+
+big="--plan enterprise --per-minute 1000000000000 --per-day 1000000000000"
+
+# Ceiling
+ceil=127.0.0.1:$(free_port)
+"$work/ceiling" --addr "$ceil" --orders "$work/orders.json" 2>/dev/null & pids+=($!)
+# Embedded
+emb=127.0.0.1:$(free_port)
+KEY_EMB=$("$work/orderd" keys create $big --name bench --keys-file "$work/keys.json" 2>/dev/null)
+"$work/orderd" serve --addr "$emb" --orders "$work/orders.json" --keys-file "$work/keys.json" --log-level error 2>/dev/null & pids+=($!)
+# Redis
+rport=$(free_port)
+redis-server --bind 127.0.0.1 --port "$rport" --save '' --appendonly no --daemonize no >/dev/null & pids+=($!)
+for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+rurl=redis://127.0.0.1:$rport/0
+"$work/orderd" import --redis-url "$rurl" --orders "$work/orders.json" 2>/dev/null
+KEY_RED=$("$work/orderd" keys create $big --name bench --redis-url "$rurl" 2>/dev/null)
+red=127.0.0.1:$(free_port)
+"$work/orderd" serve --addr "$red" --redis-url "$rurl" --log-level error 2>/dev/null & pids+=($!)
+wait_up "$ceil"; wait_up "$emb"; wait_up "$red"
+
+printf 'wrk.method = "DELETE"\n' > "$work/delete.lua"
+
+# run NAME ADDR KEY PATH [wrk args]: prints "rps p50 p99 non2xx"
+run() {
+  local addr=$1 key=$2 path=$3; shift 3
+  local auth=()
+  [ -n "$key" ] && auth=(-H "Authorization: Bearer $key")
+  wrk -t2 -c"$CONNECTIONS" -d2s "${auth[@]}" "$@" "http://$addr$path" >/dev/null 2>&1 # warm up
+  wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency "${auth[@]}" "$@" "http://$addr$path" > "$work/wrk.out" 2>&1
+  awk '
+    /Requests\/sec:/ {rps=$2}
+    /^ +50%/ {p50=$2}
+    /^ +99%/ {p99=$2}
+    /Non-2xx or 3xx responses:/ {non=$5}
+    END {printf "%s %s %s %s\n", rps, p50, p99, (non==""?0:non)}' "$work/wrk.out"
+}
+
+declare -A R
+paths=("list:/v1/store/orders" "notfound:/v1/store/orders/999999999" "nokey:/v1/store/orders")
+for entry in "${paths[@]}"; do
+  name=${entry%%:*}; path=${entry#*:}
+  extra=(); [ "$name" = notfound ] && extra=(-s "$work/delete.lua")
+  for target in ceiling embedded redis; do
+    case $target in
+      ceiling) addr=$ceil; key=$KEY_EMB ;;
+      embedded) addr=$emb; key=$KEY_EMB ;;
+      redis) addr=$red; key=$KEY_RED ;;
+    esac
+    [ "$name" = nokey ] && key=""
+    echo "== $name, $target"
+    R[$name,$target]=$(run "$addr" "$key" "$path" "${extra[@]}")
+    echo "   ${R[$name,$target]}"
+  done
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+field() { echo "${R[$1,$2]}" | cut -d' ' -f"$3"; }
+
+cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+{
+  echo "# Benchmarks"
+  echo
+  echo "Made by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d): orderd and its ceiling (the"
+  echo "same echo stack with no middleware, answering precomputed bytes) driven in one run by wrk"
+  echo "on loopback, $CONNECTIONS connections, 2 threads, $DURATION a run after a 2s warm-up. The"
+  echo "machine: $(nproc) cores ($cpu), $(go version | cut -d' ' -f3); wrk and the servers share"
+  echo "the cores, so the ratios, not the absolute figures, are the result."
+  echo
+  echo "| path | server | requests/s | p50 | p99 | non-2xx | ratio to ceiling |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  for entry in "${paths[@]}"; do
+    name=${entry%%:*}
+    for target in ceiling embedded redis; do
+      rps=$(field "$name" "$target" 1)
+      echo "| $name | $target | $rps | $(field "$name" "$target" 2) | $(field "$name" "$target" 3) | $(field "$name" "$target" 4) | $(ratio "$rps" "$(field "$name" ceiling 1)") |"
+    done
+  done
+  echo
+  echo "- **list**: \`GET /v1/store/orders\` with a key, $ORDERS orders (enterprise limits, so that the"
+  echo "  limiter decides and counts every request but never refuses)."
+  echo "- **notfound**: \`DELETE /v1/store/orders/999999999\` with a key: the 404 path."
+  echo "- **nokey**: \`GET /v1/store/orders\` without a key. A flood from one address spends its free"
+  echo "  quota (60 a minute) at once, so orderd answers nearly all of it 429 (non-2xx counts"
+  echo "  them), then bans the address: this measures what an unauthenticated flood costs."
+  echo
+  echo "Targets (issue 6): embedded ≥ 0.6 × the ceiling on the list of 100; Redis ≥ 0.35 ×."
+} > "$OUT.tmp"
+[ -f "$OUT" ] && awk '/^## /{keep=1} keep' "$OUT" >> "$OUT.tmp" || true
+mv "$OUT.tmp" "$OUT"
+echo "== wrote $OUT"
+sed -n '/^| path/,/^$/p' "$OUT"
