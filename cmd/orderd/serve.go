@@ -14,6 +14,7 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/jsonfile"
+	"github.com/petstore/orderd/internal/logbuf"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
@@ -92,7 +93,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	// Buffered: a write system call per access line would cost more than the line. Lines
+	// reach stderr within 200ms, and all of them at shutdown.
+	logOut := logbuf.New(stderr, 200*time.Millisecond)
+	defer logOut.Close()
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: cfg.logLevel}))
 	redisconn.SetLogger(log)
 
 	m := metrics.New()

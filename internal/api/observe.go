@@ -48,6 +48,9 @@ func observe(log *slog.Logger, obs Observer, ops operations) echo.MiddlewareFunc
 				obs.StoreError(op)
 			}
 			req := c.Request()
+			if !log.Enabled(req.Context(), slog.LevelInfo) {
+				return nil
+			}
 			attrs := []slog.Attr{
 				slog.String("request_id", id),
 				slog.String("method", req.Method),
