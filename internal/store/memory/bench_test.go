@@ -1,0 +1,34 @@
+package memory_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/store/memory"
+)
+
+func benchOrders(n int) []order.Order {
+	out := make([]order.Order, n)
+	for i := range out {
+		out[i] = order.Order{ID: int64(i), PetID: int64(i), Quantity: 1, ShipDate: time.Unix(1.8e9, 0), Status: order.StatusShipped}
+	}
+	return out
+}
+
+func BenchmarkList100(b *testing.B) {
+	s, _ := memory.NewOrders(benchOrders(100))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.List(context.Background())
+	}
+}
+
+func BenchmarkCancelShipped(b *testing.B) {
+	s, _ := memory.NewOrders(benchOrders(100))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Cancel(context.Background(), 50)
+	}
+}
