@@ -174,5 +174,7 @@ func p50(d []time.Duration) time.Duration {
 	return d[len(d)/2]
 }
 
-func ms(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms" }
-func mib(b int64) string        { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB" }
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 1, 64) + " ms"
+}
+func mib(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB" }
