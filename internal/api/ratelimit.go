@@ -11,6 +11,7 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
@@ -26,9 +27,19 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 func limit(l ratelimit.Limiter, now func() time.Time, obs Observer) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			id, limits := rateLimitKey(auth.CallerFrom(c.Request().Context()))
-			d, err := l.Allow(c.Request().Context(), id, limits)
-			if errors.Is(err, ratelimit.ErrUnavailable) {
+			caller := auth.CallerFrom(c.Request().Context())
+			id, limits := rateLimitKey(caller)
+			var d ratelimit.Decision
+			var err error
+			if caller != nil && caller.Key == nil && errors.Is(caller.KeyErr, order.ErrUnavailable) {
+				// The key could not be looked up: who the caller is cannot be known, and
+				// limiting it by address would tell a client of a valid key to wait out a
+				// minute for a store that may be back in a second.
+				err = caller.KeyErr
+			} else {
+				d, err = l.Allow(c.Request().Context(), id, limits)
+			}
+			if errors.Is(err, ratelimit.ErrUnavailable) || errors.Is(err, order.ErrUnavailable) {
 				// No decision could be made: the answer is a 503, and its headers say that
 				// nothing may be sent until its Retry-After.
 				d = ratelimit.Decide(ratelimit.Outcome{MinuteCount: limits.PerMinute, DayCount: limits.PerDay}, limits, now())

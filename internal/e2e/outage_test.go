@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,35 @@ func TestRedisOutage(t *testing.T) {
 	if res, _ := in.do(t, "DELETE", "/v1/store/orders/1", key); res.StatusCode != 204 {
 		t.Fatalf("cancel before the outage: %d", res.StatusCode)
 	}
+
+	// A steady load runs through the whole test, outages included: every answer must be a
+	// 200 or a 503 within the contract, and no request may fail or hang.
+	loadCtx, stopLoad := context.WithCancel(context.Background())
+	var loadWG sync.WaitGroup
+	var loadMu sync.Mutex
+	loadStatuses := map[int]int{}
+	for range 4 {
+		loadWG.Add(1)
+		go func() {
+			defer loadWG.Done()
+			for loadCtx.Err() == nil {
+				res, _ := in.do(t, "GET", "/v1/store/orders", key)
+				loadMu.Lock()
+				loadStatuses[res.StatusCode]++
+				loadMu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+	}
+	defer func() {
+		stopLoad()
+		loadWG.Wait()
+		loadMu.Lock()
+		defer loadMu.Unlock()
+		if len(loadStatuses) != 2 || loadStatuses[200] == 0 || loadStatuses[503] == 0 {
+			t.Errorf("statuses under load %v; want only 200s and, during the outages, 503s", loadStatuses)
+		}
+	}()
 	_, before := in.do(t, "GET", "/v1/store/orders", key)
 	orders, _ := d.orders.List(context.Background())
 
