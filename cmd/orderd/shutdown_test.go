@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,4 +93,57 @@ type slowReader struct{ r io.Reader }
 func (s slowReader) Read(p []byte) (int, error) {
 	time.Sleep(time.Millisecond)
 	return s.r.Read(p[:min(len(p), 32<<10)])
+}
+
+// TestShutdownUnderSteadyLoad: clients on kept-alive connections send requests without a
+// pause while SIGTERM comes. Every request either gets its whole answer or is refused at
+// connect once the listener is closed: none fails half-way.
+func TestShutdownUnderSteadyLoad(t *testing.T) {
+	keysFile := filepath.Join(t.TempDir(), "keys.json")
+	key := createKey(t, keysFile, "--plan", "enterprise", "--per-minute", "1000000000", "--per-day", "1000000000")
+	base, stop := serveInBackground(t, "--keys-file", keysFile, "--orders", "../../testdata/demo/orders.json")
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	var mu sync.Mutex
+	answered, refused := 0, 0
+	var failures []string
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				req, _ := http.NewRequest("GET", base+"/v1/store/orders", nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				res, err := client.Do(req)
+				if err != nil {
+					mu.Lock()
+					if errors.Is(err, syscall.ECONNREFUSED) {
+						refused++
+					} else {
+						failures = append(failures, err.Error())
+					}
+					mu.Unlock()
+					return
+				}
+				var list []json.RawMessage
+				decodeErr := json.NewDecoder(res.Body).Decode(&list)
+				res.Body.Close()
+				mu.Lock()
+				if res.StatusCode != 200 || decodeErr != nil || len(list) != 21 {
+					failures = append(failures, fmt.Sprintf("status %d, %d orders, %v", res.StatusCode, len(list), decodeErr))
+				} else {
+					answered++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if len(failures) > 0 || answered == 0 || refused != 8 {
+		t.Fatalf("answered %d, refused %d, failed %d: %v", answered, refused, len(failures), failures[:min(5, len(failures))])
+	}
 }
