@@ -35,9 +35,12 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	set := func(name string, d *time.Duration) {
-		if !q.Has(name) {
-			*d = timeout
+	// defaults gives each of the four timeouts the default, unless the URL's query set it.
+	defaults := func(dial, read, write, pool *time.Duration) {
+		for name, d := range map[string]*time.Duration{"dial_timeout": dial, "read_timeout": read, "write_timeout": write, "pool_timeout": pool} {
+			if !q.Has(name) {
+				*d = timeout
+			}
 		}
 	}
 	switch {
@@ -47,30 +50,21 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		set("dial_timeout", &o.DialTimeout)
-		set("read_timeout", &o.ReadTimeout)
-		set("write_timeout", &o.WriteTimeout)
-		set("pool_timeout", &o.PoolTimeout)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
 		return redis.NewClusterClient(o), nil
 	case q.Has("master_name"):
 		o, err := redis.ParseFailoverURL(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		set("dial_timeout", &o.DialTimeout)
-		set("read_timeout", &o.ReadTimeout)
-		set("write_timeout", &o.WriteTimeout)
-		set("pool_timeout", &o.PoolTimeout)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
 		return redis.NewFailoverClient(o), nil
 	case u.Scheme == "redis" || u.Scheme == "rediss":
 		o, err := redis.ParseURL(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		set("dial_timeout", &o.DialTimeout)
-		set("read_timeout", &o.ReadTimeout)
-		set("write_timeout", &o.WriteTimeout)
-		set("pool_timeout", &o.PoolTimeout)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
 		return redis.NewClient(o), nil
 	}
 	return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", u.Scheme)
