@@ -92,8 +92,9 @@ func appendOrders(b []byte, orders []order.Order) []byte {
 type listAnswer struct{ *encodedList }
 
 func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("ETag", r.etag)
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Etag"] = []string{r.etag} // canonical, as Header.Set would make it
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(r.body)
 	return err

@@ -115,13 +115,15 @@ func newRateLimitHeaders(d ratelimit.Decision) rateLimitHeaders {
 	return h
 }
 
+// set writes the headers under their canonical names directly: Header.Set would canonicalize
+// (and allocate) each name again on every request.
 func (h rateLimitHeaders) set(hdr http.Header) {
-	hdr.Set("X-RateLimit-Limit", h.limit)
-	hdr.Set("X-RateLimit-Remaining", h.remaining)
-	hdr.Set("X-RateLimit-Reset", h.reset)
-	hdr.Set("RateLimit", h.ietf)
-	hdr.Set("RateLimit-Policy", h.policy)
+	hdr["X-Ratelimit-Limit"] = []string{h.limit}
+	hdr["X-Ratelimit-Remaining"] = []string{h.remaining}
+	hdr["X-Ratelimit-Reset"] = []string{h.reset}
+	hdr["Ratelimit"] = []string{h.ietf}
+	hdr["Ratelimit-Policy"] = []string{h.policy}
 	if h.retryAfter != "" {
-		hdr.Set("Retry-After", h.retryAfter)
+		hdr["Retry-After"] = []string{h.retryAfter}
 	}
 }

@@ -24,7 +24,11 @@ func validators(doc *openapi3.T) map[string][]echo.MiddlewareFunc {
 	out := map[string][]echo.MiddlewareFunc{}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			route := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op}
+			// Authentication ran before routing; a copy of the operation without security
+			// keeps kin-openapi from checking it again on every request.
+			unsecured := *op
+			unsecured.Security = &openapi3.SecurityRequirements{}
+			route := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
 			out[op.OperationID] = []echo.MiddlewareFunc{validateRequest(route, opts)}
 		}
 	}
