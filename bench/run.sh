@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DURATION=${DURATION:-10s}
+DURATION=${DURATION:-5s}
+ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-32}
 ORDERS=${ORDERS:-100}
 OUT=${OUT:-docs/benchmarks.md}
@@ -69,26 +70,44 @@ run() {
     END {printf "%s %s %s %s\n", rps, p50, p99, (non==""?0:non)}' "$work/wrk.out"
 }
 
-declare -A R
+# Each round runs every path on every server, one after the other, so that a passing change
+# in the machine's load touches all three alike; the ratios reported are the median of the
+# rounds' ratios, and the figures those of the median round.
+declare -A R RATIOS
 paths=("list:/v1/store/orders" "notfound:/v1/store/orders/999999999" "nokey:/v1/store/orders")
-for entry in "${paths[@]}"; do
-  name=${entry%%:*}; path=${entry#*:}
-  extra=(); [ "$name" = notfound ] && extra=(-s "$work/delete.lua")
-  for target in ceiling embedded redis; do
-    case $target in
-      ceiling) addr=$ceil; key=$KEY_EMB ;;
-      embedded) addr=$emb; key=$KEY_EMB ;;
-      redis) addr=$red; key=$KEY_RED ;;
-    esac
-    [ "$name" = nokey ] && key=""
-    echo "== $name, $target"
-    R[$name,$target]=$(run "$addr" "$key" "$path" "${extra[@]}")
-    echo "   ${R[$name,$target]}"
+for round in $(seq "$ROUNDS"); do
+  for entry in "${paths[@]}"; do
+    name=${entry%%:*}; path=${entry#*:}
+    extra=(); [ "$name" = notfound ] && extra=(-s "$work/delete.lua")
+    for target in ceiling embedded redis; do
+      case $target in
+        ceiling) addr=$ceil; key=$KEY_EMB ;;
+        embedded) addr=$emb; key=$KEY_EMB ;;
+        redis) addr=$red; key=$KEY_RED ;;
+      esac
+      [ "$name" = nokey ] && key=""
+      echo "== round $round: $name, $target"
+      R[$round,$name,$target]=$(run "$addr" "$key" "$path" "${extra[@]}")
+      echo "   ${R[$round,$name,$target]}"
+    done
+    for target in embedded redis; do
+      RATIOS[$name,$target]+="$(awk -v a="$(echo "${R[$round,$name,$target]}" | cut -d' ' -f1)" -v b="$(echo "${R[$round,$name,ceiling]}" | cut -d' ' -f1)" 'BEGIN{printf "%.3f", a/b}') "
+    done
   done
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-field() { echo "${R[$1,$2]}" | cut -d' ' -f"$3"; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
+# The round whose ratio is the median, for the figures shown with it.
+median_round() {
+  local want=$1 name=$2 target=$3 r
+  for r in $(seq "$ROUNDS"); do
+    got=$(awk -v a="$(echo "${R[$r,$name,$target]}" | cut -d' ' -f1)" -v b="$(echo "${R[$r,$name,ceiling]}" | cut -d' ' -f1)" 'BEGIN{printf "%.2f", a/b}')
+    [ "$got" = "$want" ] && { echo "$r"; return; }
+  done
+  echo 1
+}
+
+field() { echo "${R[$1,$2,$3]}" | cut -d' ' -f"$4"; }
 
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 {
@@ -96,17 +115,21 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo
   echo "Made by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d): orderd and its ceiling (the"
   echo "same echo stack with no middleware, answering precomputed bytes) driven in one run by wrk"
-  echo "on loopback, $CONNECTIONS connections, 2 threads, $DURATION a run after a 2s warm-up. The"
+  echo "on loopback, $CONNECTIONS connections, 2 threads, $DURATION a run after a 2s warm-up, in"
+  echo "$ROUNDS interleaved rounds; a ratio is the median of the rounds' ratios, and the figures"
+  echo "beside it are those of that round. The"
   echo "machine: $(nproc) cores ($cpu), $(go version | cut -d' ' -f3); wrk and the servers share"
   echo "the cores, so the ratios, not the absolute figures, are the result."
   echo
-  echo "| path | server | requests/s | p50 | p99 | non-2xx | ratio to ceiling |"
-  echo "|---|---|---:|---:|---:|---:|---:|"
+  echo "| path | server | requests/s | p50 | p99 | non-2xx | ratio to ceiling (median) | ratios of the rounds |"
+  echo "|---|---|---:|---:|---:|---:|---:|---|"
   for entry in "${paths[@]}"; do
     name=${entry%%:*}
-    for target in ceiling embedded redis; do
-      rps=$(field "$name" "$target" 1)
-      echo "| $name | $target | $rps | $(field "$name" "$target" 2) | $(field "$name" "$target" 3) | $(field "$name" "$target" 4) | $(ratio "$rps" "$(field "$name" ceiling 1)") |"
+    for target in embedded redis; do
+      m=$(echo "${RATIOS[$name,$target]}" | median)
+      r=$(median_round "$m" "$name" "$target")
+      [ "$target" = embedded ] && echo "| $name | ceiling | $(field "$r" "$name" ceiling 1) | $(field "$r" "$name" ceiling 2) | $(field "$r" "$name" ceiling 3) | $(field "$r" "$name" ceiling 4) | 1.00 | |"
+      echo "| $name | $target | $(field "$r" "$name" "$target" 1) | $(field "$r" "$name" "$target" 2) | $(field "$r" "$name" "$target" 3) | $(field "$r" "$name" "$target" 4) | $m | ${RATIOS[$name,$target]}|"
     done
   done
   echo
@@ -132,7 +155,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo
   echo '```'
   go test -run='^$' -bench=. -benchmem ./internal/api/ ./internal/ratelimit/... ./internal/store/... 2>/dev/null \
-    | grep -E '^Benchmark'
+    | grep -E '^(pkg:|Benchmark)'
   echo '```'
 } > "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

@@ -7,7 +7,7 @@
 --       ban-after, ban-for (ms).
 -- Returns {admitted (0/1), minute count, day count, banned-until (Unix ms, 0 if none)}.
 --
--- Every number here is below 2^53, so Lua's doubles hold it exactly; counts are written
+-- Every number here is below 2^53, so Lua's doubles hold it exactly; numbers are written
 -- with %.0f so that Redis never sees an exponent.
 local now = tonumber(ARGV[1])
 local per_minute, per_day = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -15,9 +15,11 @@ local ban_after, ban_for = tonumber(ARGV[4]), tonumber(ARGV[5])
 local minute, day = math.floor(now / 60000), math.floor(now / 86400000)
 
 local f = redis.call('HMGET', KEYS[1], 'm', 'mc', 'd', 'dc', 'retry', 'early', 'ban')
-local m, mc = tonumber(f[1]) or minute, tonumber(f[2]) or 0
-local d, dc = tonumber(f[3]) or day, tonumber(f[4]) or 0
-local retry, early, ban = tonumber(f[5]) or 0, tonumber(f[6]) or 0, tonumber(f[7]) or 0
+local m0, mc0, d0, dc0 = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4])
+local retry0, early0, ban0 = tonumber(f[5]), tonumber(f[6]), tonumber(f[7])
+local m, mc = m0 or minute, mc0 or 0
+local d, dc = d0 or day, dc0 or 0
+local retry, early, ban = retry0 or 0, early0 or 0, ban0 or 0
 
 -- Windows only move forward: an instance whose clock lags counts in the newer window and
 -- cannot reopen an older one, so no window ever admits more than its limit.
@@ -46,9 +48,22 @@ else
   early = 0
 end
 
-local function s(n) return string.format('%.0f', n) end
-redis.call('HSET', KEYS[1], 'm', s(m), 'mc', s(mc), 'd', s(d), 'dc', s(dc),
-  'retry', s(retry), 'early', s(early), 'ban', s(ban))
-redis.call('PEXPIREAT', KEYS[1], s(math.max((d + 1) * 86400000, ban, retry)))
+-- Only what changed is written, and the expiry only when what it depends on moved: an
+-- admitted request, the common case, writes two counts.
+local changes = {}
+local function put(field, value, old)
+  if value ~= old then
+    changes[#changes + 1] = field
+    changes[#changes + 1] = string.format('%.0f', value)
+  end
+end
+put('m', m, m0); put('mc', mc, mc0); put('d', d, d0); put('dc', dc, dc0)
+put('retry', retry, retry0); put('early', early, early0); put('ban', ban, ban0)
+if #changes > 0 then
+  redis.call('HSET', KEYS[1], unpack(changes))
+end
+if d ~= d0 or ban ~= ban0 or retry ~= retry0 then
+  redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', math.max((d + 1) * 86400000, ban, retry)))
+end
 if now >= ban then ban = 0 end
 return {admitted, mc, dc, ban}
