@@ -42,6 +42,12 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 			params := make(map[string]string, len(names))
 			for i, name := range names {
 				v := values[i]
+				if strings.Contains(v, "/") {
+					// echo's last parameter takes the rest of the path, slashes and all
+					// (/store/orders/1/ gives "1/"); by the document's path templates such
+					// a path names no operation.
+					return echo.ErrNotFound
+				}
 				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any
 					if u, err := url.PathUnescape(v); err == nil {
 						v = u
