@@ -19,8 +19,8 @@ func TestOpenAPIDocumentIsServedWithoutKey(t *testing.T) {
 	if parseRateHeaders(t, res).remaining != 59 {
 		t.Fatal("the document is not rate limited by address")
 	}
-	// Other methods on it are 405, and a key is not needed to learn that either... but the
-	// chain authenticates before routing, so without a key it is 401.
+	// Another method is 405 with a key; without one it is 401, since the chain authenticates
+	// before it routes.
 	if res, _ := h.do(t, "DELETE", "/v1/openapi.yaml"); res.StatusCode != 401 {
 		t.Fatalf("DELETE without key: %d", res.StatusCode)
 	}

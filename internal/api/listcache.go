@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"hash/fnv"
 	"net/http"
 	"strconv"
 	"sync"
@@ -51,14 +50,6 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	e := &encodedList{version: v, body: body, etag: etagOf(body)}
 	c.cur.Store(e)
 	return e, nil
-}
-
-// etagOf is a weak tag of the encoded list: weak, because the same list is sent plain or
-// gzipped, and both are the same content.
-func etagOf(body []byte) string {
-	h := fnv.New64a()
-	h.Write(body)
-	return `W/"` + strconv.FormatUint(h.Sum64(), 36) + `"`
 }
 
 // appendOrders writes the list as the generated gen.Order would encode it (the test holds it

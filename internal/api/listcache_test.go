@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/order"
 )
 
@@ -37,4 +38,24 @@ func TestAppendOrdersEncodesAsTheGeneratedType(t *testing.T) {
 	if string(appendOrders(nil, nil)) != "[]\n" {
 		t.Fatal("an empty list is not []")
 	}
+}
+
+// toAPIOrders converts domain orders to the generated type, every field present: what the
+// generated 200 response would encode, and so the reference for appendOrders.
+func toAPIOrders(orders []order.Order) []gen.Order {
+	out := make([]gen.Order, len(orders))
+	for i := range orders {
+		o := &orders[i]
+		ship := o.ShipDate.UTC()
+		status := gen.OrderStatus(o.Status)
+		out[i] = gen.Order{
+			Id:       &o.ID,
+			PetId:    &o.PetID,
+			Quantity: &o.Quantity,
+			ShipDate: &ship,
+			Complete: &o.Complete,
+			Status:   &status,
+		}
+	}
+	return out
 }

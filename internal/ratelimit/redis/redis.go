@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -136,7 +137,7 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 func isConnectionError(err goredis.Error) bool {
 	msg := err.Error()
 	for _, p := range []string{"LOADING", "READONLY", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN"} {
-		if len(msg) >= len(p) && msg[:len(p)] == p {
+		if strings.HasPrefix(msg, p) {
 			return true
 		}
 	}
