@@ -26,12 +26,11 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
-	"github.com/petstore/orderd/internal/store/keyfile"
-	"github.com/petstore/orderd/internal/store/memory"
 )
 
 func main() {
@@ -62,12 +61,12 @@ func measure(n, readers, rounds int) {
 		orders[i] = order.Order{ID: int64(i + 1), PetID: int64(1000 + i%977), Quantity: int32(1 + i%9),
 			ShipDate: start.Add(time.Duration(i%365) * 24 * time.Hour), Status: order.StatusPending}
 	}
-	store, err := memory.NewOrders(orders)
+	store, err := inmem.NewOrders(orders)
 	if err != nil {
 		log.Fatal(err)
 	}
 	orders = nil
-	pets, _ := memory.NewPets(nil)
+	pets, _ := inmem.NewPets(nil)
 	dir, _ := os.MkdirTemp("", "scale")
 	defer os.RemoveAll(dir)
 	keys, err := keyfile.Open(filepath.Join(dir, "keys.json"), true)
@@ -76,7 +75,7 @@ func measure(n, readers, rounds int) {
 	}
 	key, rec, _ := auth.NewKey("scale", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}, time.Now())
 	keys.Add(context.Background(), rec)
-	h, err := api.New(api.Config{Orders: store, Pets: pets, Keys: keys, Limiter: ratelimitmem.New(nil, ratelimit.DefaultBanPolicy),
+	h, err := api.New(api.Config{Orders: store, Pets: pets, Keys: keys, Limiter: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy),
 		Sunset: api.Sunset{DeprecatedAt: start, SunsetAt: start.AddDate(5, 0, 0), Link: "https://docs.petstore.example/"}})
 	if err != nil {
 		log.Fatal(err)

@@ -9,14 +9,12 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
-	ratelimitredis "github.com/petstore/orderd/internal/ratelimit/redis"
-	"github.com/petstore/orderd/internal/redisconn"
-	"github.com/petstore/orderd/internal/store/keyfile"
-	redisstore "github.com/petstore/orderd/internal/store/redis"
+	"github.com/petstore/orderd/internal/redisstore"
 )
 
 // redisConfig is the Redis settings that serve, keys and import share.
@@ -31,18 +29,18 @@ type redisConfig struct {
 func (c *redisConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.url, "redis-url", "", "Redis to share orders, keys, counters and bans through: redis://, rediss://, redis+cluster://, or ?master_name= for Sentinel (none: embedded mode)")
 	fs.StringVar(&c.prefix, "redis-prefix", redisstore.DefaultPrefix, "start of every Redis key, so that deployments can share a Redis")
-	fs.DurationVar(&c.timeout, "redis-timeout", redisconn.DefaultTimeout, "bound on each Redis call")
+	fs.DurationVar(&c.timeout, "redis-timeout", redisstore.DefaultTimeout, "bound on each Redis call")
 }
 
 // connect opens Redis and, when mustAnswer, fails unless it answers now: the keys and import
 // commands cannot do their work later, while serve starts anyway and waits for it.
 func (c *redisConfig) connect(ctx context.Context, mustAnswer bool) (goredis.UniversalClient, error) {
-	rdb, err := redisconn.Open(c.url, c.timeout)
+	rdb, err := redisstore.Open(c.url, c.timeout)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	if mustAnswer {
-		if err := redisconn.Ping(ctx, rdb, c.timeout); err != nil {
+		if err := redisstore.Ping(ctx, rdb, c.timeout); err != nil {
 			rdb.Close()
 			return nil, usageErrorf("redis does not answer at the given --redis-url: %v", err)
 		}
@@ -73,7 +71,7 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger, m *metr
 	if err != nil {
 		return nil, err
 	}
-	if err := redisconn.Ping(ctx, rdb, cfg.redis.timeout); err != nil {
+	if err := redisstore.Ping(ctx, rdb, cfg.redis.timeout); err != nil {
 		log.Warn("redis does not answer yet; serving 503 until it does", slog.String("error", err.Error()))
 	}
 	b := &backend{mode: "redis", ready: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }, close: rdb.Close}
@@ -98,9 +96,9 @@ func openBackend(ctx context.Context, cfg serveConfig, log *slog.Logger, m *metr
 	}
 	var fallback ratelimit.Limiter
 	if cfg.limiterFallback == "memory" {
-		fallback = ratelimitmem.New(nil, ban)
+		fallback = inmem.NewLimiter(nil, ban)
 	}
-	if b.limiter, err = ratelimitredis.New(rdb, ratelimitredis.Options{
+	if b.limiter, err = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{
 		Prefix: p, Timeout: t, Ban: ban, Fallback: fallback, OnFallback: m.Fallback, Logger: log,
 	}); err != nil {
 		return nil, usageError{err}
@@ -129,7 +127,7 @@ func openEmbedded(cfg serveConfig, ban ratelimit.BanPolicy, log *slog.Logger) (*
 		orders:  orders,
 		pets:    pets,
 		keys:    keys,
-		limiter: ratelimitmem.New(nil, ban),
+		limiter: inmem.NewLimiter(nil, ban),
 		run: func(ctx context.Context) {
 			keys.Watch(ctx, cfg.keysReload, func(err error) {
 				if err != nil {

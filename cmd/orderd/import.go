@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	redisstore "github.com/petstore/orderd/internal/store/redis"
+	"github.com/petstore/orderd/internal/redisstore"
 )
 
 // importData runs `orderd import`: orders and pets from the data files into Redis. Running it

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/jsonfile"
 	"github.com/petstore/orderd/internal/logbuf"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/redisconn"
-	"github.com/petstore/orderd/internal/store/memory"
+	"github.com/petstore/orderd/internal/redisstore"
 )
 
 // serveConfig is every setting of `orderd serve`.
@@ -98,7 +98,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	logOut := logbuf.New(stderr, 200*time.Millisecond)
 	defer logOut.Close()
 	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: cfg.logLevel}))
-	redisconn.SetLogger(log)
+	redisstore.SetLogger(log)
 
 	m := metrics.New()
 	b, err := openBackend(ctx, cfg, log, m)
@@ -185,20 +185,20 @@ var (
 	petID         = func(p order.Pet) (string, int64) { return "pet", p.ID }
 )
 
-func loadOrders(path string) (*memory.Orders, error) {
+func loadOrders(path string) (*inmem.Orders, error) {
 	list, err := readRecords(path, orderValidate, orderID)
 	if err != nil {
 		return nil, err
 	}
-	return memory.NewOrders(list)
+	return inmem.NewOrders(list)
 }
 
-func loadPets(path string) (*memory.Pets, error) {
+func loadPets(path string) (*inmem.Pets, error) {
 	list, err := readRecords(path, petValidate, petID)
 	if err != nil {
 		return nil, err
 	}
-	return memory.NewPets(list)
+	return inmem.NewPets(list)
 }
 
 // readRecords reads a data file of records, each valid and with an id of its own, so that

@@ -16,14 +16,13 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
-	"github.com/petstore/orderd/internal/store/keyfile"
-	"github.com/petstore/orderd/internal/store/memory"
 )
 
 // service is the real orderd handler on a loopback server, holding ordertest.Fixture().
@@ -38,11 +37,11 @@ type service struct {
 func newService(t *testing.T, p plan.Plan, limits plan.Limits, clock *ratelimittest.Clock) *service {
 	t.Helper()
 	ctx := context.Background()
-	orders, err := memory.NewOrders(ordertest.Fixture())
+	orders, err := inmem.NewOrders(ordertest.Fixture())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pets, err := memory.NewPets(nil)
+	pets, err := inmem.NewPets(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func newService(t *testing.T, p plan.Plan, limits plan.Limits, clock *ratelimitt
 		Orders:  orders,
 		Pets:    pets,
 		Keys:    keys,
-		Limiter: ratelimitmem.New(nil, ratelimit.DefaultBanPolicy),
+		Limiter: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy),
 		Sunset: api.Sunset{
 			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
 			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
@@ -69,7 +68,7 @@ func newService(t *testing.T, p plan.Plan, limits plan.Limits, clock *ratelimitt
 		},
 	}
 	if clock != nil {
-		cfg.Limiter = ratelimitmem.New(clock.Now, ratelimit.DefaultBanPolicy)
+		cfg.Limiter = inmem.NewLimiter(clock.Now, ratelimit.DefaultBanPolicy)
 		cfg.Now = clock.Now
 	}
 	handler, err := api.New(cfg)

@@ -13,14 +13,13 @@ import (
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
-	"github.com/petstore/orderd/internal/store/keyfile"
-	"github.com/petstore/orderd/internal/store/memory"
 )
 
 // harness is the service on a real HTTP server, with a key per plan.
@@ -43,11 +42,11 @@ var testSunset = api.Sunset{
 
 func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	tb.Helper()
-	orders, err := memory.NewOrders(ordertest.Fixture())
+	orders, err := inmem.NewOrders(ordertest.Fixture())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pets, err := memory.NewPets([]order.Pet{{ID: 7, Name: "Rex", Status: order.PetAvailable}})
+	pets, err := inmem.NewPets([]order.Pet{{ID: 7, Name: "Rex", Status: order.PetAvailable}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	h.key = h.addKey(tb, "test-free", plan.Free, plan.Limits{})
 	cfg := api.Config{
 		Orders: orders, Pets: pets, Keys: keys, Sunset: testSunset, Now: h.clock.Now,
-		Limiter: ratelimitmem.New(h.clock.Now, ratelimit.DefaultBanPolicy),
+		Limiter: inmem.NewLimiter(h.clock.Now, ratelimit.DefaultBanPolicy),
 	}
 	for _, c := range change {
 		c(&cfg)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
 )
 
 // rateHeaders are the rate-limit headers of one answer, parsed.
@@ -238,7 +238,7 @@ func TestUnauthenticatedCallersAreLimitedByAddress(t *testing.T) {
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	behindProxy := newHarness(t, func(c *api.Config) {
 		c.TrustedProxies = []*net.IPNet{loopback}
-		c.Limiter = ratelimitmem.New(nil, ratelimit.DefaultBanPolicy)
+		c.Limiter = inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
 	})
 	for i := range 70 {
 		res, _ := behindProxy.do(t, "GET", "/v1/store/orders", "X-Forwarded-For", "203.0.113."+strconv.Itoa(i))

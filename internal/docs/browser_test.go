@@ -12,11 +12,10 @@ import (
 	"net/http/httptest"
 
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
-	"github.com/petstore/orderd/internal/store/keyfile"
-	"github.com/petstore/orderd/internal/store/memory"
 )
 
 // chromium finds the browser; the test never skips for want of it: CI installs it, and so
@@ -35,13 +34,13 @@ func chromium(t *testing.T) string {
 // checks that Swagger UI rendered every operation of openapi.yaml, and takes a screenshot.
 func TestDocsRenderInABrowser(t *testing.T) {
 	browser := chromium(t)
-	orders, _ := memory.NewOrders(ordertest.Fixture())
-	pets, _ := memory.NewPets(nil)
+	orders, _ := inmem.NewOrders(ordertest.Fixture())
+	pets, _ := inmem.NewPets(nil)
 	keys, err := keyfile.Open(filepath.Join(t.TempDir(), "keys.json"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(api.Config{Orders: orders, Pets: pets, Keys: keys, Limiter: ratelimitmem.New(nil, ratelimit.DefaultBanPolicy),
+	h, err := api.New(api.Config{Orders: orders, Pets: pets, Keys: keys, Limiter: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy),
 		Sunset: api.Sunset{DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), SunsetAt: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC), Link: "https://docs.petstore.example/migrate"}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,10 +12,8 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
-	ratelimitredis "github.com/petstore/orderd/internal/ratelimit/redis"
-	"github.com/petstore/orderd/internal/redisconn"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	redisstore "github.com/petstore/orderd/internal/store/redis"
 )
 
 // TestConformanceOnRedisCluster runs the store, key-store and limiter suites against a
@@ -23,7 +21,7 @@ import (
 // script touches share a hash tag, or these would fail with CROSSSLOT.
 func TestConformanceOnRedisCluster(t *testing.T) {
 	cluster := redistest.StartCluster(t)
-	rdb, err := redisconn.Open(cluster.URL(), 2*time.Second)
+	rdb, err := redisstore.Open(cluster.URL(), 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +53,7 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 	})
 	t.Run("Limiter", func(t *testing.T) {
 		ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
-			l, err := ratelimitredis.New(rdb, ratelimitredis.Options{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy, Timeout: 2 * time.Second})
+			l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy, Timeout: 2 * time.Second})
 			if err != nil {
 				tb.Fatal(err)
 			}

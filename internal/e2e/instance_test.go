@@ -15,10 +15,8 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitredis "github.com/petstore/orderd/internal/ratelimit/redis"
-	"github.com/petstore/orderd/internal/redisconn"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	redisstore "github.com/petstore/orderd/internal/store/redis"
 )
 
 // deployment is several instances of the service on one Redis, as in production: each has
@@ -59,7 +57,7 @@ func newDeployment(t *testing.T, srv *redistest.Server, clock func() time.Time) 
 
 func (d *deployment) client(t *testing.T) goredis.UniversalClient {
 	t.Helper()
-	rdb, err := redisconn.Open(d.redis.URL(), d.timeout)
+	rdb, err := redisstore.Open(d.redis.URL(), d.timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +77,7 @@ func (d *deployment) instance(t *testing.T, fallback ratelimit.Limiter) *instanc
 	t.Cleanup(stopWatching)
 	go orders.Watch(watchCtx, d.ordersPoll)
 	go keys.Watch(watchCtx, d.keysPoll)
-	limiter, err := ratelimitredis.New(rdb, ratelimitredis.Options{
+	limiter, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{
 		Prefix: d.prefix, Timeout: d.timeout, Clock: d.clock, Ban: ratelimit.DefaultBanPolicy, Fallback: fallback,
 	})
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	ratelimitmem "github.com/petstore/orderd/internal/ratelimit/memory"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
@@ -22,7 +22,7 @@ func TestRedisOutage(t *testing.T) {
 	srv := redistest.StartPersistent(t)
 	d := newDeployment(t, srv, nil)
 	d.timeout = 500 * time.Millisecond
-	in := d.instance(t, ratelimitmem.New(nil, ratelimit.DefaultBanPolicy))
+	in := d.instance(t, inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy))
 	strict := d.instance(t, nil) // --limiter-fallback fail
 	key := d.key(t, "steady", plan.Business)
 

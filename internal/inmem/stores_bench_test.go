@@ -1,12 +1,12 @@
-package memory_test
+package inmem_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/store/memory"
 )
 
 func benchOrders(n int) []order.Order {
@@ -17,16 +17,16 @@ func benchOrders(n int) []order.Order {
 	return out
 }
 
-func BenchmarkList100(b *testing.B) {
-	s, _ := memory.NewOrders(benchOrders(100))
+func BenchmarkOrdersList100(b *testing.B) {
+	s, _ := inmem.NewOrders(benchOrders(100))
 	b.ReportAllocs()
 	for b.Loop() {
 		s.List(context.Background())
 	}
 }
 
-func BenchmarkCancelShipped(b *testing.B) {
-	s, _ := memory.NewOrders(benchOrders(100))
+func BenchmarkOrdersCancelShipped(b *testing.B) {
+	s, _ := inmem.NewOrders(benchOrders(100))
 	b.ReportAllocs()
 	for b.Loop() {
 		s.Cancel(context.Background(), 50)

@@ -1,4 +1,4 @@
-package redis_test
+package redisstore_test
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	store "github.com/petstore/orderd/internal/store/redis"
 )
 
-func benchStore(b *testing.B, n int) (*store.Orders, context.Context) {
+func benchStore(b *testing.B, n int) (*redisstore.Orders, context.Context) {
 	rdb := client(b, redistest.Start(b))
 	list := make([]order.Order, n)
 	for i := range list {
@@ -19,7 +19,7 @@ func benchStore(b *testing.B, n int) (*store.Orders, context.Context) {
 	return newOrders(b, rdb, list), context.Background()
 }
 
-func BenchmarkList100(b *testing.B) {
+func BenchmarkOrdersList100(b *testing.B) {
 	s, ctx := benchStore(b, 100)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -39,7 +39,7 @@ func BenchmarkVersion(b *testing.B) {
 	}
 }
 
-func BenchmarkCancelShipped(b *testing.B) {
+func BenchmarkOrdersCancelShipped(b *testing.B) {
 	s, ctx := benchStore(b, 100)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/plan"
-	"github.com/petstore/orderd/internal/store/keyfile"
 )
 
 func newKey(t *testing.T, name string) (string, auth.Key) {

@@ -1,5 +1,7 @@
-// Package memory keeps orders and pets in the process: the embedded mode of the service.
-package memory
+// Package inmem keeps what the service needs in the process's memory: orders and pets (the
+// embedded mode's stores), and a ratelimit.Limiter, exact for one instance and the fallback
+// of the Redis limiter when Redis cannot be reached.
+package inmem
 
 import (
 	"cmp"

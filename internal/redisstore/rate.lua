@@ -1,5 +1,5 @@
 -- One rate-limit decision for one caller, atomically: both windows, too-early requests and
--- bans. The same rules as ratelimit/memory (callerState.step); the conformance suite holds
+-- bans. The same rules as inmem/limiter.go (callerState.step); the conformance suite holds
 -- both to them.
 --
 -- KEYS[1]: the caller's hash.

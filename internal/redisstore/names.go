@@ -1,7 +1,4 @@
-// Package redis keeps orders, pets and API keys in Redis, so that every instance of the
-// service shares them. docs/redis-layout.md describes the keys for the systems that write
-// orders in; names.go is where the code names them.
-package redis
+package redisstore
 
 import (
 	"fmt"
@@ -22,9 +19,17 @@ var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_:.-]{1,64}$`)
 // DefaultPrefix starts every key of the service.
 const DefaultPrefix = "orderd"
 
-func newNames(prefix string) (names, error) {
+// checkPrefix refuses a prefix that could not start every key of the service safely.
+func checkPrefix(prefix string) error {
 	if !validPrefix.MatchString(prefix) {
-		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
+		return fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
+	}
+	return nil
+}
+
+func newNames(prefix string) (names, error) {
+	if err := checkPrefix(prefix); err != nil {
+		return names{}, err
 	}
 	orders, pets, keys := "{"+prefix+":orders}", "{"+prefix+":pets}", "{"+prefix+":keys}"
 	return names{

@@ -1,4 +1,4 @@
-package memory_test
+package inmem_test
 
 import (
 	"context"
@@ -6,22 +6,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/ratelimit/memory"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 )
 
-func TestConformance(t *testing.T) {
+func TestLimiterConformance(t *testing.T) {
 	ratelimittest.Run(t, func(_ testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
-		return memory.New(clock, policy)
+		return inmem.NewLimiter(clock, policy)
 	})
 }
 
 // TestMemoryIsBoundedByTheDay: callers of a day that is over are forgotten.
 func TestMemoryIsBoundedByTheDay(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 23, 50, 0, 0, time.UTC))
-	l := memory.New(clock.Now, ratelimit.DefaultBanPolicy)
+	l := inmem.NewLimiter(clock.Now, ratelimit.DefaultBanPolicy)
 	limits := plan.Limits{PerMinute: 1, PerDay: 1}
 	for i := range 10_000 {
 		l.Allow(context.Background(), fmt.Sprintf("addr:%d", i), limits)

@@ -1,16 +1,16 @@
-package memory_test
+package inmem_test
 
 import (
 	"testing"
 
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/store/memory"
 )
 
 func TestOrdersConformance(t *testing.T) {
 	ordertest.Run(t, func(tb testing.TB, orders []order.Order) order.Store {
-		s, err := memory.NewOrders(orders)
+		s, err := inmem.NewOrders(orders)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -24,14 +24,14 @@ func TestNewOrdersRefusesBadData(t *testing.T) {
 		"negative id":    {{ID: -1, Status: order.StatusPending}},
 		"unknown status": {{ID: 1, Status: "lost"}},
 	} {
-		if _, err := memory.NewOrders(orders); err == nil {
+		if _, err := inmem.NewOrders(orders); err == nil {
 			t.Errorf("%s: NewOrders accepted it", name)
 		}
 	}
 }
 
 func TestPets(t *testing.T) {
-	s, err := memory.NewPets([]order.Pet{{ID: 9223372036854775807, Name: "Rex", Status: order.PetAvailable}})
+	s, err := inmem.NewPets([]order.Pet{{ID: 9223372036854775807, Name: "Rex", Status: order.PetAvailable}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestPets(t *testing.T) {
 	if _, err := s.Pet(t.Context(), 1); err != order.ErrPetNotFound {
 		t.Fatalf("unknown pet: %v, want ErrPetNotFound", err)
 	}
-	if _, err := memory.NewPets([]order.Pet{{ID: 1, Status: "lost"}}); err == nil {
+	if _, err := inmem.NewPets([]order.Pet{{ID: 1, Status: "lost"}}); err == nil {
 		t.Fatal("NewPets accepted an unknown status")
 	}
 }

@@ -1,4 +1,4 @@
-package redis_test
+package redisstore_test
 
 import (
 	"context"
@@ -6,26 +6,27 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/ratelimit/memory"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
-	rl "github.com/petstore/orderd/internal/ratelimit/redis"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
-func client(tb testing.TB, srv *redistest.Server) *goredis.Client {
-	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, DialTimeout: 300 * time.Millisecond, ReadTimeout: time.Second, MaxRetries: -1})
+// limiterClient fails fast and never retries, so that the outage tests see each failure.
+func limiterClient(tb testing.TB, srv *redistest.Server) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: 300 * time.Millisecond, ReadTimeout: time.Second, MaxRetries: -1})
 	tb.Cleanup(func() { c.Close() })
 	return c
 }
 
-func TestConformance(t *testing.T) {
-	rdb := client(t, redistest.Start(t))
+func TestLimiterConformance(t *testing.T) {
+	rdb := limiterClient(t, redistest.Start(t))
 	ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
-		l, err := rl.New(rdb, rl.Options{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy})
+		l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -39,8 +40,8 @@ func TestTwoLimitersShareOneCaller(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	prefix := redistest.Prefix(t)
-	a, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
-	b, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
+	a, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
+	b, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
 	limits := plan.Limits{PerMinute: 10, PerDay: 100}
 	ctx := context.Background()
 	admitted := 0
@@ -72,8 +73,8 @@ func TestLaggingClockCannotReopenAWindow(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	ahead := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 1, 5, 0, time.UTC))
 	behind := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 55, 0, time.UTC))
-	a, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: ahead.Now})
-	b, _ := rl.New(client(t, srv), rl.Options{Prefix: prefix, Clock: behind.Now})
+	a, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: ahead.Now})
+	b, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: behind.Now})
 	limits := plan.Limits{PerMinute: 5, PerDay: 100}
 	admitted := 0
 	for i := range 20 {
@@ -96,7 +97,7 @@ func TestOutage(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("WithoutFallbackFailsUnavailable", func(t *testing.T) {
-		l, _ := rl.New(client(t, srv), rl.Options{Prefix: redistest.Prefix(t)})
+		l, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t)})
 		srv.Stop()
 		defer srv.Restart(t)
 		if _, err := l.Allow(ctx, "key:x", limits); !errors.Is(err, ratelimit.ErrUnavailable) {
@@ -106,8 +107,8 @@ func TestOutage(t *testing.T) {
 
 	t.Run("FallsBackAndReturns", func(t *testing.T) {
 		clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
-		fallback := memory.New(clock.Now, ratelimit.DefaultBanPolicy)
-		l, _ := rl.New(client(t, srv), rl.Options{Prefix: redistest.Prefix(t), Clock: clock.Now, Fallback: fallback, RetryEvery: time.Second})
+		fallback := inmem.NewLimiter(clock.Now, ratelimit.DefaultBanPolicy)
+		l, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Clock: clock.Now, Fallback: fallback, RetryEvery: time.Second})
 		if d, _ := l.Allow(ctx, "key:x", limits); !d.Allowed || d.Minute.Remaining != 1 {
 			t.Fatalf("before: %+v", d)
 		}

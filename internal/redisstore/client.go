@@ -1,4 +1,4 @@
-package redis
+package redisstore
 
 import (
 	"context"
@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
 )
 
 // rediser is the part of a go-redis client the stores use: one node, Sentinel or Cluster.
 type rediser interface {
-	goredis.Scripter
-	Get(ctx context.Context, key string) *goredis.StringCmd
-	HGet(ctx context.Context, key, field string) *goredis.StringCmd
-	HGetAll(ctx context.Context, key string) *goredis.MapStringStringCmd
-	TxPipelined(ctx context.Context, fn func(goredis.Pipeliner) error) ([]goredis.Cmder, error)
+	redis.Scripter
+	Get(ctx context.Context, key string) *redis.StringCmd
+	HGet(ctx context.Context, key, field string) *redis.StringCmd
+	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 // conn is what every store of this package holds.
@@ -33,7 +33,7 @@ func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
 		return conn{}, err
 	}
 	if timeout <= 0 {
-		timeout = time.Second
+		timeout = DefaultTimeout
 	}
 	return conn{rdb: rdb, k: k, timeout: timeout}, nil
 }

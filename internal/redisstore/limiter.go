@@ -1,7 +1,4 @@
-// Package redis is a ratelimit.Limiter in Redis, shared by every instance: one Lua script
-// makes each decision in one round trip. When Redis cannot be reached it can fall back to a
-// limiter of the instance's own.
-package redis
+package redisstore
 
 import (
 	"context"
@@ -9,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
@@ -26,11 +22,11 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 var (
 	//go:embed rate.lua
 	rateSource string
-	rateScript = goredis.NewScript(rateSource)
+	rateScript = redis.NewScript(rateSource)
 )
 
-// Options configure a Limiter.
-type Options struct {
+// LimiterOptions configure a Limiter.
+type LimiterOptions struct {
 	Prefix  string        // starts every key; see docs/redis-layout.md
 	Timeout time.Duration // bounds each decision's round trip
 	// Clock is the time the decisions use (time.Now when nil). It is the caller's clock, not
@@ -51,23 +47,23 @@ type Options struct {
 	Logger     *slog.Logger
 }
 
-// Limiter decides in Redis.
+// Limiter is a ratelimit.Limiter in Redis, shared by every instance: one Lua script makes
+// each decision in one round trip. When Redis cannot be reached it can fall back to a
+// limiter of the instance's own.
 type Limiter struct {
-	rdb       goredis.Scripter
-	o         Options
+	rdb       redis.Scripter
+	o         LimiterOptions
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
 	down      atomic.Bool
 }
 
-var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_:.-]{1,64}$`)
-
-// New returns a limiter on rdb.
-func New(rdb goredis.Scripter, o Options) (*Limiter, error) {
-	if !validPrefix.MatchString(o.Prefix) {
-		return nil, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", o.Prefix)
+// NewLimiter returns a limiter on rdb.
+func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
+	if err := checkPrefix(o.Prefix); err != nil {
+		return nil, err
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = time.Second
+		o.Timeout = DefaultTimeout
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -110,7 +106,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 }
 
 func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits, err error) (ratelimit.Decision, error) {
-	var redisErr goredis.Error
+	var redisErr redis.Error
 	if errors.As(err, &redisErr) && !isConnectionError(redisErr) {
 		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err) // a bug, not an outage
 	}
@@ -134,7 +130,7 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 
 // isConnectionError tells an answer from a Redis that is there but not serving (loading,
 // read-only replica after a failover, cluster down) from one that is a script error.
-func isConnectionError(err goredis.Error) bool {
+func isConnectionError(err redis.Error) bool {
 	msg := err.Error()
 	for _, p := range []string{"LOADING", "READONLY", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN"} {
 		if strings.HasPrefix(msg, p) {

@@ -1,4 +1,4 @@
-package redis
+package redisstore
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
 )
@@ -22,10 +22,10 @@ var _ order.Store = (*Orders)(nil)
 var (
 	//go:embed cancel.lua
 	cancelSource string
-	cancelScript = goredis.NewScript(cancelSource)
+	cancelScript = redis.NewScript(cancelSource)
 	//go:embed import.lua
 	importSource string
-	importScript = goredis.NewScript(importSource)
+	importScript = redis.NewScript(importSource)
 )
 
 // Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id.
@@ -66,8 +66,8 @@ type orderData struct {
 func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	var data, status *goredis.MapStringStringCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+	var data, status *redis.MapStringStringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		data = p.HGetAll(ctx, s.k.ordersData)
 		status = p.HGetAll(ctx, s.k.ordersStatus)
 		return nil
@@ -100,7 +100,7 @@ func (s *Orders) readVersion(ctx context.Context) (uint64, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	v, err := s.rdb.Get(ctx, s.k.ordersVersion).Uint64()
-	if errors.Is(err, goredis.Nil) {
+	if errors.Is(err, redis.Nil) {
 		v, err = 0, nil
 	}
 	if err != nil {

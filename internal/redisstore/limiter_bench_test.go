@@ -1,18 +1,18 @@
-package redis_test
+package redisstore_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/petstore/orderd/internal/plan"
-	rl "github.com/petstore/orderd/internal/ratelimit/redis"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
 // BenchmarkAllow is one decision: one round trip to a redis-server on loopback.
 func BenchmarkAllow(b *testing.B) {
-	rdb := client(b, redistest.Start(b))
-	l, err := rl.New(rdb, rl.Options{Prefix: redistest.Prefix(b)})
+	rdb := limiterClient(b, redistest.Start(b))
+	l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

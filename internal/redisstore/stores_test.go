@@ -1,4 +1,4 @@
-package redis_test
+package redisstore_test
 
 import (
 	"context"
@@ -7,25 +7,25 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/auth/authtest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	store "github.com/petstore/orderd/internal/store/redis"
 )
 
-func client(tb testing.TB, srv *redistest.Server) *goredis.Client {
-	c := goredis.NewClient(&goredis.Options{Addr: srv.Addr, DialTimeout: time.Second, ReadTimeout: time.Second})
+func client(tb testing.TB, srv *redistest.Server) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, DialTimeout: time.Second, ReadTimeout: time.Second})
 	tb.Cleanup(func() { c.Close() })
 	return c
 }
 
-func newOrders(tb testing.TB, rdb *goredis.Client, orders []order.Order) *store.Orders {
+func newOrders(tb testing.TB, rdb *redis.Client, orders []order.Order) *redisstore.Orders {
 	tb.Helper()
-	s, err := store.NewOrders(rdb, redistest.Prefix(tb), time.Second)
+	s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), time.Second)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestOrdersConformance(t *testing.T) {
 func TestKeysConformance(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	authtest.Run(t, func(tb testing.TB) auth.KeyStore {
-		s, err := store.NewKeys(rdb, redistest.Prefix(tb), time.Second)
+		s, err := redisstore.NewKeys(rdb, redistest.Prefix(tb), time.Second)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestImportIsIdempotentAndKeepsCancels(t *testing.T) {
 func TestPets(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	ctx := context.Background()
-	s, err := store.NewPets(rdb, redistest.Prefix(t), time.Second)
+	s, err := redisstore.NewPets(rdb, redistest.Prefix(t), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 	rdb := client(t, srv)
 	ctx := context.Background()
 	orders := newOrders(t, rdb, ordertest.Fixture())
-	keys, _ := store.NewKeys(rdb, redistest.Prefix(t), time.Second)
-	pets, _ := store.NewPets(rdb, redistest.Prefix(t), time.Second)
+	keys, _ := redisstore.NewKeys(rdb, redistest.Prefix(t), time.Second)
+	pets, _ := redisstore.NewPets(rdb, redistest.Prefix(t), time.Second)
 	srv.Stop()
 	start := time.Now()
 	checks := map[string]error{}
@@ -145,7 +145,7 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 
 func TestPrefixIsChecked(t *testing.T) {
 	for _, bad := range []string{"", "a b", "x{y}", "with\nnewline"} {
-		if _, err := store.NewOrders(nil, bad, 0); err == nil {
+		if _, err := redisstore.NewOrders(nil, bad, 0); err == nil {
 			t.Errorf("prefix %q accepted", bad)
 		}
 	}

@@ -1,4 +1,4 @@
-package redis
+package redisstore
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/auth"
 )
@@ -22,10 +22,10 @@ var _ auth.KeyStore = (*Keys)(nil)
 var (
 	//go:embed addkey.lua
 	addKeySource string
-	addKeyScript = goredis.NewScript(addKeySource)
+	addKeyScript = redis.NewScript(addKeySource)
 	//go:embed revokekey.lua
 	revokeKeySource string
-	revokeKeyScript = goredis.NewScript(revokeKeySource)
+	revokeKeyScript = redis.NewScript(revokeKeySource)
 )
 
 // Keys is an auth.KeyStore in Redis. While Watch runs, lookups are answered from a copy of
@@ -59,7 +59,7 @@ func (s *Keys) refresh(ctx context.Context) error {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	v, err := s.rdb.Get(ctx, s.k.keysVersion).Uint64()
-	if err != nil && !errors.Is(err, goredis.Nil) {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
 	if cur := s.cache.Load(); cur != nil && cur.version == v {
@@ -91,7 +91,7 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	raw, err := s.rdb.HGet(ctx, s.k.keysByHash, string(h)).Result()
-	if errors.Is(err, goredis.Nil) {
+	if errors.Is(err, redis.Nil) {
 		return auth.Key{}, auth.ErrKeyNotFound
 	}
 	if err != nil {
@@ -169,7 +169,7 @@ func (s *Keys) revoke(ctx context.Context, name string) (auth.Key, error) {
 	defer cancel()
 	raw, err := revokeKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion}, name).Text()
 	s.forget()
-	if errors.Is(err, goredis.Nil) {
+	if errors.Is(err, redis.Nil) {
 		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
 	}
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/auth/authtest"
-	"github.com/petstore/orderd/internal/store/keyfile"
+	"github.com/petstore/orderd/internal/keyfile"
 )
 
 func TestConformance(t *testing.T) {

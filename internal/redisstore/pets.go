@@ -1,4 +1,4 @@
-package redis
+package redisstore
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
 )
@@ -34,7 +34,7 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	raw, err := s.rdb.HGet(ctx, s.k.petsData, strconv.FormatInt(id, 10)).Result()
-	if errors.Is(err, goredis.Nil) {
+	if errors.Is(err, redis.Nil) {
 		return order.Pet{}, order.ErrPetNotFound
 	}
 	if err != nil {
@@ -52,7 +52,7 @@ func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
 	for start := 0; start < len(pets); start += 1000 {
 		part := pets[start:min(start+1000, len(pets))]
 		ctx, cancel := s.call(ctx)
-		_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pet := range part {
 				data, err := json.Marshal(petData{pet.Name, pet.Status})
 				if err != nil {

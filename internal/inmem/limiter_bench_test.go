@@ -1,4 +1,4 @@
-package memory_test
+package inmem_test
 
 import (
 	"context"
@@ -6,15 +6,15 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/ratelimit/memory"
 )
 
 var benchLimits = plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}
 
 func BenchmarkAllowOneCaller(b *testing.B) {
-	l := memory.New(nil, ratelimit.DefaultBanPolicy)
+	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -24,7 +24,7 @@ func BenchmarkAllowOneCaller(b *testing.B) {
 }
 
 func BenchmarkAllowManyCallers(b *testing.B) {
-	l := memory.New(nil, ratelimit.DefaultBanPolicy)
+	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
 	var n atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

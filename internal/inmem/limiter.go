@@ -1,6 +1,4 @@
-// Package memory is a ratelimit.Limiter in the process: exact for one instance, and the
-// fallback of the Redis limiter when Redis cannot be reached.
-package memory
+package inmem
 
 import (
 	"context"
@@ -17,7 +15,8 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 // shards spread callers over locks, so that callers rarely wait for each other.
 const shards = 64
 
-// Limiter keeps the windows of every caller seen this UTC day.
+// Limiter is a ratelimit.Limiter in the process. It keeps the windows of every caller seen
+// this UTC day.
 type Limiter struct {
 	clock  func() time.Time
 	policy ratelimit.BanPolicy
@@ -40,8 +39,8 @@ type callerState struct {
 	bannedUntil         time.Time
 }
 
-// New returns a limiter that reads the time from clock (time.Now when nil).
-func New(clock func() time.Time, policy ratelimit.BanPolicy) *Limiter {
+// NewLimiter returns a limiter that reads the time from clock (time.Now when nil).
+func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy) *Limiter {
 	if clock == nil {
 		clock = time.Now
 	}
