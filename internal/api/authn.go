@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // identify finds out who the caller is: the key, when the request carries a valid one, and
@@ -26,8 +26,8 @@ func identify(keys auth.KeyStore) echo.MiddlewareFunc {
 					caller.Key = &k
 				case errors.Is(err, auth.ErrKeyNotFound):
 					err = auth.ErrUnknownKey
-				case !errors.Is(err, order.ErrUnavailable):
-					err = errors.Join(order.ErrUnavailable, err)
+				case !errors.Is(err, store.ErrUnavailable):
+					err = errors.Join(store.ErrUnavailable, err)
 				}
 			}
 			caller.KeyErr = err

@@ -13,7 +13,7 @@ import (
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // problem is an answer given as an Error object. Handlers and middleware return it (or a
@@ -66,7 +66,7 @@ func problemFor(err error) *problem {
 			return &problem{row.status, row.code, err.Error()}
 		}
 	}
-	if errors.Is(err, order.ErrUnavailable) || errors.Is(err, ratelimit.ErrUnavailable) {
+	if errors.Is(err, store.ErrUnavailable) {
 		return &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable}
 	}
 	var re *openapi3filter.RequestError

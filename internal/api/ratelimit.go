@@ -11,9 +11,9 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // anonymousLimits apply to callers without a valid key, by client address: they slow down
@@ -31,7 +31,7 @@ func limit(l ratelimit.Limiter, now func() time.Time, obs Observer) echo.Middlew
 			id, limits := rateLimitKey(caller)
 			var d ratelimit.Decision
 			var err error
-			if caller != nil && caller.Key == nil && errors.Is(caller.KeyErr, order.ErrUnavailable) {
+			if caller != nil && caller.Key == nil && errors.Is(caller.KeyErr, store.ErrUnavailable) {
 				// The key could not be looked up: who the caller is cannot be known, and
 				// limiting it by address would tell a client of a valid key to wait out a
 				// minute for a store that may be back in a second.
@@ -39,7 +39,7 @@ func limit(l ratelimit.Limiter, now func() time.Time, obs Observer) echo.Middlew
 			} else {
 				d, err = l.Allow(c.Request().Context(), id, limits)
 			}
-			if errors.Is(err, ratelimit.ErrUnavailable) || errors.Is(err, order.ErrUnavailable) {
+			if errors.Is(err, store.ErrUnavailable) {
 				// No decision could be made: the answer is a 503, and its headers say that
 				// nothing may be sent until its Retry-After.
 				d = ratelimit.Decide(ratelimit.Outcome{MinuteCount: limits.PerMinute, DayCount: limits.PerDay}, limits, now())

@@ -63,12 +63,11 @@ func (o Order) Cancel() (Order, error) {
 	}
 }
 
-// Errors a Store returns. Callers test them with errors.Is.
+// Errors a Store returns for the two refusals. Callers test them with errors.Is; a failure of
+// the storage itself is one of package store's errors.
 var (
 	ErrNotFound       = errors.New("no such order")
 	ErrAlreadyShipped = errors.New("already shipped, so it cannot be cancelled")
-	// ErrUnavailable wraps every failure to reach the storage behind a store.
-	ErrUnavailable = errors.New("store unavailable")
 )
 
 // Store keeps the orders. Implementations are safe for concurrent use and make every

@@ -6,7 +6,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/petstore/orderd/internal/plan"
@@ -18,9 +17,6 @@ type Limiter interface {
 	// request counts, in both windows.
 	Allow(ctx context.Context, caller string, limits plan.Limits) (Decision, error)
 }
-
-// ErrUnavailable wraps every failure to reach the storage behind a limiter.
-var ErrUnavailable = errors.New("rate limiter unavailable")
 
 // BanPolicy says when a caller that ignores Retry-After is banned, and for how long.
 type BanPolicy struct {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // rediser is the part of a go-redis client the stores use: one node, Sentinel or Cluster.
@@ -45,8 +45,8 @@ func (c conn) call(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // unavailable marks a failure to talk to Redis, which the HTTP layer answers with 503.
 func unavailable(err error) error {
-	if err == nil || errors.Is(err, order.ErrUnavailable) {
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
 		return err
 	}
-	return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
+	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/store"
 )
 
 var _ ratelimit.Limiter = (*Limiter)(nil)
@@ -37,7 +38,7 @@ type LimiterOptions struct {
 	Clock func() time.Time
 	Ban   ratelimit.BanPolicy
 	// Fallback decides while Redis cannot be reached; nil means such requests fail with
-	// ratelimit.ErrUnavailable.
+	// store.ErrUnavailable.
 	Fallback ratelimit.Limiter
 	// RetryEvery is how long Redis is left alone after a failure before it is tried again, so
 	// that an outage does not cost every request a timeout.
@@ -111,7 +112,7 @@ func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits,
 		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err) // a bug, not an outage
 	}
 	if l.o.Fallback == nil {
-		return ratelimit.Decision{}, fmt.Errorf("%w: %w", ratelimit.ErrUnavailable, err)
+		return ratelimit.Decision{}, fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	l.downUntil.Store(l.o.Clock().Add(l.o.RetryEvery).UnixNano())
 	if l.down.CompareAndSwap(false, true) {

@@ -14,6 +14,7 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // limiterClient fails fast and never retries, so that the outage tests see each failure.
@@ -100,7 +101,7 @@ func TestOutage(t *testing.T) {
 		l, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t)})
 		srv.Stop()
 		defer srv.Restart(t)
-		if _, err := l.Allow(ctx, "key:x", limits); !errors.Is(err, ratelimit.ErrUnavailable) {
+		if _, err := l.Allow(ctx, "key:x", limits); !errors.Is(err, store.ErrUnavailable) {
 			t.Fatalf("err %v, want ErrUnavailable", err)
 		}
 	})

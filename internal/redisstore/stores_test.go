@@ -15,6 +15,7 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
 )
 
 func client(tb testing.TB, srv *redistest.Server) *redis.Client {
@@ -130,7 +131,7 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 	_, checks["Pet"] = pets.Pet(ctx, 1)
 	_, checks["Lookup"] = keys.Lookup(ctx, auth.HashOf("osk_x"))
 	for op, err := range checks {
-		if !errors.Is(err, order.ErrUnavailable) {
+		if !errors.Is(err, store.ErrUnavailable) {
 			t.Errorf("%s: %v, want ErrUnavailable", op, err)
 		}
 	}
