@@ -8,8 +8,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/order"
 )
+
+// ListOrders answers every order, or 304 when the client's tag is the current one.
+func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject) (gen.ListOrdersResponseObject, error) {
+	list, err := s.lists.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, list.etag) {
+		return gen.ListOrders304Response{Headers: gen.ListOrders304ResponseHeaders{ETag: list.etag}}, nil
+	}
+	return listAnswer{list}, nil
+}
 
 // listCache keeps the encoding of the list for one version of the orders: while they do not
 // change, a list request costs a version check and a write of shared bytes, however many
