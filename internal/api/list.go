@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"hash/fnv"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,7 +107,8 @@ func appendOrders(b []byte, orders []order.Order) []byte {
 }
 
 // listAnswer writes a cached list. It implements the generated response interface: the
-// generated 200 response would encode the list again on every request.
+// generated 200 response would encode the list again on every request. Its rate-limit
+// headers, like every answer's, are written by observe's hook when the status is.
 type listAnswer struct{ *encodedList }
 
 func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
@@ -115,4 +118,25 @@ func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(r.body)
 	return err
+}
+
+// etagOf is a weak tag of the encoded list: weak, because the same list is sent plain or
+// gzipped, and both are the same content.
+func etagOf(body []byte) string {
+	h := fnv.New64a()
+	h.Write(body)
+	return `W/"` + strconv.FormatUint(h.Sum64(), 36) + `"`
+}
+
+// etagMatches is the weak comparison of If-None-Match (RFC 9110, 13.1.2): "*" or any listed
+// tag whose opaque part equals that of current.
+func etagMatches(ifNoneMatch, current string) bool {
+	want := strings.TrimPrefix(current, "W/")
+	for _, t := range strings.Split(ifNoneMatch, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == want {
+			return true
+		}
+	}
+	return false
 }
