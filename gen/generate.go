@@ -1,5 +1,5 @@
-// Package gen holds the code oapi-codegen generates from openapi.yaml: the models, the echo
-// strict server interface and the embedded document. Never edit it by hand; run `make generate`.
+// Package gen holds the code oapi-codegen generates from openapi.yaml: the models and the echo
+// strict server. Never edit it by hand; run `make generate`.
 package gen
 
 //go:generate go run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen -config config.yaml ../openapi.yaml

@@ -19,8 +19,8 @@ func TestOpenAPIDocumentIsServedWithoutKey(t *testing.T) {
 	if parseRateHeaders(t, res).remaining != 59 {
 		t.Fatal("the document is not rate limited by address")
 	}
-	// Another method is 405 with a key; without one it is 401, since the chain authenticates
-	// before it routes.
+	// Another method is 405 with a key; without one it is 401, since authentication comes
+	// before the router's verdict on the method.
 	if res, _ := h.do(t, "DELETE", "/v1/openapi.yaml"); res.StatusCode != 401 {
 		t.Fatalf("DELETE without key: %d", res.StatusCode)
 	}

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
-	"strconv"
+	"strings"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/labstack/echo/v4"
 
@@ -35,20 +37,26 @@ const (
 	msgUnavailable = "the order store cannot be reached; retry after the time in Retry-After"
 )
 
-// errorTable maps domain errors to HTTP. The message of these answers is the error's own text,
-// which the service composes itself and so never carries internals.
+// errorTable maps errors to answers: the domain's refusals, the credentials' faults and the
+// storage's failures. An empty message means the error's own text, which the service composes
+// itself and so never carries internals; the storage's errors carry addresses and record
+// names, so their answers have a fixed message (the log line of a 5xx keeps the text).
 var errorTable = []struct {
-	err    error
-	status int
-	code   gen.ErrorCode
+	err     error
+	status  int
+	code    gen.ErrorCode
+	message string
 }{
-	{order.ErrNotFound, http.StatusNotFound, gen.ErrorCodeOrderNotFound},
-	{order.ErrAlreadyShipped, http.StatusConflict, gen.ErrorCodeOrderAlreadyShipped},
-	{order.ErrPetNotFound, http.StatusNotFound, gen.ErrorCodePetNotFound},
-	{auth.ErrNoCredentials, http.StatusUnauthorized, gen.ErrorCodeUnauthorized},
-	{auth.ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized},
-	{auth.ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized},
-	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset},
+	{order.ErrNotFound, http.StatusNotFound, gen.ErrorCodeOrderNotFound, ""},
+	{order.ErrAlreadyShipped, http.StatusConflict, gen.ErrorCodeOrderAlreadyShipped, ""},
+	{order.ErrPetNotFound, http.StatusNotFound, gen.ErrorCodePetNotFound, ""},
+	{auth.ErrNoCredentials, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
+	{auth.ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
+	{auth.ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
+	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset, ""},
+	{store.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
+	// Retrying cannot mend a damaged record: a 500, and the log line names the record.
+	{store.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
 }
 
 // retryAfterUnavailable is the Retry-After of a 503, in seconds: long enough for a failover,
@@ -63,11 +71,12 @@ func problemFor(err error) *problem {
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.err) {
-			return &problem{row.status, row.code, err.Error()}
+			msg := row.message
+			if msg == "" {
+				msg = err.Error()
+			}
+			return &problem{row.status, row.code, msg}
 		}
-	}
-	if errors.Is(err, store.ErrUnavailable) {
-		return &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable}
 	}
 	var re *openapi3filter.RequestError
 	if errors.As(err, &re) {
@@ -101,7 +110,9 @@ func errorBody(err error) gen.Error {
 }
 
 // errorHandler renders every error that reaches echo, from handlers, middleware, the router
-// or a recovered panic, as an Error object.
+// or a recovered panic, as an Error object. observe calls it, so that the status is known to
+// the access line; the headers every answer of the route carries are written by observe's
+// hook, not here.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -114,14 +125,46 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 				slog.String("request_id", h.Get(echo.HeaderXRequestID)), slog.String("method", c.Request().Method),
 				slog.String("route", routeOf(c)), slog.Int("status", p.status), slog.String("error", err.Error()))
 		}
-		switch p.status {
-		case http.StatusUnauthorized:
+		if p.status == http.StatusUnauthorized {
 			h.Set("WWW-Authenticate", `Bearer realm="orders"`)
-		case http.StatusServiceUnavailable:
-			h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 		}
 		if err := c.JSON(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}); err != nil {
 			log.Debug("writing an error answer failed", slog.String("error", err.Error()))
 		}
 	}
+}
+
+// requestErrorMessage names the parameter and says what it must be, in words that do not
+// depend on kin-openapi's own messages.
+func requestErrorMessage(re *openapi3filter.RequestError) string {
+	if re.Parameter == nil {
+		return "invalid request: " + re.Error()
+	}
+	p := re.Parameter
+	return fmt.Sprintf("%s parameter %s: %s", p.In, p.Name, expectation(p))
+}
+
+func expectation(p *openapi3.Parameter) string {
+	if p.Schema == nil || p.Schema.Value == nil {
+		return "invalid value"
+	}
+	s := p.Schema.Value
+	switch {
+	case s.Type.Is(openapi3.TypeInteger):
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if s.Format == "int32" {
+			lo, hi = math.MinInt32, math.MaxInt32
+		}
+		// The document's bounds are float64s; one at the edge of int64 does not convert back.
+		if s.Min != nil && *s.Min > math.MinInt64 {
+			lo = int64(*s.Min)
+		}
+		if s.Max != nil && *s.Max < math.MaxInt64 {
+			hi = int64(*s.Max)
+		}
+		return fmt.Sprintf("must be an integer from %d to %d", lo, hi)
+	case s.Type.Is(openapi3.TypeString) && s.MaxLength != nil:
+		return fmt.Sprintf("must be a string of at most %d characters", *s.MaxLength)
+	}
+	return "must be " + strings.Join(s.Type.Slice(), " or ")
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// TestErrorTable walks decisions.md's error table; every answer is an Error object that the
-// contract allows (checked by h.do).
+// TestErrorTable walks the service's error table (each error code with its status, as the
+// description of openapi.yaml lists them); every answer is an Error object that the contract
+// allows (checked by h.do).
 func TestErrorTable(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct {
@@ -121,8 +122,9 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
-// TestAuthenticationComesFirst: security is checked before routing and parameters, as
-// decisions.md orders the chain.
+// TestAuthenticationComesFirst: without a key, an unknown route, a wrong method or a bad
+// parameter is still a 401. Order of work: who calls, then the rate limit, then
+// authentication, and only then the route's verdict (404, 405) and its parameters (400).
 func TestAuthenticationComesFirst(t *testing.T) {
 	h := newHarness(t)
 	for _, tc := range []struct{ method, path string }{

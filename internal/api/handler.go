@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/docs"
@@ -48,8 +47,8 @@ type Config struct {
 	Now     func() time.Time // for tests; time.Now by default
 }
 
-// New returns the service's HTTP handler. The chain follows decisions.md: identify the caller
-// → rate limit → authenticate → route → validate → handle.
+// New returns the service's HTTP handler: the routes, then the middleware in the order it runs.
+// Echo routes a request before any of it runs, so every step knows the route.
 func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Orders == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil {
 		return nil, errors.New("api: the orders, pets and keys stores and a limiter are required")
@@ -64,8 +63,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		cfg.Observer = noObserver{}
 	}
 	cfg.Sunset.prepare()
-
-	doc, err := orderd.LoadOpenAPI()
+	ct, err := loadContract()
 	if err != nil {
 		return nil, err
 	}
@@ -76,63 +74,68 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
-	e.Use(observe(cfg.Logger, cfg.Observer, operationsOf(doc)))
-	// Bodies from 256 bytes are compressed for clients that accept gzip: the list, mostly;
-	// error bodies are smaller. /metrics compresses itself.
-	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
-		MinLength: 256,
-		Skipper:   func(c echo.Context) bool { return c.Path() == "/metrics" },
-	}))
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
-		DisableStackAll:   true,
-		DisablePrintStack: true,
-		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			cfg.Logger.Error("panic", slog.String("route", c.Path()), slog.String("error", err.Error()),
-				slog.String("stack", string(stack)))
-			return err
-		},
-	}))
-	e.Use(markDeprecated(cfg.Sunset.headers))
-	e.Use(onlyUnderBase(identify(cfg.Keys)), onlyUnderBase(limit(cfg.Limiter, cfg.Now, cfg.Observer)), onlyUnderBase(authenticate(publicOperations(doc))), methodNotAllowed)
-
+	// Routes. Outside BasePath: health, metrics and docs, neither limited nor authenticated.
 	health(e, cfg.Ready)
 	docs.Register(e, BasePath+"/openapi.yaml")
 	if cfg.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
+	// The operations of openapi.yaml, each behind its validator (contract.go), then the
+	// handler (server.go, list.go).
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(e, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,
-		OperationMiddlewares: validators(doc),
+		OperationMiddlewares: ct.validators,
 	})
+
+	// Middleware, in the order it runs (outermost first).
+	// Request id; the one hook that writes the headers every answer of a route carries;
+	// errors rendered (errors.go); access line and metrics.
+	e.Use(observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers))
+	// Bodies worth compressing, for clients that accept gzip.
+	e.Use(gzipLarge())
+	// A panic becomes a 500 rendered like any other error, its stack logged.
+	e.Use(recoverPanics(cfg.Logger))
+	// Under BasePath: key → caller → rate-limit decision → 401 unless the operation is public.
+	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer))
+	// A known path with another method: 405 with an Allow that lists what works.
+	e.Use(methodNotAllowed)
 	return e, nil
 }
 
-// onlyUnderBase applies m to requests under BasePath; health and metrics are outside it.
-func onlyUnderBase(m echo.MiddlewareFunc) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		withM := m(next)
-		return func(c echo.Context) error {
-			p := c.Request().URL.Path
-			if p == BasePath || strings.HasPrefix(p, BasePath+"/") {
-				return withM(c)
-			}
-			return next(c)
-		}
-	}
+// gzipLarge compresses bodies from 256 bytes for clients that accept gzip: the list, mostly;
+// error bodies are smaller. /metrics compresses itself.
+func gzipLarge() echo.MiddlewareFunc {
+	return middleware.GzipWithConfig(middleware.GzipConfig{
+		MinLength: 256,
+		Skipper:   func(c echo.Context) bool { return c.Path() == "/metrics" },
+	})
 }
 
-// markDeprecated puts the deprecation headers on every answer of the deprecated operation,
-// errors included, at the moment the status is written, so nothing later can drop them.
-func markDeprecated(h sunsetHeaders) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if c.Path() == petRoute {
-				res := c.Response()
-				res.Before(func() { h.set(res.Header()) })
-			}
-			return next(c)
+// recoverPanics turns a panic into an error (a 500 for errorHandler) and logs it with its stack.
+func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
+	return middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll:   true,
+		DisablePrintStack: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			log.Error("panic", slog.String("route", c.Path()), slog.String("error", err.Error()),
+				slog.String("stack", string(stack)))
+			return err
+		},
+	})
+}
+
+// methodNotAllowed answers a known path with an unknown method 405, as the contract says,
+// where echo would answer OPTIONS itself with a bare 204, and lists in Allow only the methods
+// that work (echo's list starts with OPTIONS, which the service does not serve).
+func methodNotAllowed(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		// echo sets this only when it found the path but not the method.
+		if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok && allow != "" {
+			c.Response().Header().Set(echo.HeaderAllow, strings.TrimPrefix(allow, "OPTIONS, "))
+			return echo.ErrMethodNotAllowed
 		}
+		return next(c)
 	}
 }
 

@@ -3,14 +3,14 @@ package api
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 )
 
 // health serves /healthz (the process answers) and /readyz (its store answers too), outside
-// /v1: no key, no limit, for load balancers and orchestrators.
+// /v1: no key, no limit, for load balancers and orchestrators. A 503 gets its Retry-After
+// from observe's header hook, like every 503.
 func health(e *echo.Echo, ready func(context.Context) error) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -20,7 +20,6 @@ func health(e *echo.Echo, ready func(context.Context) error) {
 			ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 			defer cancel()
 			if err := ready(ctx); err != nil {
-				c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 				return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not ready", "store": "unreachable"})
 			}
 		}

@@ -4,21 +4,21 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/http"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/internal/auth"
 )
 
-// observe is the outermost middleware: it gives every request an id, renders its error
+// observe is the outermost middleware: it gives every request an id, registers the one hook
+// that writes the headers every answer of the route carries, renders the request's error
 // itself (so that the status is known here), then writes one access line and the metrics.
 // The line names the caller by key name and prefix, or address: never the key.
-func observe(log *slog.Logger, obs Observer, ops operations) echo.MiddlewareFunc {
+func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -30,19 +30,16 @@ func observe(log *slog.Logger, obs Observer, ops operations) echo.MiddlewareFunc
 			h := res.Header()
 			h.Set(echo.HeaderXRequestID, id)
 			h.Set("X-Content-Type-Options", "nosniff")
-			res.Before(func() {
-				// An error is about this request only, whoever wrote it: no cache may keep it.
-				if res.Status >= 400 {
-					h.Set("Cache-Control", "no-store")
-				}
-			})
+			ex := &exchange{sunset: &sunset}
+			c.Set(exchangeKey, ex)
+			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
 
 			if err := next(c); err != nil {
 				c.Error(err)
 			}
 
 			took := time.Since(start)
-			op := ops.of(c)
+			op := ct.operationOf(c)
 			obs.Request(op, res.Status, took)
 			if res.Status == 503 {
 				obs.StoreError(op)
@@ -71,6 +68,59 @@ func observe(log *slog.Logger, obs Observer, ops operations) echo.MiddlewareFunc
 		}
 	}
 }
+
+// exchange is what the steps of the chain learn about one request that its answer's headers
+// depend on. observe makes it; admit fills in its decision.
+type exchange struct {
+	limit  *rateLimitHeaders // admit's decision; nil outside BasePath
+	sunset *sunsetHeaders
+}
+
+// exchangeKey holds the request's *exchange in the echo context: only middleware use it, the
+// handlers never see it.
+const exchangeKey = "orderd.exchange"
+
+func exchangeOf(c echo.Context) *exchange {
+	return c.Get(exchangeKey).(*exchange)
+}
+
+// writeHeaders writes the headers that every answer of a route carries, whoever wrote the
+// answer: a handler, the router or errorHandler. It runs when the status is written, after
+// the generated responses have set their declared headers (the handlers leave those zero),
+// so the values here are the ones sent. This is the one rule of which route carries which:
+//
+//   - under BasePath: the rate-limit headers of admit's decision;
+//   - the deprecated operation: Deprecation, Sunset and Link, errors included;
+//   - a 429: Retry-After until the binding window (or the ban) ends; a 503:
+//     retryAfterUnavailable;
+//   - an error: Cache-Control: no-store, for an error is about this request only.
+func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
+	// The names are written canonical, as Header.Set would make them, without canonicalizing
+	// (and allocating) each one again on every request.
+	if l := ex.limit; l != nil {
+		h["X-Ratelimit-Limit"] = []string{l.limit}
+		h["X-Ratelimit-Remaining"] = []string{l.remaining}
+		h["X-Ratelimit-Reset"] = []string{l.reset}
+		h["Ratelimit"] = []string{l.ietf}
+		h["Ratelimit-Policy"] = []string{l.policy}
+	}
+	if route == petRoute {
+		h["Deprecation"] = []string{ex.sunset.deprecation}
+		h["Sunset"] = []string{ex.sunset.sunset}
+		h["Link"] = []string{ex.sunset.link}
+	}
+	switch {
+	case status == http.StatusTooManyRequests && ex.limit != nil:
+		h["Retry-After"] = []string{ex.limit.retryAfter}
+	case status == http.StatusServiceUnavailable:
+		h["Retry-After"] = []string{retryAfterUnavailableText}
+	}
+	if status >= 400 {
+		h["Cache-Control"] = []string{"no-store"}
+	}
+}
+
+var retryAfterUnavailableText = strconv.Itoa(retryAfterUnavailable)
 
 // validRequestID accepts ids a client may choose: short, and only characters that cannot
 // forge a log line or a header.
@@ -106,48 +156,4 @@ func routeOf(c echo.Context) string {
 		return p
 	}
 	return "unmatched"
-}
-
-// operations maps an echo route and method to the operationId of the contract, so that
-// metrics have one label value per operation and a bounded number in all.
-type operations map[string]string
-
-func operationsOf(doc *openapi3.T) operations {
-	ops := operations{}
-	for path, item := range doc.Paths.Map() {
-		route := BasePath + echoPath(path)
-		for method, op := range item.Operations() {
-			ops[method+" "+route] = op.OperationID
-		}
-	}
-	return ops
-}
-
-// publicOperations are the routes of operations that the contract exempts from security.
-func publicOperations(doc *openapi3.T) map[string]bool {
-	public := map[string]bool{}
-	for path, item := range doc.Paths.Map() {
-		for method, op := range item.Operations() {
-			if op.Security != nil && len(*op.Security) == 0 {
-				public[method+" "+BasePath+echoPath(path)] = true
-			}
-		}
-	}
-	return public
-}
-
-func (ops operations) of(c echo.Context) string {
-	if op, ok := ops[c.Request().Method+" "+c.Path()]; ok {
-		return op
-	}
-	// Routes outside the contract (/healthz, /readyz, /metrics, /docs) are few and fixed.
-	if p := c.Path(); p != "" && p != "/*" && !strings.HasPrefix(p, BasePath+"/") {
-		return p
-	}
-	return "unknown"
-}
-
-// echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
-func echoPath(p string) string {
-	return strings.NewReplacer("{", ":", "}", "").Replace(p)
 }

@@ -59,7 +59,8 @@ func TestListOfNoOrdersIsAnEmptyArray(t *testing.T) {
 	}
 }
 
-// TestCancelStateTable walks every row of decisions.md's state table, and checks the list
+// TestCancelStateTable walks every row of the cancel state table (pending→cancelled,
+// cancelled→cancelled, shipped→409, unknown→404, as openapi.yaml states them), and checks the list
 // afterwards: a cancelled order stays in it, with status cancelled.
 func TestCancelStateTable(t *testing.T) {
 	h := newHarness(t)

@@ -15,7 +15,8 @@ type Sunset struct {
 	headers sunsetHeaders
 }
 
-// sunsetHeaders are the header values every answer of the operation carries, made once.
+// sunsetHeaders are the header values every answer of the operation carries, made once;
+// observe's header hook writes them.
 type sunsetHeaders struct {
 	deprecation string // RFC 9745
 	sunset      string // RFC 8594
@@ -32,9 +33,3 @@ func (s *Sunset) prepare() {
 
 // Passed reports whether the operation is retired at now.
 func (s *Sunset) Passed(now time.Time) bool { return !now.Before(s.SunsetAt) }
-
-func (h sunsetHeaders) set(hdr http.Header) {
-	hdr.Set("Deprecation", h.deprecation)
-	hdr.Set("Sunset", h.sunset)
-	hdr.Set("Link", h.link)
-}

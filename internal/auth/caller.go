@@ -3,11 +3,11 @@ package auth
 import "context"
 
 // Caller is who sent a request: the key, when the request carried a valid one, and always the
-// client address. The rate limiter keys on it; authentication requires Key.
+// client address. The rate limiter keys on it; every operation but the public ones requires
+// Key.
 type Caller struct {
-	Key    *Key
-	KeyErr error // why Key is nil
-	Addr   string
+	Key  *Key
+	Addr string
 }
 
 type callerKey struct{}

@@ -52,7 +52,9 @@ func (o Order) Validate() error {
 
 // Cancel applies a cancel request to o: a pending order becomes cancelled, a cancelled one
 // stays so (cancelling is idempotent), a shipped one is refused with ErrAlreadyShipped.
-// Every store implements its atomic transition in terms of this rule.
+// This is the rule every Store must keep. The in-memory store calls Cancel inside its lock;
+// the Redis store cannot call Go inside its atomic step, so redisstore's cancel.lua states
+// the same rule again in Lua, and the stores' conformance suite holds both to it.
 func (o Order) Cancel() (Order, error) {
 	switch o.Status {
 	case StatusShipped:

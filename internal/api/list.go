@@ -2,14 +2,29 @@ package api
 
 import (
 	"context"
+	"hash/fnv"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/order"
 )
+
+// ListOrders answers every order, or 304 when the client's tag is the current one.
+func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject) (gen.ListOrdersResponseObject, error) {
+	list, err := s.lists.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, list.etag) {
+		return gen.ListOrders304Response{Headers: gen.ListOrders304ResponseHeaders{ETag: list.etag}}, nil
+	}
+	return listAnswer{list}, nil
+}
 
 // listCache keeps the encoding of the list for one version of the orders: while they do not
 // change, a list request costs a version check and a write of shared bytes, however many
@@ -52,8 +67,21 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	return e, nil
 }
 
-// appendOrders writes the list as the generated gen.Order would encode it (the test holds it
-// to that), without reflection or an allocation per field.
+// appendOrders writes the list as encoding/json writes []gen.Order (the test holds it to
+// that, byte for byte), without reflection or an allocation per field.
+//
+// Why not encoding/json of the generated type: the encoding is made once per version, but
+// while it is made every list reader waits, and its garbage is the service's peak heap.
+// BenchmarkEncodeList (go1.26, 2 cores; median of 3, -benchmem):
+//
+//	orders      appendOrders                      json.Marshal([]gen.Order)
+//	10,000        1.9 ms    1.3 MB       1 alloc     12.6 ms    2.9 MB     30k allocs
+//	100,000      16 ms     13 MB         1 alloc    113 ms     34 MB      300k allocs
+//	1,000,000   171 ms    128 MB         1 alloc   1279 ms    263-531 MB    3M allocs
+//
+// At a million orders encoding/json would add a second to the first list request after
+// every cancel (docs/benchmarks.md measures 0.49 s to its first byte) and two to four times
+// the memory while it runs: it matters, so the hand-written encoder stays.
 func appendOrders(b []byte, orders []order.Order) []byte {
 	b = append(b, '[')
 	for i := range orders {
@@ -79,7 +107,8 @@ func appendOrders(b []byte, orders []order.Order) []byte {
 }
 
 // listAnswer writes a cached list. It implements the generated response interface: the
-// generated 200 response would encode the list again on every request.
+// generated 200 response would encode the list again on every request. Its rate-limit
+// headers, like every answer's, are written by observe's hook when the status is.
 type listAnswer struct{ *encodedList }
 
 func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
@@ -89,4 +118,25 @@ func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(r.body)
 	return err
+}
+
+// etagOf is a weak tag of the encoded list: weak, because the same list is sent plain or
+// gzipped, and both are the same content.
+func etagOf(body []byte) string {
+	h := fnv.New64a()
+	h.Write(body)
+	return `W/"` + strconv.FormatUint(h.Sum64(), 36) + `"`
+}
+
+// etagMatches is the weak comparison of If-None-Match (RFC 9110, 13.1.2): "*" or any listed
+// tag whose opaque part equals that of current.
+func etagMatches(ifNoneMatch, current string) bool {
+	want := strings.TrimPrefix(current, "W/")
+	for _, t := range strings.Split(ifNoneMatch, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == want {
+			return true
+		}
+	}
+	return false
 }

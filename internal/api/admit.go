@@ -1,0 +1,165 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// anonymousLimits apply to callers without a valid key, by client address: they slow down
+// the guessing of keys.
+var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
+
+// admit decides whether a request under BasePath may reach its route, in one step, in this
+// order of work:
+//
+//  1. the bearer token, and the key it names (one lookup);
+//  2. the caller: the key when it is valid, or else the client address;
+//  3. the rate-limit decision for that caller: every request counts, a 401 too, so that
+//     guessing keys is limited like any other traffic;
+//  4. 401 unless the key is valid or the operation is public.
+//
+// It runs after echo has routed the request but before its parameters are validated: an
+// unknown route or method under BasePath is limited and authenticated like the rest.
+// Requests outside BasePath (health, metrics, docs) pass untouched. The decision's headers
+// go to observe's header hook through ex.
+func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func() time.Time, obs Observer) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if !underBase(req.URL.Path) {
+				return next(c)
+			}
+			ctx := req.Context()
+			caller, keyErr := identify(ctx, keys, req.Header.Values("Authorization"), c.RealIP())
+			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
+			ex := exchangeOf(c)
+			id, limits := rateLimitKey(caller)
+			if errors.Is(keyErr, store.ErrUnavailable) {
+				// Who calls cannot be known; limiting the request by address would tell the
+				// client of a valid key to wait out a minute for a store that may be back in
+				// a second. So the limiter is not asked.
+				ex.limit = undecidedRateLimitHeaders(limits, now())
+				obs.RateLimit("unavailable")
+				return keyErr
+			}
+			d, err := limiter.Allow(ctx, id, limits)
+			switch {
+			case errors.Is(err, store.ErrUnavailable):
+				ex.limit = undecidedRateLimitHeaders(limits, now())
+				obs.RateLimit("unavailable")
+				return err
+			case err != nil:
+				return err
+			}
+			ex.limit = newRateLimitHeaders(d)
+			switch {
+			case d.Banned:
+				obs.RateLimit("banned")
+				return tooManyRequests(d)
+			case !d.Allowed:
+				obs.RateLimit("limited")
+				return tooManyRequests(d)
+			}
+			obs.RateLimit("admitted")
+			if keyErr != nil && !ct.isPublic(c) {
+				return keyErr
+			}
+			return next(c)
+		}
+	}
+}
+
+// identify names the caller of a request: by its key when the Authorization header carries a
+// valid one, and always by its client address. keyErr says why there is no key: no or a
+// malformed header, an unknown key, or the key store's failure (store.ErrUnavailable, or
+// store.ErrCorrupt for a record it cannot use).
+func identify(ctx context.Context, keys auth.KeyStore, authorization []string, addr string) (caller *auth.Caller, keyErr error) {
+	caller = &auth.Caller{Addr: addr}
+	token, err := auth.BearerToken(authorization)
+	if err != nil {
+		return caller, err
+	}
+	k, err := keys.Lookup(ctx, auth.HashOf(token))
+	switch {
+	case err == nil:
+		caller.Key = &k
+		return caller, nil
+	case errors.Is(err, auth.ErrKeyNotFound):
+		return caller, auth.ErrUnknownKey
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt):
+		return caller, err
+	}
+	// A KeyStore fails only in the ways package store names; anything else is a fault of
+	// the service, answered 500 like a corrupt record, never as unavailable.
+	return caller, fmt.Errorf("looking up a key: %w", err)
+}
+
+// rateLimitKey names the caller to the limiter: the key (by its hash, which holds nothing a
+// log or a Redis key should not), or else the client address.
+func rateLimitKey(c *auth.Caller) (string, plan.Limits) {
+	if c.Key != nil {
+		return "key:" + string(c.Key.Hash), c.Key.Limits()
+	}
+	return "addr:" + c.Addr, anonymousLimits
+}
+
+func underBase(path string) bool {
+	return path == BasePath || strings.HasPrefix(path, BasePath+"/")
+}
+
+func tooManyRequests(d ratelimit.Decision) error {
+	secs := int64(d.RetryAfter.Seconds())
+	if d.Banned {
+		return &problem{http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned,
+			fmt.Sprintf("temporarily banned for sending requests before Retry-After had passed; retry after %d seconds", secs)}
+	}
+	return &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
+		fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
+}
+
+// rateLimitHeaders are the rate-limit header values of one request, made when admit decides.
+type rateLimitHeaders struct {
+	limit, remaining, reset string
+	ietf, policy            string
+	retryAfter              string // the IETF t: seconds until the binding window ends
+}
+
+func newRateLimitHeaders(d ratelimit.Decision) *rateLimitHeaders {
+	b := d.Binding
+	return formatRateLimitHeaders(b.Name, b.Limit, b.Remaining, b.End, int64(d.RetryAfter.Seconds()), d.Minute.Limit, d.Day.Limit)
+}
+
+// undecidedRateLimitHeaders are the rate-limit headers of a 503 answered because no decision
+// could be made (the key store or the limiter cannot be reached). They claim nothing about
+// the caller's counts; they say "send nothing until Retry-After": the binding window is the
+// day of the caller's plan (the later of two windows with nothing left), with nothing
+// remaining, ending when Retry-After does. RateLimit-Policy names the plan's windows as ever.
+func undecidedRateLimitHeaders(limits plan.Limits, now time.Time) *rateLimitHeaders {
+	return formatRateLimitHeaders(ratelimit.Day, limits.PerDay, 0, now.Add(retryAfterUnavailable*time.Second),
+		retryAfterUnavailable, limits.PerMinute, limits.PerDay)
+}
+
+func formatRateLimitHeaders(window string, limit, remaining int64, end time.Time, secs, perMinute, perDay int64) *rateLimitHeaders {
+	t := strconv.FormatInt(secs, 10)
+	return &rateLimitHeaders{
+		limit:      strconv.FormatInt(limit, 10),
+		remaining:  strconv.FormatInt(remaining, 10),
+		reset:      strconv.FormatInt(end.Unix(), 10),
+		ietf:       `"` + window + `";r=` + strconv.FormatInt(remaining, 10) + ";t=" + t,
+		policy:     `"minute";q=` + strconv.FormatInt(perMinute, 10) + ";w=60, " + `"day";q=` + strconv.FormatInt(perDay, 10) + ";w=86400",
+		retryAfter: t,
+	}
+}

@@ -1,0 +1,112 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// failingKeys is a KeyStore whose Lookup fails with err: the HTTP layer's view of a key store
+// that cannot be reached, or that holds a record it cannot use.
+type failingKeys struct {
+	auth.KeyStore
+	err error
+}
+
+func (k failingKeys) Lookup(context.Context, auth.Hash) (auth.Key, error) { return auth.Key{}, k.err }
+
+// TestCorruptKeyRecordIsInternalError: a key whose record cannot be read is a 500 that says
+// nothing of the record, never a 503 (retrying cannot mend it); the log line names the record.
+func TestCorruptKeyRecordIsInternalError(t *testing.T) {
+	logs := &syncBuffer{}
+	corrupt := fmt.Errorf("key record osk_s3RBqd (hash 1f2e…): %w: plan %q is unknown", store.ErrCorrupt, "gold")
+	h := newHarness(t, func(c *api.Config) {
+		c.Keys = failingKeys{c.Keys, corrupt}
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	})
+	res, body := h.authed(t, "GET", "/v1/store/orders")
+	e := wantError(t, res, body, 500, gen.ErrorCodeInternalError)
+	if e.Message != "internal error" || res.Header.Get("Retry-After") != "" || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("message %q, Retry-After %q, Cache-Control %q", e.Message, res.Header.Get("Retry-After"), res.Header.Get("Cache-Control"))
+	}
+	// The caller could not be named by its key: it is limited by address, like an unknown key.
+	if got := parseRateHeaders(t, res); got.limit != 60 || got.remaining != 59 {
+		t.Fatalf("rate-limit headers %+v; want the address's first request of the free plan", got)
+	}
+	var logged bool
+	for _, l := range logs.lines(t) {
+		if l["level"] == "ERROR" && l["status"] == float64(500) {
+			msg, _ := l["error"].(string)
+			if !strings.Contains(msg, "osk_s3RBqd") || !strings.Contains(msg, "corrupt record") {
+				t.Fatalf("error line %v does not name the record", l)
+			}
+			logged = true
+		}
+	}
+	if !logged {
+		t.Fatal("no error line for the corrupt record")
+	}
+	// The public document needs no key, so a bad record does not stand in its way.
+	if res, _ := h.authed(t, "GET", "/v1/openapi.yaml"); res.StatusCode != 200 {
+		t.Fatalf("the public document got %d", res.StatusCode)
+	}
+}
+
+// TestKeyStoreUnavailable: a key that cannot be looked up is a 503 whose headers say to send
+// nothing until Retry-After, and the limiter is not asked: the address keeps its quota.
+func TestKeyStoreUnavailable(t *testing.T) {
+	h := newHarness(t, func(c *api.Config) {
+		c.Keys = failingKeys{c.Keys, errors.Join(store.ErrUnavailable, errors.New("dial tcp 10.1.2.3:6379: i/o timeout"))}
+	})
+	h.clock.Set(testStart.Add(17 * time.Second))
+	for _, path := range []string{"/v1/store/orders", "/v1/openapi.yaml", "/v1/nowhere"} {
+		res, body := h.authed(t, "GET", path)
+		e := wantError(t, res, body, 503, gen.ErrorCodeServiceUnavailable)
+		if strings.Contains(e.Message, "10.1.2.3") || strings.Contains(e.Message, "key") {
+			t.Fatalf("%s: message %q", path, e.Message)
+		}
+		got := parseRateHeaders(t, res)
+		want := rateHeaders{limit: 1000, remaining: 0, reset: h.clock.Now().Add(5 * time.Second).Unix(), ietfName: "day", ietfR: 0, ietfT: 5,
+			policy: `"minute";q=60;w=60, "day";q=1000;w=86400`, retryAfter: "5"}
+		if got != want {
+			t.Fatalf("%s: headers %+v, want %+v", path, got, want)
+		}
+	}
+	res, _ := h.do(t, "GET", "/v1/openapi.yaml")
+	if res.StatusCode != 200 || parseRateHeaders(t, res).remaining != 59 {
+		t.Fatalf("without a key: %d, %+v; want the address's first counted request", res.StatusCode, parseRateHeaders(t, res))
+	}
+}
+
+// unavailableLimiter is a Limiter whose storage cannot be reached.
+type unavailableLimiter struct{}
+
+func (unavailableLimiter) Allow(context.Context, string, plan.Limits) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, fmt.Errorf("limiter: %w", store.ErrUnavailable)
+}
+
+// TestLimiterUnavailable: no decision can be made, so the answer is a 503 whose headers name
+// the caller's plan and say to send nothing until Retry-After.
+func TestLimiterUnavailable(t *testing.T) {
+	h := newHarness(t, func(c *api.Config) { c.Limiter = unavailableLimiter{} })
+	key := h.addKey(t, "pro", plan.Pro, plan.Limits{})
+	res, body := h.do(t, "DELETE", "/v1/store/orders/1", "Authorization", "Bearer "+key)
+	wantError(t, res, body, 503, gen.ErrorCodeServiceUnavailable)
+	got := parseRateHeaders(t, res)
+	want := rateHeaders{limit: 10000, remaining: 0, reset: h.clock.Now().Add(5 * time.Second).Unix(), ietfName: "day", ietfR: 0, ietfT: 5,
+		policy: `"minute";q=300;w=60, "day";q=10000;w=86400`, retryAfter: "5"}
+	if got != want {
+		t.Fatalf("headers %+v, want %+v", got, want)
+	}
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd"
+)
+
+// contract is what openapi.yaml says about each operation, in the forms the chain needs, built
+// once from the document when the handler is made. Routes are keyed "METHOD /v1/echo/:route".
+type contract struct {
+	// operations names the operationId of each route: one metrics label value per
+	// operation, and a bounded number in all.
+	operations map[string]string
+	// public are the routes of operations whose security is empty: they need no key (they
+	// are still rate limited, by client address).
+	public map[string]bool
+	// validators checks a request against its operation, by operationId (as the generated
+	// RegisterHandlersOptions.OperationMiddlewares takes them).
+	validators map[string][]echo.MiddlewareFunc
+}
+
+func loadContract() (*contract, error) {
+	doc, err := orderd.LoadOpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, validators: map[string][]echo.MiddlewareFunc{}}
+	// Echo has routed the request before validation runs, so the operation is known and
+	// kin-openapi's router (which would match the document's production server URLs, not the
+	// address the service is reached at) is not needed.
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			route := method + " " + BasePath + echoPath(path)
+			ct.operations[route] = op.OperationID
+			if op.Security != nil && len(*op.Security) == 0 {
+				ct.public[route] = true
+			}
+			// admit has authenticated the request already; a copy of the operation without
+			// security keeps kin-openapi from checking it again on every request.
+			unsecured := *op
+			unsecured.Security = &openapi3.SecurityRequirements{}
+			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
+			ct.validators[op.OperationID] = []echo.MiddlewareFunc{validateRequest(r, opts)}
+		}
+	}
+	return ct, nil
+}
+
+// isPublic reports whether the request's route is an operation that needs no key.
+func (ct *contract) isPublic(c echo.Context) bool {
+	return ct.public[c.Request().Method+" "+c.Path()]
+}
+
+// operationOf is the metrics label of the request: its operationId, the route itself for the
+// few fixed routes outside the contract (/healthz, /readyz, /metrics, /docs), else "unknown".
+func (ct *contract) operationOf(c echo.Context) string {
+	if op, ok := ct.operations[c.Request().Method+" "+c.Path()]; ok {
+		return op
+	}
+	if p := c.Path(); p != "" && p != "/*" && !strings.HasPrefix(p, BasePath+"/") {
+		return p
+	}
+	return "unknown"
+}
+
+// echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
+func echoPath(p string) string {
+	return strings.NewReplacer("{", ":", "}", "").Replace(p)
+}
+
+// validateRequest checks the parameters of a routed request against its operation; a
+// mismatch is an openapi3filter.RequestError, which errors.go answers 400 naming the parameter.
+func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			names, values := c.ParamNames(), c.ParamValues()
+			params := make(map[string]string, len(names))
+			for i, name := range names {
+				v := values[i]
+				if strings.Contains(v, "/") {
+					// echo's last parameter takes the rest of the path, slashes and all
+					// (/store/orders/1/ gives "1/"); by the document's path templates such
+					// a path names no operation.
+					return echo.ErrNotFound
+				}
+				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any
+					if u, err := url.PathUnescape(v); err == nil {
+						v = u
+					}
+				}
+				params[name] = v
+			}
+			in := &openapi3filter.RequestValidationInput{
+				Request:    c.Request(),
+				PathParams: params,
+				Route:      route,
+				Options:    opts,
+			}
+			if err := openapi3filter.ValidateRequest(c.Request().Context(), in); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
