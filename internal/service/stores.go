@@ -96,6 +96,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	if err != nil {
 		return nil, configError(fmt.Errorf("keys file: %w", err))
 	}
+	cfg.Orders, cfg.Pets = nil, nil // held by the stores now, and not twice
 	return &Stores{Orders: orders, Pets: pets, Keys: keys, cfg: cfg, keyFile: keys}, nil
 }
 
