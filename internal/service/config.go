@@ -128,11 +128,6 @@ func configError(err error) error {
 // withDefaults returns c with its zero settings taken from DefaultConfig.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	set := func(v *time.Duration, def time.Duration) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
 	if c.Addr == "" {
 		c.Addr = d.Addr
 	}
@@ -142,22 +137,27 @@ func (c Config) withDefaults() Config {
 	if c.Sunset == (api.Sunset{}) {
 		c.Sunset = d.Sunset
 	}
-	set(&c.ShutdownTimeout, d.ShutdownTimeout)
+	orDefault(&c.ShutdownTimeout, d.ShutdownTimeout)
 	c.Store = c.Store.withDefaults()
 	return c
 }
 
+// withDefaults returns c with its zero settings taken from DefaultConfig.
 func (c StoreConfig) withDefaults() StoreConfig {
 	d := DefaultConfig().Store
 	if c.RedisPrefix == "" {
 		c.RedisPrefix = d.RedisPrefix
 	}
-	for _, v := range []struct{ v, def *time.Duration }{
-		{&c.RedisTimeout, &d.RedisTimeout}, {&c.OrdersPoll, &d.OrdersPoll}, {&c.KeysPoll, &d.KeysPoll}, {&c.KeysReload, &d.KeysReload},
-	} {
-		if *v.v <= 0 {
-			*v.v = *v.def
-		}
-	}
+	orDefault(&c.RedisTimeout, d.RedisTimeout)
+	orDefault(&c.OrdersPoll, d.OrdersPoll)
+	orDefault(&c.KeysPoll, d.KeysPoll)
+	orDefault(&c.KeysReload, d.KeysReload)
 	return c
+}
+
+// orDefault sets *v to def unless it is positive: a zero interval would never tick.
+func orDefault(v *time.Duration, def time.Duration) {
+	if *v <= 0 {
+		*v = def
+	}
 }
