@@ -12,7 +12,6 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
@@ -24,13 +23,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
-	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/service"
 )
 
 func main() {
@@ -61,31 +57,33 @@ func measure(n, readers, rounds int) {
 		orders[i] = order.Order{ID: int64(i + 1), PetID: int64(1000 + i%977), Quantity: int32(1 + i%9),
 			ShipDate: start.Add(time.Duration(i%365) * 24 * time.Hour), Status: order.StatusPending}
 	}
-	store, err := inmem.NewOrders(orders)
-	if err != nil {
-		log.Fatal(err)
-	}
-	orders = nil
-	pets, _ := inmem.NewPets(nil)
 	dir, _ := os.MkdirTemp("", "scale")
 	defer os.RemoveAll(dir)
-	keys, err := keyfile.Open(filepath.Join(dir, "keys.json"), true)
+	cfg := service.DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Store.KeysFile = filepath.Join(dir, "keys.json")
+	key := addKey(cfg.Store)
+	cfg.Store.Orders = orders
+	orders = nil
+	ctx, stop := context.WithCancel(context.Background())
+	svc, err := service.Open(ctx, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	key, rec, _ := auth.NewKey("scale", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}, time.Now())
-	keys.Add(context.Background(), rec)
-	h, err := api.New(api.Config{Orders: store, Pets: pets, Keys: keys, Limiter: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy),
-		Sunset: api.Sunset{DeprecatedAt: start, SunsetAt: start.AddDate(5, 0, 0), Link: "https://docs.petstore.example/"}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	cfg.Store.Orders = nil // the service holds them now
+	ran := make(chan error, 1)
+	go func() { ran <- svc.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-ran; err != nil {
+			log.Fatal(err)
+		}
+		svc.Close()
+	}()
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64}}
 
 	get := func() (ttfb, total time.Duration, size int64) {
-		req, _ := http.NewRequest("GET", srv.URL+"/v1/store/orders", nil)
+		req, _ := http.NewRequest("GET", svc.URL()+"/v1/store/orders", nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		var first time.Time
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
@@ -112,6 +110,24 @@ func measure(n, readers, rounds int) {
 	fmt.Printf("| %d | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s |\n", n, mib(size),
 		ms(coldFirst), ms(coldTotal), ms(p50(firsts1)), ms(p50(totals1)), ms(p50(firstsN)), ms(p50(totalsN)),
 		mib(int64(before)), mib(int64(peak1)), mib(int64(peakN)))
+}
+
+// addKey makes a key without limits that matter, as `orderd keys create` would, and returns it.
+func addKey(sc service.StoreConfig) string {
+	sc.CreateKeysFile = true
+	stores, err := service.OpenStores(sc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stores.Close()
+	key, rec, err := auth.NewKey("scale", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}, time.Now())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := stores.Keys.Add(context.Background(), rec); err != nil {
+		log.Fatal(err)
+	}
+	return key
 }
 
 var timings struct {

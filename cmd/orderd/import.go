@@ -6,15 +6,16 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/service"
 )
 
 // importData runs `orderd import`: orders and pets from the data files into Redis. Running it
 // twice changes nothing, and it never undoes a cancel (see docs/redis-layout.md).
 func importData(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	var rc redisConfig
-	rc.register(fs)
+	var sc service.StoreConfig
+	registerRedis(fs, &sc)
 	ordersFile := fs.String("orders", "", "JSON file of orders (an array of Order with status); required")
 	petsFile := fs.String("pets", "", "JSON file of pets (an array of Pet)")
 	fs.Usage = flagUsage(fs, "orderd import --redis-url URL --orders FILE [--pets FILE]")
@@ -25,36 +26,27 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	switch {
 	case len(rest) > 0:
 		return usageErrorf("import: unexpected argument %q", rest[0])
-	case rc.url == "" || *ordersFile == "":
+	case !sc.Redis() || *ordersFile == "":
 		return usageErrorf("import: --redis-url and --orders are required")
 	}
 	// Both files are read and checked before anything is written: nothing half-imported.
-	orderList, err := readRecords(*ordersFile, orderValidate, orderID)
+	orderList, err := service.ReadOrders(*ordersFile)
 	if err != nil {
 		return usageError{err}
 	}
-	petList, err := readRecords(*petsFile, petValidate, petID)
-	if err != nil {
-		return usageError{err}
+	var petList []order.Pet
+	if *petsFile != "" {
+		if petList, err = service.ReadPets(*petsFile); err != nil {
+			return usageError{err}
+		}
 	}
-	rdb, err := rc.connect(ctx, true)
+	stores, err := openStores(ctx, sc)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	orders, err := redisstore.NewOrders(rdb, rc.prefix, rc.timeout)
+	defer stores.Close()
+	changed, err := stores.Import(ctx, orderList, petList)
 	if err != nil {
-		return usageError{err}
-	}
-	pets, err := redisstore.NewPets(rdb, rc.prefix, rc.timeout)
-	if err != nil {
-		return usageError{err}
-	}
-	changed, err := orders.Import(ctx, orderList)
-	if err != nil {
-		return err
-	}
-	if err := pets.Import(ctx, petList); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", len(orderList), changed, len(petList))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/service"
 )
 
 // keys runs `orderd keys create|list|revoke`.
@@ -21,13 +22,13 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	var (
 		fs        = flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 		keysFile  = fs.String("keys-file", "", "JSON file of API keys (hashes only); created if missing")
-		rc        redisConfig
+		sc        service.StoreConfig
 		planName  = fs.String("plan", "", "create: free, pro, business or enterprise")
 		perMinute = fs.Int64("per-minute", 0, "create, enterprise only: requests per UTC minute")
 		perDay    = fs.Int64("per-day", 0, "create, enterprise only: requests per UTC day")
 		name      = fs.String("name", "", "create: a name for the key (default: key-<prefix>)")
 	)
-	rc.register(fs)
+	registerRedis(fs, &sc)
 	synopsis := map[string]string{
 		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] (--keys-file FILE | --redis-url URL)",
 		"list":   "orderd keys list (--keys-file FILE | --redis-url URL)",
@@ -44,11 +45,19 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if args[0] != "revoke" && len(rest) > 0 {
 		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
 	}
-	store, closeStore, err := keyStore(ctx, *keysFile, rc, args[0] == "create")
+	sc.KeysFile, sc.CreateKeysFile = *keysFile, args[0] == "create"
+	switch {
+	case sc.KeysFile != "" && sc.Redis():
+		return usageErrorf("keys: give --keys-file or --redis-url, not both")
+	case sc.KeysFile == "" && !sc.Redis():
+		return usageErrorf("keys: --keys-file or --redis-url is required")
+	}
+	stores, err := openStores(ctx, sc)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer stores.Close()
+	store := stores.Keys
 
 	switch args[0] {
 	case "create":
@@ -65,7 +74,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 			return err
 		}
 		if rec.Name == "" {
-			rec.Name = "key-" + rec.Prefix[len("osk_"):]
+			rec.Name = auth.DefaultName(rec.Prefix)
 		}
 		if err := store.Add(ctx, rec); err != nil {
 			return usageErrorf("keys create: %w", err)

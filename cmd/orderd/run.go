@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/petstore/orderd/internal/service"
 )
 
 const usage = `orderd: the Store Order Service
@@ -48,7 +50,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // usageError is a mistake in how the program was called or configured: a bad flag, a bad
-// file. It exits with status 2, as decisions.md says.
+// file. It exits with status 2, so that a script or an orchestrator can tell a setting to fix
+// from a failure at work (status 1) that a retry may cure.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -68,7 +71,8 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "orderd: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 	var ue usageError
-	if errors.As(err, &ue) {
+	var ce *service.ConfigError
+	if errors.As(err, &ue) || errors.As(err, &ce) {
 		return 2
 	}
 	return 1

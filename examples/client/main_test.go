@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,72 +15,52 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
+	"github.com/petstore/orderd/internal/service"
+	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
-// service is the real orderd handler on a loopback server, holding ordertest.Fixture().
-type service struct {
-	srv  *httptest.Server
-	base string // the URL of the API, /v1 included
-	key  string
+// instance is the real orderd service on a loopback port, holding ordertest.Fixture().
+type instance struct {
+	base   string // the URL of the API, /v1 included
+	key    string
+	client *http.Client
 }
 
-// newService serves the real handler with one key of plan p. With a clock, the limiter and
+// newService serves the real service with one key of plan p. With a clock, the limiter and
 // the handler read it instead of the wall clock, so a test can move time past a Retry-After.
-func newService(t *testing.T, p plan.Plan, limits plan.Limits, clock *ratelimittest.Clock) *service {
+func newService(t *testing.T, p plan.Plan, limits plan.Limits, clock *ratelimittest.Clock) *instance {
 	t.Helper()
-	ctx := context.Background()
-	orders, err := inmem.NewOrders(ordertest.Fixture())
-	if err != nil {
-		t.Fatal(err)
-	}
-	pets, err := inmem.NewPets(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := keyfile.Open(filepath.Join(t.TempDir(), "keys.json"), true)
-	if err != nil {
-		t.Fatal(err)
+	cfg := service.DefaultConfig()
+	cfg.Store.KeysFile = filepath.Join(t.TempDir(), "keys.json")
+	cfg.Store.CreateKeysFile = true
+	cfg.Store.Orders = ordertest.Fixture()
+	if clock != nil {
+		cfg.Now = clock.Now
 	}
 	key, record, err := auth.NewKey("example", p, limits, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := keys.Add(ctx, record); err != nil {
-		t.Fatal(err)
-	}
-	cfg := api.Config{
-		Orders:  orders,
-		Pets:    pets,
-		Keys:    keys,
-		Limiter: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy),
-		Sunset: api.Sunset{
-			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
-			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
-			Link:         "https://docs.petstore.example/migrate",
-		},
-	}
-	if clock != nil {
-		cfg.Limiter = inmem.NewLimiter(clock.Now, ratelimit.DefaultBanPolicy)
-		cfg.Now = clock.Now
-	}
-	handler, err := api.New(cfg)
+	keys, err := service.OpenStores(cfg.Store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(handler)
-	t.Cleanup(srv.Close)
-	return &service{srv: srv, base: srv.URL + api.BasePath, key: key}
+	defer keys.Close()
+	if err := keys.Keys.Add(context.Background(), record); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store.CreateKeysFile = false
+	svc := servicetest.Run(t, cfg)
+	return &instance{base: svc.URL() + api.BasePath, key: key, client: &http.Client{Transport: &http.Transport{}}}
 }
 
 // run runs the program against the service with its key in ORDERD_KEY.
-func (s *service) run(t *testing.T, args ...string) (string, error) {
+func (s *instance) run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	env := map[string]string{"ORDERD_KEY": s.key}
@@ -275,7 +254,7 @@ func TestRetryAfterOfTheRealService(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+s.key)
-	res, err := s.srv.Client().Do(req)
+	res, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +263,7 @@ func TestRetryAfterOfTheRealService(t *testing.T) {
 		t.Fatalf("first request: %d, want 200", res.StatusCode)
 	}
 
-	client := s.srv.Client()
+	client := s.client
 	answers := &seen{next: client.Transport}
 	client.Transport = answers
 	doer := newRetryDoer(client)

@@ -9,13 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"net/http/httptest"
-
-	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/service"
+	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
 // chromium finds the browser; the test never skips for want of it: CI installs it, and so
@@ -34,19 +30,11 @@ func chromium(t *testing.T) string {
 // checks that Swagger UI rendered every operation of openapi.yaml, and takes a screenshot.
 func TestDocsRenderInABrowser(t *testing.T) {
 	browser := chromium(t)
-	orders, _ := inmem.NewOrders(ordertest.Fixture())
-	pets, _ := inmem.NewPets(nil)
-	keys, err := keyfile.Open(filepath.Join(t.TempDir(), "keys.json"), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := api.New(api.Config{Orders: orders, Pets: pets, Keys: keys, Limiter: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy),
-		Sunset: api.Sunset{DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), SunsetAt: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC), Link: "https://docs.petstore.example/migrate"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	cfg := service.DefaultConfig()
+	cfg.Store.KeysFile = filepath.Join(t.TempDir(), "keys.json")
+	cfg.Store.CreateKeysFile = true
+	cfg.Store.Orders = ordertest.Fixture()
+	srv := servicetest.Run(t, cfg)
 
 	run := func(args ...string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -62,7 +50,7 @@ func TestDocsRenderInABrowser(t *testing.T) {
 		return string(out)
 	}
 
-	dom := run("--dump-dom", srv.URL+"/docs")
+	dom := run("--dump-dom", srv.URL()+"/docs")
 	for _, want := range []string{"/store/orders", "/store/orders/{orderId}", "/pets/{petId}", "/openapi.yaml",
 		"listOrders", "cancelOrder", "getPetById", "Store Order Service"} {
 		if !strings.Contains(dom, want) {
@@ -77,7 +65,7 @@ func TestDocsRenderInABrowser(t *testing.T) {
 	if dir := os.Getenv("ORDERD_SCREENSHOT_DIR"); dir != "" {
 		shot = filepath.Join(dir, "docs.png")
 	}
-	run("--window-size=1280,1400", "--screenshot="+shot, srv.URL+"/docs")
+	run("--window-size=1280,1400", "--screenshot="+shot, srv.URL()+"/docs")
 	png, err := os.ReadFile(shot)
 	if err != nil || len(png) < 20_000 || string(png[1:4]) != "PNG" {
 		t.Fatalf("screenshot: %d bytes, %v", len(png), err)

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/plan"
-	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/service"
 )
 
 // TestRedisOutage: while Redis is frozen or gone, data operations answer 503 with
@@ -21,9 +20,9 @@ import (
 func TestRedisOutage(t *testing.T) {
 	srv := redistest.StartPersistent(t)
 	d := newDeployment(t, srv, nil)
-	d.timeout = 500 * time.Millisecond
-	in := d.instance(t, inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy))
-	strict := d.instance(t, nil) // --limiter-fallback fail
+	d.cfg.Store.RedisTimeout = 500 * time.Millisecond
+	in := d.instance(t, service.FallbackMemory)
+	strict := d.instance(t, service.FallbackFail)
 	key := d.key(t, "steady", plan.Business)
 
 	if res, _ := in.do(t, "DELETE", "/v1/store/orders/1", key); res.StatusCode != 204 {
@@ -59,12 +58,12 @@ func TestRedisOutage(t *testing.T) {
 		}
 	}()
 	_, before := in.do(t, "GET", "/v1/store/orders", key)
-	orders, _ := d.orders.List(context.Background())
+	orders, _ := d.admin.Orders.List(context.Background())
 
 	expectUnavailable := func(t *testing.T, in *instance) {
 		t.Helper()
 		// Reads answer from what the pollers learned until three polls have failed.
-		time.Sleep(3 * d.keysPoll)
+		time.Sleep(3 * d.cfg.Store.KeysPoll)
 		for _, r := range []struct{ method, path string }{
 			{"GET", "/v1/store/orders"}, {"DELETE", "/v1/store/orders/3"}, {"GET", "/v1/pets/1"},
 		} {
@@ -78,7 +77,7 @@ func TestRedisOutage(t *testing.T) {
 				t.Fatalf("%s %s took %v: a request must not hang on Redis", r.method, r.path, took)
 			}
 		}
-		res, _ := http.Get(in.srv.URL + "/readyz")
+		res, _ := http.Get(in.url + "/readyz")
 		res.Body.Close()
 		if res.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz during the outage: %d", res.StatusCode)
@@ -100,11 +99,11 @@ func TestRedisOutage(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		after, err := d.orders.List(context.Background())
+		after, err := d.admin.Orders.List(context.Background())
 		if err != nil || !reflect.DeepEqual(after, orders) {
 			t.Fatalf("orders in Redis changed: %v", err)
 		}
-		res, _ := http.Get(in.srv.URL + "/readyz")
+		res, _ := http.Get(in.url + "/readyz")
 		res.Body.Close()
 		if res.StatusCode != 200 {
 			t.Fatalf("/readyz after recovery: %d", res.StatusCode)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/service"
 )
 
 // TestOneRoundTripPerListRequest counts, with MONITOR, the commands that reach Redis from
@@ -17,9 +18,9 @@ import (
 // and the orders' version come from the pollers, and the list from its cache.
 func TestOneRoundTripPerListRequest(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	d.ordersPoll, d.keysPoll = time.Hour, time.Hour // one poll at start, none during the count
+	d.cfg.Store.OrdersPoll, d.cfg.Store.KeysPoll = time.Hour, time.Hour // one poll at start, none during the count
 	key := d.key(t, "counted", plan.Business)
-	in := d.instance(t, nil)
+	in := d.instance(t, service.FallbackFail)
 	time.Sleep(100 * time.Millisecond)       // the first polls
 	in.do(t, "GET", "/v1/store/orders", key) // the list, read once
 

@@ -11,13 +11,14 @@ import (
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/service"
 )
 
 // TestBurstAcrossTwoInstances: 200 concurrent requests with a fresh free key, split across
 // two instances, admit exactly 60.
 func TestBurstAcrossTwoInstances(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, nil), d.instance(t, nil)
+	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
 	key := d.key(t, "burst", plan.Free)
 	var mu sync.Mutex
 	counts := map[int]int{}
@@ -55,7 +56,7 @@ func TestBurstAcrossTwoInstances(t *testing.T) {
 func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	d := newDeployment(t, redistest.Start(t), clock.Now)
-	a, b := d.instance(t, nil), d.instance(t, nil)
+	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
 	key, other := d.key(t, "pushy", plan.Free), d.key(t, "other", plan.Free)
 	for range 60 {
 		a.do(t, "GET", "/v1/store/orders", key)
@@ -81,7 +82,7 @@ func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
 // transition.
 func TestCancelsAcrossInstances(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, nil), d.instance(t, nil)
+	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
 	key := d.key(t, "big", plan.Business)
 	if res, _ := a.do(t, "DELETE", "/v1/store/orders/9223372036854775807", key); res.StatusCode != 204 {
 		t.Fatalf("cancel: %d", res.StatusCode)
@@ -97,7 +98,7 @@ func TestCancelsAcrossInstances(t *testing.T) {
 	})
 
 	version := func() int64 {
-		v, _ := d.rdb.Get(context.Background(), "{"+d.prefix+":orders}:version").Int64()
+		v, _ := d.rdb.Get(context.Background(), "{"+d.cfg.Store.RedisPrefix+":orders}:version").Int64()
 		return v
 	}
 	before := version()
@@ -127,14 +128,14 @@ func TestCancelsAcrossInstances(t *testing.T) {
 // TestRevokedKeyIsRefusedEverywhereWithinASecond.
 func TestRevokedKeyIsRefusedEverywhereWithinASecond(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, nil), d.instance(t, nil)
+	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
 	key := d.key(t, "leaving", plan.Pro)
 	for _, in := range []*instance{a, b} {
 		if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
 			t.Fatalf("before: %d", res.StatusCode)
 		}
 	}
-	if _, err := d.admin.Revoke(context.Background(), "leaving"); err != nil {
+	if _, err := d.admin.Keys.Revoke(context.Background(), "leaving"); err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range []*instance{a, b} {

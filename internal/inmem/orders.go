@@ -6,7 +6,6 @@ package inmem
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -26,15 +25,12 @@ type Orders struct {
 
 // NewOrders returns a store holding orders, which must have distinct, valid ids.
 func NewOrders(orders []order.Order) (*Orders, error) {
+	if err := order.ValidateAll(orders); err != nil {
+		return nil, err
+	}
 	s := &Orders{byID: make(map[int64]int, len(orders)), sorted: slices.Clone(orders)}
 	slices.SortFunc(s.sorted, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
 	for i, o := range s.sorted {
-		if err := o.Validate(); err != nil {
-			return nil, err
-		}
-		if _, dup := s.byID[o.ID]; dup {
-			return nil, fmt.Errorf("order %d: duplicate id", o.ID)
-		}
 		s.byID[o.ID] = i
 	}
 	return s, nil

@@ -2,7 +2,6 @@ package inmem
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/petstore/orderd/internal/order"
 )
@@ -16,14 +15,11 @@ type Pets struct {
 
 // NewPets returns a store holding pets, which must have distinct, valid ids.
 func NewPets(pets []order.Pet) (*Pets, error) {
+	if err := order.ValidateAll(pets); err != nil {
+		return nil, err
+	}
 	s := &Pets{byID: make(map[int64]order.Pet, len(pets))}
 	for _, p := range pets {
-		if err := p.Validate(); err != nil {
-			return nil, err
-		}
-		if _, dup := s.byID[p.ID]; dup {
-			return nil, fmt.Errorf("pet %d: duplicate id", p.ID)
-		}
 		s.byID[p.ID] = p
 	}
 	return s, nil

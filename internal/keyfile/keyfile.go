@@ -127,19 +127,16 @@ func (s *Store) Add(_ context.Context, k auth.Key) error {
 	})
 }
 
-// Revoke removes the key named nameOrPrefix, or else the one whose shown prefix it is.
+// Revoke removes the key that auth.Find finds for nameOrPrefix.
 func (s *Store) Revoke(_ context.Context, nameOrPrefix string) (auth.Key, error) {
 	var revoked auth.Key
 	err := s.update(func(keys []auth.Key) ([]auth.Key, error) {
-		i := slices.IndexFunc(keys, func(k auth.Key) bool { return k.Name == nameOrPrefix })
-		if i < 0 && strings.HasPrefix(nameOrPrefix, "osk_") {
-			i = slices.IndexFunc(keys, func(k auth.Key) bool { return k.Prefix == nameOrPrefix })
+		k, err := auth.Find(keys, nameOrPrefix)
+		if err != nil {
+			return nil, err
 		}
-		if i < 0 {
-			return nil, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, nameOrPrefix)
-		}
-		revoked = keys[i]
-		return slices.Delete(keys, i, i+1), nil
+		revoked = k
+		return slices.DeleteFunc(keys, func(old auth.Key) bool { return old.Name == k.Name }), nil
 	})
 	return revoked, err
 }

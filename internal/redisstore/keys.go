@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -146,22 +145,18 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, nil
 }
 
-// Revoke removes the key named nameOrPrefix, or else the one whose shown prefix it is.
+// Revoke removes the key that auth.Find finds for nameOrPrefix among every key, by its name,
+// in one atomic step.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
-	name := nameOrPrefix
-	k, err := s.revoke(ctx, name)
-	if !errors.Is(err, auth.ErrKeyNotFound) || !strings.HasPrefix(nameOrPrefix, "osk_") {
-		return k, err
-	}
 	keys, err := s.List(ctx)
 	if err != nil {
 		return auth.Key{}, err
 	}
-	i := slices.IndexFunc(keys, func(k auth.Key) bool { return k.Prefix == nameOrPrefix })
-	if i < 0 {
-		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, nameOrPrefix)
+	k, err := auth.Find(keys, nameOrPrefix)
+	if err != nil {
+		return auth.Key{}, err
 	}
-	return s.revoke(ctx, keys[i].Name)
+	return s.revoke(ctx, k.Name)
 }
 
 func (s *Keys) revoke(ctx context.Context, name string) (auth.Key, error) {

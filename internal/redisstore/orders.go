@@ -141,16 +141,17 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 }
 
 // Import loads orders as import.lua says, in batches, and returns how many fields changed.
+// The whole list is checked before the first batch is written.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
+	if err := order.ValidateAll(orders); err != nil {
+		return 0, err
+	}
 	const batch = 1000
 	var changed int64
 	for start := 0; start < len(orders); start += batch {
 		part := orders[start:min(start+batch, len(orders))]
 		args := make([]any, 0, 3*len(part))
 		for _, o := range part {
-			if err := o.Validate(); err != nil {
-				return changed, err
-			}
 			data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
 			if err != nil {
 				return changed, err

@@ -48,7 +48,11 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 }
 
 // Import writes pets, replacing those with the same id; running it twice changes nothing.
+// The whole list is checked before anything is written.
 func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
+	if err := order.ValidateAll(pets); err != nil {
+		return err
+	}
 	for start := 0; start < len(pets); start += 1000 {
 		part := pets[start:min(start+1000, len(pets))]
 		ctx, cancel := s.call(ctx)

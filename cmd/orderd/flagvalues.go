@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// timeFlag is a flag.Value for an instant, written RFC 3339 or as a UTC date.
+type timeFlag time.Time
+
+func (f *timeFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return time.Time(*f).UTC().Format(time.RFC3339)
+}
+
+func (f *timeFlag) Set(s string) error {
+	for _, layout := range []string{time.RFC3339, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			*f = timeFlag(t)
+			return nil
+		}
+	}
+	return fmt.Errorf("want RFC 3339 (2027-07-01T00:00:00Z) or a date (2027-07-01)")
+}
+
+// cidrsFlag is a flag.Value for a comma-separated list of CIDRs; a bare address is one host.
+type cidrsFlag []*net.IPNet
+
+func (f *cidrsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	parts := make([]string, len(*f))
+	for i, n := range *f {
+		parts[i] = n.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *cidrsFlag) Set(s string) error {
+	var out cidrsFlag
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "/") {
+			if ip := net.ParseIP(part); ip != nil && ip.To4() != nil {
+				part += "/32"
+			} else {
+				part += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(part)
+		if err != nil {
+			return fmt.Errorf("%q is not a CIDR or an address", part)
+		}
+		out = append(out, n)
+	}
+	*f = out
+	return nil
+}

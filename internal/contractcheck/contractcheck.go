@@ -1,0 +1,191 @@
+// Package contractcheck checks a running instance against its contract: it calls every
+// operation in ways that change nothing and validates each answer (status, headers, body)
+// against the embedded openapi.yaml. `orderd contract-check` runs it.
+package contractcheck
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/contract"
+	"github.com/petstore/orderd/internal/plan"
+)
+
+// ErrFailed means that some answers broke the contract; the report says which.
+var ErrFailed = errors.New("contract-check: some answers break the contract")
+
+// Config is what a check needs.
+type Config struct {
+	// Base is where the instance serves its /v1 paths, with or without the /v1:
+	// http://127.0.0.1:8080 or https://api.example/v1.
+	Base string
+	// Key is an API key of the instance (any plan); the checks use about ten requests of its
+	// quota.
+	Key string
+	// Timeout bounds each request; 10s when zero.
+	Timeout time.Duration
+}
+
+// Checker checks one instance.
+type Checker struct {
+	server, key string
+	checker     *contract.Checker
+	client      *http.Client
+}
+
+// New returns a Checker of the instance at cfg.Base. Its error is about the Base.
+func New(cfg Config) (*Checker, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	server := strings.TrimSuffix(strings.TrimSuffix(cfg.Base, "/"), "/v1") + "/v1"
+	checker, err := contract.New(server)
+	if err != nil {
+		return nil, err
+	}
+	return &Checker{server: server, key: cfg.Key, checker: checker,
+		client: &http.Client{Timeout: cfg.Timeout, Transport: &http.Transport{DisableCompression: true}}}, nil
+}
+
+// Run makes every check and writes one line per check to out, then "N passed, M failed".
+// It returns ErrFailed when any check failed.
+func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
+	c := &checkRun{ctx: ctx, Checker: ch, out: out}
+	c.run()
+	fmt.Fprintf(out, "%d passed, %d failed\n", c.passed, c.failed)
+	if c.failed > 0 {
+		return ErrFailed
+	}
+	return nil
+}
+
+// checkRun is one run of the checks and its tally.
+type checkRun struct {
+	*Checker
+	ctx            context.Context
+	out            io.Writer
+	passed, failed int
+}
+
+// check is one request and the statuses that would be right for it.
+type check struct {
+	name, method, path string
+	authed             bool
+	header             http.Header
+	want               []int
+}
+
+func (c *checkRun) run() {
+	res, body := c.do(check{"list orders", "GET", "/store/orders", true, nil, []int{200}})
+	unused := int64(math.MaxInt64)
+	if res != nil && res.StatusCode == 200 {
+		unused = unusedID(body)
+		c.do(check{"list orders again, If-None-Match", "GET", "/store/orders", true,
+			http.Header{"If-None-Match": {res.Header.Get("ETag")}}, []int{304}})
+	}
+	id := strconv.FormatInt(unused, 10)
+	// A key made now, which no instance knows (crypto/rand does not fail).
+	unknownKey, _, _ := auth.NewKey("", plan.Free, plan.Limits{}, time.Now())
+	for _, ch := range []check{
+		{"cancel an order that does not exist", "DELETE", "/store/orders/" + id, true, nil, []int{404}},
+		{"cancel with an id that is not an int64", "DELETE", "/store/orders/9223372036854775808", true, nil, []int{400}},
+		{"cancel with an id that is not a number", "DELETE", "/store/orders/abc", true, nil, []int{400}},
+		{"list without a key", "GET", "/store/orders", false, nil, []int{401}},
+		{"cancel without a key and with a bad id", "DELETE", "/store/orders/abc", false, nil, []int{401}},
+		{"list with an unknown key", "GET", "/store/orders", false, http.Header{"Authorization": {"Bearer " + unknownKey}}, []int{401}},
+		{"deprecated pet that does not exist", "GET", "/pets/" + id, true, nil, []int{404, 410}},
+		{"an unknown route", "GET", "/no/such/route", true, nil, []int{404}},
+		{"a method the list does not have", "PUT", "/store/orders", true, nil, []int{405}},
+		{"the contract itself", "GET", "/openapi.yaml", false, nil, []int{200}},
+	} {
+		c.do(ch)
+	}
+}
+
+func (c *checkRun) do(ch check) (*http.Response, []byte) {
+	line := fmt.Sprintf("%s: %s %s", ch.name, ch.method, strings.TrimPrefix(c.server, "http://")+ch.path)
+	fail := func(format string, a ...any) {
+		c.failed++
+		fmt.Fprintf(c.out, "FAIL %s: %s\n", line, fmt.Sprintf(format, a...))
+	}
+	req, err := http.NewRequestWithContext(c.ctx, ch.method, c.server+ch.path, nil)
+	if err != nil {
+		fail("%v", err)
+		return nil, nil
+	}
+	for k, v := range ch.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	if ch.authed {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	res, err := c.client.Do(req)
+	if err != nil {
+		fail("%v", err)
+		return nil, nil
+	}
+	body, err := readBody(res)
+	if err != nil {
+		fail("reading the body: %v", err)
+		return nil, nil
+	}
+	if err := c.checker.Check(req, res, body); err != nil {
+		fail("%d breaks the contract: %s", res.StatusCode, strings.ReplaceAll(err.Error(), "\n", "; "))
+		return res, body
+	}
+	if !slices.Contains(ch.want, res.StatusCode) {
+		fail("%d, want %v", res.StatusCode, ch.want)
+		return res, body
+	}
+	c.passed++
+	fmt.Fprintf(c.out, "ok   %s → %d\n", line, res.StatusCode)
+	return res, body
+}
+
+// readBody reads and, when the answer is gzipped, decompresses the body: the check asks for
+// gzip so that it sees what clients see.
+func readBody(res *http.Response) ([]byte, error) {
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil || res.Header.Get("Content-Encoding") != "gzip" {
+		return raw, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	res.Header.Del("Content-Encoding")
+	return io.ReadAll(zr)
+}
+
+// unusedID is an id that no listed order has, counting down from the largest int64.
+func unusedID(list []byte) int64 {
+	var orders []struct {
+		ID json.Number `json:"id"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(list))
+	dec.UseNumber()
+	dec.Decode(&orders)
+	used := map[string]bool{}
+	for _, o := range orders {
+		used[o.ID.String()] = true
+	}
+	for id := int64(math.MaxInt64); ; id-- {
+		if !used[strconv.FormatInt(id, 10)] {
+			return id
+		}
+	}
+}

@@ -1,0 +1,163 @@
+// Package service wires the Store Order Service together: a Config in, a running service
+// out. It is the one place that picks implementations: Redis when the Config names one,
+// otherwise the process's memory for orders, pets and counters and a file for the keys.
+// cmd/orderd turns flags and environment into a Config; tests and benchmarks set one
+// directly.
+package service
+
+import (
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/redisstore"
+)
+
+// Config is everything a running service is made from. Start from DefaultConfig: Open gives
+// a zero duration, address, prefix, fallback or sunset DefaultConfig's value, but a zero Ban
+// means what --ban-after 0 means, no bans.
+type Config struct {
+	// Addr is the address to listen on (host:port; port 0 picks a free one).
+	Addr string
+	// MetricsAddr, when set, is a listener of its own for /metrics; otherwise /metrics is
+	// served on Addr.
+	MetricsAddr string
+	// Store says where orders, pets and keys are kept.
+	Store StoreConfig
+	// Ban is when a caller that keeps sending too early is banned, and for how long.
+	Ban ratelimit.BanPolicy
+	// LimiterFallback is what the limiter does while Redis cannot be reached.
+	LimiterFallback Fallback
+	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
+	// Sunset is the schedule of the deprecated pets operation.
+	Sunset api.Sunset
+	// ShutdownTimeout is how long requests in flight may take to finish once Run's context
+	// ends.
+	ShutdownTimeout time.Duration
+	// Logger receives the service's JSON lines; none are written when nil.
+	Logger *slog.Logger
+	// Now is the clock of the limiter and of the sunset (time.Now when nil): tests move it.
+	Now func() time.Time
+}
+
+// StoreConfig says where a deployment keeps its orders, pets and keys: all in Redis when
+// RedisURL is set; otherwise orders and pets in the process, read from files (or given as
+// lists), and keys in a file.
+type StoreConfig struct {
+	RedisURL     string
+	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
+	RedisTimeout time.Duration // bound on each Redis call
+	// OrdersPoll and KeysPoll are how often a serving instance polls the version of the
+	// orders and of the keys: a change made through another instance is seen within them.
+	OrdersPoll time.Duration
+	KeysPoll   time.Duration
+
+	KeysFile string
+	// CreateKeysFile makes a missing keys file an empty store, written on the first Add
+	// (for `orderd keys create`); otherwise a missing file is an error.
+	CreateKeysFile bool
+	// KeysReload is how often a serving instance checks the keys file for changes.
+	KeysReload time.Duration
+	// OrdersFile and PetsFile are JSON arrays of records, read at start.
+	OrdersFile string
+	PetsFile   string
+	// Orders and Pets are held when no file is named: for tests and benchmarks.
+	Orders []order.Order
+	Pets   []order.Pet
+}
+
+// Redis reports whether the deployment keeps everything in Redis.
+func (c StoreConfig) Redis() bool { return c.RedisURL != "" }
+
+// Fallback is what the limiter does while Redis cannot be reached.
+type Fallback string
+
+// The two fallbacks.
+const (
+	// FallbackMemory lets each instance limit on its own, in memory, and says so in the log
+	// and the metrics: limits hold per instance, not across them, until Redis answers.
+	FallbackMemory Fallback = "memory"
+	// FallbackFail answers 503 to every request the limiter cannot decide.
+	FallbackFail Fallback = "fail"
+)
+
+// DefaultConfig is the configuration of `orderd serve` without flags, less the keys file
+// (or Redis URL) that it cannot do without.
+func DefaultConfig() Config {
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		Ban:             ratelimit.DefaultBanPolicy,
+		LimiterFallback: FallbackMemory,
+		Sunset: api.Sunset{
+			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
+			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
+			Link:         "https://docs.petstore.example/orders/migrate-from-pets",
+		},
+		ShutdownTimeout: 15 * time.Second,
+		Store: StoreConfig{
+			RedisPrefix:  redisstore.DefaultPrefix,
+			RedisTimeout: redisstore.DefaultTimeout,
+			OrdersPoll:   100 * time.Millisecond,
+			KeysPoll:     250 * time.Millisecond,
+			KeysReload:   time.Second,
+		},
+	}
+}
+
+// ConfigError is a setting or a data file that the service cannot start with: the operator
+// has to fix it, and retrying as it is cannot help.
+type ConfigError struct{ Err error }
+
+// Error is the message of the setting's or the file's error.
+func (e *ConfigError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the setting's or the file's error.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ConfigError{err}
+}
+
+// withDefaults returns c with its zero settings taken from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Addr == "" {
+		c.Addr = d.Addr
+	}
+	if c.LimiterFallback == "" {
+		c.LimiterFallback = d.LimiterFallback
+	}
+	if c.Sunset == (api.Sunset{}) {
+		c.Sunset = d.Sunset
+	}
+	orDefault(&c.ShutdownTimeout, d.ShutdownTimeout)
+	c.Store = c.Store.withDefaults()
+	return c
+}
+
+// withDefaults returns c with its zero settings taken from DefaultConfig.
+func (c StoreConfig) withDefaults() StoreConfig {
+	d := DefaultConfig().Store
+	if c.RedisPrefix == "" {
+		c.RedisPrefix = d.RedisPrefix
+	}
+	orDefault(&c.RedisTimeout, d.RedisTimeout)
+	orDefault(&c.OrdersPoll, d.OrdersPoll)
+	orDefault(&c.KeysPoll, d.KeysPoll)
+	orDefault(&c.KeysReload, d.KeysReload)
+	return c
+}
+
+// orDefault sets *v to def unless it is positive: a zero interval would never tick.
+func orDefault(v *time.Duration, def time.Duration) {
+	if *v <= 0 {
+		*v = def
+	}
+}

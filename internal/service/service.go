@@ -1,0 +1,180 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/redisstore"
+)
+
+// Service is the Store Order Service, listening: Open makes it, Run serves until its context
+// ends, Close releases what Open took.
+type Service struct {
+	cfg     Config
+	log     *slog.Logger
+	stores  *Stores
+	handler http.Handler
+
+	ln  net.Listener
+	srv *http.Server
+	// On a listener of their own when Config.MetricsAddr is set; nil otherwise.
+	metricsLn  net.Listener
+	metricsSrv *http.Server
+}
+
+// Open opens the stores, makes the HTTP handler and binds the listeners; nothing is served
+// until Run. A Redis that does not answer yet is logged, not refused: the service answers
+// 503 until it does. A bad setting or data file is a *ConfigError.
+func Open(ctx context.Context, cfg Config) (*Service, error) {
+	cfg = cfg.withDefaults()
+	s := &Service{cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	} else {
+		redisstore.SetLogger(s.log)
+	}
+	if err := s.open(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Service) open(ctx context.Context) error {
+	cfg := s.cfg
+	m := metrics.New()
+	var err error
+	if s.stores, err = OpenStores(cfg.Store); err != nil {
+		return err
+	}
+	s.cfg.Store.Orders, s.cfg.Store.Pets = nil, nil // held by the stores now, and not twice
+	if cfg.Store.Redis() {
+		if err := s.stores.Ready(ctx); err != nil {
+			s.log.Warn("redis does not answer yet; serving 503 until it does", slog.String("error", err.Error()))
+		}
+	}
+	limiter, err := s.stores.limiter(limiterConfig{
+		ban: cfg.Ban, fallback: cfg.LimiterFallback, now: cfg.Now, onFallback: m.Fallback, log: s.log,
+	})
+	if err != nil {
+		return err
+	}
+	var metricsOnMain http.Handler
+	if cfg.MetricsAddr == "" {
+		metricsOnMain = m.Handler()
+	}
+	if s.handler, err = api.New(api.Config{
+		Observer:       m,
+		Metrics:        metricsOnMain,
+		Orders:         s.stores.Orders,
+		Pets:           s.stores.Pets,
+		Keys:           s.stores.Keys,
+		Limiter:        limiter,
+		Ready:          s.stores.Ready,
+		TrustedProxies: cfg.TrustedProxies,
+		Sunset:         cfg.Sunset,
+		Logger:         s.log,
+		Now:            cfg.Now,
+	}); err != nil {
+		return err
+	}
+
+	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return err
+	}
+	s.srv = &http.Server{
+		Handler: s.handler,
+		// A slow or huge client must not hold a connection or memory for long.
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	if cfg.MetricsAddr != "" {
+		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return err
+		}
+		s.metricsSrv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+	}
+	return nil
+}
+
+// Addr is the address the API listens on: Config.Addr with the port it picked.
+func (s *Service) Addr() string { return s.ln.Addr().String() }
+
+// URL is the base URL of the service on its address, http://host:port.
+func (s *Service) URL() string { return "http://" + s.Addr() }
+
+// MetricsAddr is the address of the metrics listener, or "" when /metrics is on Addr.
+func (s *Service) MetricsAddr() string {
+	if s.metricsLn == nil {
+		return ""
+	}
+	return s.metricsLn.Addr().String()
+}
+
+// Handler is the service's HTTP handler, the one Run serves.
+func (s *Service) Handler() http.Handler { return s.handler }
+
+// Run serves, and keeps the stores current in the background, until ctx ends; then the
+// listeners close at once and requests in flight have Config.ShutdownTimeout to finish.
+// It returns nil after a clean shutdown.
+func (s *Service) Run(ctx context.Context) error {
+	bgCtx, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	go s.stores.watch(bgCtx, s.log)
+
+	served := make(chan error, 2)
+	go func() { served <- s.srv.Serve(s.ln) }()
+	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", s.stores.Mode()))
+	if s.metricsSrv != nil {
+		go func() { served <- s.metricsSrv.Serve(s.metricsLn) }()
+		defer s.metricsSrv.Close()
+		s.log.Info("metrics listening", slog.String("addr", s.MetricsAddr()))
+	}
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", slog.String("timeout", s.cfg.ShutdownTimeout.String()))
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := s.srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+// Close closes the listeners and servers, at once, and then the stores. Call it after Run
+// returns, or instead of Run.
+func (s *Service) Close() error {
+	for _, srv := range []*http.Server{s.srv, s.metricsSrv} {
+		if srv != nil {
+			srv.Close()
+		}
+	}
+	for _, ln := range []net.Listener{s.ln, s.metricsLn} {
+		if ln != nil {
+			ln.Close() // already closed if it was served
+		}
+	}
+	if s.stores == nil {
+		return nil
+	}
+	return s.stores.Close()
+}
