@@ -139,8 +139,8 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 	return l.o.Fallback.Allow(ctx, caller, limits)
 }
 
-// key is the caller's hash. Callers are "key:<sha256 hex>" or "addr:<IP>": neither holds a
-// brace, so the hash tag is the whole caller.
+// key is the caller's hash. Caller ids (package ratelimit builds them) hold no brace, so the
+// hash tag is the whole caller.
 func (l *Limiter) key(caller string) string {
 	return "{" + l.o.Prefix + ":rl:" + caller + "}"
 }
