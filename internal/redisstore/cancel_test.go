@@ -126,3 +126,21 @@ func TestStoresCallerGoneIsNotAnOutage(t *testing.T) {
 		t.Errorf("our own bound: %v; want ErrUnavailable, not a context error", err)
 	}
 }
+
+// TestWrongRecordIsNotAnOutage: a caller's hash overwritten with a string by something else
+// is a corrupt record, answered as such; the fallback does not take over.
+func TestWrongRecordIsNotAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := limiterClient(t, srv)
+	prefix := redistest.Prefix(t)
+	var fallbacks atomic.Int64
+	l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix,
+		Fallback: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy), OnFallback: func() { fallbacks.Add(1) }})
+	if err := rdb.Set(context.Background(), "{"+prefix+":rl:key:x}", "not a hash", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Allow(context.Background(), "key:x", plan.Limits{PerMinute: 1, PerDay: 1})
+	if !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) || fallbacks.Load() != 0 {
+		t.Fatalf("err %v, %d fallback decisions; want ErrCorrupt and none", err, fallbacks.Load())
+	}
+}

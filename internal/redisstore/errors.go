@@ -15,7 +15,7 @@ import (
 // as opposed to the request's context ending first.
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
-// classify turns the error of a Redis call made under ctx (a context from call) into what
+// classify turns the error of a Redis call made under ctx (from callContext) into what
 // the stores and the limiter report. It is the one place that decides what an outage is:
 //
 //   - The request's own context ended (the client hung up, or its deadline passed) before
