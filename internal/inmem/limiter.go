@@ -15,36 +15,80 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 // shards spread callers over locks, so that callers rarely wait for each other.
 const shards = 64
 
+// DefaultMaxAnonymous is how many callers without a key a Limiter remembers by default. A
+// caller costs under 250 bytes of heap (its state, its id and its map slot; about 160 with
+// an IPv4 id: TestMemoryPerCaller), so the default bounds them at about 20 MB of heap (some
+// 40 MB of RSS with the collector's headroom), however many addresses a flood comes from;
+// and 100,000 networks is far more than one instance sees while what it knows of them still
+// matters (a minute window, a ban of minutes), so an honest caller is practically never
+// forgotten. Forgetting only gives a caller a fresh quota.
+const DefaultMaxAnonymous = 100_000
+
 // Limiter is a ratelimit.Limiter in the process. It keeps the windows of every caller seen
-// this UTC day.
+// this UTC day, except that callers without a key (ratelimit.Anonymous) are capped: past the
+// cap, the least recently seen of them are forgotten, and so start afresh if they return.
+// Callers with a key are bounded by the keys that exist, and never forgotten before their
+// day is over.
 type Limiter struct {
-	clock  func() time.Time
-	policy ratelimit.BanPolicy
-	seed   maphash.Seed
-	shards [shards]shard
+	clock    func() time.Time
+	policy   ratelimit.BanPolicy
+	seed     maphash.Seed
+	perShard int    // anonymous callers each shard keeps
+	onForget func() // called for each anonymous caller forgotten for the cap
+	shards   [shards]shard
+}
+
+// LimiterOption configures a Limiter.
+type LimiterOption func(*Limiter)
+
+// MaxAnonymous caps the callers without a key that the limiter remembers at n (rounded up
+// to a multiple of the 64 shards; DefaultMaxAnonymous when n <= 0). Within a shard the least
+// recently seen is forgotten first, so across the limiter nearly so.
+func MaxAnonymous(n int) LimiterOption {
+	return func(l *Limiter) {
+		if n <= 0 {
+			n = DefaultMaxAnonymous
+		}
+		l.perShard = (n + shards - 1) / shards
+	}
+}
+
+// OnForget sets a function called once for every anonymous caller forgotten for the cap (for
+// a metric), outside the limiter's locks.
+func OnForget(f func()) LimiterOption {
+	return func(l *Limiter) { l.onForget = f }
 }
 
 type shard struct {
 	mu        sync.Mutex
 	callers   map[string]*callerState
+	anonymous lru // the anonymous callers of callers, most recently seen first
 	sweptMins int64
 }
 
-// callerState is what the rules need to remember of one caller.
+// callerState is what the rules need to remember of one caller. Times are Unix ns, which
+// keeps a caller small.
 type callerState struct {
-	minute, minuteCount int64     // minute is Unix seconds / 60
-	day, dayCount       int64     // day is Unix seconds / 86400 (UTC days)
-	retryAt             time.Time // when the Retry-After of the caller's last first 429 passes
-	tooEarly            int64     // requests since then that came before retryAt
-	bannedUntil         time.Time
+	minute, minuteCount int64 // minute is Unix seconds / 60
+	day, dayCount       int64 // day is Unix seconds / 86400 (UTC days)
+	retryAt             int64 // when the Retry-After of the caller's last first 429 passes
+	tooEarly            int64 // requests since then that came before retryAt
+	bannedUntil         int64
+	// id and the links are set for anonymous callers only: they are on their shard's lru.
+	id         string
+	prev, next *callerState
 }
 
 // NewLimiter returns a limiter that reads the time from clock (time.Now when nil).
-func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy) *Limiter {
+func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy, opts ...LimiterOption) *Limiter {
 	if clock == nil {
 		clock = time.Now
 	}
 	l := &Limiter{clock: clock, policy: policy, seed: maphash.MakeSeed()}
+	MaxAnonymous(0)(l)
+	for _, o := range opts {
+		o(l)
+	}
 	for i := range l.shards {
 		l.shards[i].callers = map[string]*callerState{}
 	}
@@ -58,20 +102,42 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	minute, day := floorDiv(sec, 60), floorDiv(sec, 86400)
 
 	sh := &l.shards[maphash.String(l.seed, caller)%shards]
+	forgot := 0
 	sh.mu.Lock()
-	sh.sweep(now, minute, day)
+	sh.sweep(now.UnixNano(), minute, day)
 	st := sh.callers[caller]
-	if st == nil {
+	switch {
+	case st == nil && ratelimit.Anonymous(caller):
+		for sh.anonymous.len >= l.perShard {
+			st = sh.anonymous.removeOldest()
+			delete(sh.callers, st.id)
+			forgot++
+		}
+		if st == nil {
+			st = new(callerState)
+		}
+		*st = callerState{minute: minute, day: day, id: caller} // a forgotten caller's, reused
+		sh.anonymous.pushFront(st)
+		sh.callers[caller] = st
+	case st == nil:
 		st = &callerState{minute: minute, day: day}
 		sh.callers[caller] = st
+	case st.id != "":
+		sh.anonymous.moveToFront(st)
 	}
 	o := st.step(now, minute, day, limits, l.policy)
 	sh.mu.Unlock()
+	if forgot > 0 && l.onForget != nil {
+		for range forgot {
+			l.onForget()
+		}
+	}
 	return ratelimit.Decide(o, limits, now), nil
 }
 
 // step is the atomic decision; the Redis script is the same rules in Lua.
 func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits, policy ratelimit.BanPolicy) ratelimit.Outcome {
+	ns := now.UnixNano()
 	// Windows only move forward, as in the Redis script: a clock stepped back must not
 	// reopen a window.
 	if minute > st.minute {
@@ -80,8 +146,8 @@ func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits
 	if day > st.day {
 		st.day, st.dayCount = day, 0
 	}
-	if now.Before(st.bannedUntil) {
-		return ratelimit.Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount, BannedUntil: st.bannedUntil}
+	if ns < st.bannedUntil {
+		return ratelimit.Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount, BannedUntil: time.Unix(0, st.bannedUntil)}
 	}
 	if st.minuteCount < limits.PerMinute && st.dayCount < limits.PerDay {
 		st.minuteCount++
@@ -89,30 +155,33 @@ func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits
 		return ratelimit.Outcome{Admitted: true, MinuteCount: st.minuteCount, DayCount: st.dayCount}
 	}
 	o := ratelimit.Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount}
-	if now.Before(st.retryAt) { // too early: the client did not wait for its Retry-After
+	if ns < st.retryAt { // too early: the client did not wait for its Retry-After
 		st.tooEarly++
 		if policy.After > 0 && st.tooEarly >= policy.After {
-			st.bannedUntil = now.Add(policy.For)
-			st.retryAt, st.tooEarly = time.Time{}, 0
-			o.BannedUntil = st.bannedUntil
+			st.bannedUntil = ns + int64(policy.For)
+			st.retryAt, st.tooEarly = 0, 0
+			o.BannedUntil = time.Unix(0, st.bannedUntil)
 		}
 		return o
 	}
 	// A first 429: the client is told to wait until the binding window ends.
-	st.retryAt = ratelimit.Decide(o, limits, now).Binding.End
+	st.retryAt = ratelimit.Decide(o, limits, now).Binding.End.UnixNano()
 	st.tooEarly = 0
 	return o
 }
 
 // sweep drops, once a minute, the callers whose day is over and who are neither banned nor
 // waiting out a Retry-After, so memory follows the callers of the day, not of all time.
-func (sh *shard) sweep(now time.Time, minute, day int64) {
+func (sh *shard) sweep(ns, minute, day int64) {
 	if sh.sweptMins == minute {
 		return
 	}
 	sh.sweptMins = minute
 	for k, st := range sh.callers {
-		if st.day < day && !now.Before(st.bannedUntil) && !now.Before(st.retryAt) {
+		if st.day < day && ns >= st.bannedUntil && ns >= st.retryAt {
+			if st.id != "" {
+				sh.anonymous.remove(st)
+			}
 			delete(sh.callers, k)
 		}
 	}

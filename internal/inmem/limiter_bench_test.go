@@ -2,6 +2,7 @@ package inmem_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -30,6 +31,24 @@ func BenchmarkAllowManyCallers(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			l.Allow(context.Background(), "key:"+strconv.FormatInt(n.Add(1)%10_000, 10), benchLimits)
+		}
+	})
+}
+
+// BenchmarkAllowAnonymousPastTheCap: every request is from a new network, with the cap full,
+// so each one forgets the least recently seen caller of its shard.
+func BenchmarkAllowAnonymousPastTheCap(b *testing.B) {
+	ids := make([]string, 1<<20)
+	for i := range ids {
+		ids[i] = ratelimit.AddrCaller(fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255), ratelimit.DefaultIPv6Prefix)
+	}
+	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy, inmem.MaxAnonymous(10_000))
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			l.Allow(context.Background(), ids[n.Add(1)&(1<<20-1)], benchLimits)
 		}
 	})
 }

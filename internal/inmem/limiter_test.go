@@ -3,6 +3,8 @@ package inmem_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,4 +42,63 @@ func TestMemoryIsBoundedByTheDay(t *testing.T) {
 	if l.Len() != 10_000+1 {
 		t.Fatalf("Len %d after midnight; want the new callers and the banned one", l.Len())
 	}
+}
+
+// TestAnonymousCallersAreCapped: past the cap the least recently seen anonymous callers are
+// forgotten, each forgetting counted; callers with a key, and anonymous callers seen again
+// and again, are kept.
+func TestAnonymousCallersAreCapped(t *testing.T) {
+	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	var forgotten atomic.Int64
+	l := inmem.NewLimiter(clock.Now, ratelimit.BanPolicy{}, inmem.MaxAnonymous(640), inmem.OnForget(func() { forgotten.Add(1) }))
+	ctx := context.Background()
+	limits := plan.Limits{PerMinute: 2, PerDay: 100}
+	keyed, busy := ratelimit.KeyCaller("k"), ratelimit.AddrCaller("198.51.100.7", 64)
+	first := ratelimit.AddrCaller("2001:db8::1", 64)
+	for _, c := range []string{keyed, keyed, busy, busy, first, first} {
+		l.Allow(ctx, c, limits)
+	}
+	const n = 10_000
+	for i := range n {
+		l.Allow(ctx, ratelimit.AddrCaller(fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255), 64), limits)
+		if i%50 == 0 {
+			if d, _ := l.Allow(ctx, busy, limits); d.Allowed {
+				t.Fatalf("a caller seen every 50 requests was forgotten after %d new callers", i)
+			}
+		}
+	}
+	if got := l.Len(); got != 640+1 {
+		t.Fatalf("Len %d, want the cap of anonymous callers and the keyed one", got)
+	}
+	if got := forgotten.Load(); got != n+2-640 {
+		t.Fatalf("forgotten %d, want %d", got, n+2-640)
+	}
+	if d, _ := l.Allow(ctx, keyed, limits); d.Allowed {
+		t.Fatal("the keyed caller was forgotten: admitted past its limit")
+	}
+	if d, _ := l.Allow(ctx, first, limits); !d.Allowed || d.Minute.Remaining != 1 {
+		t.Fatalf("the least recently seen anonymous caller: %+v; want it forgotten, starting afresh", d)
+	}
+}
+
+// TestMemoryPerCaller measures what DefaultMaxAnonymous's comment says a caller costs: its
+// state, its id and its map slot.
+func TestMemoryPerCaller(t *testing.T) {
+	const n = 100_000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy, inmem.MaxAnonymous(2*n))
+	for i := range n {
+		id := ratelimit.AddrCaller(fmt.Sprintf("2001:db8:%x:%x::1", i>>16, i&0xffff), 64)
+		l.Allow(context.Background(), id, plan.Limits{PerMinute: 60, PerDay: 1000})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(after.HeapAlloc-before.HeapAlloc) / n
+	t.Logf("%.0f bytes of heap per anonymous caller", per)
+	if l.Len() != n || per > 250 {
+		t.Fatalf("%d callers, %.0f bytes each; DefaultMaxAnonymous's comment says under 250", l.Len(), per)
+	}
+	runtime.KeepAlive(l)
 }

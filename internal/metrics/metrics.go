@@ -22,6 +22,7 @@ type Metrics struct {
 	cancels     *prometheus.CounterVec
 	storeErrors *prometheus.CounterVec
 	fallbacks   prometheus.Counter
+	forgotten   prometheus.Counter
 
 	// resolved keeps the series of each label combination seen: WithLabelValues hashes its
 	// labels on every call, and these few combinations are looked up on every request.
@@ -51,8 +52,12 @@ func New() *Metrics {
 		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderd_ratelimit_fallback_decisions_total", Help: "Decisions made by the instance's own limiter while Redis could not be reached.",
 		}),
+		forgotten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderd_ratelimit_forgotten_callers_total",
+			Help: "Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap.",
+		}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.fallbacks,
+	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.fallbacks, m.forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -99,3 +104,7 @@ func (m *Metrics) StoreError(operation string) { m.storeErrors.WithLabelValues(o
 
 // Fallback counts one decision of the fallback limiter.
 func (m *Metrics) Fallback() { m.fallbacks.Inc() }
+
+// ForgottenCaller counts one anonymous caller forgotten by the instance's limiter for its
+// cap (inmem.OnForget).
+func (m *Metrics) ForgottenCaller() { m.forgotten.Inc() }

@@ -16,6 +16,8 @@ func TestMetricsAreExported(t *testing.T) {
 	m.Cancel("shipped")
 	m.StoreError("cancelOrder")
 	m.Fallback()
+	m.ForgottenCaller()
+	m.ForgottenCaller()
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
@@ -26,6 +28,7 @@ func TestMetricsAreExported(t *testing.T) {
 		`orderd_cancellations_total{outcome="shipped"} 1`,
 		`orderd_store_errors_total{operation="cancelOrder"} 1`,
 		`orderd_ratelimit_fallback_decisions_total 1`,
+		`orderd_ratelimit_forgotten_callers_total 2`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(string(body), want) {

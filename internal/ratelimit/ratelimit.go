@@ -1,7 +1,7 @@
 // Package ratelimit decides whether a caller may make a request: two fixed windows per
 // caller (the UTC minute and the UTC day), and temporary bans for callers that keep sending
-// after a 429. The rules are decisions.md's "Rate limits"; this package states them once, and
-// each implementation (memory, Redis) applies them atomically.
+// after a 429. This package states the rules once, and each implementation (memory, Redis)
+// applies them atomically.
 package ratelimit
 
 import (
@@ -27,7 +27,7 @@ type BanPolicy struct {
 	For time.Duration
 }
 
-// DefaultBanPolicy is decisions.md's default: the 30th too-early request bans for 15 minutes.
+// DefaultBanPolicy is the service's default: the 30th too-early request bans for 15 minutes.
 var DefaultBanPolicy = BanPolicy{After: 30, For: 15 * time.Minute}
 
 // Window names.

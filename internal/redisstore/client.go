@@ -2,13 +2,10 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/petstore/orderd/internal/store"
 )
 
 // rediser is the part of a go-redis client the stores use: one node, Sentinel or Cluster.
@@ -39,14 +36,28 @@ func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
 }
 
 // call bounds one Redis call in time: a Redis that does not answer costs at most timeout.
+// The bound carries its own cause, so that classify tells it from the request's own
+// cancellation or deadline.
 func (c conn) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.timeout)
+	return callContext(ctx, c.timeout)
 }
 
-// unavailable marks a failure to talk to Redis, which the HTTP layer answers with 503.
-func unavailable(err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
+func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+}
+
+// txPipelined runs fn's commands in one MULTI/EXEC. When Redis discards the transaction
+// (EXECABORT), the reason is the error of a command it refused to queue: that error is
+// returned first, so that classify judges the reason, not the abort.
+func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
+	cmds, err := c.rdb.TxPipelined(ctx, fn)
+	if !redis.IsExecAbortError(err) {
 		return err
 	}
-	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+	for _, cmd := range cmds {
+		if cerr := cmd.Err(); cerr != nil && !redis.IsExecAbortError(cerr) {
+			return fmt.Errorf("%w (%v)", cerr, err)
+		}
+	}
+	return err
 }

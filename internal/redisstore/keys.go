@@ -94,7 +94,7 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 		return auth.Key{}, auth.ErrKeyNotFound
 	}
 	if err != nil {
-		return auth.Key{}, unavailable(err)
+		return auth.Key{}, classify(ctx, err)
 	}
 	return decodeKey(raw)
 }
@@ -113,7 +113,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	added, err := addKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion},
 		k.Name, string(k.Hash), string(record)).Int64()
 	if err != nil {
-		return unavailable(err)
+		return classify(ctx, err)
 	}
 	if added == 0 {
 		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
@@ -131,7 +131,7 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	defer cancel()
 	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, classify(ctx, err)
 	}
 	keys := make([]auth.Key, 0, len(all))
 	for _, raw := range all {
@@ -168,7 +168,7 @@ func (s *Keys) revoke(ctx context.Context, name string) (auth.Key, error) {
 		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
 	}
 	if err != nil {
-		return auth.Key{}, unavailable(err)
+		return auth.Key{}, classify(ctx, err)
 	}
 	return decodeKey(raw)
 }

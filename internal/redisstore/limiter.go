@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,7 +36,8 @@ type LimiterOptions struct {
 	// admit more than a window's limit.
 	Clock func() time.Time
 	Ban   ratelimit.BanPolicy
-	// Fallback decides while Redis cannot be reached; nil means such requests fail with
+	// Fallback decides while Redis is out (no answer within Timeout, no connection, or a
+	// reply saying it cannot do the work now); nil means such requests fail with
 	// store.ErrUnavailable.
 	Fallback ratelimit.Limiter
 	// RetryEvery is how long Redis is left alone after a failure before it is tried again, so
@@ -80,24 +80,32 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 
 // Allow runs rate.lua for caller. The caller's keys share one hash tag, so the script runs on
 // Redis Cluster too.
+//
+// Only an outage of Redis (see classify) sends decisions to the fallback. A request whose
+// own context has ended gets the context's error and changes nothing: a client that hangs
+// up must not switch off the shared limits for everyone else.
 func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return ratelimit.Decision{}, err
+	}
 	now := l.o.Clock()
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
 		return l.fallback(ctx, caller, limits)
 	}
-	callCtx, cancel := context.WithTimeout(ctx, l.o.Timeout)
+	callCtx, cancel := callContext(ctx, l.o.Timeout)
 	defer cancel()
-	res, err := rateScript.Run(callCtx, l.rdb, []string{l.key(caller)},
+	cmd := rateScript.Run(callCtx, l.rdb, []string{l.key(caller)},
 		strconv.FormatInt(now.UnixMilli(), 10), limits.PerMinute, limits.PerDay,
-		l.o.Ban.After, l.o.Ban.For.Milliseconds()).Int64Slice()
-	if err != nil {
+		l.o.Ban.After, l.o.Ban.For.Milliseconds())
+	if err := classify(callCtx, cmd.Err()); err != nil {
 		return l.failed(ctx, caller, limits, err)
 	}
 	if l.down.CompareAndSwap(true, false) {
 		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
 	}
-	if len(res) != 4 {
-		return ratelimit.Decision{}, fmt.Errorf("rate.lua returned %d values", len(res))
+	res, err := cmd.Int64Slice()
+	if err != nil || len(res) != 4 {
+		return ratelimit.Decision{}, fmt.Errorf("rate.lua returned %v (%d values): %v", cmd.Val(), len(res), err)
 	}
 	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2]}
 	if res[3] > 0 {
@@ -106,17 +114,19 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	return ratelimit.Decide(o, limits, now), nil
 }
 
+// failed handles a classified error: an outage goes to the fallback, when there is one, and
+// keeps Redis alone for RetryEvery; the request's own cancellation, or a bug in rate.lua,
+// is returned as it is and leaves Redis's state as it was.
 func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits, err error) (ratelimit.Decision, error) {
-	var redisErr redis.Error
-	if errors.As(err, &redisErr) && !isConnectionError(redisErr) {
-		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err) // a bug, not an outage
+	if !errors.Is(err, store.ErrUnavailable) {
+		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
 	}
 	if l.o.Fallback == nil {
-		return ratelimit.Decision{}, fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		return ratelimit.Decision{}, err
 	}
 	l.downUntil.Store(l.o.Clock().Add(l.o.RetryEvery).UnixNano())
 	if l.down.CompareAndSwap(false, true) {
-		l.o.Logger.Warn("rate limiter: redis unreachable; each instance limits on its own until it answers",
+		l.o.Logger.Warn("rate limiter: redis unavailable; each instance limits on its own until it answers",
 			slog.String("error", err.Error()))
 	}
 	return l.fallback(ctx, caller, limits)
@@ -129,20 +139,8 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 	return l.o.Fallback.Allow(ctx, caller, limits)
 }
 
-// isConnectionError tells an answer from a Redis that is there but not serving (loading,
-// read-only replica after a failover, cluster down) from one that is a script error.
-func isConnectionError(err redis.Error) bool {
-	msg := err.Error()
-	for _, p := range []string{"LOADING", "READONLY", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// key is the caller's hash. Callers are "key:<sha256 hex>" or "addr:<IP>": neither holds a
-// brace, so the hash tag is the whole caller.
+// key is the caller's hash. Caller ids (package ratelimit builds them) hold no brace, so the
+// hash tag is the whole caller.
 func (l *Limiter) key(caller string) string {
 	return "{" + l.o.Prefix + ":rl:" + caller + "}"
 }

@@ -129,3 +129,37 @@ func TestOutage(t *testing.T) {
 		}
 	})
 }
+
+// TestCallerKeysExpireWhenNothingIsLeft: a caller's hash lives until the end of its day, or
+// of its ban when that is later, plus a minute of clock slack, counted on the caller's clock.
+func TestCallerKeysExpireWhenNothingIsLeft(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := limiterClient(t, srv)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+		reqs int
+		ttl  time.Duration
+	}{
+		{"TheDay", time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), 1, 14*time.Hour + time.Minute},
+		// Admitted, a first 429, then a too-early request: banned for 15 minutes from 23:50.
+		{"ABanPastMidnight", time.Date(2026, 11, 23, 23, 50, 0, 0, time.UTC), 3, 16 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix := redistest.Prefix(t)
+			clock := ratelimittest.NewClock(tc.now)
+			l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix, Clock: clock.Now,
+				Ban: ratelimit.BanPolicy{After: 1, For: 15 * time.Minute}})
+			for range tc.reqs {
+				if _, err := l.Allow(ctx, "key:x", plan.Limits{PerMinute: 1, PerDay: 100}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ttl, err := rdb.PTTL(ctx, "{"+prefix+":rl:key:x}").Result()
+			if err != nil || ttl > tc.ttl || ttl < tc.ttl-5*time.Second {
+				t.Fatalf("time to live %v, %v; want %v", ttl, err, tc.ttl)
+			}
+		})
+	}
+}

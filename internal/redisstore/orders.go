@@ -67,13 +67,13 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	var data, status *redis.MapStringStringCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
 		data = p.HGetAll(ctx, s.k.ordersData)
 		status = p.HGetAll(ctx, s.k.ordersStatus)
 		return nil
 	})
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, classify(ctx, err)
 	}
 	out := make([]order.Order, 0, len(data.Val()))
 	for field, raw := range data.Val() {
@@ -104,7 +104,7 @@ func (s *Orders) readVersion(ctx context.Context) (uint64, error) {
 		v, err = 0, nil
 	}
 	if err != nil {
-		return 0, unavailable(err)
+		return 0, classify(ctx, err)
 	}
 	s.version.Store(v)
 	return v, nil
@@ -117,7 +117,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	field := strconv.FormatInt(id, 10)
 	res, err := cancelScript.Run(ctx, s.rdb, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData}, field).Slice()
 	if err != nil {
-		return order.Order{}, false, unavailable(err)
+		return order.Order{}, false, classify(ctx, err)
 	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
@@ -158,11 +158,12 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 			}
 			args = append(args, strconv.FormatInt(o.ID, 10), string(data), string(o.Status))
 		}
-		ctx, cancel := s.call(ctx)
-		n, err := importScript.Run(ctx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion}, args...).Int64()
+		callCtx, cancel := s.call(ctx)
+		n, err := importScript.Run(callCtx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion}, args...).Int64()
+		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
 		if err != nil {
-			return changed, unavailable(err)
+			return changed, err
 		}
 		changed += n
 	}

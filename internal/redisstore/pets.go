@@ -38,7 +38,7 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 		return order.Pet{}, order.ErrPetNotFound
 	}
 	if err != nil {
-		return order.Pet{}, unavailable(err)
+		return order.Pet{}, classify(ctx, err)
 	}
 	var d petData
 	if err := json.Unmarshal([]byte(raw), &d); err != nil {
@@ -56,7 +56,7 @@ func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
 	for start := 0; start < len(pets); start += 1000 {
 		part := pets[start:min(start+1000, len(pets))]
 		ctx, cancel := s.call(ctx)
-		_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pet := range part {
 				data, err := json.Marshal(petData{pet.Name, pet.Status})
 				if err != nil {
@@ -66,9 +66,10 @@ func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
 			}
 			return nil
 		})
+		err = classify(ctx, err) // before cancel, which would make any error look like the caller's
 		cancel()
 		if err != nil {
-			return unavailable(err)
+			return err
 		}
 	}
 	return nil

@@ -62,8 +62,14 @@ put('retry', retry, retry0); put('early', early, early0); put('ban', ban, ban0)
 if #changes > 0 then
   redis.call('HSET', KEYS[1], unpack(changes))
 end
+-- The hash expires once nothing in it matters: at the end of the later of its day and its
+-- ban (a Retry-After never outlasts the day), plus a minute for instances whose clocks lag.
+-- The time to live is counted from the caller's clock, like the windows, not from Redis's:
+-- a lagging instance then finds the counts of the day it is still in rather than an empty
+-- hash, which it would fill from zero.
 if d ~= d0 or ban ~= ban0 or retry ~= retry0 then
-  redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', math.max((d + 1) * 86400000, ban, retry)))
+  local clock_slack = 60000
+  redis.call('PEXPIRE', KEYS[1], string.format('%.0f', math.max((d + 1) * 86400000, ban, retry) - now + clock_slack))
 end
 if now >= ban then ban = 0 end
 return {admitted, mc, dc, ban}

@@ -25,6 +25,7 @@ type Server struct {
 	dir     string
 	persist bool
 	cluster bool
+	extra   []string // more arguments for redis-server
 	cmd     *exec.Cmd
 }
 
@@ -42,13 +43,13 @@ func StartPersistent(tb testing.TB) *Server {
 	return start(tb, true)
 }
 
-func start(tb testing.TB, persist bool) *Server {
+func start(tb testing.TB, persist bool, extra ...string) *Server {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		tb.Fatal("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
 	}
-	s := &Server{bin: bin, dir: tb.TempDir(), persist: persist}
+	s := &Server{bin: bin, dir: tb.TempDir(), persist: persist, extra: extra}
 	var lastErr error
 	for range 5 { // a free port can be taken between finding it and binding it
 		port, err := freePort()
@@ -77,8 +78,9 @@ func (s *Server) start() error {
 	if s.cluster {
 		aof = append(aof, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
 	}
-	s.cmd = exec.Command(s.bin, append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "",
-		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, aof...)...)
+	args := append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, aof...)
+	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}

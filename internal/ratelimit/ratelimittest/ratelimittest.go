@@ -1,5 +1,5 @@
 // Package ratelimittest is the conformance suite of ratelimit.Limiter, driven by a clock the
-// test controls, so that every implementation applies the rules of decisions.md alike.
+// test controls, so that every implementation applies the rules of package ratelimit alike.
 package ratelimittest
 
 import (
@@ -287,10 +287,39 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		}
 	})
 
+	t.Run("AnonymousCallersByIPv4AddressAndIPv6Prefix", func(t *testing.T) {
+		l, _ := fresh(t, ratelimit.BanPolicy{})
+		limits := plan.Limits{PerMinute: 2, PerDay: 100}
+		id := func(addr string) string { return ratelimit.AddrCaller(addr, ratelimit.DefaultIPv6Prefix) }
+		// Two addresses of one /64 share one quota.
+		if d := allow(t, l, id("2001:db8:1:2::1"), limits); !d.Allowed || d.Minute.Remaining != 1 {
+			t.Fatalf("first of the /64: %+v", d)
+		}
+		if d := allow(t, l, id("2001:db8:1:2:ffff:ffff:ffff:fffe"), limits); !d.Allowed || d.Minute.Remaining != 0 {
+			t.Fatalf("second address of the /64: %+v; want the quota shared", d)
+		}
+		if d := allow(t, l, id("2001:db8:1:2::3"), limits); d.Allowed {
+			t.Fatalf("third address of the /64 admitted: %+v", d)
+		}
+		// The next /64 has its own.
+		if d := allow(t, l, id("2001:db8:1:3::1"), limits); !d.Allowed || d.Minute.Remaining != 1 {
+			t.Fatalf("another /64: %+v", d)
+		}
+		// IPv4 is per address, and an IPv4-mapped IPv6 address is its IPv4 address.
+		allow(t, l, id("192.0.2.1"), limits)
+		allow(t, l, id("192.0.2.1"), limits)
+		if d := allow(t, l, id("::ffff:192.0.2.1"), limits); d.Allowed {
+			t.Fatalf("the mapped address has a quota of its own: %+v", d)
+		}
+		if d := allow(t, l, id("192.0.2.2"), limits); !d.Allowed || d.Minute.Remaining != 1 {
+			t.Fatalf("the next IPv4 address: %+v", d)
+		}
+	})
+
 	t.Run("ManyCallers", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.DefaultBanPolicy)
 		for i := range 200 {
-			if d := allow(t, l, fmt.Sprintf("addr:10.0.%d.%d", i/256, i%256), plans[plan.Free]); !d.Allowed || d.Minute.Remaining != 59 {
+			if d := allow(t, l, ratelimit.AddrCaller(fmt.Sprintf("10.0.%d.%d", i/256, i%256), ratelimit.DefaultIPv6Prefix), plans[plan.Free]); !d.Allowed || d.Minute.Remaining != 59 {
 				t.Fatalf("caller %d: %+v", i, d)
 			}
 		}

@@ -1,0 +1,74 @@
+package ratelimit
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// A caller id names whom a limiter counts: a caller with a valid API key by the key, any
+// other caller by its network. This file is the one place that builds them:
+//
+//	key:<hash>               a key, by its hash (which holds nothing a log or Redis should not)
+//	addr:<IPv4>              a caller without a key on an IPv4 address: one per address
+//	addr:<IPv6 prefix>/<n>   a caller without a key on IPv6: one per /n (DefaultIPv6Prefix)
+//	addr:invalid             every caller whose address could not be read, together
+//
+// IPv6 callers are grouped because one subscriber is commonly given a whole /64: counted
+// per address, one host could walk past the anonymous limit by changing its address. An
+// IPv4-mapped IPv6 address (::ffff:192.0.2.1) is its IPv4 address.
+const (
+	keyCallerPrefix  = "key:"
+	addrCallerPrefix = "addr:"
+	invalidAddr      = addrCallerPrefix + "invalid"
+)
+
+// DefaultIPv6Prefix is the prefix length by which anonymous IPv6 callers are counted.
+const DefaultIPv6Prefix = 64
+
+// KeyCaller returns the caller id of a request made with a valid API key of hash hash.
+func KeyCaller(hash string) string { return keyCallerPrefix + hash }
+
+// AddrCaller returns the caller id of a request without a valid key from the client address
+// addr, as the HTTP layer reads it (echo's RealIP: an IP address, perhaps in brackets or with
+// a zone, rarely with a port), grouping IPv6 addresses by their first ipv6Prefix bits.
+func AddrCaller(addr string, ipv6Prefix int) string {
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
+	if err != nil {
+		ap, perr := netip.ParseAddrPort(addr)
+		if perr != nil {
+			return invalidAddr
+		}
+		a = ap.Addr()
+	}
+	return AddrCallerOf(a, ipv6Prefix)
+}
+
+// AddrCallerOf is AddrCaller for an address already parsed.
+func AddrCallerOf(a netip.Addr, ipv6Prefix int) string {
+	a = a.Unmap().WithZone("")
+	switch {
+	case !a.IsValid():
+		return invalidAddr
+	case a.Is4():
+		return addrCallerPrefix + a.String()
+	}
+	if CheckIPv6Prefix(ipv6Prefix) != nil {
+		ipv6Prefix = DefaultIPv6Prefix
+	}
+	p, _ := a.Prefix(ipv6Prefix)
+	return addrCallerPrefix + p.String()
+}
+
+// CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers; a setting
+// should be checked with it where it is read.
+func CheckIPv6Prefix(bits int) error {
+	if bits < 1 || bits > 128 {
+		return fmt.Errorf("IPv6 prefix length %d is not within 1 and 128", bits)
+	}
+	return nil
+}
+
+// Anonymous reports whether caller names a caller without a key: a limiter may forget such
+// callers under memory pressure, never those with a key.
+func Anonymous(caller string) bool { return strings.HasPrefix(caller, addrCallerPrefix) }

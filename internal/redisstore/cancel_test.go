@@ -1,0 +1,146 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// TestCallerGoneIsNotAnOutage: a request whose own context ends (the client hung up, or its
+// deadline passed) gets the context's error, and the limiter goes on asking Redis: its
+// fallback is neither used for that request nor for the next.
+func TestCallerGoneIsNotAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
+	type setup struct {
+		l         *redisstore.Limiter
+		memory    *inmem.Limiter
+		fallbacks *atomic.Int64
+	}
+	newLimiter := func(t *testing.T, timeout time.Duration) setup {
+		s := setup{memory: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy), fallbacks: new(atomic.Int64)}
+		s.l, _ = redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t),
+			Timeout: timeout, Fallback: s.memory, RetryEvery: time.Hour, OnFallback: func() { s.fallbacks.Add(1) }})
+		return s
+	}
+	// redisDecidesNext checks that a request with a live context is decided by Redis.
+	redisDecidesNext := func(t *testing.T, s setup) {
+		t.Helper()
+		d, err := s.l.Allow(context.Background(), "addr:192.0.2.1", limits)
+		if err != nil || !d.Allowed {
+			t.Fatalf("next request: %+v, %v", d, err)
+		}
+		if s.fallbacks.Load() != 0 || s.memory.Len() != 0 {
+			t.Fatalf("the fallback decided %d times and holds %d callers; want Redis deciding", s.fallbacks.Load(), s.memory.Len())
+		}
+	}
+
+	t.Run("CancelledBefore", func(t *testing.T) {
+		s := newLimiter(t, 2*time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := s.l.Allow(ctx, "addr:192.0.2.1", limits); !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("err %v, want context.Canceled alone", err)
+		}
+		redisDecidesNext(t, s)
+		if d, _ := s.l.Allow(context.Background(), "addr:192.0.2.1", limits); d.Minute.Remaining != 98 {
+			t.Fatalf("%+v: the cancelled request counted", d)
+		}
+	})
+
+	t.Run("CancelledDuring", func(t *testing.T) {
+		s := newLimiter(t, 2*time.Second)
+		srv.Pause(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		_, err := s.l.Allow(ctx, "addr:192.0.2.1", limits)
+		srv.Resume(t)
+		if !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("err %v, want context.Canceled alone", err)
+		}
+		redisDecidesNext(t, s)
+	})
+
+	t.Run("DeadlineDuring", func(t *testing.T) {
+		s := newLimiter(t, 2*time.Second)
+		srv.Pause(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := s.l.Allow(ctx, "addr:192.0.2.1", limits)
+		srv.Resume(t)
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("err %v, want context.DeadlineExceeded alone", err)
+		}
+		redisDecidesNext(t, s)
+	})
+
+	t.Run("OurTimeoutIsAnOutage", func(t *testing.T) {
+		s := newLimiter(t, 100*time.Millisecond)
+		bare, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Timeout: 100 * time.Millisecond})
+		srv.Pause(t)
+		defer srv.Resume(t)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the caller waits longer
+		defer cancel()
+		if d, err := s.l.Allow(ctx, "addr:192.0.2.1", limits); err != nil || !d.Allowed || s.fallbacks.Load() != 1 {
+			t.Fatalf("%+v, %v, %d fallback decisions; want the fallback's", d, err, s.fallbacks.Load())
+		}
+		_, err := bare.Allow(ctx, "addr:192.0.2.1", limits)
+		if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("without a fallback: %v; want ErrUnavailable, not a context error", err)
+		}
+	})
+}
+
+// TestStoresCallerGoneIsNotAnOutage: the stores, likewise, return the request's own
+// context error, and ErrUnavailable only when their own bound ran out.
+func TestStoresCallerGoneIsNotAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	d := newDeployment(t, client(t, srv), prefix)
+	d.fill(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, o := range ops {
+		if err := o.call(cancelled, d); !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s, cancelled: %v; want context.Canceled alone", o.name, err)
+		}
+	}
+	srv.Pause(t)
+	defer srv.Resume(t)
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := d.orders.List(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("caller's deadline: %v; want context.DeadlineExceeded alone", err)
+	}
+	slow, _ := redisstore.NewOrders(client(t, srv), prefix, 50*time.Millisecond)
+	if _, err := slow.List(context.Background()); !errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("our own bound: %v; want ErrUnavailable, not a context error", err)
+	}
+}
+
+// TestWrongRecordIsNotAnOutage: a caller's hash overwritten with a string by something else
+// is a corrupt record, answered as such; the fallback does not take over.
+func TestWrongRecordIsNotAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := limiterClient(t, srv)
+	prefix := redistest.Prefix(t)
+	var fallbacks atomic.Int64
+	l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix,
+		Fallback: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy), OnFallback: func() { fallbacks.Add(1) }})
+	if err := rdb.Set(context.Background(), "{"+prefix+":rl:key:x}", "not a hash", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Allow(context.Background(), "key:x", plan.Limits{PerMinute: 1, PerDay: 1})
+	if !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) || fallbacks.Load() != 0 {
+		t.Fatalf("err %v, %d fallback decisions; want ErrCorrupt and none", err, fallbacks.Load())
+	}
+}

@@ -1,0 +1,90 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/store"
+)
+
+// errCallTimeout is the cause of a call's context when our own bound on the call ended it,
+// as opposed to the request's context ending first.
+var errCallTimeout = errors.New("redis did not answer within the call timeout")
+
+// classify turns the error of a Redis call made under ctx (from callContext) into what
+// the stores and the limiter report. It is the one place that decides what an outage is:
+//
+//   - The request's own context ended (the client hung up, or its deadline passed) before
+//     our bound did: that says nothing about Redis. The context's error is returned as it
+//     is, and nobody may treat it as an outage.
+//   - Redis answered with an error reply: the reply's code (its first word) says whether
+//     Redis cannot do the work now (see outageCode), or whether the request was wrong. A
+//     wrong request is a bug in this service (an ERR from our Lua, a CROSSSLOT…) and is
+//     returned as a plain error; a key of the wrong type is a record written by something
+//     else, store.ErrCorrupt.
+//   - Anything else (no answer within our bound, a refused or broken connection, a client
+//     closed at shutdown) is an outage.
+//
+// Outages wrap store.ErrUnavailable, and never a context error, so that a caller testing for
+// context.Canceled or context.DeadlineExceeded only ever finds the request's own.
+func classify(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
+		return ctx.Err()
+	}
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		msg := reply.Error()
+		if _, reason, ok := strings.Cut(msg, "EXECABORT Transaction discarded because of: "); ok {
+			msg = reason // Redis names why it refused the transaction: judge that
+		}
+		code, _, _ := strings.Cut(msg, " ")
+		switch {
+		case outageCode(code, msg):
+			return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+		case code == "WRONGTYPE":
+			return fmt.Errorf("%w: redis: %w", store.ErrCorrupt, err)
+		}
+		return fmt.Errorf("redis: %w", err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Our bound ended the call: keep the context error out of the chain.
+		return fmt.Errorf("%w: redis: %w (%v)", store.ErrUnavailable, errCallTimeout, err)
+	}
+	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+}
+
+// outageCode tells an error reply that means "Redis cannot do this now" (whoever asks, and
+// however the request is written) from one that means "this request is wrong". Redis keeps
+// the code of an error raised by redis.call inside a script ("OOM command not allowed…
+// script: …"), while an error in the script itself (a runtime error of our Lua, a bad
+// argument) is always ERR; so the same rule serves scripts and plain commands.
+func outageCode(code, msg string) bool {
+	switch code {
+	case "LOADING", // the dataset is being loaded after a restart
+		"BUSY",        // a script or function runs past busy-reply-threshold
+		"OOM",         // maxmemory reached with a policy that does not evict
+		"MISCONF",     // writes refused after a failed save
+		"READONLY",    // a replica, typically the old primary after a failover
+		"MASTERDOWN",  // a replica that lost its primary and serves no stale data
+		"CLUSTERDOWN", // slots not covered
+		"TRYAGAIN",    // a multi-key request during resharding
+		"NOREPLICAS",  // min-replicas-to-write not met
+		"NOPERM",      // the ACL user lacks the commands or keys: a deployment fault, not ours
+		"NOAUTH",      // authentication required
+		"WRONGPASS",   // authentication refused
+		"DENIED",      // protected mode
+		"UNKILLABLE":  // a script that wrote runs past the threshold and cannot be killed
+		return true
+	case "ERR":
+		// The one ERR that is about the server, not the request.
+		return strings.HasPrefix(msg, "ERR max number of clients reached")
+	}
+	return false
+}
