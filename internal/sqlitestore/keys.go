@@ -23,7 +23,11 @@ func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
 // Lookup returns the key with hash h.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(ctx, string(h)))
+	readCtx, err := pointRead(ctx)
+	if err != nil {
+		return auth.Key{}, err
+	}
+	k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Key{}, auth.ErrKeyNotFound
 	}

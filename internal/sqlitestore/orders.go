@@ -42,8 +42,12 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 // orders, committed by any process. Each call reads the file, so there is no staleness
 // to bound: a List after it starts from a state at least as new.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
+	readCtx, err := pointRead(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var v int64
-	if err := s.db.stmts.ordersVersion.QueryRowContext(ctx).Scan(&v); err != nil {
+	if err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(&v); err != nil {
 		return 0, s.db.fail(ctx, err)
 	}
 	return uint64(v), nil

@@ -18,9 +18,13 @@ func NewPets(db *DB) *Pets { return &Pets{db: db} }
 
 // Pet reads one pet.
 func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
+	readCtx, err := pointRead(ctx)
+	if err != nil {
+		return order.Pet{}, err
+	}
 	p := order.Pet{ID: id}
 	var status string
-	err := s.db.stmts.selectPet.QueryRowContext(ctx, id).Scan(&p.Name, &status)
+	err = s.db.stmts.selectPet.QueryRowContext(readCtx, id).Scan(&p.Name, &status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return order.Pet{}, order.ErrPetNotFound
 	}
