@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -143,5 +144,21 @@ func TestImportRefusesBadData(t *testing.T) {
 	db := mustOpen(t, filepath.Join(t.TempDir(), "orderd.db"))
 	if _, err := db.Import(context.Background(), nil, []order.Pet{{ID: 1, Status: "lost"}}); err == nil {
 		t.Error("Import accepted a pet with an unknown status")
+	}
+}
+
+// TestAnyFileName: the path is the file's name, whatever characters it holds; none is read
+// as part of a URI.
+func TestAnyFileName(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a?b#c%41 d.db")
+	db, err := sqlitestore.Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != filepath.Base(path) {
+		t.Fatalf("files in the directory: %v, %v; want only %q", entries, err, filepath.Base(path))
 	}
 }
