@@ -124,6 +124,23 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("RevokeTriesTheNameBeforeThePrefix", func(t *testing.T) {
+		s := newStore(t)
+		_, byPrefix := newKey(t, "first", plan.Free, plan.Limits{})
+		_, byName := newKey(t, byPrefix.Prefix, plan.Free, plan.Limits{}) // named like the other's prefix
+		for _, r := range []auth.Key{byPrefix, byName} {
+			if err := s.Add(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := s.Revoke(ctx, byPrefix.Prefix); err != nil || got != byName {
+			t.Fatalf("Revoke = %+v, %v; want the key named so, %+v", got, err, byName)
+		}
+		if got, err := s.Revoke(ctx, byPrefix.Prefix); err != nil || got != byPrefix {
+			t.Fatalf("second Revoke = %+v, %v; want the key with the prefix, %+v", got, err, byPrefix)
+		}
+	})
+
 	t.Run("InvalidRecordsAreRefused", func(t *testing.T) {
 		s := newStore(t)
 		_, r := newKey(t, "", plan.Free, plan.Limits{})

@@ -92,6 +92,18 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("CancelReturnsTheWholeOrder", func(t *testing.T) {
+		s := newStore(t, Fixture())
+		for _, i := range []int{1, 2, 3, 5} { // pending, shipped, cancelled, max int64
+			want := Fixture()[i]
+			if want.Status == order.StatusPending {
+				want.Status = order.StatusCancelled
+			}
+			got, _, _ := s.Cancel(ctx, want.ID)
+			assertOrders(t, []order.Order{got}, []order.Order{want})
+		}
+	})
+
 	t.Run("VersionMovesWithTransitionsOnly", func(t *testing.T) {
 		s := newStore(t, Fixture())
 		version := func() uint64 {

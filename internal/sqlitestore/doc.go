@@ -1,0 +1,28 @@
+// Package sqlitestore keeps everything the embedded mode of the service owns in one SQLite
+// file: orders, pets and API keys. Any number of processes may open the file at once (a
+// server, `orderd import`, `orderd keys`); each sees the others' commits at its next call.
+//
+// The file (schema version in PRAGMA user_version; schema.go migrates older files):
+//
+//   - orders (id INTEGER PRIMARY KEY, pet_id, quantity, ship_date, complete, status): one
+//     row per order, the id as the rowid, so int64 ids round-trip exactly. ship_date is
+//     RFC 3339 text in UTC with nine fractional digits (see timestampLayout), so it keeps
+//     nanoseconds and sorts as time does. CHECK constraints refuse what order.Order.Validate
+//     refuses; the tables are STRICT, so a column holds only its type.
+//   - orders_by_status, orders_by_pet, orders_by_ship_date: indexes on one column each.
+//     SQLite ends every index with the rowid, so each is in effect (column, id): a list
+//     filtered on the column and paged by id (id > last ORDER BY id LIMIT n) reads it in
+//     order, without a sort. A ship-date range cannot come in id order from any index: it
+//     is read from orders_by_ship_date and sorted.
+//   - orders_version (one row): a counter that triggers on orders move in the transaction
+//     of every insert, update and delete, whoever makes it. Orders.Version reads it, so a
+//     change committed by another process is seen at the very next call, with no timer.
+//   - pets (id, name, status).
+//   - api_keys (name PRIMARY KEY, plan, per_minute, per_day, prefix, hash UNIQUE,
+//     created_at): hashes only, never a key. Keys.Lookup reads by the hash's index on every
+//     call, so a key created or revoked by another process counts at once.
+//
+// Every connection runs in WAL mode with synchronous=FULL and a busy timeout; dsn in db.go
+// says why. Failures of the database itself wrap store.ErrUnavailable; a row the service
+// cannot use wraps store.ErrCorrupt, naming the record.
+package sqlitestore

@@ -1,0 +1,146 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+// Imported counts the rows an Import wrote. Rows that were already as imported are in none
+// of the counts.
+type Imported struct {
+	OrdersAdded, OrdersUpdated int
+	PetsAdded, PetsUpdated     int
+}
+
+// An imported order's data replaces the stored one's only where it differs, and its status
+// is written only for a new order: re-running an import never undoes a cancel, and an import
+// that changes nothing writes nothing, so the version does not move.
+const upsertOrder = `
+INSERT INTO orders (` + orderColumns + `) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET
+	pet_id = excluded.pet_id, quantity = excluded.quantity,
+	ship_date = excluded.ship_date, complete = excluded.complete
+WHERE (pet_id, quantity, ship_date, complete) IS NOT
+	(excluded.pet_id, excluded.quantity, excluded.ship_date, excluded.complete)`
+
+// An imported pet replaces the stored one where it differs.
+const upsertPet = `
+INSERT INTO pets (id, name, status) VALUES (?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status
+WHERE (name, status) IS NOT (excluded.name, excluded.status)`
+
+// Import loads orders and pets into the file in one transaction: after an error, nothing of
+// it is written. New orders and pets are added; existing ones get the imported data, except
+// the status of an order, which belongs to the service once the order is in (a cancel made
+// since the last import stays). Importing the same data again changes nothing. Ids must be
+// distinct within each list.
+func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
+	orderRows, err := orderRows(orders)
+	if err != nil {
+		return Imported{}, err
+	}
+	if err := checkPets(pets); err != nil {
+		return Imported{}, err
+	}
+	tx, done, err := db.beginWrite(ctx)
+	if err != nil {
+		return Imported{}, err
+	}
+	defer done()
+	var n Imported
+	if n.OrdersAdded, n.OrdersUpdated, err = upsert(ctx, tx, "orders", upsertOrder, orderRows); err != nil {
+		return Imported{}, db.fail(ctx, err)
+	}
+	petRows := make([][]any, len(pets))
+	for i, p := range pets {
+		petRows[i] = []any{p.ID, p.Name, string(p.Status)}
+	}
+	if n.PetsAdded, n.PetsUpdated, err = upsert(ctx, tx, "pets", upsertPet, petRows); err != nil {
+		return Imported{}, db.fail(ctx, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Imported{}, db.fail(ctx, err)
+	}
+	return n, nil
+}
+
+// orderRows checks orders and returns them as rows of orderColumns.
+func orderRows(orders []order.Order) ([][]any, error) {
+	rows := make([][]any, len(orders))
+	seen := make(map[int64]bool, len(orders))
+	for i, o := range orders {
+		if err := o.Validate(); err != nil {
+			return nil, err
+		}
+		if seen[o.ID] {
+			return nil, fmt.Errorf("order %d: duplicate id", o.ID)
+		}
+		seen[o.ID] = true
+		shipDate, err := formatTimestamp(o.ShipDate)
+		if err != nil {
+			return nil, fmt.Errorf("order %d: shipDate: %w", o.ID, err)
+		}
+		complete := 0
+		if o.Complete {
+			complete = 1
+		}
+		rows[i] = []any{o.ID, o.PetID, int64(o.Quantity), shipDate, complete, string(o.Status)}
+	}
+	return rows, nil
+}
+
+func checkPets(pets []order.Pet) error {
+	seen := make(map[int64]bool, len(pets))
+	for _, p := range pets {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		if seen[p.ID] {
+			return fmt.Errorf("pet %d: duplicate id", p.ID)
+		}
+		seen[p.ID] = true
+	}
+	return nil
+}
+
+// upsert runs query for each row and counts the rows it added and updated: those it wrote,
+// less the growth of the table.
+func upsert(ctx context.Context, tx *sql.Tx, table, query string, rows [][]any) (added, updated int, err error) {
+	if len(rows) == 0 {
+		return 0, 0, nil
+	}
+	count := func() (n int, err error) {
+		// table is one of ours, never input.
+		err = tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n)
+		return n, err
+	}
+	before, err := count()
+	if err != nil {
+		return 0, 0, err
+	}
+	stmt, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stmt.Close()
+	written := 0
+	for _, row := range rows {
+		res, err := stmt.ExecContext(ctx, row...)
+		if err != nil {
+			return 0, 0, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, 0, err
+		}
+		written += int(n)
+	}
+	after, err := count()
+	if err != nil {
+		return 0, 0, err
+	}
+	return after - before, written - (after - before), nil
+}

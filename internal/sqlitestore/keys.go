@@ -1,0 +1,130 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
+)
+
+var _ auth.KeyStore = (*Keys)(nil)
+
+// Keys is an auth.KeyStore in the api_keys table. Every Lookup reads the table (by its
+// unique index on the hash), so a key that another process creates or revokes counts from
+// the next request on.
+type Keys struct{ db *DB }
+
+// NewKeys returns the key store of db.
+func NewKeys(db *DB) *Keys { return &Keys{db: db} }
+
+// Lookup returns the key with hash h.
+func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
+	readCtx, err := pointRead(ctx)
+	if err != nil {
+		return auth.Key{}, err
+	}
+	k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return auth.Key{}, auth.ErrKeyNotFound
+	}
+	return k, s.db.fail(ctx, err)
+}
+
+// Add stores k if no key has its name: the check and the insert are one statement, atomic
+// for every process.
+func (s *Keys) Add(ctx context.Context, k auth.Key) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	createdAt, err := formatTimestamp(k.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("key %q: createdAt: %w", k.Name, err)
+	}
+	tx, done, err := s.db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := tx.ExecContext(ctx,
+		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt)
+	if err != nil {
+		return s.db.fail(ctx, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.db.fail(ctx, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
+	}
+	return s.db.fail(ctx, tx.Commit())
+}
+
+// List returns every key, sorted by name.
+func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
+	rows, err := s.db.sql.QueryContext(ctx, "SELECT "+keyColumns+" FROM api_keys ORDER BY name")
+	if err != nil {
+		return nil, s.db.fail(ctx, err)
+	}
+	defer rows.Close()
+	keys := []auth.Key{}
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, s.db.fail(ctx, err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, s.db.fail(ctx, rows.Err())
+}
+
+// Revoke removes the key named nameOrPrefix, or else, for a string that looks like the
+// start of a key, the one whose shown prefix it is (the first by name, should two keys
+// share it), as the other key stores do.
+func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
+	tx, done, err := s.db.beginWrite(ctx)
+	if err != nil {
+		return auth.Key{}, err
+	}
+	defer done()
+	const byName = "DELETE FROM api_keys WHERE name = ? RETURNING " + keyColumns
+	k, err := scanKey(tx.QueryRowContext(ctx, byName, nameOrPrefix))
+	if errors.Is(err, sql.ErrNoRows) && strings.HasPrefix(nameOrPrefix, "osk_") {
+		const byPrefix = "DELETE FROM api_keys WHERE name = " +
+			"(SELECT name FROM api_keys WHERE prefix = ? ORDER BY name LIMIT 1) RETURNING " + keyColumns
+		k, err = scanKey(tx.QueryRowContext(ctx, byPrefix, nameOrPrefix))
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, nameOrPrefix)
+	}
+	if err != nil {
+		return auth.Key{}, s.db.fail(ctx, err)
+	}
+	return k, s.db.fail(ctx, tx.Commit())
+}
+
+// scanKey reads the keyColumns of one row, and reports a row the service cannot use as
+// store.ErrCorrupt naming the key.
+func scanKey(row interface{ Scan(...any) error }) (auth.Key, error) {
+	var (
+		k                      auth.Key
+		planName, h, createdAt string
+	)
+	if err := row.Scan(&k.Name, &planName, &k.Custom.PerMinute, &k.Custom.PerDay, &k.Prefix, &h, &createdAt); err != nil {
+		return auth.Key{}, err
+	}
+	k.Plan, k.Hash = plan.Plan(planName), auth.Hash(h)
+	var err error
+	if k.CreatedAt, err = parseTimestamp(createdAt); err != nil {
+		return auth.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, createdAt, err)
+	}
+	if err := k.Validate(); err != nil {
+		return auth.Key{}, corrupt("%w", err)
+	}
+	return k, nil
+}

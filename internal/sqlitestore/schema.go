@@ -1,0 +1,105 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are the steps from one schema version to the next: migrations[i] takes a file
+// from user_version i to i+1. A later version of the service appends steps, never edits one,
+// so that a file written by any earlier version can be brought up to date.
+var migrations = []string{
+	// 0 → 1: orders, pets and API keys.
+	`
+CREATE TABLE orders (
+	id        INTEGER PRIMARY KEY CHECK (id >= 0),
+	pet_id    INTEGER NOT NULL CHECK (pet_id >= 0),
+	quantity  INTEGER NOT NULL CHECK (quantity BETWEEN 0 AND 2147483647),
+	ship_date TEXT    NOT NULL CHECK (ship_date GLOB '` + timestampGlob + `'),
+	complete  INTEGER NOT NULL CHECK (complete IN (0, 1)),
+	status    TEXT    NOT NULL CHECK (status IN ('pending', 'shipped', 'cancelled'))
+) STRICT;
+
+-- Each index ends with the rowid (the id), so a filter on its column answers in id order:
+-- the keyset pages of a filtered list (WHERE col = ? AND id > ? ORDER BY id LIMIT n) read
+-- the index and no sort.
+CREATE INDEX orders_by_status    ON orders (status);
+CREATE INDEX orders_by_pet       ON orders (pet_id);
+CREATE INDEX orders_by_ship_date ON orders (ship_date);
+
+CREATE TABLE orders_version (
+	one   INTEGER PRIMARY KEY CHECK (one = 1),
+	value INTEGER NOT NULL
+) STRICT;
+INSERT INTO orders_version (one, value) VALUES (1, 0);
+
+-- Every change to the orders moves the version in its own transaction, whoever writes: this
+-- process, another orderd, or a person with the sqlite3 shell.
+CREATE TRIGGER orders_insert_moves_version AFTER INSERT ON orders
+BEGIN UPDATE orders_version SET value = value + 1; END;
+CREATE TRIGGER orders_update_moves_version AFTER UPDATE ON orders
+BEGIN UPDATE orders_version SET value = value + 1; END;
+CREATE TRIGGER orders_delete_moves_version AFTER DELETE ON orders
+BEGIN UPDATE orders_version SET value = value + 1; END;
+
+CREATE TABLE pets (
+	id     INTEGER PRIMARY KEY CHECK (id >= 0),
+	name   TEXT NOT NULL,
+	status TEXT NOT NULL CHECK (status IN ('available', 'pending', 'sold'))
+) STRICT;
+
+CREATE TABLE api_keys (
+	name       TEXT    NOT NULL PRIMARY KEY CHECK (name <> ''),
+	plan       TEXT    NOT NULL CHECK (plan IN ('free', 'pro', 'business', 'enterprise')),
+	per_minute INTEGER NOT NULL CHECK (per_minute >= 0),
+	per_day    INTEGER NOT NULL CHECK (per_day >= 0),
+	prefix     TEXT    NOT NULL,
+	hash       TEXT    NOT NULL UNIQUE CHECK (length(hash) = 64 AND hash NOT GLOB '*[^0-9a-f]*'),
+	created_at TEXT    NOT NULL CHECK (created_at GLOB '` + timestampGlob + `')
+) STRICT;
+CREATE INDEX api_keys_by_prefix ON api_keys (prefix, name);
+`,
+}
+
+// migrate brings the file's schema to the version of this code. The write transaction makes
+// two processes that open a new file at once create the schema once.
+func (db *DB) migrate(ctx context.Context) error {
+	current, err := db.schemaVersion(ctx, db.sql)
+	if err != nil || current == len(migrations) {
+		return err
+	}
+	tx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return db.fail(ctx, err)
+	}
+	defer tx.Rollback()
+	if current, err = db.schemaVersion(ctx, tx); err != nil {
+		return err
+	}
+	for v := current; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("%s: schema version %d → %d: %w", db.path, v, v+1, db.fail(ctx, err))
+		}
+	}
+	// PRAGMA takes no parameters; the number is ours.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return db.fail(ctx, err)
+	}
+	return db.fail(ctx, tx.Commit())
+}
+
+// schemaVersion reads the schema version of the file, and refuses a file that a newer
+// version of the service has migrated past what this code knows.
+func (db *DB) schemaVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, db.fail(ctx, err)
+	}
+	if v > len(migrations) {
+		return 0, fmt.Errorf("%s: schema version %d is newer than this program's %d", db.path, v, len(migrations))
+	}
+	return v, nil
+}

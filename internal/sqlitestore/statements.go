@@ -1,0 +1,53 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+)
+
+// orderColumns and keyColumns are read in this order by scanOrder and scanKey.
+const (
+	orderColumns = "id, pet_id, quantity, ship_date, complete, status"
+	keyColumns   = "name, plan, per_minute, per_day, prefix, hash, created_at"
+)
+
+// statements are the queries of every request, prepared once: a request pays for running
+// them, not for parsing them.
+type statements struct {
+	ordersVersion *sql.Stmt
+	listOrders    *sql.Stmt
+	selectOrder   *sql.Stmt
+	cancelOrder   *sql.Stmt
+	selectPet     *sql.Stmt
+	lookupKey     *sql.Stmt
+}
+
+func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{
+		{&s.ordersVersion, "SELECT value FROM orders_version"},
+		{&s.listOrders, "SELECT " + orderColumns + " FROM orders ORDER BY id"},
+		{&s.selectOrder, "SELECT " + orderColumns + " FROM orders WHERE id = ?"},
+		{&s.cancelOrder, "UPDATE orders SET status = ? WHERE id = ?"},
+		{&s.selectPet, "SELECT name, status FROM pets WHERE id = ?"},
+		{&s.lookupKey, "SELECT " + keyColumns + " FROM api_keys WHERE hash = ?"},
+	} {
+		stmt, err := db.PrepareContext(ctx, p.query)
+		if err != nil {
+			s.close()
+			return err
+		}
+		*p.stmt = stmt
+	}
+	return nil
+}
+
+func (s *statements) close() {
+	for _, stmt := range []*sql.Stmt{s.ordersVersion, s.listOrders, s.selectOrder, s.cancelOrder, s.selectPet, s.lookupKey} {
+		if stmt != nil {
+			stmt.Close()
+		}
+	}
+}
