@@ -15,7 +15,8 @@ func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(pref
 
 // Find returns the key of keys named nameOrPrefix, or else the first whose shown prefix it
 // is, or ErrKeyNotFound. Names come first: an operator chose them, while a prefix is only a
-// handle on a key without a memorable name. Every KeyStore's Revoke finds its key with it.
+// handle on a key without a memorable name. Every KeyStore's Revoke follows it (the SQLite
+// store in one query, so that finding and deleting are one transaction).
 func Find(keys []Key, nameOrPrefix string) (Key, error) {
 	for _, k := range keys {
 		if k.Name == nameOrPrefix {

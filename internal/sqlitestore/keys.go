@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/plan"
@@ -94,7 +93,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 	defer done()
 	const byName = "DELETE FROM api_keys WHERE name = ? RETURNING " + keyColumns
 	k, err := scanKey(tx.QueryRowContext(ctx, byName, nameOrPrefix))
-	if errors.Is(err, sql.ErrNoRows) && strings.HasPrefix(nameOrPrefix, "osk_") {
+	if errors.Is(err, sql.ErrNoRows) && auth.LooksLikePrefix(nameOrPrefix) {
 		const byPrefix = "DELETE FROM api_keys WHERE name = " +
 			"(SELECT name FROM api_keys WHERE prefix = ? ORDER BY name LIMIT 1) RETURNING " + keyColumns
 		k, err = scanKey(tx.QueryRowContext(ctx, byPrefix, nameOrPrefix))
