@@ -3,7 +3,6 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,15 +16,6 @@ import (
 )
 
 var _ auth.KeyStore = (*Keys)(nil)
-
-var (
-	//go:embed addkey.lua
-	addKeySource string
-	addKeyScript = redis.NewScript(addKeySource)
-	//go:embed revokekey.lua
-	revokeKeySource string
-	revokeKeyScript = redis.NewScript(revokeKeySource)
-)
 
 // Keys is an auth.KeyStore in Redis. While Watch runs, lookups are answered from a copy of
 // the keys that follows their version; a key not in the copy is read from Redis, so a new

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,12 +17,6 @@ import (
 )
 
 var _ ratelimit.Limiter = (*Limiter)(nil)
-
-var (
-	//go:embed rate.lua
-	rateSource string
-	rateScript = redis.NewScript(rateSource)
-)
 
 // LimiterOptions configure a Limiter.
 type LimiterOptions struct {

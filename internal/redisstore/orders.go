@@ -3,7 +3,6 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,15 +17,6 @@ import (
 )
 
 var _ order.Store = (*Orders)(nil)
-
-var (
-	//go:embed cancel.lua
-	cancelSource string
-	cancelScript = redis.NewScript(cancelSource)
-	//go:embed import.lua
-	importSource string
-	importScript = redis.NewScript(importSource)
-)
 
 // Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id.
 type Orders struct {

@@ -1,0 +1,30 @@
+package redisstore
+
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Lua scripts, one per atomic step, each in a file of its own beside this one. A Script
+// runs with EVALSHA and falls back to EVAL once when Redis does not hold it yet (after a
+// restart or a failover).
+var (
+	//go:embed rate.lua
+	rateSource string
+	rateScript = redis.NewScript(rateSource) // one rate-limit decision (limiter.go)
+
+	//go:embed cancel.lua
+	cancelSource string
+	cancelScript = redis.NewScript(cancelSource) // one cancel (orders.go)
+	//go:embed import.lua
+	importSource string
+	importScript = redis.NewScript(importSource) // one batch of an import (orders.go)
+
+	//go:embed addkey.lua
+	addKeySource string
+	addKeyScript = redis.NewScript(addKeySource) // a new key, its name unique (keys.go)
+	//go:embed revokekey.lua
+	revokeKeySource string
+	revokeKeyScript = redis.NewScript(revokeKeySource) // a key revoked by name (keys.go)
+)
