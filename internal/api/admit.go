@@ -35,7 +35,11 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 // unknown route or method under BasePath is limited and authenticated like the rest.
 // Requests outside BasePath (health, metrics, docs) pass untouched. The decision's headers
 // go to observe's header hook through ex.
-func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func() time.Time, obs Observer) echo.MiddlewareFunc {
+//
+// A request whose own context ended (its client hung up) while the key store or the limiter
+// worked ends with the context's error: it is no decision, so no outcome is counted, and it
+// says nothing about the stores (see requestEnded).
+func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
@@ -46,7 +50,11 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			caller, keyErr := identify(ctx, keys, req.Header.Values("Authorization"), c.RealIP())
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
 			ex := exchangeOf(c)
-			id, limits := rateLimitKey(caller)
+			id, limits := rateLimitKey(caller, ipv6Prefix)
+			if requestEnded(ctx, keyErr) {
+				ex.limit = undecidedRateLimitHeaders(limits, now())
+				return keyErr
+			}
 			if errors.Is(keyErr, store.ErrUnavailable) {
 				// Who calls cannot be known; limiting the request by address would tell the
 				// client of a valid key to wait out a minute for a store that may be back in
@@ -57,6 +65,9 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			}
 			d, err := limiter.Allow(ctx, id, limits)
 			switch {
+			case requestEnded(ctx, err):
+				ex.limit = undecidedRateLimitHeaders(limits, now())
+				return err
 			case errors.Is(err, store.ErrUnavailable):
 				ex.limit = undecidedRateLimitHeaders(limits, now())
 				obs.RateLimit("unavailable")
@@ -85,7 +96,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 // identify names the caller of a request: by its key when the Authorization header carries a
 // valid one, and always by its client address. keyErr says why there is no key: no or a
 // malformed header, an unknown key, or the key store's failure (store.ErrUnavailable, or
-// store.ErrCorrupt for a record it cannot use).
+// store.ErrCorrupt for a record it cannot use), or the request's own context ending.
 func identify(ctx context.Context, keys auth.KeyStore, authorization []string, addr string) (caller *auth.Caller, keyErr error) {
 	caller = &auth.Caller{Addr: addr}
 	token, err := auth.BearerToken(authorization)
@@ -99,7 +110,7 @@ func identify(ctx context.Context, keys auth.KeyStore, authorization []string, a
 		return caller, nil
 	case errors.Is(err, auth.ErrKeyNotFound):
 		return caller, auth.ErrUnknownKey
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt):
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt), requestEnded(ctx, err):
 		return caller, err
 	}
 	// A KeyStore fails only in the ways package store names; anything else is a fault of
@@ -107,13 +118,13 @@ func identify(ctx context.Context, keys auth.KeyStore, authorization []string, a
 	return caller, fmt.Errorf("looking up a key: %w", err)
 }
 
-// rateLimitKey names the caller to the limiter: the key (by its hash, which holds nothing a
-// log or a Redis key should not), or else the client address.
-func rateLimitKey(c *auth.Caller) (string, plan.Limits) {
+// rateLimitKey names the caller to the limiter, with package ratelimit's caller ids: the key,
+// or else the client's network (its IPv4 address, or its IPv6 /ipv6Prefix).
+func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 	if c.Key != nil {
-		return "key:" + string(c.Key.Hash), c.Key.Limits()
+		return ratelimit.KeyCaller(string(c.Key.Hash)), c.Key.Limits()
 	}
-	return "addr:" + c.Addr, anonymousLimits
+	return ratelimit.AddrCaller(c.Addr, ipv6Prefix), anonymousLimits
 }
 
 func underBase(path string) bool {
@@ -142,14 +153,16 @@ func newRateLimitHeaders(d ratelimit.Decision) *rateLimitHeaders {
 	return formatRateLimitHeaders(b.Name, b.Limit, b.Remaining, b.End, int64(d.RetryAfter.Seconds()), d.Minute.Limit, d.Day.Limit)
 }
 
-// undecidedRateLimitHeaders are the rate-limit headers of a 503 answered because no decision
-// could be made (the key store or the limiter cannot be reached). They claim nothing about
-// the caller's counts; they say "send nothing until Retry-After": the binding window is the
-// day of the caller's plan (the later of two windows with nothing left), with nothing
-// remaining, ending when Retry-After does. RateLimit-Policy names the plan's windows as ever.
+// undecidedRateLimitHeaders are the rate-limit headers of an answer for which no decision
+// was made: the key store or the limiter could not be reached (a 503), or the client hung up.
+// They describe the caller's own plan (the key's limits when the key was found, else those of
+// callers without a key) as it applies to this request, which counted in neither window: the
+// windows as if nothing had been counted, so the minute binds, with its whole limit remaining,
+// ending with the UTC minute. The counts are unknown, and this never claims a quota the caller
+// has not spent (Remaining: 0 with a Reset a day away would tell a client with requests left
+// to stop until tomorrow); when to come back is Retry-After's to say.
 func undecidedRateLimitHeaders(limits plan.Limits, now time.Time) *rateLimitHeaders {
-	return formatRateLimitHeaders(ratelimit.Day, limits.PerDay, 0, now.Add(retryAfterUnavailable*time.Second),
-		retryAfterUnavailable, limits.PerMinute, limits.PerDay)
+	return newRateLimitHeaders(ratelimit.Decide(ratelimit.Outcome{}, limits, now))
 }
 
 func formatRateLimitHeaders(window string, limit, remaining int64, end time.Time, secs, perMinute, perDay int64) *rateLimitHeaders {

@@ -63,8 +63,10 @@ func TestCorruptKeyRecordIsInternalError(t *testing.T) {
 	}
 }
 
-// TestKeyStoreUnavailable: a key that cannot be looked up is a 503 whose headers say to send
-// nothing until Retry-After, and the limiter is not asked: the address keeps its quota.
+// TestKeyStoreUnavailable: a key that cannot be looked up is a 503 with Retry-After, and the
+// limiter is not asked: the address keeps its quota. The rate-limit headers describe the only
+// plan known (that of callers without a key) and claim nothing spent: the minute window with
+// its whole limit, ending with the minute.
 func TestKeyStoreUnavailable(t *testing.T) {
 	h := newHarness(t, func(c *api.Config) {
 		c.Keys = failingKeys{c.Keys, errors.Join(store.ErrUnavailable, errors.New("dial tcp 10.1.2.3:6379: i/o timeout"))}
@@ -77,7 +79,7 @@ func TestKeyStoreUnavailable(t *testing.T) {
 			t.Fatalf("%s: message %q", path, e.Message)
 		}
 		got := parseRateHeaders(t, res)
-		want := rateHeaders{limit: 1000, remaining: 0, reset: h.clock.Now().Add(5 * time.Second).Unix(), ietfName: "day", ietfR: 0, ietfT: 5,
+		want := rateHeaders{limit: 60, remaining: 60, reset: testStart.Add(time.Minute).Unix(), ietfName: "minute", ietfR: 60, ietfT: 43,
 			policy: `"minute";q=60;w=60, "day";q=1000;w=86400`, retryAfter: "5"}
 		if got != want {
 			t.Fatalf("%s: headers %+v, want %+v", path, got, want)
@@ -96,16 +98,18 @@ func (unavailableLimiter) Allow(context.Context, string, plan.Limits) (ratelimit
 	return ratelimit.Decision{}, fmt.Errorf("limiter: %w", store.ErrUnavailable)
 }
 
-// TestLimiterUnavailable: no decision can be made, so the answer is a 503 whose headers name
-// the caller's plan and say to send nothing until Retry-After.
+// TestLimiterUnavailable: no decision can be made, so the answer is a 503 with Retry-After
+// whose rate-limit headers name the key's own plan and claim nothing spent: no Remaining: 0
+// for a caller who may have requests left.
 func TestLimiterUnavailable(t *testing.T) {
 	h := newHarness(t, func(c *api.Config) { c.Limiter = unavailableLimiter{} })
 	key := h.addKey(t, "pro", plan.Pro, plan.Limits{})
 	res, body := h.do(t, "DELETE", "/v1/store/orders/1", "Authorization", "Bearer "+key)
 	wantError(t, res, body, 503, gen.ErrorCodeServiceUnavailable)
 	got := parseRateHeaders(t, res)
-	want := rateHeaders{limit: 10000, remaining: 0, reset: h.clock.Now().Add(5 * time.Second).Unix(), ietfName: "day", ietfR: 0, ietfT: 5,
-		policy: `"minute";q=300;w=60, "day";q=10000;w=86400`, retryAfter: "5"}
+	minuteEnd, _ := ratelimit.WindowEnds(h.clock.Now())
+	want := rateHeaders{limit: 300, remaining: 300, reset: minuteEnd.Unix(), ietfName: "minute", ietfR: 300,
+		ietfT: int64(minuteEnd.Sub(h.clock.Now()).Seconds()), policy: `"minute";q=300;w=60, "day";q=10000;w=86400`, retryAfter: "5"}
 	if got != want {
 		t.Fatalf("headers %+v, want %+v", got, want)
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,7 @@ var errSunset = errors.New("GET /pets/{petId} was retired on its sunset date; se
 const (
 	msgInternal    = "internal error"
 	msgUnavailable = "the order store cannot be reached; retry after the time in Retry-After"
+	msgEnded       = "the request ended before it was answered"
 )
 
 // errorTable maps errors to answers: the domain's refusals, the credentials' faults and the
@@ -57,6 +59,20 @@ var errorTable = []struct {
 	{store.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
 	// Retrying cannot mend a damaged record: a 500, and the log line names the record.
 	{store.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
+	// The request's own context ended (requestEnded): the stores return its error, never an
+	// outage's. The client has hung up, so nobody reads this answer, but it is still one the
+	// contract allows every operation: a 503, the status of "not answered now, nothing
+	// changed". It is not an outage: observe does not count it as a store error, admit
+	// counts no decision for it, and errorHandler does not log it as a failure.
+	{context.Canceled, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
+}
+
+// requestEnded reports whether err is the request's own end: its context (ctx) is done, the
+// client having hung up or its deadline passed, and err is that context's error. It is no
+// failure of a store: a client that hangs up changes nothing for anyone else.
+func requestEnded(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // retryAfterUnavailable is the Retry-After of a 503, in seconds: long enough for a failover,
@@ -120,7 +136,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		}
 		p := problemFor(err)
 		h := c.Response().Header()
-		if p.status >= 500 {
+		if p.status >= 500 && !requestEnded(c.Request().Context(), err) {
 			log.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
 				slog.String("request_id", h.Get(echo.HeaderXRequestID)), slog.String("method", c.Request().Method),
 				slog.String("route", routeOf(c)), slog.Int("status", p.status), slog.String("error", err.Error()))

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -37,6 +38,9 @@ type Config struct {
 	// the header is anyone's to write, and the client address is what unauthenticated
 	// callers are limited by.
 	TrustedProxies []*net.IPNet
+	// IPv6Prefix is the prefix length by which callers without a key on IPv6 are counted
+	// together (ratelimit.DefaultIPv6Prefix when zero).
+	IPv6Prefix int
 	// Ready reports whether the stores answer, for /readyz; nil means always ready.
 	Ready func(context.Context) error
 	// Observer is told of requests, decisions and outcomes (metrics); none by default.
@@ -58,6 +62,12 @@ func New(cfg Config) (*echo.Echo, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.IPv6Prefix == 0 {
+		cfg.IPv6Prefix = ratelimit.DefaultIPv6Prefix
+	}
+	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
 	}
 	if cfg.Observer == nil {
 		cfg.Observer = noObserver{}
@@ -97,7 +107,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	// A panic becomes a 500 rendered like any other error, its stack logged.
 	e.Use(recoverPanics(cfg.Logger))
 	// Under BasePath: key → caller → rate-limit decision → 401 unless the operation is public.
-	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer))
+	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix))
 	// A known path with another method: 405 with an Allow that lists what works.
 	e.Use(methodNotAllowed)
 	return e, nil

@@ -34,15 +34,16 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 			c.Set(exchangeKey, ex)
 			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
 
-			if err := next(c); err != nil {
+			err := next(c)
+			if err != nil {
 				c.Error(err)
 			}
 
 			took := time.Since(start)
 			op := ct.operationOf(c)
 			obs.Request(op, res.Status, took)
-			if res.Status == 503 {
-				obs.StoreError(op)
+			if res.Status == 503 && !requestEnded(c.Request().Context(), err) {
+				obs.StoreError(op) // a client that hung up is not a store that failed
 			}
 			req := c.Request()
 			if !log.Enabled(req.Context(), slog.LevelInfo) {

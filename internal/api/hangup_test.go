@@ -1,0 +1,115 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/contract"
+	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+)
+
+// waitingLimiter is a limiter whose store answers only once the request's context ends, and
+// then as the Redis stores do (redisstore's classify): with the context's own error.
+type waitingLimiter struct{ entered chan struct{} }
+
+func (l waitingLimiter) Allow(ctx context.Context, _ string, _ plan.Limits) (ratelimit.Decision, error) {
+	close(l.entered)
+	<-ctx.Done()
+	return ratelimit.Decision{}, ctx.Err()
+}
+
+// waitingKeys is the same for the key store.
+type waitingKeys struct {
+	auth.KeyStore
+	entered chan struct{}
+}
+
+func (k waitingKeys) Lookup(ctx context.Context, _ auth.Hash) (auth.Key, error) {
+	close(k.entered)
+	<-ctx.Done()
+	return auth.Key{}, ctx.Err()
+}
+
+// TestHungUpRequestIsNoOutage: a request whose client hangs up while the key store or the
+// limiter works is answered with a valid Error of the contract (a 503 with Retry-After and
+// the rate-limit headers), but it is not an outage: no error line, no store error, no
+// "unavailable" decision in the metrics.
+func TestHungUpRequestIsNoOutage(t *testing.T) {
+	checker, err := contract.New("/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"key lookup", "limiter"} {
+		t.Run(step, func(t *testing.T) {
+			logs := &syncBuffer{}
+			m := metrics.New()
+			entered := make(chan struct{})
+			h := newHarness(t, func(c *api.Config) {
+				c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+				c.Observer, c.Metrics = m, m.Handler()
+				if step == "limiter" {
+					c.Limiter = waitingLimiter{entered}
+				} else {
+					c.Keys = waitingKeys{c.Keys, entered}
+				}
+			})
+			handler := h.srv.Config.Handler
+
+			ctx, hangUp := context.WithCancel(context.Background())
+			req := httptest.NewRequestWithContext(ctx, "GET", "/v1/store/orders", nil)
+			req.Header.Set("Authorization", "Bearer "+h.key)
+			rec := httptest.NewRecorder()
+			served := make(chan struct{})
+			go func() { defer close(served); handler.ServeHTTP(rec, req) }()
+			<-entered
+			hangUp()
+			<-served
+
+			res := rec.Result()
+			body, _ := io.ReadAll(res.Body)
+			if err := checker.Check(req, res, body); err != nil {
+				t.Fatalf("answer to a hung-up request: %v\n%d %s", err, res.StatusCode, body)
+			}
+			if res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte(gen.ErrorCodeServiceUnavailable)) ||
+				res.Header.Get("Retry-After") == "" {
+				t.Fatalf("answer %d %s, Retry-After %q", res.StatusCode, body, res.Header.Get("Retry-After"))
+			}
+			for _, name := range contract.RateLimitHeaders {
+				if res.Header.Get(name) == "" {
+					t.Errorf("no %s", name)
+				}
+			}
+			if res.Header.Get("X-RateLimit-Remaining") == "0" {
+				t.Error("the answer claims the caller's quota spent")
+			}
+
+			for _, l := range logs.lines(t) {
+				if l["level"] == "ERROR" {
+					t.Errorf("error line for a hung-up request: %v", l)
+				}
+			}
+			mres, _ := http.Get(h.srv.URL + "/metrics")
+			text, _ := io.ReadAll(mres.Body)
+			mres.Body.Close()
+			for _, bad := range []string{"orderd_store_errors_total{", `orderd_ratelimit_decisions_total{outcome="unavailable"}`} {
+				if strings.Contains(string(text), bad) {
+					t.Errorf("metrics count a hung-up request: %s", bad)
+				}
+			}
+			if !strings.Contains(string(text), `orderd_http_requests_total{operation="listOrders",status="503"} 1`) {
+				t.Error("the hung-up request is not counted among the requests")
+			}
+		})
+	}
+}
