@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/logbuf"
+	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/service"
 )
 
@@ -29,6 +30,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
 	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
+	fs.IntVar(&cfg.IPv6Prefix, "ipv6-prefix", cfg.IPv6Prefix, "callers without a key on IPv6 are counted together per network of this prefix length (1 to 128)")
+	fs.IntVar(&cfg.MaxAnonymousCallers, "anonymous-callers-max", cfg.MaxAnonymousCallers, "callers without a key the instance's own limiter remembers; past it the least recently seen are forgotten")
 	registerRedis(fs, &cfg.Store)
 	fs.DurationVar(&cfg.Store.OrdersPoll, "redis-orders-poll", cfg.Store.OrdersPoll, "how often the orders' version is polled; a change made elsewhere is listed within it")
 	fs.DurationVar(&cfg.Store.KeysPoll, "redis-keys-poll", cfg.Store.KeysPoll, "how often the keys' version is polled; a key revoked elsewhere stops within it")
@@ -52,6 +55,10 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, logLevel, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
 	case cfg.ShutdownTimeout <= 0 || st.KeysReload <= 0 || st.OrdersPoll <= 0 || st.KeysPoll <= 0:
 		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout, --keys-reload and the poll intervals must be positive")
+	case ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix) != nil:
+		return cfg, logLevel, usageErrorf("serve: --ipv6-prefix must be from 1 to 128, not %d", cfg.IPv6Prefix)
+	case cfg.MaxAnonymousCallers <= 0:
+		return cfg, logLevel, usageErrorf("serve: --anonymous-callers-max must be positive, not %d", cfg.MaxAnonymousCallers)
 	case cfg.Ban.After < 0 || (cfg.Ban.After > 0 && cfg.Ban.For <= 0):
 		return cfg, logLevel, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	case !st.Redis() && st.KeysFile == "":

@@ -38,13 +38,24 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// defaults gives each of the four timeouts the default, unless the URL's query set it.
-	defaults := func(dial, read, write, pool *time.Duration) {
+	// defaults gives each of the four timeouts the default, unless the URL's query set it,
+	// and makes the deadline of each call's context bound its socket reads and writes.
+	//
+	// Every call runs under callContext: the request's context bounded by timeout. Without
+	// ContextTimeoutEnabled, go-redis bounds a read by ReadTimeout alone, whatever the
+	// context says; so a URL's read_timeout longer than timeout, or a request with a shorter
+	// deadline of its own, would hold a pooled connection (and the request) past the bound
+	// the stores and classify rely on. With it, the earlier of ReadTimeout and the context's
+	// deadline applies. (go-redis v9 reads only the deadline, not a cancellation: a client
+	// that hangs up still holds its connection until Redis answers or the bound passes,
+	// which the bound keeps short.)
+	defaults := func(dial, read, write, pool *time.Duration, contextTimeout *bool) {
 		for name, d := range map[string]*time.Duration{"dial_timeout": dial, "read_timeout": read, "write_timeout": write, "pool_timeout": pool} {
 			if !q.Has(name) {
 				*d = timeout
 			}
 		}
+		*contextTimeout = true
 	}
 	switch {
 	case strings.HasSuffix(u.Scheme, "+cluster"):
@@ -53,21 +64,21 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled)
 		return redis.NewClusterClient(o), nil
 	case q.Has("master_name"):
 		o, err := redis.ParseFailoverURL(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled)
 		return redis.NewFailoverClient(o), nil
 	case u.Scheme == "redis" || u.Scheme == "rediss":
 		o, err := redis.ParseURL(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled)
 		return redis.NewClient(o), nil
 	}
 	return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", u.Scheme)

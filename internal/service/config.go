@@ -6,11 +6,13 @@
 package service
 
 import (
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
@@ -33,6 +35,13 @@ type Config struct {
 	LimiterFallback Fallback
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
 	TrustedProxies []*net.IPNet
+	// IPv6Prefix is the prefix length by which callers without a key on IPv6 are counted
+	// together: one subscriber is commonly given a whole /64.
+	IPv6Prefix int
+	// MaxAnonymousCallers caps the callers without a key that a limiter in the process (the
+	// embedded one, or Redis's memory fallback) remembers; past it the least recently seen
+	// are forgotten, and start afresh if they return.
+	MaxAnonymousCallers int
 	// Sunset is the schedule of the deprecated pets operation.
 	Sunset api.Sunset
 	// ShutdownTimeout is how long requests in flight may take to finish once Run's context
@@ -92,6 +101,10 @@ func DefaultConfig() Config {
 		Addr:            "127.0.0.1:8080",
 		Ban:             ratelimit.DefaultBanPolicy,
 		LimiterFallback: FallbackMemory,
+
+		IPv6Prefix:          ratelimit.DefaultIPv6Prefix,
+		MaxAnonymousCallers: inmem.DefaultMaxAnonymous,
+
 		Sunset: api.Sunset{
 			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
 			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
@@ -125,6 +138,17 @@ func configError(err error) error {
 	return &ConfigError{err}
 }
 
+// checkLimits checks the settings of how callers without a key are counted.
+func checkLimits(c Config) error {
+	if err := ratelimit.CheckIPv6Prefix(c.IPv6Prefix); err != nil {
+		return configError(err)
+	}
+	if c.MaxAnonymousCallers < 0 {
+		return configError(fmt.Errorf("the cap on callers without a key must be positive, not %d", c.MaxAnonymousCallers))
+	}
+	return nil
+}
+
 // withDefaults returns c with its zero settings taken from DefaultConfig.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
@@ -133,6 +157,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LimiterFallback == "" {
 		c.LimiterFallback = d.LimiterFallback
+	}
+	if c.IPv6Prefix == 0 {
+		c.IPv6Prefix = d.IPv6Prefix
+	}
+	if c.MaxAnonymousCallers == 0 {
+		c.MaxAnonymousCallers = d.MaxAnonymousCallers
 	}
 	if c.Sunset == (api.Sunset{}) {
 		c.Sunset = d.Sunset

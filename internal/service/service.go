@@ -49,6 +49,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 
 func (s *Service) open(ctx context.Context) error {
 	cfg := s.cfg
+	if err := checkLimits(cfg); err != nil {
+		return err
+	}
 	m := metrics.New()
 	var err error
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
@@ -62,6 +65,7 @@ func (s *Service) open(ctx context.Context) error {
 	}
 	limiter, err := s.stores.limiter(limiterConfig{
 		ban: cfg.Ban, fallback: cfg.LimiterFallback, now: cfg.Now, onFallback: m.Fallback, log: s.log,
+		maxAnonymous: cfg.MaxAnonymousCallers, onForget: m.ForgottenCaller,
 	})
 	if err != nil {
 		return err
@@ -79,6 +83,7 @@ func (s *Service) open(ctx context.Context) error {
 		Limiter:        limiter,
 		Ready:          s.stores.Ready,
 		TrustedProxies: cfg.TrustedProxies,
+		IPv6Prefix:     cfg.IPv6Prefix,
 		Sunset:         cfg.Sunset,
 		Logger:         s.log,
 		Now:            cfg.Now,

@@ -108,13 +108,15 @@ func (s *Stores) Mode() string {
 	return "embedded"
 }
 
-// Ready reports whether the stores answer now: Redis within its timeout; the process's
-// stores always.
+// Ready reports whether the stores can do the work of a request now: Redis decides for a
+// probe caller within its timeout, so that a Redis that answers PING but refuses the work
+// (out of memory, read-only, busy, not permitted) is not ready (redisstore.Ready says why);
+// the process's stores are always ready.
 func (s *Stores) Ready(ctx context.Context) error {
 	if s.rdb == nil {
 		return nil
 	}
-	return redisstore.Ping(ctx, s.rdb, s.cfg.RedisTimeout)
+	return redisstore.Ready(ctx, s.rdb, s.cfg.RedisPrefix, s.cfg.RedisTimeout)
 }
 
 // Import writes orders and pets into Redis, leaving alone what is already there as the
@@ -164,19 +166,26 @@ type limiterConfig struct {
 	fallback   Fallback
 	now        func() time.Time
 	onFallback func() // each decision the fallback makes
-	log        *slog.Logger
+	// maxAnonymous caps the callers without a key that a limiter in the process remembers;
+	// onForget is told of each one forgotten for the cap.
+	maxAnonymous int
+	onForget     func()
+	log          *slog.Logger
 }
 
 // limiter returns the limiter that goes with the stores: counters and bans in Redis, shared
 // by every instance, with the fallback while Redis cannot be reached; or in the process.
 func (s *Stores) limiter(c limiterConfig) (ratelimit.Limiter, error) {
+	inProcess := func() ratelimit.Limiter {
+		return inmem.NewLimiter(c.now, c.ban, inmem.MaxAnonymous(c.maxAnonymous), inmem.OnForget(c.onForget))
+	}
 	if s.rdb == nil {
-		return inmem.NewLimiter(c.now, c.ban), nil
+		return inProcess(), nil
 	}
 	var fallback ratelimit.Limiter
 	switch c.fallback {
 	case FallbackMemory:
-		fallback = inmem.NewLimiter(c.now, c.ban)
+		fallback = inProcess()
 	case FallbackFail:
 	default:
 		return nil, configError(fmt.Errorf("limiter fallback must be %s or %s, not %q", FallbackMemory, FallbackFail, c.fallback))
