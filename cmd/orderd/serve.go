@@ -30,8 +30,6 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
 	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
 	registerRedis(fs, &cfg.Store)
-	fs.DurationVar(&cfg.Store.OrdersPoll, "redis-orders-poll", cfg.Store.OrdersPoll, "how often the orders' version is polled; a change made elsewhere is listed within it")
-	fs.DurationVar(&cfg.Store.KeysPoll, "redis-keys-poll", cfg.Store.KeysPoll, "how often the keys' version is polled; a key revoked elsewhere stops within it")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
 	fs.StringVar((*string)(&cfg.LimiterFallback), "limiter-fallback", string(cfg.LimiterFallback), "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
 	fs.TextVar(&logLevel, "log-level", logLevel, "debug, info, warn or error")
@@ -50,8 +48,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, logLevel, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
 	case !cfg.Sunset.SunsetAt.After(cfg.Sunset.DeprecatedAt):
 		return cfg, logLevel, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
-	case cfg.ShutdownTimeout <= 0 || st.KeysReload <= 0 || st.OrdersPoll <= 0 || st.KeysPoll <= 0:
-		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout, --keys-reload and the poll intervals must be positive")
+	case cfg.ShutdownTimeout <= 0 || st.KeysReload <= 0:
+		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout and --keys-reload must be positive")
 	case cfg.Ban.After < 0 || (cfg.Ban.After > 0 && cfg.Ban.For <= 0):
 		return cfg, logLevel, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	case !st.Redis() && st.KeysFile == "":

@@ -42,7 +42,9 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if !underBase(req.URL.Path) {
 				return next(c)
 			}
-			ctx := req.Context()
+			// The key lookup may answer from what the key store keeps, provisionally: the
+			// limiter's round trip carries what confirms it (store.Trip).
+			ctx := store.Begin(req.Context())
 			caller, keyErr := identify(ctx, keys, req.Header.Values("Authorization"), c.RealIP())
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
 			ex := exchangeOf(c)
@@ -56,6 +58,21 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 				return keyErr
 			}
 			d, err := limiter.Allow(ctx, id, limits)
+			if err == nil && caller.Key != nil {
+				if cerr := store.Confirm(ctx); cerr != nil {
+					// The key changed since the answer the lookup gave: the request is one
+					// without a valid key, limited by address like any other (or answered
+					// 503 like a lookup that cannot reach the key store).
+					caller.Key, keyErr = nil, lookupError(cerr)
+					id, limits = rateLimitKey(caller)
+					if errors.Is(keyErr, store.ErrUnavailable) {
+						ex.limit = undecidedRateLimitHeaders(limits, now())
+						obs.RateLimit("unavailable")
+						return keyErr
+					}
+					d, err = limiter.Allow(ctx, id, limits)
+				}
+			}
 			switch {
 			case errors.Is(err, store.ErrUnavailable):
 				ex.limit = undecidedRateLimitHeaders(limits, now())
@@ -93,18 +110,25 @@ func identify(ctx context.Context, keys auth.KeyStore, authorization []string, a
 		return caller, err
 	}
 	k, err := keys.Lookup(ctx, auth.HashOf(token))
-	switch {
-	case err == nil:
+	if err == nil {
 		caller.Key = &k
 		return caller, nil
+	}
+	return caller, lookupError(err)
+}
+
+// lookupError is why a key lookup (or its confirmation) gave no key: an unknown key, or the
+// key store's failure.
+func lookupError(err error) error {
+	switch {
 	case errors.Is(err, auth.ErrKeyNotFound):
-		return caller, auth.ErrUnknownKey
+		return auth.ErrUnknownKey
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt):
-		return caller, err
+		return err
 	}
 	// A KeyStore fails only in the ways package store names; anything else is a fault of
 	// the service, answered 500 like a corrupt record, never as unavailable.
-	return caller, fmt.Errorf("looking up a key: %w", err)
+	return fmt.Errorf("looking up a key: %w", err)
 }
 
 // rateLimitKey names the caller to the limiter: the key (by its hash, which holds nothing a
