@@ -33,8 +33,6 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.IntVar(&cfg.IPv6Prefix, "ipv6-prefix", cfg.IPv6Prefix, "callers without a key on IPv6 are counted together per network of this prefix length (1 to 128)")
 	fs.IntVar(&cfg.MaxAnonymousCallers, "anonymous-callers-max", cfg.MaxAnonymousCallers, "callers without a key the instance's own limiter remembers; past it the least recently seen are forgotten")
 	registerRedis(fs, &cfg.Store)
-	fs.DurationVar(&cfg.Store.OrdersPoll, "redis-orders-poll", cfg.Store.OrdersPoll, "how often the orders' version is polled; a change made elsewhere is listed within it")
-	fs.DurationVar(&cfg.Store.KeysPoll, "redis-keys-poll", cfg.Store.KeysPoll, "how often the keys' version is polled; a key revoked elsewhere stops within it")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
 	fs.StringVar((*string)(&cfg.LimiterFallback), "limiter-fallback", string(cfg.LimiterFallback), "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
 	fs.TextVar(&logLevel, "log-level", logLevel, "debug, info, warn or error")
@@ -53,8 +51,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, logLevel, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
 	case !cfg.Sunset.SunsetAt.After(cfg.Sunset.DeprecatedAt):
 		return cfg, logLevel, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
-	case cfg.ShutdownTimeout <= 0 || st.KeysReload <= 0 || st.OrdersPoll <= 0 || st.KeysPoll <= 0:
-		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout, --keys-reload and the poll intervals must be positive")
+	case cfg.ShutdownTimeout <= 0 || st.KeysReload <= 0:
+		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout and --keys-reload must be positive")
 	case ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix) != nil:
 		return cfg, logLevel, usageErrorf("serve: --ipv6-prefix must be from 1 to 128, not %d", cfg.IPv6Prefix)
 	case cfg.MaxAnonymousCallers <= 0:

@@ -46,32 +46,36 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if !underBase(req.URL.Path) {
 				return next(c)
 			}
-			ctx := req.Context()
+			// The key lookup may answer from what the key store keeps, provisionally: the
+			// limiter's round trip carries what confirms it (store.Trip).
+			ctx := store.Begin(req.Context())
 			caller, keyErr := identify(ctx, keys, req.Header.Values("Authorization"), c.RealIP())
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
 			ex := exchangeOf(c)
 			id, limits := rateLimitKey(caller, ipv6Prefix)
-			if requestEnded(ctx, keyErr) {
-				ex.limit = undecidedRateLimitHeaders(limits, now())
-				return keyErr
-			}
-			if errors.Is(keyErr, store.ErrUnavailable) {
+			if noDecision(ctx, keyErr) {
 				// Who calls cannot be known; limiting the request by address would tell the
 				// client of a valid key to wait out a minute for a store that may be back in
 				// a second. So the limiter is not asked.
-				ex.limit = undecidedRateLimitHeaders(limits, now())
-				obs.RateLimit("unavailable")
-				return keyErr
+				return undecided(ctx, ex, limits, now(), obs, keyErr)
 			}
 			d, err := limiter.Allow(ctx, id, limits)
+			if err == nil && caller.Key != nil {
+				if cerr := store.Confirm(ctx); cerr != nil {
+					// The key changed since the answer the lookup gave: the request is one
+					// without a valid key, limited by address like any other (or answered
+					// 503 like a lookup that cannot reach the key store).
+					caller.Key, keyErr = nil, lookupError(ctx, cerr)
+					id, limits = rateLimitKey(caller, ipv6Prefix)
+					if noDecision(ctx, keyErr) {
+						return undecided(ctx, ex, limits, now(), obs, keyErr)
+					}
+					d, err = limiter.Allow(ctx, id, limits)
+				}
+			}
 			switch {
-			case requestEnded(ctx, err):
-				ex.limit = undecidedRateLimitHeaders(limits, now())
-				return err
-			case errors.Is(err, store.ErrUnavailable):
-				ex.limit = undecidedRateLimitHeaders(limits, now())
-				obs.RateLimit("unavailable")
-				return err
+			case noDecision(ctx, err):
+				return undecided(ctx, ex, limits, now(), obs, err)
 			case err != nil:
 				return err
 			}
@@ -104,18 +108,42 @@ func identify(ctx context.Context, keys auth.KeyStore, authorization []string, a
 		return caller, err
 	}
 	k, err := keys.Lookup(ctx, auth.HashOf(token))
-	switch {
-	case err == nil:
+	if err == nil {
 		caller.Key = &k
 		return caller, nil
+	}
+	return caller, lookupError(ctx, err)
+}
+
+// noDecision reports whether err leaves the request without a rate-limit decision: the store
+// behind the keys or the limiter cannot be reached, or the request's own context ended.
+func noDecision(ctx context.Context, err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || requestEnded(ctx, err)
+}
+
+// undecided ends a request for which no decision could be made, with headers that claim
+// nothing the caller has not spent. Only a store's failure is counted as an outcome: a client
+// that hung up is no outage.
+func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.Time, obs Observer, err error) error {
+	ex.limit = undecidedRateLimitHeaders(limits, now)
+	if !requestEnded(ctx, err) {
+		obs.RateLimit("unavailable")
+	}
+	return err
+}
+
+// lookupError is why a key lookup (or its confirmation) gave no key: an unknown key, or the
+// key store's failure, or the request's own context ending.
+func lookupError(ctx context.Context, err error) error {
+	switch {
 	case errors.Is(err, auth.ErrKeyNotFound):
-		return caller, auth.ErrUnknownKey
+		return auth.ErrUnknownKey
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt), requestEnded(ctx, err):
-		return caller, err
+		return err
 	}
 	// A KeyStore fails only in the ways package store names; anything else is a fault of
 	// the service, answered 500 like a corrupt record, never as unavailable.
-	return caller, fmt.Errorf("looking up a key: %w", err)
+	return fmt.Errorf("looking up a key: %w", err)
 }
 
 // rateLimitKey names the caller to the limiter, with package ratelimit's caller ids: the key,

@@ -10,10 +10,12 @@ import (
 	"github.com/petstore/orderd/internal/auth/authtest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // TestConformanceOnRedisCluster runs the store, key-store and limiter suites against a
@@ -50,6 +52,33 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 			}
 			return s
 		})
+	})
+	t.Run("OneRoundTripCarriesTheVersions", func(t *testing.T) {
+		// The limiter's script and the versions' reads go to different slots: go-redis
+		// splits the pipeline per node. What it read must be what a plain read finds.
+		prefix := redistest.Prefix(t)
+		orders, _ := redisstore.NewOrders(rdb, prefix, 2*time.Second)
+		if _, err := orders.Import(t.Context(), ordertest.Fixture()); err != nil {
+			t.Fatal(err)
+		}
+		l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix, Timeout: 2 * time.Second})
+		ctx := store.Begin(t.Context())
+		if d, err := l.Allow(ctx, "addr:192.0.2.1", plan.Limits{PerMinute: 10, PerDay: 10}); err != nil || !d.Allowed {
+			t.Fatalf("Allow = %+v, %v", d, err)
+		}
+		if store.TripOf(ctx).Carried == nil {
+			t.Fatal("the limiter's round trip carried nothing")
+		}
+		carried, err := orders.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain, err := orders.Version(t.Context()); err != nil || plain != carried {
+			t.Fatalf("version read with the script %d, alone %d (%v)", carried, plain, err)
+		}
+		if err := store.Confirm(ctx); err != nil {
+			t.Fatal(err)
+		}
 	})
 	t.Run("Limiter", func(t *testing.T) {
 		ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {

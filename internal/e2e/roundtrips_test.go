@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,41 +14,127 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-// TestOneRoundTripPerListRequest counts, with MONITOR, the commands that reach Redis from
-// clients for admitted list requests while the orders do not change: one each, the limiter's
-// script (MONITOR lists the commands a script runs inside Redis apart, as "lua"). The key
-// and the orders' version come from the pollers, and the list from its cache.
+// TestOneRoundTripPerListRequest: an admitted list request, while the orders do not change
+// and the caller's key is known, costs the instance one round trip to Redis.
+//
+// How it counts: the instance talks to Redis through a proxy (roundTripCounter) that counts,
+// on each connection, every time the client sends after Redis has answered (or sends first):
+// that is one round trip, however many commands a pipeline holds and however many writes
+// carry them. A second round trip in a request, on any connection, adds one. MONITOR shows
+// what the round trip holds: the limiter's script (EVALSHA) and the two reads of the
+// versions (MGET), and nothing else.
 func TestOneRoundTripPerListRequest(t *testing.T) {
-	d := newDeployment(t, redistest.Start(t), nil)
-	d.cfg.Store.OrdersPoll, d.cfg.Store.KeysPoll = time.Hour, time.Hour // one poll at start, none during the count
+	srv := redistest.Start(t)
+	d := newDeployment(t, srv, nil)
+	proxy := countRoundTrips(t, srv.Addr)
+	d.cfg.Store.RedisURL = "redis://" + proxy.addr
 	key := d.key(t, "counted", plan.Business)
 	in := d.instance(t, service.FallbackFail)
-	time.Sleep(100 * time.Millisecond)       // the first polls
-	in.do(t, "GET", "/v1/store/orders", key) // the list, read once
+	for range 2 { // the key and the list, read once
+		in.do(t, "GET", "/v1/store/orders", key)
+	}
 
 	stop := monitor(t, d.redis.Addr)
+	before := proxy.roundTrips.Load()
 	const n = 50
 	for range n {
 		if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
 			t.Fatalf("status %d", res.StatusCode)
 		}
 	}
+	trips := proxy.roundTrips.Load() - before
 	var fromClients []string
 	for _, l := range stop() {
 		if strings.Contains(l, " [") && !strings.Contains(l, " lua]") { // 1700000000.123 [0 127.0.0.1:4242] "evalsha" ...
 			fromClients = append(fromClients, l)
 		}
 	}
-	evalsha := 0
+	counts := map[string]int{}
 	for _, l := range fromClients {
-		if strings.Contains(strings.ToLower(l), `"evalsha"`) {
-			evalsha++
+		_, cmd, _ := strings.Cut(l, `] "`)
+		cmd, _, _ = strings.Cut(cmd, `"`)
+		counts[strings.ToLower(cmd)]++
+	}
+	if trips != n {
+		t.Errorf("%d list requests made %d round trips; want one each", n, trips)
+	}
+	if len(counts) != 2 || counts["evalsha"] != n || counts["mget"] != 2*n {
+		t.Errorf("%d list requests sent %v; want each the limiter's script and the two versions' reads:\n%s",
+			n, counts, strings.Join(fromClients[:min(10, len(fromClients))], "\n"))
+	}
+}
+
+// roundTripCounter is a TCP proxy to Redis that counts round trips (see
+// TestOneRoundTripPerListRequest).
+type roundTripCounter struct {
+	addr       string
+	roundTrips atomic.Int64
+}
+
+func countRoundTrips(t *testing.T, redisAddr string) *roundTripCounter {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &roundTripCounter{addr: ln.Addr().String()}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", redisAddr)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			var answered atomic.Bool // Redis has answered since the client last sent
+			answered.Store(true)
+			wg.Add(2)
+			go func() { // client to Redis
+				defer wg.Done()
+				defer server.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := client.Read(buf)
+					if n > 0 {
+						if answered.Swap(false) {
+							p.roundTrips.Add(1)
+						}
+						if _, werr := server.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+			go func() { // Redis to client
+				defer wg.Done()
+				defer client.Close()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := server.Read(buf)
+					if n > 0 {
+						answered.Store(true)
+						if _, werr := client.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
 		}
-	}
-	if len(fromClients) > n || evalsha != n {
-		t.Fatalf("%d list requests sent %d commands (%d evalsha); want one each, the limiter's:\n%s",
-			n, len(fromClients), evalsha, strings.Join(fromClients[:min(10, len(fromClients))], "\n"))
-	}
+	}()
+	return p
 }
 
 // monitor reads Redis's MONITOR feed on a connection of its own (go-redis's Monitor is not

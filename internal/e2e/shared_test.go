@@ -87,15 +87,13 @@ func TestCancelsAcrossInstances(t *testing.T) {
 	if res, _ := a.do(t, "DELETE", "/v1/store/orders/9223372036854775807", key); res.StatusCode != 204 {
 		t.Fatalf("cancel: %d", res.StatusCode)
 	}
-	// b lists the change within its poll of the version (100ms), and a at once.
+	// Both list the change at their next request.
 	cancelled := []byte(`"id":9223372036854775807,"petId":9223372036854775806,"quantity":7,"shipDate":"2026-11-20T08:30:00.123456789Z","status":"cancelled"`)
-	if _, body := a.do(t, "GET", "/v1/store/orders", key); !bytes.Contains(body, cancelled) {
-		t.Fatalf("a does not list its own cancel at once: %s", body)
+	for name, in := range map[string]*instance{"a": a, "b": b} {
+		if _, body := in.do(t, "GET", "/v1/store/orders", key); !bytes.Contains(body, cancelled) {
+			t.Fatalf("%s does not list the cancel at once: %s", name, body)
+		}
 	}
-	within(t, time.Second, "b lists the cancel", func() bool {
-		_, body := b.do(t, "GET", "/v1/store/orders", key)
-		return bytes.Contains(body, cancelled)
-	})
 
 	version := func() int64 {
 		v, _ := d.rdb.Get(context.Background(), "{"+d.cfg.Store.RedisPrefix+":orders}:version").Int64()
@@ -125,8 +123,9 @@ func TestCancelsAcrossInstances(t *testing.T) {
 	}
 }
 
-// TestRevokedKeyIsRefusedEverywhereWithinASecond.
-func TestRevokedKeyIsRefusedEverywhereWithinASecond(t *testing.T) {
+// TestRevokedKeyIsRefusedEverywhereAtOnce: the next request on every instance after a
+// revocation is refused, though each had the key in its cache.
+func TestRevokedKeyIsRefusedEverywhereAtOnce(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
 	key := d.key(t, "leaving", plan.Pro)
@@ -138,22 +137,9 @@ func TestRevokedKeyIsRefusedEverywhereWithinASecond(t *testing.T) {
 	if _, err := d.admin.Keys.Revoke(context.Background(), "leaving"); err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range []*instance{a, b} {
-		within(t, time.Second, "the revoked key is refused", func() bool {
-			res, _ := in.do(t, "GET", "/v1/store/orders", key)
-			return res.StatusCode == 401
-		})
-	}
-}
-
-// within fails the test unless cond becomes true within d.
-func within(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
+	for name, in := range map[string]*instance{"a": a, "b": b} {
+		if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 401 {
+			t.Fatalf("%s: the revoked key got %d at the next request; want 401", name, res.StatusCode)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -1,18 +1,25 @@
 -- Cancels one order atomically: pending becomes cancelled, exactly once across every
 -- instance. The id stays a string: a Lua number is a double and would round an int64.
--- KEYS: status hash, version counter, data hash. ARGV: order id.
--- Returns {outcome, data, version}: outcome is "cancelled" (this call moved it),
--- "already-cancelled", "shipped" or "missing"; version is the version after the call (a
--- Redis integer reply: exact).
+-- KEYS: status hash, version counter, data hash, generation.
+-- ARGV: order id, a new generation (kept only if there is none).
+-- Returns {outcome, data}: outcome is "cancelled" (this call moved it), "already-cancelled",
+-- "shipped", "missing" (neither hash has the id), or "no-data" / "no-status" (one of the two
+-- halves of the order is missing: the order does not exist, and nothing is written).
 local status = redis.call('HGET', KEYS[1], ARGV[1])
-if not status then
-  return {'missing', false, 0}
-end
 local data = redis.call('HGET', KEYS[3], ARGV[1])
+if not status and not data then
+  return {'missing', false}
+elseif not data then
+  return {'no-data', false}
+elseif not status then
+  return {'no-status', false}
+end
 if status == 'pending' then
   redis.call('HSET', KEYS[1], ARGV[1], 'cancelled')
-  return {'cancelled', data, redis.call('INCR', KEYS[2])}
+  redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[4], ARGV[2], 'NX')
+  return {'cancelled', data}
 elseif status == 'cancelled' then
-  return {'already-cancelled', data, 0}
+  return {'already-cancelled', data}
 end
-return {status, data, 0}
+return {status, data}

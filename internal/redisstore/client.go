@@ -14,6 +14,8 @@ type rediser interface {
 	Get(ctx context.Context, key string) *redis.StringCmd
 	HGet(ctx context.Context, key, field string) *redis.StringCmd
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
+	MGet(ctx context.Context, keys ...string) *redis.SliceCmd
+	SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd
 	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 

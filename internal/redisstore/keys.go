@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,19 +18,28 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in Redis. While Watch runs, lookups are answered from a copy of
-// the keys that follows their version; a key not in the copy is read from Redis, so a new
-// key works at once everywhere, and a revoked one stops within the poll interval.
+// Keys is an auth.KeyStore in Redis. It keeps the keys it has read, valid at one version of
+// the keys (see version.go), and answers a lookup from them only provisionally, within a
+// request whose round trip (the limiter's) reads the keys' version: store.Confirm then
+// checks the answer against that version, so a revoked key is refused by every instance at
+// the first request that starts after the revocation. Every other lookup reads Redis.
 type Keys struct {
 	conn
 	cache atomic.Pointer[keyCache]
-	polls freshness
 }
 
-// keyCache is every key of one version.
+// keyCache is the keys read at one version of the keys. A new version replaces it.
 type keyCache struct {
-	version uint64
+	version version
+	mu      sync.RWMutex
 	byHash  map[auth.Hash]auth.Key
+}
+
+func (c *keyCache) get(h auth.Hash) (auth.Key, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	k, ok := c.byHash[h]
+	return k, ok
 }
 
 // NewKeys returns the store of the deployment whose keys start with prefix.
@@ -38,55 +48,75 @@ func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
 	return &Keys{conn: c}, err
 }
 
-// Watch keeps the copy of the keys current, polling their version every interval, until ctx
-// ends.
-func (s *Keys) Watch(ctx context.Context, every time.Duration) {
-	s.polls.poll(ctx, every, s.refresh)
-}
-
-func (s *Keys) refresh(ctx context.Context) error {
-	ctx, cancel := s.call(ctx)
-	defer cancel()
-	v, err := s.rdb.Get(ctx, s.k.keysVersion).Uint64()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return err
-	}
-	if cur := s.cache.Load(); cur != nil && cur.version == v {
-		return nil
-	}
-	// Read after the version: a change in between leaves a newer copy under an older version,
-	// which the next poll replaces.
-	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
-	if err != nil {
-		return err
-	}
-	byHash := make(map[auth.Hash]auth.Key, len(all))
-	for _, raw := range all {
-		if k, err := decodeKey(raw); err == nil {
-			byHash[k.Hash] = k
-		}
-	}
-	s.cache.Store(&keyCache{version: v, byHash: byHash})
-	return nil
-}
-
-// Lookup returns the key with hash h: from the copy while it is fresh, else from Redis.
+// Lookup returns the key with hash h. Within a Trip whose round trip is still to come, a key
+// in the cache is answered at once and confirmed later (carried.Confirm); otherwise the key
+// and the keys' version are read from Redis together.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	if cur := s.cache.Load(); cur != nil && s.polls.fresh() {
-		if k, ok := cur.byHash[h]; ok {
-			return k, nil
+	if c := carriedOf(ctx, s.k.prefix); c != nil {
+		if cur := s.cache.Load(); cur != nil && (!c.read || c.keys == cur.version) {
+			if k, ok := cur.get(h); ok {
+				if !c.read {
+					c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, cur.version
+				}
+				return k, nil
+			}
 		}
 	}
+	return s.read(ctx, h)
+}
+
+// read reads the key with hash h and the keys' version in one transaction, and keeps the key
+// for that version.
+func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	raw, err := s.rdb.HGet(ctx, s.k.keysByHash, string(h)).Result()
+	var ver *redis.SliceCmd
+	var rec *redis.StringCmd
+	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
+		ver = p.MGet(ctx, s.k.keysVersion, s.k.keysGeneration)
+		rec = p.HGet(ctx, s.k.keysByHash, string(h))
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return auth.Key{}, classify(ctx, err)
+	}
+	v, err := completeVersion(ctx, s.rdb, ver.Val(), s.k.keysGeneration)
+	if err != nil {
+		return auth.Key{}, classify(ctx, err)
+	}
+	raw, err := rec.Result()
 	if errors.Is(err, redis.Nil) {
+		s.keep(v, h, nil)
 		return auth.Key{}, auth.ErrKeyNotFound
 	}
 	if err != nil {
 		return auth.Key{}, classify(ctx, err)
 	}
-	return decodeKey(raw)
+	k, err := decodeKey(raw)
+	if err != nil {
+		return auth.Key{}, err
+	}
+	s.keep(v, h, &k)
+	return k, nil
+}
+
+// keep adds a key read at version v to the cache, or, when v is not the cache's version,
+// starts a cache for v: what was kept for another version is dropped.
+func (s *Keys) keep(v version, h auth.Hash, k *auth.Key) {
+	cur := s.cache.Load()
+	if cur == nil || cur.version != v {
+		next := &keyCache{version: v, byHash: map[auth.Hash]auth.Key{}}
+		if k != nil {
+			next.byHash[h] = *k
+		}
+		s.cache.CompareAndSwap(cur, next)
+		return
+	}
+	if k != nil {
+		cur.mu.Lock()
+		cur.byHash[h] = *k
+		cur.mu.Unlock()
+	}
 }
 
 // Add stores k if its name is unused.
@@ -100,8 +130,8 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	added, err := addKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion},
-		k.Name, string(k.Hash), string(record)).Int64()
+	added, err := addKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
+		k.Name, string(k.Hash), string(record), newGeneration()).Int64()
 	if err != nil {
 		return classify(ctx, err)
 	}
@@ -110,10 +140,6 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	}
 	return nil
 }
-
-// forget drops the copy after a change through this store, so that this instance sees the
-// change at once; lookups read Redis until the next poll.
-func (s *Keys) forget() { s.cache.Store(nil) }
 
 // List returns every key, sorted by name.
 func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
@@ -152,8 +178,8 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 func (s *Keys) revoke(ctx context.Context, name string) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	raw, err := revokeKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion}, name).Text()
-	s.forget()
+	raw, err := revokeKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
+		name, newGeneration()).Text()
 	if errors.Is(err, redis.Nil) {
 		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
 	}

@@ -47,13 +47,15 @@ type LimiterOptions struct {
 type Limiter struct {
 	rdb       redis.Scripter
 	o         LimiterOptions
+	k         names        // of the versions a request's round trip reads (see Allow)
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
 	down      atomic.Bool
 }
 
 // NewLimiter returns a limiter on rdb.
 func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
-	if err := checkPrefix(o.Prefix); err != nil {
+	k, err := newNames(o.Prefix)
+	if err != nil {
 		return nil, err
 	}
 	if o.Timeout <= 0 {
@@ -68,11 +70,15 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Limiter{rdb: rdb, o: o}, nil
+	return &Limiter{rdb: rdb, o: o, k: k}, nil
 }
 
 // Allow runs rate.lua for caller. The caller's keys share one hash tag, so the script runs on
 // Redis Cluster too.
+//
+// Within a request's store.Trip whose round trip is still to come, the script is sent with
+// the reads of the orders' and the keys' versions, in one pipeline: the stores answer the
+// request's later steps from them (carried).
 //
 // Only an outage of Redis (see classify) sends decisions to the fallback. A request whose
 // own context has ended gets the context's error and changes nothing: a client that hangs
@@ -87,9 +93,15 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	}
 	callCtx, cancel := callContext(ctx, l.o.Timeout)
 	defer cancel()
-	cmd := rateScript.Run(callCtx, l.rdb, []string{l.key(caller)},
-		strconv.FormatInt(now.UnixMilli(), 10), limits.PerMinute, limits.PerDay,
-		l.o.Ban.After, l.o.Ban.For.Milliseconds())
+	keys := []string{l.key(caller)}
+	args := []any{strconv.FormatInt(now.UnixMilli(), 10), limits.PerMinute, limits.PerDay,
+		l.o.Ban.After, l.o.Ban.For.Milliseconds()}
+	var cmd *redis.Cmd
+	if c := carriedOf(ctx, l.o.Prefix); c != nil && !c.read {
+		cmd = l.runWithVersions(callCtx, c, keys, args)
+	} else {
+		cmd = rateScript.Run(callCtx, l.rdb, keys, args...)
+	}
 	if err := classify(callCtx, cmd.Err()); err != nil {
 		return l.failed(ctx, caller, limits, err)
 	}
@@ -105,6 +117,44 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 		o.BannedUntil = time.UnixMilli(res[3])
 	}
 	return ratelimit.Decide(o, limits, now), nil
+}
+
+// pipeliner is the part of a go-redis client that sends several commands in one round trip.
+type pipeliner interface {
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// runWithVersions sends rate.lua (EVALSHA) and the reads of both versions in one pipeline,
+// and leaves the versions in c when both were read whole. On a Cluster, go-redis sends each
+// node its part at the same time. A Redis that does not hold the script yet gets it with
+// EVAL, once, after the pipeline; the versions read stay good, since they were read after
+// the request began.
+func (l *Limiter) runWithVersions(ctx context.Context, c *carried, keys []string, args []any) *redis.Cmd {
+	p, ok := l.rdb.(pipeliner)
+	if !ok {
+		return rateScript.Run(ctx, l.rdb, keys, args...)
+	}
+	var cmd *redis.Cmd
+	var orders, keyVer *redis.SliceCmd
+	_, _ = p.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd = rateScript.EvalSha(ctx, p, keys, args...)
+		orders = p.MGet(ctx, l.k.ordersVersion, l.k.ordersGeneration)
+		keyVer = p.MGet(ctx, l.k.keysVersion, l.k.keysGeneration)
+		return nil
+	})
+	// A version without a generation, or a failed read, is left to the store that needs
+	// it, which reads it again (and creates the generation).
+	if orders.Err() == nil && keyVer.Err() == nil {
+		o, oerr := parseVersion(orders.Val())
+		k, kerr := parseVersion(keyVer.Val())
+		if oerr == nil && kerr == nil {
+			c.read, c.orders, c.keys = true, o, k
+		}
+	}
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		return rateScript.Eval(ctx, l.rdb, keys, args...)
+	}
+	return cmd
 }
 
 // failed handles a classified error: an outage goes to the fallback, when there is one, and

@@ -8,9 +8,13 @@ import (
 // names are the Redis keys of one deployment. The part in braces is the hash tag: keys that a
 // script touches together share it, so that they live in one Cluster slot.
 type names struct {
+	prefix                                  string
 	ordersData, ordersStatus, ordersVersion string
 	petsData                                string
 	keysByHash, keysByName, keysVersion     string
+	// ordersGeneration and keysGeneration name the data set that their version counts in:
+	// see version.go.
+	ordersGeneration, keysGeneration string
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -33,12 +37,15 @@ func newNames(prefix string) (names, error) {
 	}
 	orders, pets, keys := "{"+prefix+":orders}", "{"+prefix+":pets}", "{"+prefix+":keys}"
 	return names{
-		ordersData:    orders + ":data",
-		ordersStatus:  orders + ":status",
-		ordersVersion: orders + ":version",
-		petsData:      pets + ":data",
-		keysByHash:    keys + ":by-hash",
-		keysByName:    keys + ":by-name",
-		keysVersion:   keys + ":version",
+		prefix:           prefix,
+		ordersData:       orders + ":data",
+		ordersStatus:     orders + ":status",
+		ordersVersion:    orders + ":version",
+		ordersGeneration: orders + ":generation",
+		petsData:         pets + ":data",
+		keysByHash:       keys + ":by-hash",
+		keysByName:       keys + ":by-name",
+		keysVersion:      keys + ":version",
+		keysGeneration:   keys + ":generation",
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -94,11 +95,26 @@ func Ping(ctx context.Context, c redis.UniversalClient, timeout time.Duration) e
 // SetLogger sends go-redis's own messages (pool and dial failures) to log, so that every
 // line the service writes is JSON. go-redis has one logger per process, read by its
 // goroutines without a lock: only the first call sets it.
+// It is also where the stores report records they cannot serve (Orders.LogTo overrides it).
 func SetLogger(log *slog.Logger) {
-	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{log}) })
+	setLoggerOnce.Do(func() {
+		redis.SetLogger(slogPrinter{log})
+		storeLogger.Store(log)
+	})
 }
 
-var setLoggerOnce sync.Once
+var (
+	setLoggerOnce sync.Once
+	storeLogger   atomic.Pointer[slog.Logger]
+)
+
+// packageLogger is the logger given to SetLogger, or one that discards.
+func packageLogger() *slog.Logger {
+	if l := storeLogger.Load(); l != nil {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}
 
 type slogPrinter struct{ log *slog.Logger }
 

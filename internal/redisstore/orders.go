@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,14 +18,11 @@ import (
 
 var _ order.Store = (*Orders)(nil)
 
-// Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id.
+// Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id. It
+// keeps nothing between requests but the orders it has reported half-written (halves).
 type Orders struct {
 	conn
-	// version is the last version learned, polled or returned by a cancel. It is stored, not
-	// raised: a Redis that was reset counts from 0 again, and the list cache compares versions
-	// for equality, so any move rebuilds it.
-	version atomic.Uint64
-	polls   freshness
+	halves halfRecords
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
@@ -34,15 +31,9 @@ func NewOrders(rdb rediser, prefix string, timeout time.Duration) (*Orders, erro
 	return &Orders{conn: c}, err
 }
 
-// Watch polls the version every interval until ctx ends, so that Version answers without a
-// round trip: a change made through another instance, or by another system, is seen within
-// the interval; one made through this instance at once.
-func (s *Orders) Watch(ctx context.Context, every time.Duration) {
-	s.polls.poll(ctx, every, func(ctx context.Context) error {
-		_, err := s.readVersion(ctx)
-		return err
-	})
-}
+// LogTo sends the store's reports of records it cannot serve to log (by default, to the
+// logger given to SetLogger).
+func (s *Orders) LogTo(log *slog.Logger) { s.halves.log.Store(log) }
 
 // orderData is an order in Redis, less its id (the field) and status (the other hash).
 type orderData struct {
@@ -65,39 +56,45 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
+	statuses := status.Val()
 	out := make([]order.Order, 0, len(data.Val()))
 	for field, raw := range data.Val() {
-		o, err := decodeOrder(field, raw, status.Val()[field])
+		st, ok := statuses[field]
+		if !ok {
+			s.halves.report(field, "no-status")
+			continue
+		}
+		o, err := decodeOrder(field, raw, st)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, o)
 	}
+	if len(statuses) > len(out) {
+		for field := range statuses {
+			if _, ok := data.Val()[field]; !ok {
+				s.halves.report(field, "no-data")
+			}
+		}
+	}
 	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// Version is the version counter that every writer of the orders increments: as last
-// polled while Watch keeps it fresh, read from Redis otherwise.
+// Version is where the orders stand in Redis (their counter and generation, see version.go):
+// as read in this request's round trip when its Trip carries it, otherwise read now. Nothing
+// learned before the request is ever answered.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
-	if s.polls.fresh() {
-		return s.version.Load(), nil
+	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
+		return c.orders.id(), nil
 	}
-	return s.readVersion(ctx)
-}
-
-func (s *Orders) readVersion(ctx context.Context) (uint64, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	v, err := s.rdb.Get(ctx, s.k.ordersVersion).Uint64()
-	if errors.Is(err, redis.Nil) {
-		v, err = 0, nil
-	}
+	v, err := readVersion(ctx, s.rdb, s.k.ordersVersion, s.k.ordersGeneration)
 	if err != nil {
 		return 0, classify(ctx, err)
 	}
-	s.version.Store(v)
-	return v, nil
+	return v.id(), nil
 }
 
 // Cancel runs cancel.lua: the check and the change are one atomic step in Redis.
@@ -105,17 +102,21 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	field := strconv.FormatInt(id, 10)
-	res, err := cancelScript.Run(ctx, s.rdb, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData}, field).Slice()
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration},
+		field, newGeneration()).Slice()
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
 	}
+	if len(res) != 2 {
+		return order.Order{}, false, fmt.Errorf("cancel.lua returned %d values", len(res))
+	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
-	if v, ok := res[2].(int64); ok && v > 0 {
-		s.version.Store(uint64(v)) // this instance sees its own change at once
-	}
 	switch outcome {
 	case "missing":
+		return order.Order{}, false, order.ErrNotFound
+	case "no-data", "no-status":
+		s.halves.report(field, outcome)
 		return order.Order{}, false, order.ErrNotFound
 	case "cancelled", "already-cancelled":
 		o, err := decodeOrder(field, data, string(order.StatusCancelled))
@@ -140,7 +141,8 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	var changed int64
 	for start := 0; start < len(orders); start += batch {
 		part := orders[start:min(start+batch, len(orders))]
-		args := make([]any, 0, 3*len(part))
+		args := make([]any, 1, 1+3*len(part))
+		args[0] = newGeneration()
 		for _, o := range part {
 			data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
 			if err != nil {
@@ -149,7 +151,7 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 			args = append(args, strconv.FormatInt(o.ID, 10), string(data), string(o.Status))
 		}
 		callCtx, cancel := s.call(ctx)
-		n, err := importScript.Run(callCtx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion}, args...).Int64()
+		n, err := importScript.Run(callCtx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration}, args...).Int64()
 		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
 		if err != nil {

@@ -60,10 +60,6 @@ type StoreConfig struct {
 	RedisURL     string
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
 	RedisTimeout time.Duration // bound on each Redis call
-	// OrdersPoll and KeysPoll are how often a serving instance polls the version of the
-	// orders and of the keys: a change made through another instance is seen within them.
-	OrdersPoll time.Duration
-	KeysPoll   time.Duration
 
 	KeysFile string
 	// CreateKeysFile makes a missing keys file an empty store, written on the first Add
@@ -114,8 +110,6 @@ func DefaultConfig() Config {
 		Store: StoreConfig{
 			RedisPrefix:  redisstore.DefaultPrefix,
 			RedisTimeout: redisstore.DefaultTimeout,
-			OrdersPoll:   100 * time.Millisecond,
-			KeysPoll:     250 * time.Millisecond,
 			KeysReload:   time.Second,
 		},
 	}
@@ -179,8 +173,6 @@ func (c StoreConfig) withDefaults() StoreConfig {
 		c.RedisPrefix = d.RedisPrefix
 	}
 	orDefault(&c.RedisTimeout, d.RedisTimeout)
-	orDefault(&c.OrdersPoll, d.OrdersPoll)
-	orDefault(&c.KeysPoll, d.KeysPoll)
 	orDefault(&c.KeysReload, d.KeysReload)
 	return c
 }

@@ -140,15 +140,13 @@ func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.
 	return changed, s.redisPets.Import(ctx, pets)
 }
 
-// watch keeps what a serving instance holds current until ctx ends. In Redis it polls the
-// two version counters, which saves every request the round trips that would read them
-// (docs/redis-layout.md, "What each instance keeps"); in the process it re-reads the keys
-// file when it changes, so that keys made or revoked with the command line take effect
-// without a restart.
+// watch keeps what a serving instance holds current until ctx ends. In Redis there is
+// nothing to do: every request reads the versions of the orders and of the keys in its one
+// round trip (docs/redis-layout.md, "What each instance keeps"); in the process it re-reads
+// the keys file when it changes, so that keys made or revoked with the command line take
+// effect without a restart.
 func (s *Stores) watch(ctx context.Context, log *slog.Logger) {
 	if s.rdb != nil {
-		go s.redisOrders.Watch(ctx, s.cfg.OrdersPoll)
-		s.redisKeys.Watch(ctx, s.cfg.KeysPoll)
 		return
 	}
 	s.keyFile.Watch(ctx, s.cfg.KeysReload, func(err error) {

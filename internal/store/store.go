@@ -1,6 +1,7 @@
 // Package store names the ways the storage behind any store of the service can fail: the
 // order, pet and key stores and the rate limiter alike, in every implementation. The HTTP
-// layer maps each to one answer in its one error table.
+// layer maps each to one answer in its one error table. It also holds a request's Trip:
+// what the request's first round trip to shared storage read for its later steps.
 package store
 
 import "errors"

@@ -1,0 +1,139 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// TestHalfWrittenOrdersAreLoggedOnce: data without a status and a status without data are
+// neither listed nor cancelled, change nothing when cancelled, and are each logged once,
+// however many requests meet them.
+func TestHalfWrittenOrdersAreLoggedOnce(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	prefix := redistest.Prefix(t)
+	s := ordersWithPrefix(t, rdb, prefix)
+	var logs bytes.Buffer
+	s.LogTo(slog.New(slog.NewTextHandler(&logs, nil)))
+	ctx := context.Background()
+	p := "{" + prefix + ":orders}"
+	rdb.HSet(ctx, p+":data", "5001", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
+	rdb.HSet(ctx, p+":status", "5002", "pending")
+	version := rdb.Get(ctx, p+":version").Val()
+	for range 3 {
+		list, err := s.List(ctx)
+		if err != nil || len(list) != len(ordertest.Fixture()) {
+			t.Fatalf("List = %d orders, %v; want the fixture's %d", len(list), err, len(ordertest.Fixture()))
+		}
+		for _, id := range []int64{5001, 5002} {
+			if _, _, err := s.Cancel(ctx, id); !errors.Is(err, order.ErrNotFound) {
+				t.Fatalf("Cancel(%d) = %v; want ErrNotFound", id, err)
+			}
+		}
+	}
+	if rdb.HExists(ctx, p+":status", "5001").Val() || rdb.HGet(ctx, p+":status", "5002").Val() != "pending" ||
+		rdb.HExists(ctx, p+":data", "5002").Val() || rdb.Get(ctx, p+":version").Val() != version {
+		t.Fatal("a cancel of a half-written order changed Redis")
+	}
+	for _, want := range []string{"order=5001 missing=status", "order=5002 missing=data"} {
+		if n := strings.Count(logs.String(), want); n != 1 {
+			t.Errorf("%q logged %d times; want once:\n%s", want, n, logs.String())
+		}
+	}
+}
+
+// TestKeyAnsweredFromTheCacheIsConfirmed: within a Trip, a key in the cache is answered
+// before the limiter's round trip, and store.Confirm refuses it when another store (another
+// instance) revoked it before the request began. Without a Trip, Lookup reads Redis.
+func TestKeyAnsweredFromTheCacheIsConfirmed(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv)
+	prefix := redistest.Prefix(t)
+	here, _ := redisstore.NewKeys(rdb, prefix, time.Second)
+	there, _ := redisstore.NewKeys(client(t, srv), prefix, time.Second)
+	l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix})
+	_, rec, err := auth.NewKey("cached", plan.Pro, plan.Limits{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := there.Add(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	request := func() (lookupErr, confirmErr error) {
+		ctx := store.Begin(context.Background())
+		_, lookupErr = here.Lookup(ctx, rec.Hash)
+		if _, err := l.Allow(ctx, "key:"+string(rec.Hash), rec.Limits()); err != nil {
+			t.Fatal(err)
+		}
+		return lookupErr, store.Confirm(ctx)
+	}
+	if lerr, cerr := request(); lerr != nil || cerr != nil { // read, and now in the cache
+		t.Fatalf("first request: %v, %v", lerr, cerr)
+	}
+	if lerr, cerr := request(); lerr != nil || cerr != nil {
+		t.Fatalf("second request: %v, %v", lerr, cerr)
+	}
+	if _, err := there.Revoke(context.Background(), "cached"); err != nil {
+		t.Fatal(err)
+	}
+	lerr, cerr := request()
+	if lerr != nil || !errors.Is(cerr, auth.ErrKeyNotFound) {
+		t.Fatalf("after the revocation: lookup %v, confirm %v; want the cache's answer, then ErrKeyNotFound", lerr, cerr)
+	}
+	if _, err := here.Lookup(context.Background(), rec.Hash); !errors.Is(err, auth.ErrKeyNotFound) {
+		t.Fatalf("without a Trip: %v; want ErrKeyNotFound", err)
+	}
+}
+
+// TestReaderCreatesTheGeneration: a Redis whose orders have a version but no generation (as
+// another system may leave it) gets one from the first reader, and the version then stays
+// put until a change.
+func TestReaderCreatesTheGeneration(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	prefix := redistest.Prefix(t)
+	s := ordersWithPrefix(t, rdb, prefix)
+	ctx := context.Background()
+	p := "{" + prefix + ":orders}"
+	rdb.Del(ctx, p+":generation")
+	v1, err := s.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rdb.Get(ctx, p+":generation").Val() == "" {
+		t.Fatal("no generation after a read")
+	}
+	if v2, _ := s.Version(ctx); v2 != v1 {
+		t.Fatal("the version moved without a change")
+	}
+	rdb.Del(ctx, p+":generation") // another Redis, same counter
+	if v3, _ := s.Version(ctx); v3 == v1 {
+		t.Fatal("a new generation with the same counter is the same version")
+	}
+}
+
+// ordersWithPrefix is the order store of the fixture under prefix.
+func ordersWithPrefix(t *testing.T, rdb *redis.Client, prefix string) *redisstore.Orders {
+	t.Helper()
+	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(context.Background(), ordertest.Fixture()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

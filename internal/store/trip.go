@@ -1,0 +1,54 @@
+package store
+
+import "context"
+
+// A request's first round trip to shared storage may carry the reads that its later steps
+// need, so that a request costs one round trip in steady state and still sees every change
+// acknowledged before it started. A store may then answer an early step (a key lookup) from
+// what it keeps in the process, provisionally, and confirm that answer against what the round
+// trip read, once it has been made. Trip is the request's holder of those reads; stores that
+// keep nothing (the embedded ones) never use it, and Confirm is then a no-op.
+//
+// A request's steps run one after another, never at once, so a Trip needs no lock.
+type Trip struct {
+	context.Context
+	// Carried is what the round trip read, and what waits for confirmation. It belongs to
+	// the stores that made it (one package): only they know its type.
+	Carried Carried
+}
+
+// Carried is what a request's round trip carried for its later steps.
+type Carried interface {
+	// Confirm checks what was answered before the round trip against what it read; when
+	// that has moved, it asks the storage again. It fails as the step it confirms would.
+	Confirm(ctx context.Context) error
+}
+
+type tripKey struct{}
+
+// Value returns the Trip itself for its key, and otherwise what its parent holds.
+func (t *Trip) Value(key any) any {
+	if key == (tripKey{}) {
+		return t
+	}
+	return t.Context.Value(key)
+}
+
+// Begin returns ctx with a Trip of its own: one allocation.
+func Begin(ctx context.Context) context.Context { return &Trip{Context: ctx} }
+
+// TripOf returns the Trip that Begin put in ctx, or nil.
+func TripOf(ctx context.Context) *Trip {
+	t, _ := ctx.Value(tripKey{}).(*Trip)
+	return t
+}
+
+// Confirm confirms what the stores answered provisionally in ctx's Trip (see Carried). It
+// returns nil without a Trip, or when nothing waits.
+func Confirm(ctx context.Context) error {
+	t := TripOf(ctx)
+	if t == nil || t.Carried == nil {
+		return nil
+	}
+	return t.Carried.Confirm(ctx)
+}
