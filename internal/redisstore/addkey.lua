@@ -1,10 +1,10 @@
 -- Adds a key whose name is unused. KEYS: by-name hash, by-hash hash, version counter,
--- generation. ARGV: name, hash, record (JSON), a new generation (kept only if there is none).
+-- generation. ARGV: name, hash, record (JSON), a new generation (set with the change).
 -- Returns 1, or 0 when the name is taken.
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
   return 0
 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('INCR', KEYS[3])
-redis.call('SET', KEYS[4], ARGV[4], 'NX')
+redis.call('SET', KEYS[4], ARGV[4])
 return 1

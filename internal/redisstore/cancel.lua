@@ -1,7 +1,7 @@
 -- Cancels one order atomically: pending becomes cancelled, exactly once across every
 -- instance. The id stays a string: a Lua number is a double and would round an int64.
 -- KEYS: status hash, version counter, data hash, generation.
--- ARGV: order id, a new generation (kept only if there is none).
+-- ARGV: order id, a new generation (set with the change).
 -- Returns {outcome, data}: outcome is "cancelled" (this call moved it), "already-cancelled",
 -- "shipped", "missing" (neither hash has the id), or "no-data" / "no-status" (one of the two
 -- halves of the order is missing: the order does not exist, and nothing is written).
@@ -17,7 +17,7 @@ end
 if status == 'pending' then
   redis.call('HSET', KEYS[1], ARGV[1], 'cancelled')
   redis.call('INCR', KEYS[2])
-  redis.call('SET', KEYS[4], ARGV[2], 'NX')
+  redis.call('SET', KEYS[4], ARGV[2])
   return {'cancelled', data}
 elseif status == 'cancelled' then
   return {'already-cancelled', data}

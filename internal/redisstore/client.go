@@ -17,6 +17,7 @@ type rediser interface {
 	MGet(ctx context.Context, keys ...string) *redis.SliceCmd
 	SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd
 	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 // conn is what every store of this package holds.

@@ -99,30 +99,76 @@ func TestKeyAnsweredFromTheCacheIsConfirmed(t *testing.T) {
 	}
 }
 
-// TestReaderCreatesTheGeneration: a Redis whose orders have a version but no generation (as
-// another system may leave it) gets one from the first reader, and the version then stays
-// put until a change.
-func TestReaderCreatesTheGeneration(t *testing.T) {
+// TestGenerationMissingOrReplaced: a Redis whose orders have a version but no generation (as
+// a loss of data leaves it) is a version of its own at every read, and the reader writes
+// nothing; every change sets a new generation, so a counter that comes back to a number
+// seen before (a replica that lagged, then took writes) is another version.
+func TestGenerationMissingOrReplaced(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	prefix := redistest.Prefix(t)
 	s := ordersWithPrefix(t, rdb, prefix)
 	ctx := context.Background()
 	p := "{" + prefix + ":orders}"
-	rdb.Del(ctx, p+":generation")
-	v1, err := s.Version(ctx)
+	seen, err := s.Version(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rdb.Get(ctx, p+":generation").Val() == "" {
-		t.Fatal("no generation after a read")
-	}
-	if v2, _ := s.Version(ctx); v2 != v1 {
+	if again, _ := s.Version(ctx); again != seen {
 		t.Fatal("the version moved without a change")
 	}
-	rdb.Del(ctx, p+":generation") // another Redis, same counter
-	if v3, _ := s.Version(ctx); v3 == v1 {
-		t.Fatal("a new generation with the same counter is the same version")
+
+	rdb.Del(ctx, p+":generation")
+	v1, _ := s.Version(ctx)
+	v2, _ := s.Version(ctx)
+	if v1 == seen || v2 == seen || v1 == v2 {
+		t.Fatal("a version without a generation was taken for another one")
 	}
+	if n := rdb.Exists(ctx, p+":generation").Val(); n != 0 {
+		t.Fatal("a reader wrote a generation")
+	}
+
+	// The state an instance saw, then a lagging replica's: counter back by one, generation
+	// as it was; then one change on it brings the counter back to the number seen.
+	counter := rdb.Get(ctx, p+":version").Val()
+	gen := newGenerationFor(t, rdb, p)
+	before, _ := s.Version(ctx)
+	rdb.Decr(ctx, p+":version")
+	if _, _, err := s.Cancel(ctx, pendingID(t, s)); err != nil {
+		t.Fatal(err)
+	}
+	if rdb.Get(ctx, p+":version").Val() != counter {
+		t.Fatal("the fixture did not count back to the same number")
+	}
+	if rdb.Get(ctx, p+":generation").Val() == gen {
+		t.Fatal("a cancel kept the generation")
+	}
+	if after, _ := s.Version(ctx); after == before {
+		t.Fatal("the same counter after a change is the same version")
+	}
+}
+
+// newGenerationFor sets a known generation, as a writer would, and returns it.
+func newGenerationFor(t *testing.T, rdb *redis.Client, p string) string {
+	t.Helper()
+	const g = "generation-before"
+	rdb.Set(context.Background(), p+":generation", g, 0)
+	return g
+}
+
+// pendingID is the id of a pending order of the store.
+func pendingID(t *testing.T, s *redisstore.Orders) int64 {
+	t.Helper()
+	list, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list {
+		if o.Status == order.StatusPending {
+			return o.ID
+		}
+	}
+	t.Fatal("no pending order in the fixture")
+	return 0
 }
 
 // ordersWithPrefix is the order store of the fixture under prefix.

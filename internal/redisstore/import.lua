@@ -2,7 +2,7 @@
 -- differs, its status is set only if the order is new (a cancel must survive a re-import).
 -- Running it twice changes nothing, not even the version.
 -- KEYS: data hash, status hash, version counter, generation.
--- ARGV: a new generation (kept only if there is none), then id, data, status, id, data, ...
+-- ARGV: a new generation (set with the change), then id, data, status, id, data, ...
 local changed = 0
 for i = 2, #ARGV, 3 do
   local id, data, status = ARGV[i], ARGV[i + 1], ARGV[i + 2]
@@ -14,6 +14,6 @@ for i = 2, #ARGV, 3 do
 end
 if changed > 0 then
   redis.call('INCR', KEYS[3])
-  redis.call('SET', KEYS[4], ARGV[1], 'NX')
+  redis.call('SET', KEYS[4], ARGV[1])
 end
 return changed

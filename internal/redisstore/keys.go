@@ -65,14 +65,17 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	return s.read(ctx, h)
 }
 
-// read reads the key with hash h and the keys' version in one transaction, and keeps the key
-// for that version.
+// read reads the keys' version, then the key with hash h, in one pipeline (not a transaction:
+// Redis refuses MULTI when it is out of memory, and a lookup must work then), and keeps the
+// key for that version. The version is read first: a change that lands between the two reads
+// makes the key newer than the version it is kept for, never older, and the next version
+// read drops it.
 func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	var ver *redis.SliceCmd
 	var rec *redis.StringCmd
-	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		ver = p.MGet(ctx, s.k.keysVersion, s.k.keysGeneration)
 		rec = p.HGet(ctx, s.k.keysByHash, string(h))
 		return nil
@@ -80,7 +83,7 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return auth.Key{}, classify(ctx, err)
 	}
-	v, err := completeVersion(ctx, s.rdb, ver.Val(), s.k.keysGeneration)
+	v, err := completeVersion(ver.Val())
 	if err != nil {
 		return auth.Key{}, classify(ctx, err)
 	}

@@ -7,16 +7,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // version is where the orders, or the keys, stand in Redis: their version counter, which
 // every writer increments with each change, and their generation, a random token beside it
-// (in the same hash tag) that every writer, and a reader that finds none, creates with
-// SET NX. A Redis that lost its data (a restart without persistence, FLUSHALL) and was
-// filled again may count back to a number an instance has seen, but not with the same
-// generation: so what an instance keeps for one version is never taken for another.
+// (in the same hash tag) that every writer sets anew with each change. A Redis that lost its
+// data (a restart without persistence, FLUSHALL, a failover to a replica that lagged) may
+// count back to a number an instance has seen, but never with a generation it has seen: so
+// what an instance keeps for one version is never taken for another.
 type version struct {
 	generation string
 	counter    uint64
@@ -39,7 +37,7 @@ func readVersion(ctx context.Context, rdb rediser, counterKey, generationKey str
 	if err != nil {
 		return version{}, err
 	}
-	return completeVersion(ctx, rdb, vals, generationKey)
+	return completeVersion(vals)
 }
 
 // errNoGeneration says that a data set has no generation yet.
@@ -66,28 +64,19 @@ func parseVersion(vals []any) (version, error) {
 	return v, nil
 }
 
-// completeVersion parses an MGET of a version and creates the generation when there is
-// none yet (one more round trip, once per data set).
-func completeVersion(ctx context.Context, rdb rediser, vals []any, generationKey string) (version, error) {
+// completeVersion parses an MGET of a version. A data set without a generation (Redis lost
+// it, and nothing has written since) gets one of its own for this read only, which no other
+// read shares: whatever was kept for an earlier version is not used, and nothing is kept for
+// this one. A reader never writes, so reads go on working on a Redis that refuses writes
+// (out of memory, a read-only replica, a user without write rights).
+func completeVersion(vals []any) (version, error) {
 	v, err := parseVersion(vals)
-	if !errors.Is(err, errNoGeneration) {
-		return v, err
+	if errors.Is(err, errNoGeneration) {
+		v.generation, err = "unset:"+newGeneration(), nil
 	}
-	v.generation, err = createGeneration(ctx, rdb, generationKey)
 	return v, err
 }
 
-// createGeneration sets a new generation unless there is one, and returns the one that
-// stands (SET NX GET: the winner of a race is everyone's answer).
-func createGeneration(ctx context.Context, rdb rediser, key string) (string, error) {
-	token := newGeneration()
-	old, err := rdb.SetArgs(ctx, key, token, redis.SetArgs{Mode: "NX", Get: true}).Result()
-	if errors.Is(err, redis.Nil) {
-		return token, nil
-	}
-	return old, err
-}
-
 // newGeneration is a random token (crypto/rand.Text: 128 bits or more). Each write passes
-// one to its script, which keeps it only when the data set has no generation yet.
+// one to its script, which sets it as the data set's generation with the change.
 func newGeneration() string { return rand.Text() }
