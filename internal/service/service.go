@@ -54,7 +54,6 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
-	s.cfg.Store.Orders, s.cfg.Store.Pets = nil, nil // held by the stores now, and not twice
 	if cfg.Store.Redis() {
 		if err := s.stores.Ready(ctx); err != nil {
 			s.log.Warn("redis does not answer yet; serving 503 until it does", slog.String("error", err.Error()))
