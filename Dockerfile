@@ -6,6 +6,8 @@
 #
 # The image runs `orderd serve`; run `keys` and `import` by replacing the command, e.g.
 #   docker run --rm orderd:dev keys create --plan pro --name demo --redis-url redis://HOST:6379/0
+# Without --redis-url it runs the embedded mode on the SQLite file /data/orderd.db: mount a
+# volume there (-v orderd-data:/data), or the orders, keys and cancels go with the container.
 
 # ---- build stage ---------------------------------------------------------------------------
 # go.mod asks for go 1.26.8: an image whose Go is older fetches that toolchain itself
@@ -27,6 +29,8 @@ COPY . .
 # CGO_ENABLED=0: a static binary that needs no libc, so it runs on distroless/static.
 # -trimpath drops local paths; -s -w drop the symbol table and DWARF (a smaller binary).
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/orderd ./cmd/orderd
+# An empty /data for the final image, which has no shell to make one.
+RUN mkdir -p /out/data
 
 # ---- final stage ---------------------------------------------------------------------------
 # distroless/static: CA certificates (for rediss://), tzdata and /etc/passwd, and nothing
@@ -34,6 +38,12 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/orderd ./cmd/order
 # at run time in Redis mode: the OpenAPI document and the Lua scripts are embedded.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/orderd /orderd
+
+# The embedded mode's SQLite file (unused with ORDERD_REDIS_URL) must be on a writable path,
+# in a directory that exists: /data, owned by the user below. Mount a volume there to keep it;
+# no VOLUME is declared, so that the Redis mode does not get an anonymous volume it never uses.
+COPY --from=build --chown=65532:65532 /out/data /data
+ENV ORDERD_DB=/data/orderd.db
 
 # Never run as root. The :nonroot base defines this user (uid and gid 65532); Kubernetes
 # cannot check a user given by name, so deploy/kubernetes sets runAsUser: 65532 as well.

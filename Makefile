@@ -32,21 +32,28 @@ check-generated:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/orderd
 
-## run: serve the demo orders in embedded mode, with a fresh demo key per plan
+## run: serve the demo orders in embedded mode from $(RUN_DB), with a fresh demo key per plan
+# The file is kept from one run to the next: a cancel made in one run is still there in the
+# next, since import never undoes one (`make clean` starts over). ORDERD_REDIS_URL is emptied
+# for each command: `make run` is the embedded demo, and a Redis URL exported in the shell
+# would otherwise take every command to Redis.
+RUN_DB  := $(RUN_DIR)/orderd.db
+RUN_BIN := ORDERD_REDIS_URL= $(BIN)
 run: build
-	@mkdir -p $(RUN_DIR) && rm -f $(RUN_DIR)/keys.json
-	@echo "Demo API keys (new on every 'make run'; kept as hashes in $(RUN_DIR)/keys.json):"
-	@for p in free pro business; do \
-	  printf '  %-10s %s\n' $$p "$$($(BIN) keys create --plan $$p --name demo-$$p --keys-file $(RUN_DIR)/keys.json 2>/dev/null)" \
-	    | tee -a $(RUN_DIR)/demo-keys.txt; done
-	@printf '  %-10s %s\n' enterprise "$$($(BIN) keys create --plan enterprise --per-minute 5000 --per-day 1000000 \
-	    --name demo-enterprise --keys-file $(RUN_DIR)/keys.json 2>/dev/null)"
-	@key=$$(awk '$$1=="free"{print $$2}' $(RUN_DIR)/demo-keys.txt | tail -1); rm -f $(RUN_DIR)/demo-keys.txt; \
+	@mkdir -p $(RUN_DIR)
+	@$(RUN_BIN) import --db $(RUN_DB) --orders testdata/demo/orders.json --pets testdata/demo/pets.json
+	@for p in free pro business enterprise; do $(RUN_BIN) keys revoke demo-$$p --db $(RUN_DB) >/dev/null 2>&1; done; \
+	  echo "Demo API keys (new on every 'make run'; kept as hashes in $(RUN_DB)):"; \
+	  for p in free pro business; do \
+	    key=$$($(RUN_BIN) keys create --plan $$p --name demo-$$p --db $(RUN_DB) 2>/dev/null) || exit 1; \
+	    printf '  %-10s %s\n' $$p "$$key"; [ $$p = free ] && free=$$key; done; \
+	  key=$$($(RUN_BIN) keys create --plan enterprise --per-minute 5000 --per-day 1000000 \
+	    --name demo-enterprise --db $(RUN_DB) 2>/dev/null) || exit 1; \
+	  printf '  %-10s %s\n' enterprise "$$key"; \
 	  echo; echo "Try:"; \
-	  echo "  curl -i -H 'Authorization: Bearer $$key' http://$(ADDR)/v1/store/orders"; \
-	  echo "  curl -i -X DELETE -H 'Authorization: Bearer $$key' http://$(ADDR)/v1/store/orders/2"; echo
-	$(BIN) serve --addr $(ADDR) --orders testdata/demo/orders.json --pets testdata/demo/pets.json \
-	  --keys-file $(RUN_DIR)/keys.json
+	  echo "  curl -i -H 'Authorization: Bearer $$free' http://$(ADDR)/v1/store/orders"; \
+	  echo "  curl -i -X DELETE -H 'Authorization: Bearer $$free' http://$(ADDR)/v1/store/orders/2"; echo
+	$(RUN_BIN) serve --addr $(ADDR) --db $(RUN_DB)
 
 ## test: every test, with the race detector; Redis and browser tests use the real programs
 test: test-deps

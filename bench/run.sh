@@ -40,8 +40,9 @@ ceil=127.0.0.1:$(free_port)
 "$work/ceiling" --addr "$ceil" --orders "$work/orders.json" 2>/dev/null & pids+=($!)
 # Embedded
 emb=127.0.0.1:$(free_port)
-KEY_EMB=$("$work/orderd" keys create $big --name bench --keys-file "$work/keys.json" 2>/dev/null)
-"$work/orderd" serve --addr "$emb" --orders "$work/orders.json" --keys-file "$work/keys.json" 2>/dev/null & pids+=($!)
+ORDERD_REDIS_URL= "$work/orderd" import --db "$work/orderd.db" --orders "$work/orders.json" 2>/dev/null
+KEY_EMB=$(ORDERD_REDIS_URL= "$work/orderd" keys create $big --name bench --db "$work/orderd.db" 2>/dev/null)
+ORDERD_REDIS_URL= "$work/orderd" serve --addr "$emb" --db "$work/orderd.db" 2>/dev/null & pids+=($!)
 # Redis
 rport=$(free_port)
 redis-server --bind 127.0.0.1 --port "$rport" --save '' --appendonly no --daemonize no >/dev/null & pids+=($!)

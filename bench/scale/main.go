@@ -61,16 +61,14 @@ func measure(n, readers, rounds int) {
 	defer os.RemoveAll(dir)
 	cfg := service.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
-	cfg.Store.KeysFile = filepath.Join(dir, "keys.json")
-	key := addKey(cfg.Store)
-	cfg.Store.Orders = orders
-	orders = nil
+	cfg.Store.DB = filepath.Join(dir, "orderd.db")
+	key := prepareDB(cfg.Store, orders)
+	orders = nil // in the file now
 	ctx, stop := context.WithCancel(context.Background())
 	svc, err := service.Open(ctx, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
-	cfg.Store.Orders = nil // the service holds them now
 	ran := make(chan error, 1)
 	go func() { ran <- svc.Run(ctx) }()
 	defer func() {
@@ -112,14 +110,18 @@ func measure(n, readers, rounds int) {
 		mib(int64(before)), mib(int64(peak1)), mib(int64(peakN)))
 }
 
-// addKey makes a key without limits that matter, as `orderd keys create` would, and returns it.
-func addKey(sc service.StoreConfig) string {
-	sc.CreateKeysFile = true
+// prepareDB imports orders into a new file, as `orderd import` would, and makes a key
+// without limits that matter, as `orderd keys create` would, and returns it.
+func prepareDB(sc service.StoreConfig, orders []order.Order) string {
+	sc.CreateDB = true
 	stores, err := service.OpenStores(sc)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer stores.Close()
+	if _, err := stores.Import(context.Background(), orders, nil); err != nil {
+		log.Fatal(err)
+	}
 	key, rec, err := auth.NewKey("scale", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}, time.Now())
 	if err != nil {
 		log.Fatal(err)

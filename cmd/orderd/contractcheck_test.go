@@ -10,9 +10,10 @@ import (
 
 // TestContractCheckPassesOnTheRealServer runs the check against `orderd serve`.
 func TestContractCheckPassesOnTheRealServer(t *testing.T) {
-	keysFile := filepath.Join(t.TempDir(), "keys.json")
-	key := createKey(t, keysFile, "--plan", "free")
-	base, stop := serveInBackground(t, "--keys-file", keysFile, "--orders", "../../testdata/demo/orders.json")
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	key := createKey(t, db, "--plan", "free")
+	importInto(t, db, "--orders", "../../testdata/demo/orders.json")
+	base, stop := serveInBackground(t, "--db", db)
 	defer stop()
 	for _, b := range []string{base, base + "/v1/"} {
 		out, errOut, code := orderd(t, nil, "contract-check", "--base", b, "--key", key)

@@ -10,15 +10,18 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-// importData runs `orderd import`: orders and pets from the data files into Redis. Running it
-// twice changes nothing, and it never undoes a cancel (see docs/redis-layout.md).
+// importData runs `orderd import`: orders and pets from the data files into the store. New
+// records are added and the data of existing ones updated, but the status of an order
+// already in the store is left as it is: running it twice changes nothing, and it never
+// undoes a cancel.
 func importData(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	var sc service.StoreConfig
+	registerDB(fs, &sc)
 	registerRedis(fs, &sc)
 	ordersFile := fs.String("orders", "", "JSON file of orders (an array of Order with status); required")
 	petsFile := fs.String("pets", "", "JSON file of pets (an array of Pet)")
-	fs.Usage = flagUsage(fs, "orderd import --redis-url URL --orders FILE [--pets FILE]")
+	fs.Usage = flagUsage(fs, "orderd import --orders FILE [--pets FILE] [--db FILE | --redis-url URL]")
 	rest, err := parseFlags(fs, args, getenv, stdout)
 	if err != nil {
 		return err
@@ -26,10 +29,11 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	switch {
 	case len(rest) > 0:
 		return usageErrorf("import: unexpected argument %q", rest[0])
-	case !sc.Redis() || *ordersFile == "":
-		return usageErrorf("import: --redis-url and --orders are required")
+	case *ordersFile == "":
+		return usageErrorf("import: --orders is required")
 	}
-	// Both files are read and checked before anything is written: nothing half-imported.
+	// Both files are read and checked before the store is opened (which may create the
+	// SQLite file): nothing half-imported.
 	orderList, err := service.ReadOrders(*ordersFile)
 	if err != nil {
 		return usageError{err}
@@ -40,15 +44,21 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 			return usageError{err}
 		}
 	}
+	sc.CreateDB = true
 	stores, err := openStores(ctx, sc)
 	if err != nil {
 		return err
 	}
 	defer stores.Close()
-	changed, err := stores.Import(ctx, orderList, petList)
+	n, err := stores.Import(ctx, orderList, petList)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", len(orderList), changed, len(petList))
+	if stores.Mode() == "redis" {
+		fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", len(orderList), n.OrderFieldsChanged, len(petList))
+		return nil
+	}
+	fmt.Fprintf(stderr, "imported %d orders (%d added, %d updated) and %d pets (%d added, %d updated) into %s\n",
+		len(orderList), n.OrdersAdded, n.OrdersUpdated, len(petList), n.PetsAdded, n.PetsUpdated, sc.DB)
 	return nil
 }

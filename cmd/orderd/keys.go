@@ -21,18 +21,18 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	var (
 		fs        = flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-		keysFile  = fs.String("keys-file", "", "JSON file of API keys (hashes only); created if missing")
 		sc        service.StoreConfig
 		planName  = fs.String("plan", "", "create: free, pro, business or enterprise")
 		perMinute = fs.Int64("per-minute", 0, "create, enterprise only: requests per UTC minute")
 		perDay    = fs.Int64("per-day", 0, "create, enterprise only: requests per UTC day")
 		name      = fs.String("name", "", "create: a name for the key (default: key-<prefix>)")
 	)
+	registerDB(fs, &sc)
 	registerRedis(fs, &sc)
 	synopsis := map[string]string{
-		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] (--keys-file FILE | --redis-url URL)",
-		"list":   "orderd keys list (--keys-file FILE | --redis-url URL)",
-		"revoke": "orderd keys revoke NAME|PREFIX (--keys-file FILE | --redis-url URL)",
+		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] [--db FILE | --redis-url URL]",
+		"list":   "orderd keys list [--db FILE | --redis-url URL]",
+		"revoke": "orderd keys revoke NAME|PREFIX [--db FILE | --redis-url URL]",
 	}[args[0]]
 	if synopsis == "" {
 		return usageErrorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
@@ -45,13 +45,21 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if args[0] != "revoke" && len(rest) > 0 {
 		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
 	}
-	sc.KeysFile, sc.CreateKeysFile = *keysFile, args[0] == "create"
-	switch {
-	case sc.KeysFile != "" && sc.Redis():
-		return usageErrorf("keys: give --keys-file or --redis-url, not both")
-	case sc.KeysFile == "" && !sc.Redis():
-		return usageErrorf("keys: --keys-file or --redis-url is required")
+	// The plan is checked before the store is opened, which may create the file.
+	var (
+		p      plan.Plan
+		custom = plan.Limits{PerMinute: *perMinute, PerDay: *perDay}
+	)
+	if args[0] == "create" {
+		if p, err = plan.Parse(*planName); err != nil {
+			return usageErrorf("keys create: --plan: %w", err)
+		}
+		if _, err := plan.LimitsFor(p, custom); err != nil {
+			return usageErrorf("keys create: %w", err)
+		}
 	}
+	// Only create makes a missing file: listing or revoking in a mistyped path is an error.
+	sc.CreateDB = args[0] == "create"
 	stores, err := openStores(ctx, sc)
 	if err != nil {
 		return err
@@ -61,14 +69,6 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 
 	switch args[0] {
 	case "create":
-		p, err := plan.Parse(*planName)
-		if err != nil {
-			return usageErrorf("keys create: --plan: %w", err)
-		}
-		custom := plan.Limits{PerMinute: *perMinute, PerDay: *perDay}
-		if _, err := plan.LimitsFor(p, custom); err != nil {
-			return usageErrorf("keys create: %w", err)
-		}
 		key, rec, err := auth.NewKey(*name, p, custom, time.Now())
 		if err != nil {
 			return err

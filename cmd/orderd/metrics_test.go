@@ -14,13 +14,13 @@ import (
 
 // TestMetricsOnTheirOwnAddress: with --metrics-addr, /metrics moves off the API's address.
 func TestMetricsOnTheirOwnAddress(t *testing.T) {
-	keysFile := filepath.Join(t.TempDir(), "keys.json")
-	createKey(t, keysFile, "--plan", "free")
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	createKey(t, db, "--plan", "free")
 	ctx, cancel := context.WithCancel(context.Background())
 	logR, logW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--keys-file", keysFile},
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", db},
 			func(string) string { return "" }, io.Discard, logW)
 		logW.Close()
 	}()

@@ -73,7 +73,6 @@ func TestUnreachableRedisExits2(t *testing.T) {
 		{"keys", "list", "--redis-url", url},
 		{"keys", "create", "--plan", "free", "--redis-url", url},
 		{"import", "--orders", "../../testdata/demo/orders.json", "--redis-url", url},
-		{"serve", "--redis-url", url, "--keys-file", "x.json"},
 		{"serve", "--redis-url", url, "--limiter-fallback", "open"},
 		{"serve", "--redis-url", "http://" + srv.Addr},
 		{"import", "--redis-url", url, "--orders", "../../testdata/none.json"},

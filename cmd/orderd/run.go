@@ -18,11 +18,12 @@ Commands:
   orderd keys create --plan PLAN [flags]    make an API key and print it
   orderd keys list [flags]                  list keys: name, plan, limits, prefix
   orderd keys revoke NAME|PREFIX [flags]    revoke a key
-  orderd import --redis-url URL --orders F  load orders (and --pets) into Redis
+  orderd import --orders F [--pets F]       load orders and pets into the store
   orderd contract-check --base URL --key K  check a running instance against openapi.yaml
 
-Every flag can also be set with an ORDERD_* environment variable (--keys-file is
-ORDERD_KEYS_FILE); a flag on the command line wins.
+Every command works on the store --redis-url URL names, or else on the SQLite file
+--db FILE (default orderd.db). Every flag can also be set with an ORDERD_* environment
+variable (--db is ORDERD_DB); a flag on the command line wins.
 `
 
 // run is the whole program, minus the process: it takes what main would read from the
@@ -116,7 +117,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 	return positional, err
 }
 
-// envName is the variable that backs a flag: --keys-file is ORDERD_KEYS_FILE.
+// envName is the variable that backs a flag: --redis-url is ORDERD_REDIS_URL.
 func envName(flagName string) string {
 	return "ORDERD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }

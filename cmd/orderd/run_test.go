@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/auth"
 )
 
 // orderd runs the program as main would, with env as its environment.
@@ -25,9 +27,9 @@ func orderd(t *testing.T, env map[string]string, args ...string) (stdout, stderr
 	return out.String(), errOut.String(), code
 }
 
-func createKey(t *testing.T, keysFile string, args ...string) string {
+func createKey(t *testing.T, db string, args ...string) string {
 	t.Helper()
-	out, errOut, code := orderd(t, nil, append([]string{"keys", "create", "--keys-file", keysFile}, args...)...)
+	out, errOut, code := orderd(t, nil, append([]string{"keys", "create", "--db", db}, args...)...)
 	if code != 0 {
 		t.Fatalf("keys create: exit %d: %s", code, errOut)
 	}
@@ -36,6 +38,14 @@ func createKey(t *testing.T, keysFile string, args ...string) string {
 		t.Fatalf("keys create printed %q; want the key alone", out)
 	}
 	return key
+}
+
+// importInto runs `orderd import --db db` with args, and fails the test if it fails.
+func importInto(t *testing.T, db string, args ...string) {
+	t.Helper()
+	if _, errOut, code := orderd(t, nil, append([]string{"import", "--db", db}, args...)...); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
 }
 
 // serveInBackground starts `orderd serve` on a free loopback port and returns its base URL
@@ -84,11 +94,10 @@ func serveInBackground(t *testing.T, args ...string) (string, func() error) {
 }
 
 func TestServeEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	keysFile := filepath.Join(dir, "keys.json")
-	key := createKey(t, keysFile, "--plan", "free", "--name", "e2e")
-	base, stop := serveInBackground(t, "--keys-file", keysFile, "--keys-reload", "20ms",
-		"--orders", "../../testdata/demo/orders.json", "--pets", "../../testdata/demo/pets.json")
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	key := createKey(t, db, "--plan", "free", "--name", "e2e")
+	importInto(t, db, "--orders", "../../testdata/demo/orders.json", "--pets", "../../testdata/demo/pets.json")
+	base, stop := serveInBackground(t, "--db", db)
 
 	contract := apitest.Load(t)
 	do := func(method, path, key string) (*http.Response, []byte) {
@@ -120,77 +129,78 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("no key: %d", res.StatusCode)
 	}
 
-	// A key created while the server runs works without a restart; a revoked one stops.
-	late := createKey(t, keysFile, "--plan", "pro", "--name", "late")
-	waitForStatus(t, do, late, 200)
-	if _, errOut, code := orderd(t, nil, "keys", "revoke", "late", "--keys-file", keysFile); code != 0 {
+	// A key created while the server runs works at the next request; a revoked one stops.
+	late := createKey(t, db, "--plan", "pro", "--name", "late")
+	if res, body := do("GET", "/v1/store/orders", late); res.StatusCode != 200 {
+		t.Fatalf("a key created while serving: %d %s", res.StatusCode, body)
+	}
+	if _, errOut, code := orderd(t, nil, "keys", "revoke", "late", "--db", db); code != 0 {
 		t.Fatalf("revoke: %s", errOut)
 	}
-	waitForStatus(t, do, late, 401)
+	if res, body := do("GET", "/v1/store/orders", late); res.StatusCode != 401 {
+		t.Fatalf("a key revoked while serving: %d %s", res.StatusCode, body)
+	}
 
 	if err := stop(); err != nil {
 		t.Fatalf("serve returned %v after a clean shutdown", err)
 	}
 }
 
-func waitForStatus(t *testing.T, do func(string, string, string) (*http.Response, []byte), key string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		res, _ := do("GET", "/v1/store/orders", key)
-		if res.StatusCode == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status %d, want %d within 5s", res.StatusCode, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func TestKeysCommands(t *testing.T) {
-	keysFile := filepath.Join(t.TempDir(), "keys.json")
-	key := createKey(t, keysFile, "--plan", "enterprise", "--per-minute", "5", "--per-day", "50", "--name", "big")
-	createKey(t, keysFile, "--plan", "free")
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	key := createKey(t, db, "--plan", "enterprise", "--per-minute", "5", "--per-day", "50", "--name", "big")
+	createKey(t, db, "--plan", "free")
 
-	out, _, code := orderd(t, nil, "keys", "list", "--keys-file", keysFile)
+	out, _, code := orderd(t, nil, "keys", "list", "--db", db)
 	if code != 0 || !strings.Contains(out, "big") || !strings.Contains(out, "enterprise") || !strings.Contains(out, key[:10]) {
 		t.Fatalf("list: exit %d\n%s", code, out)
 	}
-	data, _ := os.ReadFile(keysFile)
-	if strings.Contains(out, key) || strings.Contains(out, key[10:]) || bytes.Contains(data, []byte(key)) {
+	if strings.Contains(out, key) || strings.Contains(out, key[10:]) || fileContains(t, db, key) {
 		t.Fatal("the key itself appears in the listing or the file")
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, `"hash"`) {
-			hash := strings.Split(line, `"`)[3]
-			if strings.Contains(out, hash) {
-				t.Fatal("the listing shows a hash")
-			}
-		}
+	if hash := string(auth.HashOf(key)); strings.Contains(out, hash) || !fileContains(t, db, hash) {
+		t.Fatal("the listing shows a hash, or the file does not hold it")
 	}
-	if _, _, code := orderd(t, nil, "keys", "revoke", key[:10], "--keys-file", keysFile); code != 0 {
+	if _, _, code := orderd(t, nil, "keys", "revoke", key[:10], "--db", db); code != 0 {
 		t.Fatal("revoke by prefix failed")
 	}
-	if out, _, _ := orderd(t, nil, "keys", "list", "--keys-file", keysFile); strings.Contains(out, "big") {
+	if out, _, _ := orderd(t, nil, "keys", "list", "--db", db); strings.Contains(out, "big") {
 		t.Fatalf("revoked key still listed:\n%s", out)
 	}
 	// The file named by the environment, when no flag names one.
-	if out, _, code := orderd(t, map[string]string{"ORDERD_KEYS_FILE": keysFile}, "keys", "list"); code != 0 || !strings.Contains(out, "key-") {
-		t.Fatalf("ORDERD_KEYS_FILE: exit %d\n%s", code, out)
+	if out, _, code := orderd(t, map[string]string{"ORDERD_DB": db}, "keys", "list"); code != 0 || !strings.Contains(out, "key-") {
+		t.Fatalf("ORDERD_DB: exit %d\n%s", code, out)
 	}
+}
+
+// fileContains reports whether the SQLite file at path, or its write-ahead log, holds s.
+func fileContains(t *testing.T, path, s string) bool {
+	t.Helper()
+	for _, p := range []string{path, path + "-wal"} {
+		data, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestUsageErrorsExit2InOneLine(t *testing.T) {
 	dir := t.TempDir()
-	keysFile := filepath.Join(dir, "keys.json")
-	createKey(t, keysFile, "--plan", "free")
+	db := filepath.Join(dir, "orderd.db")
+	createKey(t, db, "--plan", "free")
 	badOrders := filepath.Join(dir, "orders.json")
 	os.WriteFile(badOrders, []byte("[\n  {\"id\": 1, \"status\": \"pending\"},\n  {\"id\": 2, \"status\": \"lost\"}\n]\n"), 0o600)
 	dupOrders := filepath.Join(dir, "dup.json")
 	os.WriteFile(dupOrders, []byte(`[{"id": 1, "status": "pending"}, {"id": 1, "status": "shipped"}]`), 0o600)
-	badKeys := filepath.Join(dir, "badkeys.json")
-	os.WriteFile(badKeys, []byte(`[{"name": "x"`), 0o600)
+	badPets := filepath.Join(dir, "pets.json")
+	os.WriteFile(badPets, []byte(`[{"id": 1, "name": "Rex"`), 0o600)
+	notSQLite := filepath.Join(dir, "notsqlite.db")
+	os.WriteFile(notSQLite, []byte(strings.Repeat("not a database ", 20)), 0o600)
+	demo := "../../testdata/demo/orders.json"
 
 	for _, tc := range []struct {
 		name string
@@ -201,23 +211,28 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"no command", nil, nil, "no command"},
 		{"unknown command", nil, []string{"fly"}, "unknown command"},
 		{"unknown flag", nil, []string{"serve", "--bogus"}, "bogus"},
-		{"bad duration", nil, []string{"serve", "--keys-file", keysFile, "--shutdown-timeout", "soon"}, "shutdown-timeout"},
-		{"bad env value", map[string]string{"ORDERD_SHUTDOWN_TIMEOUT": "soon"}, []string{"serve", "--keys-file", keysFile}, "ORDERD_SHUTDOWN_TIMEOUT"},
-		{"no keys file", nil, []string{"serve"}, "--keys-file is required"},
-		{"missing keys file", nil, []string{"serve", "--keys-file", filepath.Join(dir, "none.json")}, "none.json"},
-		{"malformed keys file", nil, []string{"serve", "--keys-file", badKeys}, "badkeys.json:1:"},
-		{"bad order", nil, []string{"serve", "--keys-file", keysFile, "--orders", badOrders}, "orders.json:3:3: order 2: status \"lost\""},
-		{"duplicate order", nil, []string{"serve", "--keys-file", keysFile, "--orders", dupOrders}, "dup.json:1:34: order 1: duplicate id"},
-		{"missing orders file", nil, []string{"serve", "--keys-file", keysFile, "--orders", filepath.Join(dir, "none.json")}, "none.json"},
-		{"sunset before deprecation", nil, []string{"serve", "--keys-file", keysFile, "--pets-sunset-at", "2020-01-01"}, "pets-sunset-at"},
-		{"bad trusted proxy", nil, []string{"serve", "--keys-file", keysFile, "--trusted-proxies", "10.0.0.0/8,proxy.local"}, "proxy.local"},
-		{"negative ban-after", nil, []string{"serve", "--keys-file", keysFile, "--ban-after", "-1"}, "--ban-after"},
-		{"bad sunset date", nil, []string{"serve", "--keys-file", keysFile, "--pets-sunset-at", "July"}, "pets-sunset-at"},
-		{"unknown plan", nil, []string{"keys", "create", "--plan", "gold", "--keys-file", keysFile}, "gold"},
-		{"enterprise without limits", nil, []string{"keys", "create", "--plan", "enterprise", "--keys-file", keysFile}, "enterprise"},
-		{"limits on a fixed plan", nil, []string{"keys", "create", "--plan", "pro", "--per-day", "5", "--keys-file", keysFile}, "enterprise only"},
-		{"revoke unknown", nil, []string{"keys", "revoke", "nobody", "--keys-file", keysFile}, "nobody"},
-		{"keys without file", nil, []string{"keys", "list"}, "--keys-file or --redis-url is required"},
+		{"keys file is gone", nil, []string{"serve", "--db", db, "--keys-file", "keys.json"}, "-keys-file"},
+		{"serve orders is gone", nil, []string{"serve", "--db", db, "--orders", demo}, "-orders"},
+		{"bad duration", nil, []string{"serve", "--db", db, "--shutdown-timeout", "soon"}, "shutdown-timeout"},
+		{"bad env value", map[string]string{"ORDERD_SHUTDOWN_TIMEOUT": "soon"}, []string{"serve", "--db", db}, "ORDERD_SHUTDOWN_TIMEOUT"},
+		{"missing db", nil, []string{"serve", "--db", filepath.Join(dir, "none.db")}, "none.db: no such file"},
+		{"missing db from the environment", map[string]string{"ORDERD_DB": filepath.Join(dir, "none.db")}, []string{"keys", "list"}, "none.db: no such file"},
+		{"db in a missing directory", nil, []string{"keys", "create", "--plan", "free", "--db", filepath.Join(dir, "none", "orderd.db")}, "does not exist"},
+		{"db is a directory", nil, []string{"serve", "--db", dir}, "is a directory"},
+		{"db is not SQLite", nil, []string{"keys", "list", "--db", notSQLite}, "notsqlite.db"},
+		{"import without orders", nil, []string{"import", "--db", db}, "--orders is required"},
+		{"bad order", nil, []string{"import", "--db", db, "--orders", badOrders}, "orders.json:3:3: order 2: status \"lost\""},
+		{"duplicate order", nil, []string{"import", "--db", db, "--orders", dupOrders}, "dup.json:1:34: order 1: duplicate id"},
+		{"missing orders file", nil, []string{"import", "--db", db, "--orders", filepath.Join(dir, "none.json")}, "none.json"},
+		{"bad pets file", nil, []string{"import", "--db", db, "--orders", demo, "--pets", badPets}, "pets.json:1:"},
+		{"sunset before deprecation", nil, []string{"serve", "--db", db, "--pets-sunset-at", "2020-01-01"}, "pets-sunset-at"},
+		{"bad trusted proxy", nil, []string{"serve", "--db", db, "--trusted-proxies", "10.0.0.0/8,proxy.local"}, "proxy.local"},
+		{"negative ban-after", nil, []string{"serve", "--db", db, "--ban-after", "-1"}, "--ban-after"},
+		{"bad sunset date", nil, []string{"serve", "--db", db, "--pets-sunset-at", "July"}, "pets-sunset-at"},
+		{"unknown plan", nil, []string{"keys", "create", "--plan", "gold", "--db", db}, "gold"},
+		{"enterprise without limits", nil, []string{"keys", "create", "--plan", "enterprise", "--db", db}, "enterprise"},
+		{"limits on a fixed plan", nil, []string{"keys", "create", "--plan", "pro", "--per-day", "5", "--db", db}, "enterprise only"},
+		{"revoke unknown", nil, []string{"keys", "revoke", "nobody", "--db", db}, "nobody"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := orderd(t, tc.env, tc.args...)
@@ -239,17 +254,39 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 }
 
 func TestFlagWinsOverEnvironment(t *testing.T) {
-	keysFile := filepath.Join(t.TempDir(), "keys.json")
-	env := map[string]string{"ORDERD_KEYS_FILE": filepath.Join(t.TempDir(), "other.json")}
-	out, _, code := orderd(t, env, "keys", "create", "--plan", "free", "--keys-file", keysFile)
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	env := map[string]string{"ORDERD_DB": filepath.Join(t.TempDir(), "other.db")}
+	out, _, code := orderd(t, env, "keys", "create", "--plan", "free", "--db", db)
 	if code != 0 || out == "" {
 		t.Fatal("create failed")
 	}
-	if _, err := os.Stat(keysFile); err != nil {
+	if _, err := os.Stat(db); err != nil {
 		t.Fatalf("the flag's file was not written: %v", err)
 	}
-	if _, err := os.Stat(env["ORDERD_KEYS_FILE"]); err == nil {
+	if _, err := os.Stat(env["ORDERD_DB"]); err == nil {
 		t.Fatal("the environment's file was written although a flag named another")
+	}
+}
+
+// TestRefusedCommandsWriteNothing: a command refused for its flags or its files leaves no
+// file behind where it would have made one.
+func TestRefusedCommandsWriteNothing(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "orderd.db")
+	badPets := filepath.Join(dir, "pets.json")
+	os.WriteFile(badPets, []byte(`[{"id": 1, "status": "lost"}]`), 0o600)
+	for _, args := range [][]string{
+		{"import", "--db", db, "--orders", "../../testdata/demo/orders.json", "--pets", badPets},
+		{"keys", "create", "--plan", "gold", "--db", db},
+		{"keys", "list", "--db", db},
+		{"serve", "--db", db},
+	} {
+		if _, errOut, code := orderd(t, nil, args...); code != 2 {
+			t.Fatalf("%v: exit %d, want 2: %s", args, code, errOut)
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%v made %s", args, db)
+		}
 	}
 }
 

@@ -19,14 +19,11 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	logLevel := slog.LevelInfo
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on (host:port; port 0 picks a free one)")
-	fs.StringVar(&cfg.Store.OrdersFile, "orders", "", "JSON file of orders (an array of Order with status) for the embedded store")
-	fs.StringVar(&cfg.Store.PetsFile, "pets", "", "JSON file of pets (an array of Pet) for the embedded store")
-	fs.StringVar(&cfg.Store.KeysFile, "keys-file", "", "JSON file of API keys (hashes only), made by `orderd keys create`; required without --redis-url")
+	registerDB(fs, &cfg.Store)
 	fs.Var((*timeFlag)(&cfg.Sunset.DeprecatedAt), "pets-deprecated-at", "when GET /pets/{petId} was deprecated (RFC 3339 or YYYY-MM-DD)")
 	fs.Var((*timeFlag)(&cfg.Sunset.SunsetAt), "pets-sunset-at", "when GET /pets/{petId} stops working and answers 410 (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&cfg.Sunset.Link, "pets-sunset-link", cfg.Sunset.Link, "migration notes, sent in the Link header of the deprecated operation")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long requests in flight may take to finish on SIGTERM")
-	fs.DurationVar(&cfg.Store.KeysReload, "keys-reload", cfg.Store.KeysReload, "how often the keys file is checked for changes")
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
 	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
@@ -41,26 +38,21 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	if err != nil {
 		return cfg, logLevel, err
 	}
-	st := cfg.Store
 	switch {
 	case len(rest) > 0:
 		return cfg, logLevel, usageErrorf("serve: unexpected argument %q", rest[0])
-	case st.Redis() && (st.KeysFile != "" || st.OrdersFile != "" || st.PetsFile != ""):
-		return cfg, logLevel, usageErrorf("serve: with --redis-url, orders, pets and keys are in Redis: load files with orderd import, keys with orderd keys create --redis-url")
 	case cfg.LimiterFallback != service.FallbackMemory && cfg.LimiterFallback != service.FallbackFail:
 		return cfg, logLevel, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
 	case !cfg.Sunset.SunsetAt.After(cfg.Sunset.DeprecatedAt):
 		return cfg, logLevel, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
-	case cfg.ShutdownTimeout <= 0 || st.KeysReload <= 0:
-		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout and --keys-reload must be positive")
+	case cfg.ShutdownTimeout <= 0:
+		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout must be positive")
 	case ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix) != nil:
 		return cfg, logLevel, usageErrorf("serve: --ipv6-prefix must be from 1 to 128, not %d", cfg.IPv6Prefix)
 	case cfg.MaxAnonymousCallers <= 0:
 		return cfg, logLevel, usageErrorf("serve: --anonymous-callers-max must be positive, not %d", cfg.MaxAnonymousCallers)
 	case cfg.Ban.After < 0 || (cfg.Ban.After > 0 && cfg.Ban.For <= 0):
 		return cfg, logLevel, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
-	case !st.Redis() && st.KeysFile == "":
-		return cfg, logLevel, usageErrorf("serve: --keys-file is required without --redis-url (make one with: orderd keys create --plan free --keys-file FILE)")
 	}
 	return cfg, logLevel, nil
 }

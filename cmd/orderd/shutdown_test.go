@@ -19,8 +19,8 @@ import (
 // server is answering get their whole answer, and new connections are refused.
 func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	dir := t.TempDir()
-	keysFile := filepath.Join(dir, "keys.json")
-	key := createKey(t, keysFile, "--plan", "business")
+	db := filepath.Join(dir, "orderd.db")
+	key := createKey(t, db, "--plan", "business")
 	const n = 20_000 // about 2 MB of JSON: more than the socket buffers hold
 	var b strings.Builder
 	b.WriteString("[")
@@ -35,7 +35,8 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	if err := os.WriteFile(ordersFile, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base, stop := serveInBackground(t, "--keys-file", keysFile, "--orders", ordersFile)
+	importInto(t, db, "--orders", ordersFile)
+	base, stop := serveInBackground(t, "--db", db)
 
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DisableCompression: true}}
 	const inFlight = 8
@@ -99,9 +100,10 @@ func (s slowReader) Read(p []byte) (int, error) {
 // pause while SIGTERM comes. Every request either gets its whole answer or is refused at
 // connect once the listener is closed: none fails half-way.
 func TestShutdownUnderSteadyLoad(t *testing.T) {
-	keysFile := filepath.Join(t.TempDir(), "keys.json")
-	key := createKey(t, keysFile, "--plan", "enterprise", "--per-minute", "1000000000", "--per-day", "1000000000")
-	base, stop := serveInBackground(t, "--keys-file", keysFile, "--orders", "../../testdata/demo/orders.json")
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	key := createKey(t, db, "--plan", "enterprise", "--per-minute", "1000000000", "--per-day", "1000000000")
+	importInto(t, db, "--orders", "../../testdata/demo/orders.json")
+	base, stop := serveInBackground(t, "--db", db)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	var mu sync.Mutex
 	answered, refused := 0, 0

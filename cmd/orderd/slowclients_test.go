@@ -15,9 +15,10 @@ import (
 // at a time neither stop others from being served nor keep their connections past the
 // server's read-header timeout (5s).
 func TestSlowClientsCannotHoldTheServer(t *testing.T) {
-	keysFile := filepath.Join(t.TempDir(), "keys.json")
-	key := createKey(t, keysFile, "--plan", "business")
-	base, stop := serveInBackground(t, "--keys-file", keysFile, "--orders", "../../testdata/demo/orders.json")
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	key := createKey(t, db, "--plan", "business")
+	importInto(t, db, "--orders", "../../testdata/demo/orders.json")
+	base, stop := serveInBackground(t, "--db", db)
 	defer stop()
 	addr := strings.TrimPrefix(base, "http://")
 

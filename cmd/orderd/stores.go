@@ -15,6 +15,11 @@ func registerRedis(fs *flag.FlagSet, sc *service.StoreConfig) {
 	fs.DurationVar(&sc.RedisTimeout, "redis-timeout", def.RedisTimeout, "bound on each Redis call")
 }
 
+// registerDB adds --db, which serve, keys and import share.
+func registerDB(fs *flag.FlagSet, sc *service.StoreConfig) {
+	fs.StringVar(&sc.DB, "db", service.DefaultDB, "SQLite file of orders, pets and keys (the embedded mode; unused with --redis-url)")
+}
+
 // openStores opens the stores for the keys and import commands, which, unlike serve, cannot
 // do their work later: Redis must answer now.
 func openStores(ctx context.Context, sc service.StoreConfig) (*service.Stores, error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,13 +13,11 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
-	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
@@ -35,26 +32,11 @@ type instance struct {
 // the handler read it instead of the wall clock, so a test can move time past a Retry-After.
 func newService(t *testing.T, p plan.Plan, limits plan.Limits, clock *ratelimittest.Clock) *instance {
 	t.Helper()
-	cfg := service.DefaultConfig()
-	cfg.Store.KeysFile = filepath.Join(t.TempDir(), "keys.json")
-	cfg.Store.CreateKeysFile = true
-	cfg.Store.Orders = ordertest.Fixture()
+	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
 	if clock != nil {
 		cfg.Now = clock.Now
 	}
-	key, record, err := auth.NewKey("example", p, limits, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := service.OpenStores(cfg.Store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer keys.Close()
-	if err := keys.Keys.Add(context.Background(), record); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Store.CreateKeysFile = false
+	key := servicetest.AddKey(t, cfg.Store, "example", p, limits)
 	svc := servicetest.Run(t, cfg)
 	return &instance{base: svc.URL() + api.BasePath, key: key, client: &http.Client{Transport: &http.Transport{}}}
 }

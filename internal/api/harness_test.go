@@ -14,12 +14,12 @@ import (
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
+	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
 // harness is the service on a real HTTP server, with a key per plan.
@@ -27,7 +27,7 @@ type harness struct {
 	srv      *httptest.Server
 	contract *apitest.Contract
 	key      string // a valid free-plan key
-	keys     *keyfile.Store
+	keys     *sqlitestore.Keys
 	clock    *ratelimittest.Clock // the time of the limiter and of the sunset
 }
 
@@ -42,22 +42,16 @@ var testSunset = api.Sunset{
 
 func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	tb.Helper()
-	orders, err := inmem.NewOrders(ordertest.Fixture())
-	if err != nil {
+	db := openDB(tb)
+	pets := []order.Pet{{ID: 7, Name: "Rex", Status: order.PetAvailable}}
+	if _, err := db.Import(context.Background(), ordertest.Fixture(), pets); err != nil {
 		tb.Fatal(err)
 	}
-	pets, err := inmem.NewPets([]order.Pet{{ID: 7, Name: "Rex", Status: order.PetAvailable}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	keys, err := keyfile.Open(filepath.Join(tb.TempDir(), "keys.json"), true)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	keys := sqlitestore.NewKeys(db)
 	h := &harness{contract: apitest.Load(tb), keys: keys, clock: ratelimittest.NewClock(testStart)}
 	h.key = h.addKey(tb, "test-free", plan.Free, plan.Limits{})
 	cfg := api.Config{
-		Orders: orders, Pets: pets, Keys: keys, Sunset: testSunset, Now: h.clock.Now,
+		Orders: sqlitestore.NewOrders(db), Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,
 		Limiter: inmem.NewLimiter(h.clock.Now, ratelimit.DefaultBanPolicy),
 	}
 	for _, c := range change {
@@ -70,6 +64,17 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	h.srv = httptest.NewServer(handler)
 	tb.Cleanup(h.srv.Close)
 	return h
+}
+
+// openDB opens a new SQLite file in tb.TempDir(), closed when the test ends.
+func openDB(tb testing.TB) *sqlitestore.DB {
+	tb.Helper()
+	db, err := sqlitestore.Open(filepath.Join(tb.TempDir(), "orderd.db"), 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
 }
 
 func (h *harness) addKey(tb testing.TB, name string, p plan.Plan, custom plan.Limits) string {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
 func TestListOrdersSendsEveryFieldExactly(t *testing.T) {
@@ -51,7 +51,7 @@ func TestListOrdersSendsEveryFieldExactly(t *testing.T) {
 }
 
 func TestListOfNoOrdersIsAnEmptyArray(t *testing.T) {
-	empty, _ := inmem.NewOrders(nil)
+	empty := sqlitestore.NewOrders(openDB(t))
 	h := newHarness(t, func(c *api.Config) { c.Orders = empty })
 	res, body := h.authed(t, "GET", "/v1/store/orders")
 	if res.StatusCode != 200 || strings.TrimSpace(string(body)) != "[]" {

@@ -6,34 +6,19 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/contractcheck"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
-	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
 func TestRun(t *testing.T) {
 	t.Run("TheRealServicePasses", func(t *testing.T) {
-		cfg := service.DefaultConfig()
-		cfg.Store.KeysFile = filepath.Join(t.TempDir(), "keys.json")
-		cfg.Store.CreateKeysFile = true
-		cfg.Store.Orders = ordertest.Fixture()
-		key, rec, _ := auth.NewKey("checker", plan.Free, plan.Limits{}, time.Now())
-		stores, err := service.OpenStores(cfg.Store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := stores.Keys.Add(context.Background(), rec); err != nil {
-			t.Fatal(err)
-		}
-		stores.Close()
+		cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
+		key := servicetest.AddKey(t, cfg.Store, "checker", plan.Free, plan.Limits{})
 		svc := servicetest.Run(t, cfg)
 		c, err := contractcheck.New(contractcheck.Config{Base: svc.URL(), Key: key})
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
@@ -30,10 +29,7 @@ func chromium(t *testing.T) string {
 // checks that Swagger UI rendered every operation of openapi.yaml, and takes a screenshot.
 func TestDocsRenderInABrowser(t *testing.T) {
 	browser := chromium(t)
-	cfg := service.DefaultConfig()
-	cfg.Store.KeysFile = filepath.Join(t.TempDir(), "keys.json")
-	cfg.Store.CreateKeysFile = true
-	cfg.Store.Orders = ordertest.Fixture()
+	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
 	srv := servicetest.Run(t, cfg)
 
 	run := func(args ...string) string {

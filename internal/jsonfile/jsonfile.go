@@ -1,4 +1,4 @@
-// Package jsonfile reads and writes the service's data files: JSON arrays of records. Errors
+// Package jsonfile reads the service's data files: JSON arrays of records. Errors
 // name the file, line and column, so that an operator can fix a bad file at once.
 package jsonfile
 
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // ReadArray decodes the JSON array in the file at path, checking each element with check
@@ -70,39 +69,6 @@ func DecodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// WriteArray replaces the file at path with v as an indented JSON array, atomically: the
-// file is either the old one or the new one, never half-written.
-func WriteArray[T any](path string, v []T, perm os.FileMode) error {
-	if v == nil {
-		v = []T{}
-	}
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // syntaxReason drops the decoder's "json: " prefix and says what an unexpected EOF means.

@@ -2,8 +2,6 @@ package jsonfile
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,31 +52,5 @@ func TestDecodeArrayErrorsNameThePlace(t *testing.T) {
 				t.Fatalf("error spans lines: %q", err)
 			}
 		})
-	}
-}
-
-func TestWriteArrayRoundTrips(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "recs.json")
-	want := []rec{{ID: 1, Name: "a"}, {ID: 9223372036854775806, Name: "b"}}
-	if err := WriteArray(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Fatalf("mode %v, want 0600", fi.Mode().Perm())
-	}
-	got, err := ReadArray[rec](path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || got[1] != want[1] {
-		t.Fatalf("got %+v", got)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Fatalf("temporary files left behind: %v", entries)
 	}
 }

@@ -1,6 +1,7 @@
 // Package service wires the Store Order Service together: a Config in, a running service
 // out. It is the one place that picks implementations: Redis when the Config names one,
-// otherwise the process's memory for orders, pets and counters and a file for the keys.
+// otherwise one SQLite file for orders, pets and keys and the process's memory for the
+// rate-limit counters and bans.
 // cmd/orderd turns flags and environment into a Config; tests and benchmarks set one
 // directly.
 package service
@@ -13,7 +14,6 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 )
@@ -54,26 +54,24 @@ type Config struct {
 }
 
 // StoreConfig says where a deployment keeps its orders, pets and keys: all in Redis when
-// RedisURL is set; otherwise orders and pets in the process, read from files (or given as
-// lists), and keys in a file.
+// RedisURL is set; otherwise all in the SQLite file DB.
 type StoreConfig struct {
 	RedisURL     string
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
 	RedisTimeout time.Duration // bound on each Redis call
 
-	KeysFile string
-	// CreateKeysFile makes a missing keys file an empty store, written on the first Add
-	// (for `orderd keys create`); otherwise a missing file is an error.
-	CreateKeysFile bool
-	// KeysReload is how often a serving instance checks the keys file for changes.
-	KeysReload time.Duration
-	// OrdersFile and PetsFile are JSON arrays of records, read at start.
-	OrdersFile string
-	PetsFile   string
-	// Orders and Pets are held when no file is named: for tests and benchmarks.
-	Orders []order.Order
-	Pets   []order.Pet
+	// DB is the SQLite file of the embedded mode (unused with Redis). It has no zero
+	// default, so that a Config made in a test never writes into the working directory.
+	DB string
+	// CreateDB makes a missing DB a new, empty file (for `orderd import` and `orderd keys
+	// create`); otherwise a missing file is an error, so that a mistyped path is not served
+	// as an empty store. Its directory must exist either way.
+	CreateDB bool
 }
+
+// DefaultDB is the SQLite file of the embedded mode when none is named: in the working
+// directory.
+const DefaultDB = "orderd.db"
 
 // Redis reports whether the deployment keeps everything in Redis.
 func (c StoreConfig) Redis() bool { return c.RedisURL != "" }
@@ -90,8 +88,8 @@ const (
 	FallbackFail Fallback = "fail"
 )
 
-// DefaultConfig is the configuration of `orderd serve` without flags, less the keys file
-// (or Redis URL) that it cannot do without.
+// DefaultConfig is the configuration of `orderd serve` without flags: the embedded mode on
+// DefaultDB.
 func DefaultConfig() Config {
 	return Config{
 		Addr:            "127.0.0.1:8080",
@@ -110,7 +108,7 @@ func DefaultConfig() Config {
 		Store: StoreConfig{
 			RedisPrefix:  redisstore.DefaultPrefix,
 			RedisTimeout: redisstore.DefaultTimeout,
-			KeysReload:   time.Second,
+			DB:           DefaultDB,
 		},
 	}
 }
@@ -173,7 +171,6 @@ func (c StoreConfig) withDefaults() StoreConfig {
 		c.RedisPrefix = d.RedisPrefix
 	}
 	orDefault(&c.RedisTimeout, d.RedisTimeout)
-	orDefault(&c.KeysReload, d.KeysReload)
 	return c
 }
 

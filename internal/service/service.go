@@ -57,7 +57,6 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
-	s.cfg.Store.Orders, s.cfg.Store.Pets = nil, nil // held by the stores now, and not twice
 	if cfg.Store.Redis() {
 		if err := s.stores.Ready(ctx); err != nil {
 			s.log.Warn("redis does not answer yet; serving 503 until it does", slog.String("error", err.Error()))
@@ -130,14 +129,11 @@ func (s *Service) MetricsAddr() string {
 // Handler is the service's HTTP handler, the one Run serves.
 func (s *Service) Handler() http.Handler { return s.handler }
 
-// Run serves, and keeps the stores current in the background, until ctx ends; then the
-// listeners close at once and requests in flight have Config.ShutdownTimeout to finish.
-// It returns nil after a clean shutdown.
+// Run serves until ctx ends; then the listeners close at once and requests in flight have
+// Config.ShutdownTimeout to finish. It returns nil after a clean shutdown. Nothing runs in
+// the background: every request reads what it needs to see every acknowledged change (in
+// Redis, in its one round trip; in SQLite, from the file).
 func (s *Service) Run(ctx context.Context) error {
-	bgCtx, stopBackground := context.WithCancel(ctx)
-	defer stopBackground()
-	go s.stores.watch(bgCtx, s.log)
-
 	served := make(chan error, 2)
 	go func() { served <- s.srv.Serve(s.ln) }()
 	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", s.stores.Mode()))

@@ -9,10 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
@@ -24,24 +22,8 @@ import (
 // embedded is a Config of the embedded mode holding the fixture, and a key of plan p in it.
 func embedded(t *testing.T, p plan.Plan) (service.Config, string) {
 	t.Helper()
-	cfg := service.DefaultConfig()
-	cfg.Store.KeysFile = filepath.Join(t.TempDir(), "keys.json")
-	cfg.Store.Orders = ordertest.Fixture()
-	admin := cfg.Store
-	admin.CreateKeysFile = true
-	stores, err := service.OpenStores(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stores.Close()
-	key, rec, err := auth.NewKey("test", p, plan.Limits{}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stores.Keys.Add(context.Background(), rec); err != nil {
-		t.Fatal(err)
-	}
-	return cfg, key
+	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
+	return cfg, servicetest.AddKey(t, cfg.Store, "test", p, plan.Limits{})
 }
 
 func get(t *testing.T, url, key string) (*http.Response, []byte) {
@@ -92,55 +74,41 @@ func TestEmbedded(t *testing.T) {
 			t.Fatalf("/metrics on the API address: %d, want 404", res.StatusCode)
 		}
 	})
-	t.Run("KeysFileIsReRead", func(t *testing.T) {
+	t.Run("KeysAddedAndRevokedElsewhereCountAtOnce", func(t *testing.T) {
 		cfg, _ := embedded(t, plan.Free)
-		cfg.Store.KeysReload = 10 * time.Millisecond
 		svc := servicetest.Run(t, cfg)
-		late, _ := embeddedKey(t, cfg.Store, "late")
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if res, _ := get(t, svc.URL()+"/v1/store/orders", late); res.StatusCode == 200 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("a key added to the file is not accepted within 5s")
-			}
-			time.Sleep(20 * time.Millisecond)
+		late := servicetest.AddKey(t, cfg.Store, "late", plan.Pro, plan.Limits{})
+		if res, body := get(t, svc.URL()+"/v1/store/orders", late); res.StatusCode != 200 {
+			t.Fatalf("a key added to the file: %d %s", res.StatusCode, body)
+		}
+		stores, err := service.OpenStores(cfg.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stores.Close()
+		if _, err := stores.Keys.Revoke(context.Background(), "late"); err != nil {
+			t.Fatal(err)
+		}
+		if res, body := get(t, svc.URL()+"/v1/store/orders", late); res.StatusCode != 401 {
+			t.Fatalf("a key revoked in the file: %d %s", res.StatusCode, body)
 		}
 	})
 }
 
-// embeddedKey adds a key named name to the keys file of sc, as `orderd keys create` does.
-func embeddedKey(t *testing.T, sc service.StoreConfig, name string) (string, auth.Key) {
-	t.Helper()
-	stores, err := service.OpenStores(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stores.Close()
-	key, rec, _ := auth.NewKey(name, plan.Pro, plan.Limits{}, time.Now())
-	if err := stores.Keys.Add(context.Background(), rec); err != nil {
-		t.Fatal(err)
-	}
-	return key, rec
-}
-
 func TestConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	keysFile := filepath.Join(dir, "keys.json")
-	os.WriteFile(keysFile, []byte("[]"), 0o600)
-	badOrders := filepath.Join(dir, "orders.json")
-	os.WriteFile(badOrders, []byte("[\n  {\"id\": 1, \"status\": \"pending\"},\n  {\"id\": 1, \"status\": \"shipped\"}\n]\n"), 0o600)
+	notSQLite := filepath.Join(dir, "keys.json")
+	os.WriteFile(notSQLite, []byte(strings.Repeat("[]", 100)), 0o600)
 	for _, tc := range []struct {
 		name string
 		cfg  service.Config
 		want string
 	}{
-		{"NoKeysFile", service.Config{}, "a keys file is required without Redis"},
-		{"MissingKeysFile", service.Config{Store: service.StoreConfig{KeysFile: filepath.Join(dir, "none.json")}}, "none.json"},
-		{"DuplicateOrder", service.Config{Store: service.StoreConfig{KeysFile: keysFile, OrdersFile: badOrders}}, "orders.json:3:3: order 1: duplicate id"},
-		{"InvalidPet", service.Config{Store: service.StoreConfig{KeysFile: keysFile, Pets: []order.Pet{{ID: 1, Status: "lost"}}}}, `pet 1: status "lost"`},
-		{"FilesWithRedis", service.Config{Store: service.StoreConfig{RedisURL: "redis://127.0.0.1:1", KeysFile: keysFile}}, "with Redis"},
+		{"NoDB", service.Config{}, "no SQLite file named"},
+		{"MissingDB", service.Config{Store: service.StoreConfig{DB: filepath.Join(dir, "none.db")}}, "none.db: no such file"},
+		{"MissingDirectory", service.Config{Store: service.StoreConfig{DB: filepath.Join(dir, "none", "orderd.db"), CreateDB: true}}, "directory " + filepath.Join(dir, "none") + " does not exist"},
+		{"DBIsADirectory", service.Config{Store: service.StoreConfig{DB: dir}}, "is a directory"},
+		{"DBIsNotSQLite", service.Config{Store: service.StoreConfig{DB: notSQLite}}, "keys.json"},
 		{"BadRedisURL", service.Config{Store: service.StoreConfig{RedisURL: "http://127.0.0.1:1"}}, "redis URL"},
 		{"BadRedisPrefix", service.Config{Store: service.StoreConfig{RedisURL: "redis://127.0.0.1:1", RedisPrefix: "a b"}}, "prefix"},
 		{"BadFallback", service.Config{LimiterFallback: "open", Store: service.StoreConfig{RedisURL: "redis://127.0.0.1:1"}}, "fallback"},
@@ -160,11 +128,19 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestImport: both lists are checked before either is written, and a second import changes
-// nothing.
+// TestImport: in both stores, both lists are checked before either is written, a second
+// import changes nothing, and no import undoes a cancel.
 func TestImport(t *testing.T) {
 	srv := redistest.Start(t)
-	sc := service.StoreConfig{RedisURL: srv.URL(), RedisPrefix: redistest.Prefix(t)}
+	for name, sc := range map[string]service.StoreConfig{
+		"Redis":  {RedisURL: srv.URL(), RedisPrefix: redistest.Prefix(t)},
+		"SQLite": {DB: filepath.Join(t.TempDir(), "orderd.db"), CreateDB: true},
+	} {
+		t.Run(name, func(t *testing.T) { testImport(t, sc) })
+	}
+}
+
+func testImport(t *testing.T, sc service.StoreConfig) {
 	stores, err := service.OpenStores(sc)
 	if err != nil {
 		t.Fatal(err)
@@ -180,21 +156,41 @@ func TestImport(t *testing.T) {
 		t.Fatalf("after a refused import: %d orders, %v; want none written", len(list), err)
 	}
 	pets := []order.Pet{{ID: 1, Name: "Rex", Status: order.PetSold}}
-	if n, err := stores.Import(ctx, ordertest.Fixture(), pets); err != nil || n == 0 {
-		t.Fatalf("import: %d fields, %v", n, err)
+	if n, err := stores.Import(ctx, ordertest.Fixture(), pets); err != nil || !n.Changed() {
+		t.Fatalf("import: %+v, %v", n, err)
 	}
-	if n, err := stores.Import(ctx, ordertest.Fixture(), pets); err != nil || n != 0 {
-		t.Fatalf("second import: %d fields changed, %v; want 0", n, err)
+	if n, err := stores.Import(ctx, ordertest.Fixture(), pets); err != nil || n.Changed() {
+		t.Fatalf("second import: %+v, %v; want nothing changed", n, err)
 	}
 	if p, err := stores.Pets.Pet(ctx, 1); err != nil || p != pets[0] {
 		t.Fatalf("pet: %+v %v", p, err)
 	}
-
-	embedded, err := service.OpenStores(service.StoreConfig{KeysFile: filepath.Join(t.TempDir(), "k.json"), CreateKeysFile: true})
+	pending := pendingOrder(t, ordertest.Fixture())
+	if _, _, err := stores.Orders.Cancel(ctx, pending.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := stores.Import(ctx, ordertest.Fixture(), pets); err != nil || n.Changed() {
+		t.Fatalf("import after a cancel: %+v, %v; want nothing changed", n, err)
+	}
+	list, err := stores.Orders.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := embedded.Import(ctx, ordertest.Fixture(), nil); err == nil {
-		t.Fatal("the embedded stores imported")
+	for _, o := range list {
+		if o.ID == pending.ID && o.Status != order.StatusCancelled {
+			t.Fatalf("order %d after the import: %+v; want it cancelled still", o.ID, o)
+		}
 	}
+}
+
+// pendingOrder is the first pending order of orders.
+func pendingOrder(t *testing.T, orders []order.Order) order.Order {
+	t.Helper()
+	for _, o := range orders {
+		if o.Status == order.StatusPending {
+			return o
+		}
+	}
+	t.Fatal("no pending order")
+	return order.Order{}
 }

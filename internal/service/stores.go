@@ -5,20 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/keyfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
-// Stores are the stores of one deployment, in Redis or in the process and a keys file, as
-// its StoreConfig says. serve, keys and import all open theirs with OpenStores.
+// Stores are the stores of one deployment, in Redis or in one SQLite file, as its
+// StoreConfig says. serve, keys and import all open theirs with OpenStores.
 type Stores struct {
 	Orders order.Store
 	Pets   order.PetStore
@@ -30,8 +32,8 @@ type Stores struct {
 	redisOrders *redisstore.Orders
 	redisPets   *redisstore.Pets
 	redisKeys   *redisstore.Keys
-	// In the process: the keys file, which a serving instance re-reads.
-	keyFile *keyfile.Store
+	// In the SQLite file: the file they share, which imports.
+	db *sqlitestore.DB
 }
 
 // OpenStores opens the stores that cfg names. It does not wait for Redis: go-redis connects
@@ -46,9 +48,6 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 }
 
 func openRedis(cfg StoreConfig) (*Stores, error) {
-	if cfg.KeysFile != "" || cfg.OrdersFile != "" || cfg.PetsFile != "" || cfg.Orders != nil || cfg.Pets != nil {
-		return nil, configError(errors.New("with Redis, orders, pets and keys are in Redis: import files, do not name them"))
-	}
 	rdb, err := redisstore.Open(cfg.RedisURL, cfg.RedisTimeout)
 	if err != nil {
 		return nil, configError(err)
@@ -69,35 +68,44 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 }
 
 func openEmbedded(cfg StoreConfig) (*Stores, error) {
-	if cfg.KeysFile == "" {
-		return nil, configError(errors.New("a keys file is required without Redis"))
-	}
-	orderList, petList := cfg.Orders, cfg.Pets
-	var err error
-	if cfg.OrdersFile != "" {
-		if orderList, err = ReadOrders(cfg.OrdersFile); err != nil {
-			return nil, configError(err)
-		}
-	}
-	if cfg.PetsFile != "" {
-		if petList, err = ReadPets(cfg.PetsFile); err != nil {
-			return nil, configError(err)
-		}
-	}
-	orders, err := inmem.NewOrders(orderList)
-	if err != nil {
+	if err := checkDB(cfg); err != nil {
 		return nil, configError(err)
 	}
-	pets, err := inmem.NewPets(petList)
+	db, err := sqlitestore.Open(cfg.DB, 0)
 	if err != nil {
+		// The file exists or may be made, in a directory that exists: what is left is a
+		// file that is not SQLite, or not readable and writable by this process.
 		return nil, configError(err)
 	}
-	keys, err := keyfile.Open(cfg.KeysFile, cfg.CreateKeysFile)
-	if err != nil {
-		return nil, configError(fmt.Errorf("keys file: %w", err))
+	return &Stores{
+		Orders: sqlitestore.NewOrders(db), Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
+		cfg: cfg, db: db,
+	}, nil
+}
+
+// checkDB says, before SQLite tries, why cfg.DB cannot be opened, in the operator's words:
+// SQLite's own message would be "unable to open database file" for each of these.
+func checkDB(cfg StoreConfig) error {
+	if cfg.DB == "" {
+		return errors.New("no SQLite file named: the embedded mode needs one")
 	}
-	cfg.Orders, cfg.Pets = nil, nil // held by the stores now, and not twice
-	return &Stores{Orders: orders, Pets: pets, Keys: keys, cfg: cfg, keyFile: keys}, nil
+	info, err := os.Stat(cfg.DB)
+	switch {
+	case err == nil && info.IsDir():
+		return fmt.Errorf("SQLite file %s: is a directory", cfg.DB)
+	case err == nil:
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("SQLite file: %w", err)
+	}
+	dir := filepath.Dir(cfg.DB)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("SQLite file %s: the directory %s does not exist", cfg.DB, dir)
+	}
+	if !cfg.CreateDB {
+		return fmt.Errorf("SQLite file %s: no such file (orderd import or orderd keys create makes it)", cfg.DB)
+	}
+	return nil
 }
 
 // Mode is "redis" or "embedded".
@@ -111,7 +119,7 @@ func (s *Stores) Mode() string {
 // Ready reports whether the stores can do the work of a request now: Redis decides for a
 // probe caller within its timeout, so that a Redis that answers PING but refuses the work
 // (out of memory, read-only, busy, not permitted) is not ready (redisstore.Ready says why);
-// the process's stores are always ready.
+// the SQLite file always (a failing disk fails the requests themselves, with 503).
 func (s *Stores) Ready(ctx context.Context) error {
 	if s.rdb == nil {
 		return nil
@@ -119,43 +127,38 @@ func (s *Stores) Ready(ctx context.Context) error {
 	return redisstore.Ready(ctx, s.rdb, s.cfg.RedisPrefix, s.cfg.RedisTimeout)
 }
 
-// Import writes orders and pets into Redis, leaving alone what is already there as the
-// records say (it never undoes a cancel), and returns how many order fields changed. Running
-// it twice changes nothing. The embedded stores are read from files at start instead.
-func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (int64, error) {
-	if s.rdb == nil {
-		return 0, configError(errors.New("import needs Redis: the embedded stores read their files at start"))
-	}
+// Imported is what an import wrote. Each store counts in its own unit: the SQLite file
+// counts the records it added and updated, Redis the order fields it changed.
+type Imported struct {
+	sqlitestore.Imported
+	OrderFieldsChanged int64
+}
+
+// Changed reports whether the import wrote anything.
+func (n Imported) Changed() bool {
+	return n.Imported != (sqlitestore.Imported{}) || n.OrderFieldsChanged != 0
+}
+
+// Import writes orders and pets into the store: new records are added, the data of existing
+// ones updated, and the status of an existing order is left as it is (an import never
+// undoes a cancel). Running it twice changes nothing.
+func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
 	// Both lists are checked before either is written: nothing half-imported.
 	if err := order.ValidateAll(orders); err != nil {
-		return 0, configError(err)
+		return Imported{}, configError(err)
 	}
 	if err := order.ValidateAll(pets); err != nil {
-		return 0, configError(err)
+		return Imported{}, configError(err)
+	}
+	if s.db != nil {
+		n, err := s.db.Import(ctx, orders, pets) // one transaction
+		return Imported{Imported: n}, err
 	}
 	changed, err := s.redisOrders.Import(ctx, orders)
 	if err != nil {
-		return changed, err
+		return Imported{OrderFieldsChanged: changed}, err
 	}
-	return changed, s.redisPets.Import(ctx, pets)
-}
-
-// watch keeps what a serving instance holds current until ctx ends. In Redis there is
-// nothing to do: every request reads the versions of the orders and of the keys in its one
-// round trip (docs/redis-layout.md, "What each instance keeps"); in the process it re-reads
-// the keys file when it changes, so that keys made or revoked with the command line take
-// effect without a restart.
-func (s *Stores) watch(ctx context.Context, log *slog.Logger) {
-	if s.rdb != nil {
-		return
-	}
-	s.keyFile.Watch(ctx, s.cfg.KeysReload, func(err error) {
-		if err != nil {
-			log.Error("keys file not reloaded; the keys loaded before stay in use", slog.String("error", err.Error()))
-			return
-		}
-		log.Info("keys file reloaded")
-	})
+	return Imported{OrderFieldsChanged: changed}, s.redisPets.Import(ctx, pets)
 }
 
 // limiterConfig is what the limiter is made from, besides the stores.
@@ -198,10 +201,10 @@ func (s *Stores) limiter(c limiterConfig) (ratelimit.Limiter, error) {
 	return l, nil
 }
 
-// Close closes the connection to Redis, if any.
+// Close closes the connection to Redis or the SQLite file.
 func (s *Stores) Close() error {
-	if s.rdb == nil {
-		return nil
+	if s.db != nil {
+		return s.db.Close()
 	}
 	return s.rdb.Close()
 }
