@@ -155,7 +155,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "(the Redis ones against a redis-server on loopback)."
   echo
   echo '```'
-  go test -run='^$' -bench=. -benchmem ./internal/api/ ./internal/ratelimit/... ./internal/store/... 2>/dev/null \
+  go test -run='^$' -bench=. -benchmem ./internal/api/ ./internal/inmem/ ./internal/redisstore/ ./internal/sqlitestore/ 2>/dev/null \
     | grep -E '^(pkg:|Benchmark)'
   echo '```'
 } > "$OUT.tmp"
