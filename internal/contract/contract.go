@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,6 +23,9 @@ import (
 	"github.com/petstore/orderd/gen"
 )
 
+// RequestIDHeader is the header every answer carries, under /v1 or not.
+const RequestIDHeader = "X-Request-Id"
+
 // RateLimitHeaders are the headers every answer under /v1 carries.
 var RateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy"}
 
@@ -29,6 +34,9 @@ type Checker struct {
 	doc      *openapi3.T
 	router   routers.Router
 	basePath string
+	// statusOf is the HTTP status of each error code, as the document's example of the code
+	// (components/examples, one per code) shows it.
+	statusOf map[gen.ErrorCode]int
 }
 
 // New returns a checker for answers of the API served at serverURL: "/v1" for any host, or
@@ -49,13 +57,43 @@ func New(serverURL string) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/")}, nil
+	statusOf, err := errorStatuses(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/"), statusOf: statusOf}, nil
+}
+
+// errorStatuses reads the status of each error code from the document's examples, and fails
+// unless every code of the Error schema has one.
+func errorStatuses(doc *openapi3.T) (map[gen.ErrorCode]int, error) {
+	statusOf := map[gen.ErrorCode]int{}
+	for _, ex := range doc.Components.Examples {
+		v, ok := ex.Value.Value.(map[string]any)
+		if !ok {
+			continue
+		}
+		code, _ := v["code"].(string)
+		status, _ := v["status"].(float64)
+		if code != "" && status != 0 {
+			statusOf[gen.ErrorCode(code)] = int(status)
+		}
+	}
+	for _, code := range doc.Components.Schemas["Error"].Value.Properties["code"].Value.Enum {
+		if _, ok := statusOf[gen.ErrorCode(code.(string))]; !ok {
+			return nil, fmt.Errorf("openapi.yaml: no example in components/examples shows the error code %s", code)
+		}
+	}
+	return statusOf, nil
 }
 
 // Check validates one answer: against its operation when the request names one, and against
 // the Error schema when it names none (unknown route, unknown method). body is the decoded
 // body.
 func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) error {
+	if res.Header.Get(RequestIDHeader) == "" {
+		return errors.New("no " + RequestIDHeader + " header")
+	}
 	if res.StatusCode >= 400 && req.Method != http.MethodHead {
 		if err := c.checkError(res, body); err != nil {
 			return err
@@ -87,14 +125,44 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	if err != nil {
 		return err
 	}
+	text := textSchema(route.Operation, res)
+	if text != nil && req.Method != http.MethodHead {
+		if err := text.VisitJSON(string(body)); err != nil {
+			return fmt.Errorf("the text body: %w", err)
+		}
+	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
 		Status:                 res.StatusCode,
 		Header:                 res.Header,
 		Body:                   io.NopCloser(bytes.NewReader(body)),
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: req.Method == http.MethodHead},
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true,
+			ExcludeResponseBody: req.Method == http.MethodHead || text != nil},
 	}
 	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// textSchema is the schema of an answer declared as text (`type: string`) in a media type
+// other than JSON, such as the served document in application/yaml; nil for any other. A
+// client reads such a body as a string, so it is checked as one: kin-openapi would decode
+// YAML into a value first.
+func textSchema(op *openapi3.Operation, res *http.Response) *openapi3.Schema {
+	ref := op.Responses.Status(res.StatusCode)
+	if ref == nil {
+		ref = op.Responses.Default()
+	}
+	if ref == nil || ref.Value == nil {
+		return nil
+	}
+	ct, _, err := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if err != nil || strings.HasSuffix(ct, "json") {
+		return nil
+	}
+	mt := ref.Value.Content.Get(ct)
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || !mt.Schema.Value.Type.Is(openapi3.TypeString) {
+		return nil
+	}
+	return mt.Schema.Value
 }
 
 func (c *Checker) checkError(res *http.Response, body []byte) error {
@@ -114,6 +182,9 @@ func (c *Checker) checkError(res *http.Response, body []byte) error {
 	}
 	if int(e.Status) != res.StatusCode {
 		return errors.New("the status field of the Error differs from the HTTP status")
+	}
+	if want := c.statusOf[e.Code]; want != res.StatusCode {
+		return fmt.Errorf("the error code %s is answered %d, not %d", e.Code, want, res.StatusCode)
 	}
 	return nil
 }
