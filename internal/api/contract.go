@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -38,10 +39,15 @@ func loadContract() (*contract, error) {
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			route := method + " " + BasePath + echoPath(path)
-			ct.operations[route] = op.OperationID
-			if op.Security != nil && len(*op.Security) == 0 {
-				ct.public[route] = true
+			routes := []string{method + " " + BasePath + echoPath(path)}
+			if method == http.MethodGet { // answered for HEAD too (head.go)
+				routes = append(routes, http.MethodHead+" "+BasePath+echoPath(path))
+			}
+			for _, route := range routes {
+				ct.operations[route] = op.OperationID
+				if op.Security != nil && len(*op.Security) == 0 {
+					ct.public[route] = true
+				}
 			}
 			// admit has authenticated the request already; a copy of the operation without
 			// security keeps kin-openapi from checking it again on every request.
@@ -84,13 +90,7 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 			names, values := c.ParamNames(), c.ParamValues()
 			params := make(map[string]string, len(names))
 			for i, name := range names {
-				v := values[i]
-				if strings.Contains(v, "/") {
-					// echo's last parameter takes the rest of the path, slashes and all
-					// (/store/orders/1/ gives "1/"); by the document's path templates such
-					// a path names no operation.
-					return echo.ErrNotFound
-				}
+				v := values[i]                     // one whole path segment: unmatched has checked it
 				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any
 					if u, err := url.PathUnescape(v); err == nil {
 						v = u
@@ -98,6 +98,7 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 				}
 				params[name] = v
 			}
+			combineListHeaders(c.Request().Header, route.Operation.Parameters)
 			in := &openapi3filter.RequestValidationInput{
 				Request:    c.Request(),
 				PathParams: params,
@@ -108,6 +109,20 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 				return err
 			}
 			return next(c)
+		}
+	}
+}
+
+// combineListHeaders joins the lines of a header parameter sent as several lines into one,
+// with commas, as RFC 9110 (§5.3) lets a list header be sent and says to combine it: the
+// parameters are validated and bound as one value.
+func combineListHeaders(h http.Header, params openapi3.Parameters) {
+	for _, ref := range params {
+		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
+			name := http.CanonicalHeaderKey(p.Name)
+			if v := h[name]; len(v) > 1 {
+				h[name] = []string{strings.Join(v, ", ")}
+			}
 		}
 	}
 }

@@ -111,7 +111,14 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			return errors.New("a 429 without Retry-After")
 		}
 	}
-	route, params, err := c.router.FindRoute(req)
+	// HEAD is answered as GET without a body wherever GET is served (the document says so,
+	// rather than declaring a head operation per path): its answer is checked as the GET's.
+	routed := req
+	if req.Method == http.MethodHead {
+		routed = req.Clone(req.Context())
+		routed.Method = http.MethodGet
+	}
+	route, params, err := c.router.FindRoute(routed)
 	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
 		switch res.StatusCode {
 		// 500: the caller's key record is corrupt, which admission finds before routing matters.
@@ -132,7 +139,7 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 		}
 	}
 	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
 		Status:                 res.StatusCode,
 		Header:                 res.Header,
 		Body:                   io.NopCloser(bytes.NewReader(body)),

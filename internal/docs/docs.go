@@ -46,8 +46,14 @@ const initJS = `window.ui = SwaggerUIBundle({
 // (connect-src is stated, not left to default-src, because it is the one the page needs).
 const csp = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
 
-// Register serves the page at /docs, rendering the document at specURL.
-func Register(e *echo.Echo, specURL string) {
+// Router is where Register adds its routes: an *echo.Echo, or a wrapper of one.
+type Router interface {
+	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+}
+
+// Register serves the page at /docs, rendering the document at specURL, and redirects /docs/
+// and / to it.
+func Register(e Router, specURL string) {
 	var b strings.Builder
 	if err := page.Execute(&b, specURL); err != nil {
 		panic(err) // a constant template and a string cannot fail
@@ -61,6 +67,15 @@ func Register(e *echo.Echo, specURL string) {
 	e.GET("/docs", func(c echo.Context) error {
 		secure(c)
 		return c.HTML(http.StatusOK, html)
+	})
+	// /docs/ is the same page by another name, and / has nothing of its own: both send the
+	// visitor to /docs (301 for the one that will always mean /docs, 302 for the root,
+	// which may one day serve something else).
+	e.GET("/docs/", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/docs")
+	})
+	e.GET("/", func(c echo.Context) error {
+		return c.Redirect(http.StatusFound, "/docs")
 	})
 	e.GET("/docs/init.js", func(c echo.Context) error {
 		secure(c)
