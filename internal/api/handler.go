@@ -110,6 +110,8 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.Use(recoverPanics(cfg.Logger))
 	// Under BasePath: key → caller → rate-limit decision → 401 unless the operation is public.
 	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix))
+	// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
+	e.Use(limitHeaders)
 	// A path that matches no template: 404; a known path with another method: 405 with an
 	// Allow that lists what works.
 	e.Use(unmatched)

@@ -122,10 +122,11 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
 		switch res.StatusCode {
 		// 500: the caller's key record is corrupt, which admission finds before routing matters.
-		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized,
+		// 431: the header limit holds at every path.
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized, http.StatusRequestHeaderFieldsTooLarge,
 			http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable:
 		default:
-			return errors.New("a request for no operation must be answered 401, 404, 405, 429, 500 or 503")
+			return errors.New("a request for no operation must be answered 401, 404, 405, 429, 431, 500 or 503")
 		}
 		return nil
 	}
