@@ -550,12 +550,7 @@ type GetOpenAPIDocumentResponseObject interface {
 }
 
 type GetOpenAPIDocument200ResponseHeaders struct {
-	RateLimit           string
-	RateLimitPolicy     string
-	XRateLimitLimit     int64
-	XRateLimitRemaining int64
-	XRateLimitReset     int64
-	XRequestId          string
+	XRequestId string
 }
 
 type GetOpenAPIDocument200ApplicationyamlResponse struct {
@@ -570,11 +565,6 @@ func (response GetOpenAPIDocument200ApplicationyamlResponse) VisitGetOpenAPIDocu
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 
@@ -585,28 +575,36 @@ func (response GetOpenAPIDocument200ApplicationyamlResponse) VisitGetOpenAPIDocu
 	return err
 }
 
-type GetOpenAPIDocument429JSONResponse struct{ TooManyRequestsJSONResponse }
+type GetOpenAPIDocument431ResponseHeaders struct {
+	XRequestId string
+}
 
-func (response GetOpenAPIDocument429JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+type GetOpenAPIDocument431JSONResponse struct {
+	Body    Error
+	Headers GetOpenAPIDocument431ResponseHeaders
+}
+
+func (response GetOpenAPIDocument431JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
-	w.WriteHeader(429)
+	w.WriteHeader(431)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetOpenAPIDocument500JSONResponse struct{ InternalErrorJSONResponse }
+type GetOpenAPIDocument500ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetOpenAPIDocument500JSONResponse struct {
+	Body    Error
+	Headers GetOpenAPIDocument500ResponseHeaders
+}
 
 func (response GetOpenAPIDocument500JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
 
@@ -615,41 +613,19 @@ func (response GetOpenAPIDocument500JSONResponse) VisitGetOpenAPIDocumentRespons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetOpenAPIDocument503JSONResponse struct{ ServiceUnavailableJSONResponse }
-
-func (response GetOpenAPIDocument503JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
-	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
-	w.WriteHeader(503)
-	_, err := buf.WriteTo(w)
-	return err
+type GetOpenAPIDocumentdefaultResponseHeaders struct {
+	XRequestId string
 }
 
 type GetOpenAPIDocumentdefaultJSONResponse struct {
 	Body       Error
-	Headers    DefaultResponseHeaders
+	Headers    GetOpenAPIDocumentdefaultResponseHeaders
 	StatusCode int
 }
 
@@ -660,14 +636,6 @@ func (response GetOpenAPIDocumentdefaultJSONResponse) VisitGetOpenAPIDocumentRes
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.Allow != nil {
-		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
-	}
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(response.StatusCode)
 	_, err := buf.WriteTo(w)

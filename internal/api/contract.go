@@ -20,8 +20,11 @@ type contract struct {
 	// operation, and a bounded number in all.
 	operations map[string]string
 	// public are the routes of operations whose security is empty: they need no key (they
-	// are still rate limited, by client address).
+	// are still rate limited, by client address, unless unlimited).
 	public map[string]bool
+	// unlimited are the routes of operations whose success declares no rate-limit headers:
+	// static and public (the document), neither limited nor authenticated.
+	unlimited map[string]bool
 	// validators checks a request against its operation, by operationId (as the generated
 	// RegisterHandlersOptions.OperationMiddlewares takes them).
 	validators map[string][]echo.MiddlewareFunc
@@ -32,7 +35,7 @@ func loadContract() (*contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, validators: map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, unlimited: map[string]bool{}, validators: map[string][]echo.MiddlewareFunc{}}
 	// Echo has routed the request before validation runs, so the operation is known and
 	// kin-openapi's router (which would match the document's production server URLs, not the
 	// address the service is reached at) is not needed.
@@ -47,6 +50,7 @@ func loadContract() (*contract, error) {
 				ct.operations[route] = op.OperationID
 				if op.Security != nil && len(*op.Security) == 0 {
 					ct.public[route] = true
+					ct.unlimited[route] = !declaresRateLimit(op)
 				}
 			}
 			// admit has authenticated the request already; a copy of the operation without
@@ -63,6 +67,18 @@ func loadContract() (*contract, error) {
 // isPublic reports whether the request's route is an operation that needs no key.
 func (ct *contract) isPublic(c echo.Context) bool {
 	return ct.public[c.Request().Method+" "+c.Path()]
+}
+
+// isUnlimited reports whether the request's route is an operation that is not rate limited.
+func (ct *contract) isUnlimited(c echo.Context) bool {
+	return ct.unlimited[c.Request().Method+" "+c.Path()]
+}
+
+// declaresRateLimit reports whether the operation's 200 answer declares the rate-limit
+// headers: the contract's word on whether the operation is limited.
+func declaresRateLimit(op *openapi3.Operation) bool {
+	ok := op.Responses.Status(http.StatusOK)
+	return ok == nil || ok.Value == nil || ok.Value.Headers["X-RateLimit-Limit"] != nil
 }
 
 // operationOf is the metrics label of the request: its operationId, the route itself for the

@@ -99,9 +99,19 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			return err
 		}
 	}
-	if p := req.URL.Path; p == c.basePath || strings.HasPrefix(p, c.basePath+"/") {
+	// HEAD is answered as GET without a body wherever GET is served (the document says so,
+	// rather than declaring a head operation per path): its answer is checked as the GET's.
+	routed := req
+	if req.Method == http.MethodHead {
+		routed = req.Clone(req.Context())
+		routed.Method = http.MethodGet
+	}
+	route, params, err := c.router.FindRoute(routed)
+	limited := err != nil || rateLimited(route.Operation)
+	if p := req.URL.Path; limited && (p == c.basePath || strings.HasPrefix(p, c.basePath+"/")) {
 		// Every answer under /v1 carries the rate-limit headers, also where no operation
-		// of the document describes it (unknown routes and methods).
+		// of the document describes it (unknown routes and methods), but for an operation
+		// the document says is not limited.
 		for _, h := range RateLimitHeaders {
 			if res.Header.Get(h) == "" {
 				return errors.New("no " + h + " header")
@@ -111,14 +121,13 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			return errors.New("a 429 without Retry-After")
 		}
 	}
-	// HEAD is answered as GET without a body wherever GET is served (the document says so,
-	// rather than declaring a head operation per path): its answer is checked as the GET's.
-	routed := req
-	if req.Method == http.MethodHead {
-		routed = req.Clone(req.Context())
-		routed.Method = http.MethodGet
+	if !limited {
+		for _, h := range RateLimitHeaders {
+			if res.Header.Get(h) != "" {
+				return errors.New("a rate-limit header " + h + " on an operation that is not rate limited")
+			}
+		}
 	}
-	route, params, err := c.router.FindRoute(routed)
 	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
 		switch res.StatusCode {
 		// 500: the caller's key record is corrupt, which admission finds before routing matters.
@@ -148,6 +157,13 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			ExcludeResponseBody: req.Method == http.MethodHead || text != nil},
 	}
 	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// rateLimited reports whether the document declares the operation rate limited: its 200
+// answer declares the rate-limit headers.
+func rateLimited(op *openapi3.Operation) bool {
+	ok := op.Responses.Status(http.StatusOK)
+	return ok == nil || ok.Value == nil || ok.Value.Headers[RateLimitHeaders[0]] != nil
 }
 
 // textSchema is the schema of an answer declared as text (`type: string`) in a media type
