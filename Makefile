@@ -4,7 +4,7 @@ BIN     := bin/orderd
 RUN_DIR := .run
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: bench all generate check-generated docs-assets check-docs-assets build run test test-deps lint vet fuzz vulncheck clean
+.PHONY: bench all generate check-generated docs-assets check-docs-assets build run test test-deps lint tsclient-check vet fuzz vulncheck clean
 
 all: build
 
@@ -95,11 +95,24 @@ vet:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck ./...
 
-## lint: Spectral's spectral:oas and OWASP rulesets over openapi.yaml, then vet
+# Redocly CLI runs offline: no usage report, no update notice.
+REDOCLY_ENV := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
+# The TypeScript client check: check.ts compiled against the types made from openapi.yaml.
+TSCLIENT := testdata/tsclient
+
+## lint: Spectral (spectral:oas, OWASP), Redocly (redocly.yaml), the TypeScript client check, vet
 lint: vet
 	npm ci --no-audit --no-fund --loglevel=error
 	npx --no-install spectral lint --fail-severity=warn openapi.yaml
 	npx --no-install spectral lint --fail-severity=warn -r .spectral-owasp.yaml openapi.yaml
+	$(REDOCLY_ENV) npx --no-install redocly lint --config redocly.yaml openapi.yaml
+	$(MAKE) --no-print-directory tsclient-check
+
+## tsclient-check: generate TypeScript types from openapi.yaml, compile $(TSCLIENT)/check.ts with tsc --strict (after npm ci)
+tsclient-check:
+	npx --no-install openapi-typescript openapi.yaml -o $(TSCLIENT)/openapi.gen.ts
+	npx --no-install tsc -p $(TSCLIENT)
+	@echo "the TypeScript client compiles against openapi.yaml"
 
 # Fuzz targets, as package:target; each runs FUZZTIME (CI: a short, fixed time).
 FUZZ_TARGETS := ./internal/api:FuzzHandler ./internal/api:FuzzCancelOrderID ./internal/auth:FuzzBearerToken

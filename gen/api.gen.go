@@ -20,6 +20,7 @@ import (
 const (
 	ErrorCodeApiKeyBanned        ErrorCode = "api_key_banned"
 	ErrorCodeEndpointSunset      ErrorCode = "endpoint_sunset"
+	ErrorCodeHeaderTooLarge      ErrorCode = "header_too_large"
 	ErrorCodeInternalError       ErrorCode = "internal_error"
 	ErrorCodeInvalidRequest      ErrorCode = "invalid_request"
 	ErrorCodeMethodNotAllowed    ErrorCode = "method_not_allowed"
@@ -38,6 +39,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeApiKeyBanned:
 		return true
 	case ErrorCodeEndpointSunset:
+		return true
+	case ErrorCodeHeaderTooLarge:
 		return true
 	case ErrorCodeInternalError:
 		return true
@@ -130,38 +133,51 @@ type Error struct {
 type ErrorCode string
 
 // Order An order of the store. The service always sends all six fields.
+//
+// `id` and `petId` are int64 and may exceed 2^53: a JavaScript client that parses them
+// as `number` (plain `JSON.parse`) rounds them, and may then cancel another order. Read
+// them as `bigint` or as their decimal text (see `id`).
 type Order struct {
 	// Complete Whether the order has been fulfilled.
 	//
 	// Example: false
-	Complete *bool `json:"complete,omitempty"`
+	Complete bool `json:"complete"`
 
-	// Id Unique order identifier (any int64 from 0 up; exact, never rounded).
+	// Id Unique order identifier: any int64 from 0 up, sent exact, as a JSON integer of up
+	// to 19 digits, never rounded. Above 2^53 (9007199254740992) a JavaScript `number`
+	// cannot hold it: `9223372036854775807` becomes `9223372036854776000`, a different
+	// order. JavaScript clients must read it without `number`: `JSON.parse` with a
+	// reviver that takes the digits from `context.source` (ES2025, Node.js 21 and later),
+	// or a bigint-aware parser such as json-bigint or lossless-json; and send it back in
+	// the path as those same digits.
+	//
 	//
 	// Example: 10
-	Id *int64 `json:"id,omitempty"`
+	Id int64 `json:"id"`
 
-	// PetId Identifier of the animal in the order.
+	// PetId Identifier of the animal in the order; an int64 like `id`, with the same care in
+	// JavaScript.
+	//
 	//
 	// Example: 198772
-	PetId *int64 `json:"petId,omitempty"`
+	PetId int64 `json:"petId"`
 
 	// Quantity Number of units ordered.
 	//
 	// Example: 7
-	Quantity *int32 `json:"quantity,omitempty"`
+	Quantity int32 `json:"quantity"`
 
 	// ShipDate Expected or actual ship date, RFC 3339 in UTC.
 	//
 	// Example: 2026-11-20T08:30:00Z
-	ShipDate *time.Time `json:"shipDate,omitempty"`
+	ShipDate time.Time `json:"shipDate"`
 
 	// Status `pending` can be cancelled; `shipped` cannot (409); `cancelled` stays cancelled and
 	// cancelling it again answers 204.
 	//
 	//
 	// Example: pending
-	Status *OrderStatus `json:"status,omitempty"`
+	Status OrderStatus `json:"status"`
 }
 
 // OrderStatus `pending` can be cancelled; `shipped` cannot (409); `cancelled` stays cancelled and
@@ -170,22 +186,22 @@ type Order struct {
 // Example: pending
 type OrderStatus string
 
-// Pet An animal of the store.
+// Pet An animal of the store. The service always sends all three fields.
 type Pet struct {
-	// Id Identifier of the pet.
+	// Id Identifier of the pet; an int64, read as `Order.id` says.
 	//
 	// Example: 198772
-	Id *int64 `json:"id,omitempty"`
+	Id int64 `json:"id"`
 
 	// Name Name of the pet.
 	//
 	// Example: doggie
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
 	// Status Availability of the pet in the store.
 	//
 	// Example: available
-	Status *PetStatus `json:"status,omitempty"`
+	Status PetStatus `json:"status"`
 }
 
 // PetStatus Availability of the pet in the store.
@@ -195,6 +211,9 @@ type PetStatus string
 
 // BadRequest Every error answer of the service.
 type BadRequest = Error
+
+// Default Every error answer of the service.
+type Default = Error
 
 // EndpointSunset Every error answer of the service.
 type EndpointSunset = Error
@@ -379,11 +398,27 @@ type BadRequestResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type BadRequestJSONResponse struct {
 	Body Error
 
 	Headers BadRequestResponseHeaders
+}
+
+type DefaultResponseHeaders struct {
+	Allow               *string
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+type DefaultJSONResponse struct {
+	Body Error
+
+	Headers DefaultResponseHeaders
 }
 
 type EndpointSunsetResponseHeaders struct {
@@ -395,6 +430,7 @@ type EndpointSunsetResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type EndpointSunsetJSONResponse struct {
 	Body Error
@@ -408,6 +444,7 @@ type InternalErrorResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type InternalErrorJSONResponse struct {
 	Body Error
@@ -421,6 +458,7 @@ type OrderAlreadyShippedResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type OrderAlreadyShippedJSONResponse struct {
 	Body Error
@@ -434,6 +472,7 @@ type OrderNotFoundResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type OrderNotFoundJSONResponse struct {
 	Body Error
@@ -450,6 +489,7 @@ type PetNotFoundResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type PetNotFoundJSONResponse struct {
 	Body Error
@@ -464,6 +504,7 @@ type ServiceUnavailableResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type ServiceUnavailableJSONResponse struct {
 	Body Error
@@ -478,6 +519,7 @@ type TooManyRequestsResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type TooManyRequestsJSONResponse struct {
 	Body Error
@@ -492,6 +534,7 @@ type UnauthorizedResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 type UnauthorizedJSONResponse struct {
 	Body Error
@@ -507,11 +550,7 @@ type GetOpenAPIDocumentResponseObject interface {
 }
 
 type GetOpenAPIDocument200ResponseHeaders struct {
-	RateLimit           string
-	RateLimitPolicy     string
-	XRateLimitLimit     int64
-	XRateLimitRemaining int64
-	XRateLimitReset     int64
+	XRequestId string
 }
 
 type GetOpenAPIDocument200ApplicationyamlResponse struct {
@@ -526,11 +565,7 @@ func (response GetOpenAPIDocument200ApplicationyamlResponse) VisitGetOpenAPIDocu
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -540,27 +575,36 @@ func (response GetOpenAPIDocument200ApplicationyamlResponse) VisitGetOpenAPIDocu
 	return err
 }
 
-type GetOpenAPIDocument429JSONResponse struct{ TooManyRequestsJSONResponse }
+type GetOpenAPIDocument431ResponseHeaders struct {
+	XRequestId string
+}
 
-func (response GetOpenAPIDocument429JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+type GetOpenAPIDocument431JSONResponse struct {
+	Body    Error
+	Headers GetOpenAPIDocument431ResponseHeaders
+}
+
+func (response GetOpenAPIDocument431JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
-	w.WriteHeader(429)
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(431)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetOpenAPIDocument500JSONResponse struct{ InternalErrorJSONResponse }
+type GetOpenAPIDocument500ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetOpenAPIDocument500JSONResponse struct {
+	Body    Error
+	Headers GetOpenAPIDocument500ResponseHeaders
+}
 
 func (response GetOpenAPIDocument500JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
 
@@ -569,32 +613,31 @@ func (response GetOpenAPIDocument500JSONResponse) VisitGetOpenAPIDocumentRespons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetOpenAPIDocument503JSONResponse struct{ ServiceUnavailableJSONResponse }
+type GetOpenAPIDocumentdefaultResponseHeaders struct {
+	XRequestId string
+}
 
-func (response GetOpenAPIDocument503JSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+type GetOpenAPIDocumentdefaultJSONResponse struct {
+	Body       Error
+	Headers    GetOpenAPIDocumentdefaultResponseHeaders
+	StatusCode int
+}
+
+func (response GetOpenAPIDocumentdefaultJSONResponse) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
-	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
-	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
-	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
-	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
-	w.WriteHeader(503)
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(response.StatusCode)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -616,6 +659,7 @@ type GetPetById200ResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 type GetPetById200JSONResponse struct {
@@ -638,12 +682,28 @@ func (response GetPetById200JSONResponse) VisitGetPetByIdResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetPetById400JSONResponse struct{ BadRequestJSONResponse }
+type GetPetById400ResponseHeaders struct {
+	Deprecation         string
+	Link                string
+	RateLimit           string
+	RateLimitPolicy     string
+	Sunset              string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+
+type GetPetById400JSONResponse struct {
+	Body    Error
+	Headers GetPetById400ResponseHeaders
+}
 
 func (response GetPetById400JSONResponse) VisitGetPetByIdResponse(w http.ResponseWriter) error {
 
@@ -652,17 +712,37 @@ func (response GetPetById400JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
+	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetPetById401JSONResponse struct{ UnauthorizedJSONResponse }
+type GetPetById401ResponseHeaders struct {
+	Deprecation         string
+	Link                string
+	RateLimit           string
+	RateLimitPolicy     string
+	Sunset              string
+	WWWAuthenticate     string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+
+type GetPetById401JSONResponse struct {
+	Body    Error
+	Headers GetPetById401ResponseHeaders
+}
 
 func (response GetPetById401JSONResponse) VisitGetPetByIdResponse(w http.ResponseWriter) error {
 
@@ -671,12 +751,16 @@ func (response GetPetById401JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
+	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
 	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -699,6 +783,7 @@ func (response GetPetById404JSONResponse) VisitGetPetByIdResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -721,12 +806,29 @@ func (response GetPetById410JSONResponse) VisitGetPetByIdResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(410)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetPetById429JSONResponse struct{ TooManyRequestsJSONResponse }
+type GetPetById429ResponseHeaders struct {
+	Deprecation         string
+	Link                string
+	RateLimit           string
+	RateLimitPolicy     string
+	RetryAfter          int32
+	Sunset              string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+
+type GetPetById429JSONResponse struct {
+	Body    Error
+	Headers GetPetById429ResponseHeaders
+}
 
 func (response GetPetById429JSONResponse) VisitGetPetByIdResponse(w http.ResponseWriter) error {
 
@@ -735,18 +837,37 @@ func (response GetPetById429JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
+	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetPetById500JSONResponse struct{ InternalErrorJSONResponse }
+type GetPetById500ResponseHeaders struct {
+	Deprecation         string
+	Link                string
+	RateLimit           string
+	RateLimitPolicy     string
+	Sunset              string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+
+type GetPetById500JSONResponse struct {
+	Body    Error
+	Headers GetPetById500ResponseHeaders
+}
 
 func (response GetPetById500JSONResponse) VisitGetPetByIdResponse(w http.ResponseWriter) error {
 
@@ -755,17 +876,37 @@ func (response GetPetById500JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
+	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type GetPetById503JSONResponse struct{ ServiceUnavailableJSONResponse }
+type GetPetById503ResponseHeaders struct {
+	Deprecation         string
+	Link                string
+	RateLimit           string
+	RateLimitPolicy     string
+	RetryAfter          int32
+	Sunset              string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+
+type GetPetById503JSONResponse struct {
+	Body    Error
+	Headers GetPetById503ResponseHeaders
+}
 
 func (response GetPetById503JSONResponse) VisitGetPetByIdResponse(w http.ResponseWriter) error {
 
@@ -774,13 +915,60 @@ func (response GetPetById503JSONResponse) VisitGetPetByIdResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
+	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPetByIddefaultResponseHeaders struct {
+	Allow               *string
+	Deprecation         string
+	Link                string
+	RateLimit           string
+	RateLimitPolicy     string
+	Sunset              string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+
+type GetPetByIddefaultJSONResponse struct {
+	Body       Error
+	Headers    GetPetByIddefaultResponseHeaders
+	StatusCode int
+}
+
+func (response GetPetByIddefaultJSONResponse) VisitGetPetByIdResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	w.Header().Set("Deprecation", fmt.Sprint(response.Headers.Deprecation))
+	w.Header().Set("Link", fmt.Sprint(response.Headers.Link))
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Sunset", fmt.Sprint(response.Headers.Sunset))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(response.StatusCode)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -800,6 +988,7 @@ type ListOrders200ResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 type ListOrders200JSONResponse struct {
@@ -820,6 +1009,7 @@ func (response ListOrders200JSONResponse) VisitListOrdersResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -832,6 +1022,7 @@ type ListOrders304ResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 type ListOrders304Response struct {
@@ -845,6 +1036,7 @@ func (response ListOrders304Response) VisitListOrdersResponse(w http.ResponseWri
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(304)
 	return nil
 }
@@ -863,6 +1055,7 @@ func (response ListOrders400JSONResponse) VisitListOrdersResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
@@ -883,6 +1076,7 @@ func (response ListOrders401JSONResponse) VisitListOrdersResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -903,6 +1097,7 @@ func (response ListOrders429JSONResponse) VisitListOrdersResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -922,6 +1117,7 @@ func (response ListOrders500JSONResponse) VisitListOrdersResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -942,7 +1138,35 @@ func (response ListOrders503JSONResponse) VisitListOrdersResponse(w http.Respons
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListOrdersdefaultJSONResponse struct {
+	Body       Error
+	Headers    DefaultResponseHeaders
+	StatusCode int
+}
+
+func (response ListOrdersdefaultJSONResponse) VisitListOrdersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(response.StatusCode)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -961,6 +1185,7 @@ type CancelOrder204ResponseHeaders struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 type CancelOrder204Response struct {
@@ -973,6 +1198,7 @@ func (response CancelOrder204Response) VisitCancelOrderResponse(w http.ResponseW
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(204)
 	return nil
 }
@@ -991,6 +1217,7 @@ func (response CancelOrder400JSONResponse) VisitCancelOrderResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1011,6 +1238,7 @@ func (response CancelOrder401JSONResponse) VisitCancelOrderResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1030,6 +1258,7 @@ func (response CancelOrder404JSONResponse) VisitCancelOrderResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1051,6 +1280,7 @@ func (response CancelOrder409JSONResponse) VisitCancelOrderResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1071,6 +1301,7 @@ func (response CancelOrder429JSONResponse) VisitCancelOrderResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1090,6 +1321,7 @@ func (response CancelOrder500JSONResponse) VisitCancelOrderResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1110,7 +1342,35 @@ func (response CancelOrder503JSONResponse) VisitCancelOrderResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelOrderdefaultJSONResponse struct {
+	Body       Error
+	Headers    DefaultResponseHeaders
+	StatusCode int
+}
+
+func (response CancelOrderdefaultJSONResponse) VisitCancelOrderResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(response.StatusCode)
 	_, err := buf.WriteTo(w)
 	return err
 }

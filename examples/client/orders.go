@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/petstore/orderd/examples/client/orderclient"
@@ -49,7 +48,7 @@ func cancel(ctx context.Context, client *orderclient.ClientWithResponses, id int
 	}
 	if res.StatusCode() != http.StatusNoContent {
 		return fmt.Errorf("cancel order %d: %w", id, apiError(res.HTTPResponse, res.Body,
-			res.JSON400, res.JSON401, res.JSON404, res.JSON409, res.JSON429, res.JSON500, res.JSON503))
+			res.JSON400, res.JSON401, res.JSON404, res.JSON409, res.JSON429, res.JSON500, res.JSON503, res.JSONDefault))
 	}
 	fmt.Fprintf(stdout, "cancelled order %d\n", id)
 	return nil
@@ -63,43 +62,11 @@ func list(ctx context.Context, client *orderclient.ClientWithResponses, stdout i
 	}
 	if res.StatusCode() != http.StatusOK || res.JSON200 == nil {
 		return fmt.Errorf("list orders: %w", apiError(res.HTTPResponse, res.Body,
-			res.JSON400, res.JSON401, res.JSON429, res.JSON500, res.JSON503))
+			res.JSON400, res.JSON401, res.JSON429, res.JSON500, res.JSON503, res.JSONDefault))
 	}
 	for _, o := range *res.JSON200 {
-		fmt.Fprintf(stdout, "%s %s %s %s %s\n", int64Text(o.Id), statusText(o.Status),
-			int64Text(o.PetId), int32Text(o.Quantity), timeText(o.ShipDate))
+		fmt.Fprintf(stdout, "%d %s %d %d %s\n", o.Id, o.Status, o.PetId, o.Quantity, o.ShipDate.UTC().Format(time.RFC3339Nano))
 	}
 	fmt.Fprintf(stdout, "%d orders\n", len(*res.JSON200))
 	return nil
-}
-
-// The schema marks no field of Order required, so the generated fields are pointers; the
-// service always sends all six, and "-" shows it if one ever goes missing.
-
-func int64Text(v *int64) string {
-	if v == nil {
-		return "-"
-	}
-	return strconv.FormatInt(*v, 10)
-}
-
-func int32Text(v *int32) string {
-	if v == nil {
-		return "-"
-	}
-	return strconv.FormatInt(int64(*v), 10)
-}
-
-func statusText(v *orderclient.OrderStatus) string {
-	if v == nil {
-		return "-"
-	}
-	return string(*v)
-}
-
-func timeText(v *time.Time) string {
-	if v == nil {
-		return "-"
-	}
-	return v.UTC().Format(time.RFC3339Nano)
 }

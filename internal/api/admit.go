@@ -33,7 +33,8 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 //
 // It runs after echo has routed the request but before its parameters are validated: an
 // unknown route or method under BasePath is limited and authenticated like the rest.
-// Requests outside BasePath (health, metrics, docs) pass untouched. The decision's headers
+// Requests outside BasePath (health, metrics, docs) pass untouched, and so do those of an
+// operation that declares no rate-limit headers (the served document: see contract.unlimited). The decision's headers
 // go to observe's header hook through ex.
 //
 // A request whose own context ended (its client hung up) while the key store or the limiter
@@ -44,6 +45,12 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 		return func(c echo.Context) error {
 			req := c.Request()
 			if !underBase(req.URL.Path) {
+				return next(c)
+			}
+			if ct.isUnlimited(c) {
+				// Static and public (the served document): no key to look up, nothing to
+				// count; the access line names the client by address.
+				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &auth.Caller{Addr: c.RealIP()})))
 				return next(c)
 			}
 			// The key lookup may answer from what the key store keeps, provisionally: the

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -19,8 +20,11 @@ type contract struct {
 	// operation, and a bounded number in all.
 	operations map[string]string
 	// public are the routes of operations whose security is empty: they need no key (they
-	// are still rate limited, by client address).
+	// are still rate limited, by client address, unless unlimited).
 	public map[string]bool
+	// unlimited are the routes of operations whose success declares no rate-limit headers:
+	// static and public (the document), neither limited nor authenticated.
+	unlimited map[string]bool
 	// validators checks a request against its operation, by operationId (as the generated
 	// RegisterHandlersOptions.OperationMiddlewares takes them).
 	validators map[string][]echo.MiddlewareFunc
@@ -31,17 +35,23 @@ func loadContract() (*contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, validators: map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, unlimited: map[string]bool{}, validators: map[string][]echo.MiddlewareFunc{}}
 	// Echo has routed the request before validation runs, so the operation is known and
 	// kin-openapi's router (which would match the document's production server URLs, not the
 	// address the service is reached at) is not needed.
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			route := method + " " + BasePath + echoPath(path)
-			ct.operations[route] = op.OperationID
-			if op.Security != nil && len(*op.Security) == 0 {
-				ct.public[route] = true
+			routes := []string{method + " " + BasePath + echoPath(path)}
+			if method == http.MethodGet { // answered for HEAD too (head.go)
+				routes = append(routes, http.MethodHead+" "+BasePath+echoPath(path))
+			}
+			for _, route := range routes {
+				ct.operations[route] = op.OperationID
+				if op.Security != nil && len(*op.Security) == 0 {
+					ct.public[route] = true
+					ct.unlimited[route] = !declaresRateLimit(op)
+				}
 			}
 			// admit has authenticated the request already; a copy of the operation without
 			// security keeps kin-openapi from checking it again on every request.
@@ -57,6 +67,18 @@ func loadContract() (*contract, error) {
 // isPublic reports whether the request's route is an operation that needs no key.
 func (ct *contract) isPublic(c echo.Context) bool {
 	return ct.public[c.Request().Method+" "+c.Path()]
+}
+
+// isUnlimited reports whether the request's route is an operation that is not rate limited.
+func (ct *contract) isUnlimited(c echo.Context) bool {
+	return ct.unlimited[c.Request().Method+" "+c.Path()]
+}
+
+// declaresRateLimit reports whether the operation's 200 answer declares the rate-limit
+// headers: the contract's word on whether the operation is limited.
+func declaresRateLimit(op *openapi3.Operation) bool {
+	ok := op.Responses.Status(http.StatusOK)
+	return ok == nil || ok.Value == nil || ok.Value.Headers["X-RateLimit-Limit"] != nil
 }
 
 // operationOf is the metrics label of the request: its operationId, the route itself for the
@@ -84,13 +106,7 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 			names, values := c.ParamNames(), c.ParamValues()
 			params := make(map[string]string, len(names))
 			for i, name := range names {
-				v := values[i]
-				if strings.Contains(v, "/") {
-					// echo's last parameter takes the rest of the path, slashes and all
-					// (/store/orders/1/ gives "1/"); by the document's path templates such
-					// a path names no operation.
-					return echo.ErrNotFound
-				}
+				v := values[i]                     // one whole path segment: unmatched has checked it
 				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any
 					if u, err := url.PathUnescape(v); err == nil {
 						v = u
@@ -98,6 +114,7 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 				}
 				params[name] = v
 			}
+			combineListHeaders(c.Request().Header, route.Operation.Parameters)
 			in := &openapi3filter.RequestValidationInput{
 				Request:    c.Request(),
 				PathParams: params,
@@ -108,6 +125,20 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 				return err
 			}
 			return next(c)
+		}
+	}
+}
+
+// combineListHeaders joins the lines of a header parameter sent as several lines into one,
+// with commas, as RFC 9110 (§5.3) lets a list header be sent and says to combine it: the
+// parameters are validated and bound as one value.
+func combineListHeaders(h http.Header, params openapi3.Parameters) {
+	for _, ref := range params {
+		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
+			name := http.CanonicalHeaderKey(p.Name)
+			if v := h[name]; len(v) > 1 {
+				h[name] = []string{strings.Join(v, ", ")}
+			}
 		}
 	}
 }

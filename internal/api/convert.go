@@ -5,8 +5,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// toAPIPet converts a domain pet to the generated type, every field present.
+// toAPIPet converts a domain pet to the generated type; the schema requires every field.
 func toAPIPet(p order.Pet) gen.Pet {
-	status := gen.PetStatus(p.Status)
-	return gen.Pet{Id: &p.ID, Name: &p.Name, Status: &status}
+	return gen.Pet{Id: p.ID, Name: p.Name, Status: gen.PetStatus(p.Status)}
 }

@@ -157,10 +157,12 @@ func requestErrorMessage(re *openapi3filter.RequestError) string {
 		return "invalid request: " + re.Error()
 	}
 	p := re.Parameter
-	return fmt.Sprintf("%s parameter %s: %s", p.In, p.Name, expectation(p))
+	return fmt.Sprintf("%s parameter %s: %s", p.In, p.Name, expectation(p, re.Err))
 }
 
-func expectation(p *openapi3.Parameter) string {
+// expectation says what the parameter must be; for a string, by the rule of its schema that
+// the value broke (cause, kin-openapi's error), since a short value may fail its pattern.
+func expectation(p *openapi3.Parameter, cause error) string {
 	if p.Schema == nil || p.Schema.Value == nil {
 		return "invalid value"
 	}
@@ -179,8 +181,15 @@ func expectation(p *openapi3.Parameter) string {
 			hi = int64(*s.Max)
 		}
 		return fmt.Sprintf("must be an integer from %d to %d", lo, hi)
-	case s.Type.Is(openapi3.TypeString) && s.MaxLength != nil:
-		return fmt.Sprintf("must be a string of at most %d characters", *s.MaxLength)
+	case s.Type.Is(openapi3.TypeString):
+		var se *openapi3.SchemaError
+		errors.As(cause, &se)
+		switch {
+		case se != nil && se.SchemaField == "pattern" && s.Pattern != "":
+			return "must match the pattern " + s.Pattern
+		case s.MaxLength != nil:
+			return fmt.Sprintf("must be a string of at most %d characters", *s.MaxLength)
+		}
 	}
 	return "must be " + strings.Join(s.Type.Slice(), " or ")
 }

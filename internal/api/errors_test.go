@@ -36,12 +36,18 @@ func TestErrorTable(t *testing.T) {
 		{"order not found", "DELETE", "/v1/store/orders/4", 404, gen.ErrorCodeOrderNotFound, "4"},
 		{"pet not found", "GET", "/v1/pets/8", 404, gen.ErrorCodePetNotFound, "8"},
 		{"no route under /v1", "GET", "/v1/store/nothing", 404, gen.ErrorCodeNotFound, ""},
-		{"no route at all", "GET", "/", 404, gen.ErrorCodeNotFound, ""},
+		{"no route at all", "GET", "/nothing", 404, gen.ErrorCodeNotFound, ""},
+		{"GET below an order", "GET", "/v1/store/orders/2/items", 404, gen.ErrorCodeNotFound, ""},
+		{"GET with an empty segment before the id", "GET", "/v1/store/orders//2", 404, gen.ErrorCodeNotFound, ""},
+		{"DELETE with an empty segment before the id", "DELETE", "/v1/store/orders//2", 404, gen.ErrorCodeNotFound, ""},
+		{"PUT below an order", "PUT", "/v1/store/orders/2/items", 404, gen.ErrorCodeNotFound, ""},
+		{"DELETE below a pet", "DELETE", "/v1/pets/7/x", 404, gen.ErrorCodeNotFound, ""},
+		{"HEAD below an order", "HEAD", "/v1/store/orders/2/items", 404, "", ""},
 		{"no route outside /v1", "GET", "/v2/store/orders", 404, gen.ErrorCodeNotFound, ""},
 		{"wrong method on the list", "POST", "/v1/store/orders", 405, gen.ErrorCodeMethodNotAllowed, ""},
 		{"wrong method on an order", "GET", "/v1/store/orders/1", 405, gen.ErrorCodeMethodNotAllowed, ""},
 		{"OPTIONS is not served", "OPTIONS", "/v1/store/orders", 405, gen.ErrorCodeMethodNotAllowed, ""},
-		{"HEAD is not served", "HEAD", "/v1/store/orders", 405, "", ""},
+		{"HEAD where GET is not served", "HEAD", "/v1/store/orders/1", 405, "", ""},
 		{"shipped order", "DELETE", "/v1/store/orders/2", 409, gen.ErrorCodeOrderAlreadyShipped, "2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,7 +71,7 @@ func TestErrorTable(t *testing.T) {
 
 func TestMethodNotAllowedListsWhatWorks(t *testing.T) {
 	h := newHarness(t)
-	for path, want := range map[string]string{"/v1/store/orders": "GET", "/v1/store/orders/1": "DELETE", "/v1/pets/7": "GET"} {
+	for path, want := range map[string]string{"/v1/store/orders": "GET, HEAD", "/v1/store/orders/1": "DELETE", "/v1/pets/7": "GET, HEAD"} {
 		for _, method := range []string{"PUT", "OPTIONS"} {
 			res, _ := h.authed(t, method, path)
 			if res.StatusCode != 405 || res.Header.Get("Allow") != want {

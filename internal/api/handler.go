@@ -84,16 +84,18 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
-	// Routes. Outside BasePath: health, metrics and docs, neither limited nor authenticated.
-	health(e, cfg.Ready)
-	docs.Register(e, BasePath+"/openapi.yaml")
+	// Routes; every GET route answers HEAD too (head.go). Outside BasePath: health, metrics
+	// and docs, neither limited nor authenticated.
+	routes := getAndHead{e}
+	health(routes, cfg.Ready)
+	docs.Register(routes, BasePath+"/openapi.yaml")
 	if cfg.Metrics != nil {
-		e.GET("/metrics", echo.WrapHandler(cfg.Metrics))
+		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
 	// The operations of openapi.yaml, each behind its validator (contract.go), then the
 	// handler (server.go, list.go).
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
-	gen.RegisterHandlersWithOptions(e, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
+	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,
 		OperationMiddlewares: ct.validators,
 	})
@@ -108,8 +110,11 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.Use(recoverPanics(cfg.Logger))
 	// Under BasePath: key → caller → rate-limit decision → 401 unless the operation is public.
 	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix))
-	// A known path with another method: 405 with an Allow that lists what works.
-	e.Use(methodNotAllowed)
+	// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
+	e.Use(limitHeaders)
+	// A path that matches no template: 404; a known path with another method: 405 with an
+	// Allow that lists what works.
+	e.Use(unmatched)
 	return e, nil
 }
 
@@ -135,11 +140,15 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	})
 }
 
-// methodNotAllowed answers a known path with an unknown method 405, as the contract says,
-// where echo would answer OPTIONS itself with a bare 204, and lists in Allow only the methods
-// that work (echo's list starts with OPTIONS, which the service does not serve).
-func methodNotAllowed(next echo.HandlerFunc) echo.HandlerFunc {
+// unmatched answers 404 a request whose path matches no path template of the service, and
+// 405 a path that matches one with a method it does not serve, as the contract says, where
+// echo would answer OPTIONS itself with a bare 204; Allow lists only the methods that work
+// (echo's list starts with OPTIONS, which the service does not serve).
+func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if !matchesTemplate(c) {
+			return echo.ErrNotFound
+		}
 		// echo sets this only when it found the path but not the method.
 		if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok && allow != "" {
 			c.Response().Header().Set(echo.HeaderAllow, strings.TrimPrefix(allow, "OPTIONS, "))
@@ -147,6 +156,31 @@ func methodNotAllowed(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// matchesTemplate reports whether the path matches the route echo chose by the document's
+// rules: a template parameter ({orderId}) is one whole, non-empty path segment. echo's last
+// parameter takes the rest of the path, slashes and all (/store/orders/1/items gives
+// "1/items", /store/orders//1 gives "/1"), a trailing slash gives an empty one, and when the
+// method is not served echo keeps the route but no parameters; so the path is matched
+// against the route's template here, segment by segment (escaped: %2F is no separator). A
+// wildcard route (/docs/assets/*) takes the rest of the path by design.
+func matchesTemplate(c echo.Context) bool {
+	route := c.Path()
+	if route == "" || strings.HasSuffix(route, "*") {
+		return true
+	}
+	want := strings.Split(route, "/")
+	got := strings.Split(c.Request().URL.EscapedPath(), "/")
+	if len(got) != len(want) {
+		return false
+	}
+	for i, seg := range want {
+		if strings.HasPrefix(seg, ":") && got[i] == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // clientAddress is the peer's address, or, when the peer is a trusted proxy, the address

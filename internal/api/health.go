@@ -11,7 +11,9 @@ import (
 // health serves /healthz (the process answers) and /readyz (its store answers too), outside
 // /v1: no key, no limit, for load balancers and orchestrators. A 503 gets its Retry-After
 // from observe's header hook, like every 503.
-func health(e *echo.Echo, ready func(context.Context) error) {
+func health(e interface {
+	GET(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
+}, ready func(context.Context) error) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -47,15 +47,13 @@ func toAPIOrders(orders []order.Order) []gen.Order {
 	out := make([]gen.Order, len(orders))
 	for i := range orders {
 		o := &orders[i]
-		ship := o.ShipDate.UTC()
-		status := gen.OrderStatus(o.Status)
 		out[i] = gen.Order{
-			Id:       &o.ID,
-			PetId:    &o.PetID,
-			Quantity: &o.Quantity,
-			ShipDate: &ship,
-			Complete: &o.Complete,
-			Status:   &status,
+			Id:       o.ID,
+			PetId:    o.PetID,
+			Quantity: o.Quantity,
+			ShipDate: o.ShipDate.UTC(),
+			Complete: o.Complete,
+			Status:   gen.OrderStatus(o.Status),
 		}
 	}
 	return out

@@ -28,9 +28,9 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				id = newRequestID()
 			}
 			h := res.Header()
-			h.Set(echo.HeaderXRequestID, id)
+			h.Set(echo.HeaderXRequestID, id) // for errorHandler's log line; the hook writes it again
 			h.Set("X-Content-Type-Options", "nosniff")
-			ex := &exchange{sunset: &sunset}
+			ex := &exchange{requestID: id, sunset: &sunset}
 			c.Set(exchangeKey, ex)
 			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
 
@@ -73,8 +73,9 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 // exchange is what the steps of the chain learn about one request that its answer's headers
 // depend on. observe makes it; admit fills in its decision.
 type exchange struct {
-	limit  *rateLimitHeaders // admit's decision; nil outside BasePath
-	sunset *sunsetHeaders
+	requestID string
+	limit     *rateLimitHeaders // admit's decision; nil outside BasePath
+	sunset    *sunsetHeaders
 }
 
 // exchangeKey holds the request's *exchange in the echo context: only middleware use it, the
@@ -90,6 +91,7 @@ func exchangeOf(c echo.Context) *exchange {
 // the generated responses have set their declared headers (the handlers leave those zero),
 // so the values here are the ones sent. This is the one rule of which route carries which:
 //
+//   - every answer: X-Request-Id (a generated response sets its declared one, empty);
 //   - under BasePath: the rate-limit headers of admit's decision;
 //   - the deprecated operation: Deprecation, Sunset and Link, errors included;
 //   - a 429: Retry-After until the binding window (or the ban) ends; a 503:
@@ -98,6 +100,7 @@ func exchangeOf(c echo.Context) *exchange {
 func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
 	// The names are written canonical, as Header.Set would make them, without canonicalizing
 	// (and allocating) each one again on every request.
+	h["X-Request-Id"] = []string{ex.requestID}
 	if l := ex.limit; l != nil {
 		h["X-Ratelimit-Limit"] = []string{l.limit}
 		h["X-Ratelimit-Remaining"] = []string{l.remaining}

@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,6 +23,9 @@ import (
 	"github.com/petstore/orderd/gen"
 )
 
+// RequestIDHeader is the header every answer carries, under /v1 or not.
+const RequestIDHeader = "X-Request-Id"
+
 // RateLimitHeaders are the headers every answer under /v1 carries.
 var RateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy"}
 
@@ -29,6 +34,9 @@ type Checker struct {
 	doc      *openapi3.T
 	router   routers.Router
 	basePath string
+	// statusOf is the HTTP status of each error code, as the document's example of the code
+	// (components/examples, one per code) shows it.
+	statusOf map[gen.ErrorCode]int
 }
 
 // New returns a checker for answers of the API served at serverURL: "/v1" for any host, or
@@ -49,21 +57,61 @@ func New(serverURL string) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/")}, nil
+	statusOf, err := errorStatuses(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/"), statusOf: statusOf}, nil
+}
+
+// errorStatuses reads the status of each error code from the document's examples, and fails
+// unless every code of the Error schema has one.
+func errorStatuses(doc *openapi3.T) (map[gen.ErrorCode]int, error) {
+	statusOf := map[gen.ErrorCode]int{}
+	for _, ex := range doc.Components.Examples {
+		v, ok := ex.Value.Value.(map[string]any)
+		if !ok {
+			continue
+		}
+		code, _ := v["code"].(string)
+		status, _ := v["status"].(float64)
+		if code != "" && status != 0 {
+			statusOf[gen.ErrorCode(code)] = int(status)
+		}
+	}
+	for _, code := range doc.Components.Schemas["Error"].Value.Properties["code"].Value.Enum {
+		if _, ok := statusOf[gen.ErrorCode(code.(string))]; !ok {
+			return nil, fmt.Errorf("openapi.yaml: no example in components/examples shows the error code %s", code)
+		}
+	}
+	return statusOf, nil
 }
 
 // Check validates one answer: against its operation when the request names one, and against
 // the Error schema when it names none (unknown route, unknown method). body is the decoded
 // body.
 func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) error {
+	if res.Header.Get(RequestIDHeader) == "" {
+		return errors.New("no " + RequestIDHeader + " header")
+	}
 	if res.StatusCode >= 400 && req.Method != http.MethodHead {
 		if err := c.checkError(res, body); err != nil {
 			return err
 		}
 	}
-	if p := req.URL.Path; p == c.basePath || strings.HasPrefix(p, c.basePath+"/") {
+	// HEAD is answered as GET without a body wherever GET is served (the document says so,
+	// rather than declaring a head operation per path): its answer is checked as the GET's.
+	routed := req
+	if req.Method == http.MethodHead {
+		routed = req.Clone(req.Context())
+		routed.Method = http.MethodGet
+	}
+	route, params, err := c.router.FindRoute(routed)
+	limited := err != nil || rateLimited(route.Operation)
+	if p := req.URL.Path; limited && (p == c.basePath || strings.HasPrefix(p, c.basePath+"/")) {
 		// Every answer under /v1 carries the rate-limit headers, also where no operation
-		// of the document describes it (unknown routes and methods).
+		// of the document describes it (unknown routes and methods), but for an operation
+		// the document says is not limited.
 		for _, h := range RateLimitHeaders {
 			if res.Header.Get(h) == "" {
 				return errors.New("no " + h + " header")
@@ -73,28 +121,72 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			return errors.New("a 429 without Retry-After")
 		}
 	}
-	route, params, err := c.router.FindRoute(req)
+	if !limited {
+		for _, h := range RateLimitHeaders {
+			if res.Header.Get(h) != "" {
+				return errors.New("a rate-limit header " + h + " on an operation that is not rate limited")
+			}
+		}
+	}
 	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
 		switch res.StatusCode {
 		// 500: the caller's key record is corrupt, which admission finds before routing matters.
-		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized,
+		// 431: the header limit holds at every path.
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized, http.StatusRequestHeaderFieldsTooLarge,
 			http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable:
 		default:
-			return errors.New("a request for no operation must be answered 401, 404, 405, 429, 500 or 503")
+			return errors.New("a request for no operation must be answered 401, 404, 405, 429, 431, 500 or 503")
 		}
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	text := textSchema(route.Operation, res)
+	if text != nil && req.Method != http.MethodHead {
+		if err := text.VisitJSON(string(body)); err != nil {
+			return fmt.Errorf("the text body: %w", err)
+		}
+	}
 	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: routed, PathParams: params, Route: route},
 		Status:                 res.StatusCode,
 		Header:                 res.Header,
 		Body:                   io.NopCloser(bytes.NewReader(body)),
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: req.Method == http.MethodHead},
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true,
+			ExcludeResponseBody: req.Method == http.MethodHead || text != nil},
 	}
 	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// rateLimited reports whether the document declares the operation rate limited: its 200
+// answer declares the rate-limit headers.
+func rateLimited(op *openapi3.Operation) bool {
+	ok := op.Responses.Status(http.StatusOK)
+	return ok == nil || ok.Value == nil || ok.Value.Headers[RateLimitHeaders[0]] != nil
+}
+
+// textSchema is the schema of an answer declared as text (`type: string`) in a media type
+// other than JSON, such as the served document in application/yaml; nil for any other. A
+// client reads such a body as a string, so it is checked as one: kin-openapi would decode
+// YAML into a value first.
+func textSchema(op *openapi3.Operation, res *http.Response) *openapi3.Schema {
+	ref := op.Responses.Status(res.StatusCode)
+	if ref == nil {
+		ref = op.Responses.Default()
+	}
+	if ref == nil || ref.Value == nil {
+		return nil
+	}
+	ct, _, err := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	if err != nil || strings.HasSuffix(ct, "json") {
+		return nil
+	}
+	mt := ref.Value.Content.Get(ct)
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || !mt.Schema.Value.Type.Is(openapi3.TypeString) {
+		return nil
+	}
+	return mt.Schema.Value
 }
 
 func (c *Checker) checkError(res *http.Response, body []byte) error {
@@ -114,6 +206,9 @@ func (c *Checker) checkError(res *http.Response, body []byte) error {
 	}
 	if int(e.Status) != res.StatusCode {
 		return errors.New("the status field of the Error differs from the HTTP status")
+	}
+	if want := c.statusOf[e.Code]; want != res.StatusCode {
+		return fmt.Errorf("the error code %s is answered %d, not %d", e.Code, want, res.StatusCode)
 	}
 	return nil
 }

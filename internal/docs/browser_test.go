@@ -2,9 +2,11 @@ package docs_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +26,8 @@ func chromium(t *testing.T) string {
 	t.Fatal("no chromium: run `make test` (it installs it) or `apt-get install chromium`")
 	return ""
 }
+
+var firstOption = regexp.MustCompile(`<option value="([^"]*)"`)
 
 // TestDocsRenderInABrowser opens /docs in headless Chromium against the running service and
 // checks that Swagger UI rendered every operation of openapi.yaml, and takes a screenshot.
@@ -53,8 +57,24 @@ func TestDocsRenderInABrowser(t *testing.T) {
 			t.Errorf("the rendered page lacks %q", want)
 		}
 	}
+	// "Try it out" sends to the server chosen in the dropdown, the first by default: it must
+	// be this instance (the relative /v1), which the page's CSP lets it reach.
+	servers := strings.Index(dom, `class="servers"`)
+	if servers < 0 {
+		t.Error("the rendered page has no servers dropdown")
+	} else if first := firstOption.FindStringSubmatch(dom[servers:]); first == nil || first[1] != "/v1" {
+		t.Errorf("the servers dropdown's first entry is %q, not this instance's /v1", first)
+	}
 	if t.Failed() {
 		t.Logf("DOM (first 2000 bytes): %.2000s", dom)
+	}
+	res, err := http.Get(srv.URL() + "/docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self'") {
+		t.Errorf("the page's Content-Security-Policy %q does not let it send requests to its own origin", csp)
 	}
 
 	shot := filepath.Join(t.TempDir(), "docs.png")

@@ -41,8 +41,19 @@ const initJS = `window.ui = SwaggerUIBundle({
 });
 `
 
-// Register serves the page at /docs, rendering the document at specURL.
-func Register(e *echo.Echo, specURL string) {
+// csp lets the page load only its own files and send requests only to its own origin:
+// "Try it out" sends them to the document's first server, the relative /v1 of this instance
+// (connect-src is stated, not left to default-src, because it is the one the page needs).
+const csp = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
+
+// Router is where Register adds its routes: an *echo.Echo, or a wrapper of one.
+type Router interface {
+	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+}
+
+// Register serves the page at /docs, rendering the document at specURL, and redirects /docs/
+// and / to it.
+func Register(e Router, specURL string) {
 	var b strings.Builder
 	if err := page.Execute(&b, specURL); err != nil {
 		panic(err) // a constant template and a string cannot fail
@@ -50,12 +61,21 @@ func Register(e *echo.Echo, specURL string) {
 	html := b.String()
 	secure := func(c echo.Context) {
 		h := c.Response().Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'")
+		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Frame-Options", "DENY")
 	}
 	e.GET("/docs", func(c echo.Context) error {
 		secure(c)
 		return c.HTML(http.StatusOK, html)
+	})
+	// /docs/ is the same page by another name, and / has nothing of its own: both send the
+	// visitor to /docs (301 for the one that will always mean /docs, 302 for the root,
+	// which may one day serve something else).
+	e.GET("/docs/", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/docs")
+	})
+	e.GET("/", func(c echo.Context) error {
+		return c.Redirect(http.StatusFound, "/docs")
 	})
 	e.GET("/docs/init.js", func(c echo.Context) error {
 		secure(c)

@@ -100,7 +100,7 @@ func (s *Service) open(ctx context.Context) error {
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    api.MaxHeaderBytes, // Go reads 4 KiB past it; the handler refuses those exactly
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	if cfg.MetricsAddr != "" {

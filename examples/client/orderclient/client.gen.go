@@ -22,6 +22,7 @@ import (
 const (
 	ErrorCodeApiKeyBanned        ErrorCode = "api_key_banned"
 	ErrorCodeEndpointSunset      ErrorCode = "endpoint_sunset"
+	ErrorCodeHeaderTooLarge      ErrorCode = "header_too_large"
 	ErrorCodeInternalError       ErrorCode = "internal_error"
 	ErrorCodeInvalidRequest      ErrorCode = "invalid_request"
 	ErrorCodeMethodNotAllowed    ErrorCode = "method_not_allowed"
@@ -40,6 +41,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeApiKeyBanned:
 		return true
 	case ErrorCodeEndpointSunset:
+		return true
+	case ErrorCodeHeaderTooLarge:
 		return true
 	case ErrorCodeInternalError:
 		return true
@@ -132,38 +135,51 @@ type Error struct {
 type ErrorCode string
 
 // Order An order of the store. The service always sends all six fields.
+//
+// `id` and `petId` are int64 and may exceed 2^53: a JavaScript client that parses them
+// as `number` (plain `JSON.parse`) rounds them, and may then cancel another order. Read
+// them as `bigint` or as their decimal text (see `id`).
 type Order struct {
 	// Complete Whether the order has been fulfilled.
 	//
 	// Example: false
-	Complete *bool `json:"complete,omitempty"`
+	Complete bool `json:"complete"`
 
-	// Id Unique order identifier (any int64 from 0 up; exact, never rounded).
+	// Id Unique order identifier: any int64 from 0 up, sent exact, as a JSON integer of up
+	// to 19 digits, never rounded. Above 2^53 (9007199254740992) a JavaScript `number`
+	// cannot hold it: `9223372036854775807` becomes `9223372036854776000`, a different
+	// order. JavaScript clients must read it without `number`: `JSON.parse` with a
+	// reviver that takes the digits from `context.source` (ES2025, Node.js 21 and later),
+	// or a bigint-aware parser such as json-bigint or lossless-json; and send it back in
+	// the path as those same digits.
+	//
 	//
 	// Example: 10
-	Id *int64 `json:"id,omitempty"`
+	Id int64 `json:"id"`
 
-	// PetId Identifier of the animal in the order.
+	// PetId Identifier of the animal in the order; an int64 like `id`, with the same care in
+	// JavaScript.
+	//
 	//
 	// Example: 198772
-	PetId *int64 `json:"petId,omitempty"`
+	PetId int64 `json:"petId"`
 
 	// Quantity Number of units ordered.
 	//
 	// Example: 7
-	Quantity *int32 `json:"quantity,omitempty"`
+	Quantity int32 `json:"quantity"`
 
 	// ShipDate Expected or actual ship date, RFC 3339 in UTC.
 	//
 	// Example: 2026-11-20T08:30:00Z
-	ShipDate *time.Time `json:"shipDate,omitempty"`
+	ShipDate time.Time `json:"shipDate"`
 
 	// Status `pending` can be cancelled; `shipped` cannot (409); `cancelled` stays cancelled and
 	// cancelling it again answers 204.
 	//
 	//
 	// Example: pending
-	Status *OrderStatus `json:"status,omitempty"`
+	Status OrderStatus `json:"status"`
 }
 
 // OrderStatus `pending` can be cancelled; `shipped` cannot (409); `cancelled` stays cancelled and
@@ -172,22 +188,22 @@ type Order struct {
 // Example: pending
 type OrderStatus string
 
-// Pet An animal of the store.
+// Pet An animal of the store. The service always sends all three fields.
 type Pet struct {
-	// Id Identifier of the pet.
+	// Id Identifier of the pet; an int64, read as `Order.id` says.
 	//
 	// Example: 198772
-	Id *int64 `json:"id,omitempty"`
+	Id int64 `json:"id"`
 
 	// Name Name of the pet.
 	//
 	// Example: doggie
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
 	// Status Availability of the pet in the store.
 	//
 	// Example: available
-	Status *PetStatus `json:"status,omitempty"`
+	Status PetStatus `json:"status"`
 }
 
 // PetStatus Availability of the pet in the store.
@@ -197,6 +213,9 @@ type PetStatus string
 
 // BadRequest Every error answer of the service.
 type BadRequest = Error
+
+// Default Every error answer of the service.
+type Default = Error
 
 // EndpointSunset Every error answer of the service.
 type EndpointSunset = Error
@@ -305,8 +324,9 @@ type ClientInterface interface {
 	// GetOpenAPIDocument This document
 	//
 	// The OpenAPI document of this version of the API, as served by the running service. It
-	// needs no key; like every request without a valid key, it is limited by client address
-	// with the free plan's limits. A rendered version is at `/docs`.
+	// is static and public: it needs no key and is not rate limited, so its answers carry no
+	// rate-limit headers, and loading it (as `/docs` does) spends none of a visitor's quota.
+	// A rendered version is at `/docs`.
 	//
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
 	GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -346,8 +366,9 @@ type ClientInterface interface {
 // GetOpenAPIDocument This document
 //
 // The OpenAPI document of this version of the API, as served by the running service. It
-// needs no key; like every request without a valid key, it is limited by client address
-// with the free plan's limits. A rendered version is at `/docs`.
+// is static and public: it needs no key and is not rate limited, so its answers carry no
+// rate-limit headers, and loading it (as `/docs` does) spends none of a visitor's quota.
+// A rendered version is at `/docs`.
 //
 // Corresponds with GET /openapi.yaml (the `GetOpenAPIDocument` operationId).
 func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -606,8 +627,9 @@ type ClientWithResponsesInterface interface {
 	// GetOpenAPIDocumentWithResponse This document
 	//
 	// The OpenAPI document of this version of the API, as served by the running service. It
-	// needs no key; like every request without a valid key, it is limited by client address
-	// with the free plan's limits. A rendered version is at `/docs`.
+	// is static and public: it needs no key and is not rate limited, so its answers carry no
+	// rate-limit headers, and loading it (as `/docs` does) spends none of a visitor's quota.
+	// A rendered version is at `/docs`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -654,81 +676,63 @@ type ClientWithResponsesInterface interface {
 
 // GetOpenAPIDocumentResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIDocument
 type GetOpenAPIDocumentResponse200Headers struct {
-	RateLimit           string
-	RateLimitPolicy     string
-	XRateLimitLimit     int64
-	XRateLimitRemaining int64
-	XRateLimitReset     int64
+	XRequestId string
 }
 
-// GetOpenAPIDocumentResponse429Headers the declared response headers of an HTTP 429 response for GetOpenAPIDocument
-type GetOpenAPIDocumentResponse429Headers struct {
-	RateLimit           string
-	RateLimitPolicy     string
-	RetryAfter          int32
-	XRateLimitLimit     int64
-	XRateLimitRemaining int64
-	XRateLimitReset     int64
+// GetOpenAPIDocumentResponse431Headers the declared response headers of an HTTP 431 response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponse431Headers struct {
+	XRequestId string
 }
 
 // GetOpenAPIDocumentResponse500Headers the declared response headers of an HTTP 500 response for GetOpenAPIDocument
 type GetOpenAPIDocumentResponse500Headers struct {
-	RateLimit           string
-	RateLimitPolicy     string
-	XRateLimitLimit     int64
-	XRateLimitRemaining int64
-	XRateLimitReset     int64
+	XRequestId string
 }
 
-// GetOpenAPIDocumentResponse503Headers the declared response headers of an HTTP 503 response for GetOpenAPIDocument
-type GetOpenAPIDocumentResponse503Headers struct {
-	RateLimit           string
-	RateLimitPolicy     string
-	RetryAfter          int32
-	XRateLimitLimit     int64
-	XRateLimitRemaining int64
-	XRateLimitReset     int64
+// GetOpenAPIDocumentResponseDefaultHeaders the declared response headers of an HTTP default response for GetOpenAPIDocument
+type GetOpenAPIDocumentResponseDefaultHeaders struct {
+	XRequestId string
 }
 
 type GetOpenAPIDocumentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *map[string]interface{}
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	YAML200 *string
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON500 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIDocumentResponse200Headers
-	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetOpenAPIDocumentResponse429Headers
+	// Headers431 the parsed response headers for an HTTP 431 response
+	Headers431 *GetOpenAPIDocumentResponse431Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetOpenAPIDocumentResponse500Headers
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetOpenAPIDocumentResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetOpenAPIDocumentResponseDefaultHeaders
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenAPIDocumentResponse) GetYAML200() *map[string]interface{} {
+func (r GetOpenAPIDocumentResponse) GetYAML200() *string {
 	return r.YAML200
 }
 
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetOpenAPIDocumentResponse) GetJSON429() *TooManyRequests {
-	return r.JSON429
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetOpenAPIDocumentResponse) GetJSON431() *Error {
+	return r.JSON431
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetOpenAPIDocumentResponse) GetJSON500() *InternalError {
+func (r GetOpenAPIDocumentResponse) GetJSON500() *Error {
 	return r.JSON500
 }
 
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetOpenAPIDocumentResponse) GetJSON503() *ServiceUnavailable {
-	return r.JSON503
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetOpenAPIDocumentResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -770,25 +774,34 @@ type GetPetByIdResponse200Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // GetPetByIdResponse400Headers the declared response headers of an HTTP 400 response for GetPetById
 type GetPetByIdResponse400Headers struct {
+	Deprecation         string
+	Link                string
 	RateLimit           string
 	RateLimitPolicy     string
+	Sunset              string
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // GetPetByIdResponse401Headers the declared response headers of an HTTP 401 response for GetPetById
 type GetPetByIdResponse401Headers struct {
+	Deprecation         string
+	Link                string
 	RateLimit           string
 	RateLimitPolicy     string
+	Sunset              string
 	WWWAuthenticate     string
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // GetPetByIdResponse404Headers the declared response headers of an HTTP 404 response for GetPetById
@@ -801,6 +814,7 @@ type GetPetByIdResponse404Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // GetPetByIdResponse410Headers the declared response headers of an HTTP 410 response for GetPetById
@@ -813,35 +827,62 @@ type GetPetByIdResponse410Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // GetPetByIdResponse429Headers the declared response headers of an HTTP 429 response for GetPetById
 type GetPetByIdResponse429Headers struct {
+	Deprecation         string
+	Link                string
 	RateLimit           string
 	RateLimitPolicy     string
 	RetryAfter          int32
+	Sunset              string
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // GetPetByIdResponse500Headers the declared response headers of an HTTP 500 response for GetPetById
 type GetPetByIdResponse500Headers struct {
+	Deprecation         string
+	Link                string
 	RateLimit           string
 	RateLimitPolicy     string
+	Sunset              string
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // GetPetByIdResponse503Headers the declared response headers of an HTTP 503 response for GetPetById
 type GetPetByIdResponse503Headers struct {
+	Deprecation         string
+	Link                string
 	RateLimit           string
 	RateLimitPolicy     string
 	RetryAfter          int32
+	Sunset              string
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
+}
+
+// GetPetByIdResponseDefaultHeaders the declared response headers of an HTTP default response for GetPetById
+type GetPetByIdResponseDefaultHeaders struct {
+	Allow               *string
+	Deprecation         string
+	Link                string
+	RateLimit           string
+	RateLimitPolicy     string
+	Sunset              string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
 }
 
 type GetPetByIdResponse struct {
@@ -850,19 +891,21 @@ type GetPetByIdResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Pet
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *PetNotFound
 	// JSON410 the response for an HTTP 410 `application/json` response
 	JSON410 *EndpointSunset
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
+	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *ServiceUnavailable
+	JSON503 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPetByIdResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -879,6 +922,8 @@ type GetPetByIdResponse struct {
 	Headers500 *GetPetByIdResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetPetByIdResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetPetByIdResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -887,12 +932,12 @@ func (r GetPetByIdResponse) GetJSON200() *Pet {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetPetByIdResponse) GetJSON400() *BadRequest {
+func (r GetPetByIdResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetPetByIdResponse) GetJSON401() *Unauthorized {
+func (r GetPetByIdResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
@@ -907,18 +952,23 @@ func (r GetPetByIdResponse) GetJSON410() *EndpointSunset {
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetPetByIdResponse) GetJSON429() *TooManyRequests {
+func (r GetPetByIdResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetPetByIdResponse) GetJSON500() *InternalError {
+func (r GetPetByIdResponse) GetJSON500() *Error {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetPetByIdResponse) GetJSON503() *ServiceUnavailable {
+func (r GetPetByIdResponse) GetJSON503() *Error {
 	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPetByIdResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -958,6 +1008,7 @@ type ListOrdersResponse200Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // ListOrdersResponse304Headers the declared response headers of an HTTP 304 response for ListOrders
@@ -968,6 +1019,7 @@ type ListOrdersResponse304Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // ListOrdersResponse400Headers the declared response headers of an HTTP 400 response for ListOrders
@@ -977,6 +1029,7 @@ type ListOrdersResponse400Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // ListOrdersResponse401Headers the declared response headers of an HTTP 401 response for ListOrders
@@ -987,6 +1040,7 @@ type ListOrdersResponse401Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // ListOrdersResponse429Headers the declared response headers of an HTTP 429 response for ListOrders
@@ -997,6 +1051,7 @@ type ListOrdersResponse429Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // ListOrdersResponse500Headers the declared response headers of an HTTP 500 response for ListOrders
@@ -1006,6 +1061,7 @@ type ListOrdersResponse500Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // ListOrdersResponse503Headers the declared response headers of an HTTP 503 response for ListOrders
@@ -1016,6 +1072,18 @@ type ListOrdersResponse503Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
+}
+
+// ListOrdersResponseDefaultHeaders the declared response headers of an HTTP default response for ListOrders
+type ListOrdersResponseDefaultHeaders struct {
+	Allow               *string
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
 }
 
 type ListOrdersResponse struct {
@@ -1033,6 +1101,8 @@ type ListOrdersResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Default
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListOrdersResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -1047,6 +1117,8 @@ type ListOrdersResponse struct {
 	Headers500 *ListOrdersResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ListOrdersResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListOrdersResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1077,6 +1149,11 @@ func (r ListOrdersResponse) GetJSON500() *InternalError {
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
 func (r ListOrdersResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListOrdersResponse) GetJSONDefault() *Default {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -1115,6 +1192,7 @@ type CancelOrderResponse204Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // CancelOrderResponse400Headers the declared response headers of an HTTP 400 response for CancelOrder
@@ -1124,6 +1202,7 @@ type CancelOrderResponse400Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // CancelOrderResponse401Headers the declared response headers of an HTTP 401 response for CancelOrder
@@ -1134,6 +1213,7 @@ type CancelOrderResponse401Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // CancelOrderResponse404Headers the declared response headers of an HTTP 404 response for CancelOrder
@@ -1143,6 +1223,7 @@ type CancelOrderResponse404Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // CancelOrderResponse409Headers the declared response headers of an HTTP 409 response for CancelOrder
@@ -1152,6 +1233,7 @@ type CancelOrderResponse409Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // CancelOrderResponse429Headers the declared response headers of an HTTP 429 response for CancelOrder
@@ -1162,6 +1244,7 @@ type CancelOrderResponse429Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // CancelOrderResponse500Headers the declared response headers of an HTTP 500 response for CancelOrder
@@ -1171,6 +1254,7 @@ type CancelOrderResponse500Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
 }
 
 // CancelOrderResponse503Headers the declared response headers of an HTTP 503 response for CancelOrder
@@ -1181,6 +1265,18 @@ type CancelOrderResponse503Headers struct {
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
+	XRequestId          string
+}
+
+// CancelOrderResponseDefaultHeaders the declared response headers of an HTTP default response for CancelOrder
+type CancelOrderResponseDefaultHeaders struct {
+	Allow               *string
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
 }
 
 type CancelOrderResponse struct {
@@ -1200,6 +1296,8 @@ type CancelOrderResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *ServiceUnavailable
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Default
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *CancelOrderResponse204Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -1216,6 +1314,8 @@ type CancelOrderResponse struct {
 	Headers500 *CancelOrderResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *CancelOrderResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CancelOrderResponseDefaultHeaders
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -1253,6 +1353,11 @@ func (r CancelOrderResponse) GetJSON503() *ServiceUnavailable {
 	return r.JSON503
 }
 
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CancelOrderResponse) GetJSONDefault() *Default {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r CancelOrderResponse) GetBody() []byte {
 	return r.Body
@@ -1285,8 +1390,9 @@ func (r CancelOrderResponse) ContentType() string {
 // GetOpenAPIDocumentWithResponse This document
 //
 // The OpenAPI document of this version of the API, as served by the running service. It
-// needs no key; like every request without a valid key, it is limited by client address
-// with the free plan's limits. A rendered version is at `/docs`.
+// is static and public: it needs no key and is not rate limited, so its answers carry no
+// rate-limit headers, and loading it (as `/docs` does) spends none of a visitor's quota.
+// A rendered version is at `/docs`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1369,202 +1475,76 @@ func ParseGetOpenAPIDocumentResponse(rsp *http.Response) (*GetOpenAPIDocumentRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest string
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.YAML200 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON429 = &dest
+		response.JSON431 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
-		response.JSON503 = &dest
+		response.JSONDefault = &dest
 
 	}
 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetOpenAPIDocumentResponse200Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitLimit = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitReset = value
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
-	case rsp.StatusCode == 429:
-		var headers GetOpenAPIDocumentResponse429Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+	case rsp.StatusCode == 431:
+		var headers GetOpenAPIDocumentResponse431Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RateLimit = value
+			headers.XRequestId = value
 		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitLimit = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitReset = value
-		}
-		response.Headers429 = &headers
+		response.Headers431 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetOpenAPIDocumentResponse500Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RateLimit = value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitLimit = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitReset = value
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 503:
-		var headers GetOpenAPIDocumentResponse503Headers
-		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+	case true:
+		var headers GetOpenAPIDocumentResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RateLimit = value
+			headers.XRequestId = value
 		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = value
-		}
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitLimit = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitRemaining = value
-		}
-		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
-			var value int64
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
-				return nil, err
-			}
-			headers.XRateLimitReset = value
-		}
-		response.Headers503 = &headers
+		response.HeadersDefault = &headers
 	}
 
 	return response, nil
@@ -1592,14 +1572,14 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1620,25 +1600,32 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest ServiceUnavailable
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -1701,9 +1688,30 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPetByIdResponse400Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1717,6 +1725,13 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int64
@@ -1739,9 +1754,30 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetPetByIdResponse401Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1755,6 +1791,13 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
 		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
@@ -1783,6 +1826,13 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 				return nil, err
 			}
 			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
@@ -1843,6 +1893,13 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 410:
 		var headers GetPetByIdResponse410Headers
@@ -1902,9 +1959,30 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers410 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPetByIdResponse429Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1926,6 +2004,13 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.RetryAfter = value
 		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
@@ -1946,10 +2031,31 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 				return nil, err
 			}
 			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetPetByIdResponse500Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1963,6 +2069,13 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int64
@@ -1985,9 +2098,30 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPetByIdResponse503Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -2009,6 +2143,13 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.RetryAfter = value
 		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
@@ -2030,7 +2171,87 @@ func ParseGetPetByIdResponse(rsp *http.Response) (*GetPetByIdResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers503 = &headers
+	case true:
+		var headers GetPetByIdResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.HeadersDefault = &headers
 	}
 
 	return response, nil
@@ -2095,6 +2316,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 		}
 		response.JSON503 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Default
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -2142,6 +2370,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListOrdersResponse304Headers
@@ -2187,6 +2422,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListOrdersResponse400Headers
@@ -2224,6 +2466,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
@@ -2270,6 +2519,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListOrdersResponse429Headers
@@ -2315,6 +2571,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListOrdersResponse500Headers
@@ -2352,6 +2615,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
@@ -2398,7 +2668,66 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers503 = &headers
+	case true:
+		var headers ListOrdersResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.HeadersDefault = &headers
 	}
 
 	return response, nil
@@ -2470,6 +2799,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 		}
 		response.JSON503 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Default
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -2510,6 +2846,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers204 = &headers
 	case rsp.StatusCode == 400:
 		var headers CancelOrderResponse400Headers
@@ -2547,6 +2890,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
@@ -2593,6 +2943,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 404:
 		var headers CancelOrderResponse404Headers
@@ -2631,6 +2988,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 409:
 		var headers CancelOrderResponse409Headers
@@ -2668,6 +3032,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
@@ -2714,6 +3085,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CancelOrderResponse500Headers
@@ -2751,6 +3129,13 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 				return nil, err
 			}
 			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
@@ -2797,7 +3182,66 @@ func ParseCancelOrderResponse(rsp *http.Response) (*CancelOrderResponse, error) 
 			}
 			headers.XRateLimitReset = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers503 = &headers
+	case true:
+		var headers CancelOrderResponseDefaultHeaders
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.HeadersDefault = &headers
 	}
 
 	return response, nil
