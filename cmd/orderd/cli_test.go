@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/petstore/orderd/internal/redistest"
 )
@@ -96,6 +99,7 @@ func TestBadSettingsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"import", "--orders", "x.json", "--redis-url", "ftp://h"}, "--redis-url"},
 		{[]string{"contract-check", "--base", "notaurl", "--key", "k"}, "--base"},
 		{[]string{"contract-check", "--base", "ftp://h", "--key", "k"}, "--base"},
+		{[]string{"contract-check", "--base", "http://h", "--key", "k", "--timeout", "0s"}, "--timeout"},
 		{[]string{"keys"}, "create, list or revoke"},
 		{[]string{"version", "extra"}, "extra"},
 	} {
@@ -134,6 +138,50 @@ func TestUnreachableRedisIsOneLine(t *testing.T) {
 		}
 		if strings.Count(stderr.String(), "\n") != 1 || !strings.HasPrefix(stderr.String(), "orderd: ") {
 			t.Errorf("%v: stderr %q; want the one line", args, stderr.String())
+		}
+	}
+}
+
+// TestIdleServeWithRedisDownWarnsOnce: an idle serve whose Redis is down warns of the outage
+// once, not at every failed dial of go-redis's pool; go-redis's own lines are JSON debug
+// lines, seen with --log-level debug.
+func TestIdleServeWithRedisDownWarnsOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	url := srv.URL()
+	srv.Stop()
+	for _, level := range []string{"info", "debug"} {
+		cmd := orderdCommand("serve", "--addr", "127.0.0.1:0", "--redis-url", url, "--redis-timeout", "200ms", "--log-level", level)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second) // idle: go-redis's pool dials again several times a second
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("serve: %v\n%s", err, stderr.String())
+		}
+		warnings, redisLines := 0, 0
+		for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+			var rec struct{ Level, Msg string }
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("--log-level %s: not a JSON line: %q", level, line)
+			}
+			if rec.Level == "WARN" {
+				warnings++
+			}
+			if strings.HasPrefix(rec.Msg, "redis client: redis: connection pool") {
+				redisLines++
+				if rec.Level != "DEBUG" {
+					t.Errorf("go-redis's pool line at %s: %q", rec.Level, line)
+				}
+			}
+		}
+		if warnings != 1 {
+			t.Errorf("--log-level %s: %d warnings in 3s of an idle outage, want 1:\n%s", level, warnings, stderr.String())
+		}
+		if (level == "debug") != (redisLines > 0) {
+			t.Errorf("--log-level %s: %d of go-redis's pool lines", level, redisLines)
 		}
 	}
 }
