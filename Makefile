@@ -28,9 +28,15 @@ check-generated:
 	    exit 1; \
 	  fi; echo "generated code is up to date"
 
+# `orderd version` names the commit: stamped from git when there is one, since a GOFLAGS of
+# -buildvcs=false (or a copy without .git) leaves the build's own record without it.
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := $(if $(VERSION),-X main.version=$(VERSION)) $(if $(COMMIT),-X main.commit=$(COMMIT))
+
 ## build: build bin/orderd
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/orderd
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/orderd
 
 ## run: serve the demo orders in embedded mode from $(RUN_DB), with a fresh demo key per plan
 # The file is kept from one run to the next: a cancel made in one run is still there in the

@@ -25,6 +25,9 @@ func contractCheck(ctx context.Context, args []string, getenv func(string) strin
 	if len(rest) > 0 || cfg.Base == "" || cfg.Key == "" {
 		return usageErrorf("contract-check: --base and --key are required")
 	}
+	if cfg.Timeout <= 0 {
+		return usageErrorf("contract-check: --timeout must be positive, not %s", cfg.Timeout)
+	}
 	checker, err := contractcheck.New(cfg)
 	if err != nil {
 		return usageErrorf("contract-check: --base: %w", err)

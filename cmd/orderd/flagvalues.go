@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -62,5 +63,21 @@ func (f *cidrsFlag) Set(s string) error {
 		out = append(out, n)
 	}
 	*f = out
+	return nil
+}
+
+// checkAddr checks an address to listen on: host:port, the host a name, an IP or empty (every
+// interface), the port a number from 0 (a free one) to 65535.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port (127.0.0.1:8080, :8080), not %q", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port %q of %q is not a number from 0 to 65535", port, addr)
+	}
+	if strings.ContainsAny(host, " /") {
+		return fmt.Errorf("host %q of %q is not a name or an IP address", host, addr)
+	}
 	return nil
 }

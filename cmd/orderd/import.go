@@ -26,6 +26,9 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
+	if err := checkStoreFlags(fs.Name(), sc); err != nil {
+		return err
+	}
 	switch {
 	case len(rest) > 0:
 		return usageErrorf("import: unexpected argument %q", rest[0])

@@ -14,21 +14,25 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
+const keysUsage = `Usage: orderd keys create|list|revoke [flags]
+
+  orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] [--db FILE | --redis-url URL]
+  orderd keys list [--db FILE | --redis-url URL]
+  orderd keys revoke NAME|PREFIX [--db FILE | --redis-url URL]
+
+orderd keys SUBCOMMAND --help lists the flags of each.
+`
+
 // keys runs `orderd keys create|list|revoke`.
 func keys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageErrorf("keys: want create, list or revoke")
+		return usageErrorf("keys: want create, list or revoke (orderd keys --help)")
 	}
-	var (
-		fs        = flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-		sc        service.StoreConfig
-		planName  = fs.String("plan", "", "create: free, pro, business or enterprise")
-		perMinute = fs.Int64("per-minute", 0, "create, enterprise only: requests per UTC minute")
-		perDay    = fs.Int64("per-day", 0, "create, enterprise only: requests per UTC day")
-		name      = fs.String("name", "", "create: a name for the key (default: key-<prefix>)")
-	)
-	registerDB(fs, &sc)
-	registerRedis(fs, &sc)
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, keysUsage)
+		return errHelp
+	}
 	synopsis := map[string]string{
 		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] [--db FILE | --redis-url URL]",
 		"list":   "orderd keys list [--db FILE | --redis-url URL]",
@@ -37,9 +41,27 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if synopsis == "" {
 		return usageErrorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
 	}
+	var (
+		fs                = flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+		sc                service.StoreConfig
+		planName, name    = new(string), new(string)
+		perMinute, perDay = new(int64), new(int64)
+	)
+	// Each subcommand has only its own flags: list and revoke take the store's alone.
+	if args[0] == "create" {
+		fs.StringVar(planName, "plan", "", "free, pro, business or enterprise; required")
+		fs.Int64Var(perMinute, "per-minute", 0, "enterprise only: requests per UTC minute")
+		fs.Int64Var(perDay, "per-day", 0, "enterprise only: requests per UTC day")
+		fs.StringVar(name, "name", "", "a name for the key (default: key-<prefix>)")
+	}
+	registerDB(fs, &sc)
+	registerRedis(fs, &sc)
 	fs.Usage = flagUsage(fs, synopsis)
 	rest, err := parseFlags(fs, args[1:], getenv, stdout)
 	if err != nil {
+		return err
+	}
+	if err := checkStoreFlags(fs.Name(), sc); err != nil {
 		return err
 	}
 	if args[0] != "revoke" && len(rest) > 0 {

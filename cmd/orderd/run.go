@@ -20,6 +20,8 @@ Commands:
   orderd keys revoke NAME|PREFIX [flags]    revoke a key
   orderd import --orders F [--pets F]       load orders and pets into the store
   orderd contract-check --base URL --key K  check a running instance against openapi.yaml
+  orderd version                            print the version, the commit and the Go version
+  orderd help [COMMAND [SUBCOMMAND]]        this text, or a command's flags (orderd help keys create)
 
 Every command works on the store --redis-url URL names, or else on the SQLite file
 --db FILE (default orderd.db). Every flag can also be set with an ORDERD_* environment
@@ -42,11 +44,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return importData(ctx, rest, getenv, stdout, stderr)
 	case "contract-check":
 		return contractCheck(ctx, rest, getenv, stdout)
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(stdout, usage)
+	case "version", "--version", "-version":
+		if len(rest) > 0 {
+			return usageErrorf("version: unexpected argument %q", rest[0])
+		}
+		printVersion(stdout)
 		return nil
+	case "help", "-h", "--help", "-help":
+		if len(rest) == 0 || cmd != "help" {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		// `orderd help serve` is `orderd serve --help`: the command's own flags.
+		if rest[0] == "help" || rest[0] == "version" {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		return run(ctx, append(rest, "--help"), getenv, stdout, stderr)
 	default:
-		return usageErrorf("unknown command %q (want serve, keys, import or contract-check)", cmd)
+		return usageErrorf("unknown command %q (want serve, keys, import, contract-check, version or help)", cmd)
 	}
 }
 

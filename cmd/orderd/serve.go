@@ -38,9 +38,16 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	if err != nil {
 		return cfg, logLevel, err
 	}
+	if err := checkStoreFlags(fs.Name(), cfg.Store); err != nil {
+		return cfg, logLevel, err
+	}
 	switch {
 	case len(rest) > 0:
 		return cfg, logLevel, usageErrorf("serve: unexpected argument %q", rest[0])
+	case checkAddr(cfg.Addr) != nil:
+		return cfg, logLevel, usageErrorf("serve: --addr: %w", checkAddr(cfg.Addr))
+	case cfg.MetricsAddr != "" && checkAddr(cfg.MetricsAddr) != nil:
+		return cfg, logLevel, usageErrorf("serve: --metrics-addr: %w", checkAddr(cfg.MetricsAddr))
 	case cfg.LimiterFallback != service.FallbackMemory && cfg.LimiterFallback != service.FallbackFail:
 		return cfg, logLevel, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
 	case !cfg.Sunset.SunsetAt.After(cfg.Sunset.DeprecatedAt):

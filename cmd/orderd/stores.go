@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"log/slog"
 
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/service"
 )
 
@@ -23,6 +25,9 @@ func registerDB(fs *flag.FlagSet, sc *service.StoreConfig) {
 // openStores opens the stores for the keys and import commands, which, unlike serve, cannot
 // do their work later: Redis must answer now.
 func openStores(ctx context.Context, sc service.StoreConfig) (*service.Stores, error) {
+	// A failure is the command's one line on stderr; go-redis's own lines would only repeat
+	// it, in another form.
+	redisstore.SetLogger(slog.New(slog.DiscardHandler))
 	stores, err := service.OpenStores(sc)
 	if err != nil {
 		return nil, err
@@ -34,4 +39,18 @@ func openStores(ctx context.Context, sc service.StoreConfig) (*service.Stores, e
 		}
 	}
 	return stores, nil
+}
+
+// checkStoreFlags checks the store flags that serve, keys and import share, naming the flag
+// of a bad one.
+func checkStoreFlags(cmd string, sc service.StoreConfig) error {
+	if sc.Redis() {
+		if err := redisstore.CheckURL(sc.RedisURL); err != nil {
+			return usageErrorf("%s: --redis-url: %w", cmd, err)
+		}
+	}
+	if sc.RedisTimeout <= 0 {
+		return usageErrorf("%s: --redis-timeout must be positive, not %s", cmd, sc.RedisTimeout)
+	}
+	return nil
 }

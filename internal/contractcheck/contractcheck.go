@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,10 @@ import (
 
 // ErrFailed means that some answers broke the contract; the report says which.
 var ErrFailed = errors.New("contract-check: some answers break the contract")
+
+// ErrNoAnswer means that no request got an answer: nothing was checked. The error that
+// wraps it says what the last request met (a refused connection, a timeout, a bad name).
+var ErrNoAnswer = errors.New("contract-check: nothing answered")
 
 // Config is what a check needs.
 type Config struct {
@@ -45,10 +50,14 @@ type Checker struct {
 	client      *http.Client
 }
 
-// New returns a Checker of the instance at cfg.Base. Its error is about the Base.
+// New returns a Checker of the instance at cfg.Base. Its error is about the Base, which must
+// be an http or https URL with a host.
 func New(cfg Config) (*Checker, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
+	}
+	if u, err := url.Parse(cfg.Base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("want an http or https URL such as http://127.0.0.1:8080, not %q", cfg.Base)
 	}
 	server := strings.TrimSuffix(strings.TrimSuffix(cfg.Base, "/"), "/v1") + "/v1"
 	checker, err := contract.New(server)
@@ -60,11 +69,15 @@ func New(cfg Config) (*Checker, error) {
 }
 
 // Run makes every check and writes one line per check to out, then "N passed, M failed".
-// It returns ErrFailed when any check failed.
+// It returns an error wrapping ErrNoAnswer when no request got an answer, and ErrFailed
+// when any check failed.
 func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 	c := &checkRun{ctx: ctx, Checker: ch, out: out}
 	c.run()
 	fmt.Fprintf(out, "%d passed, %d failed\n", c.passed, c.failed)
+	if c.answered == 0 {
+		return fmt.Errorf("%w at %s: %w", ErrNoAnswer, ch.server, c.lastErr)
+	}
 	if c.failed > 0 {
 		return ErrFailed
 	}
@@ -77,6 +90,8 @@ type checkRun struct {
 	ctx            context.Context
 	out            io.Writer
 	passed, failed int
+	answered       int   // requests that got an answer, right or wrong
+	lastErr        error // what the last request that got no answer met
 }
 
 // check is one request and the statuses that would be right for it.
@@ -134,9 +149,11 @@ func (c *checkRun) do(ch check) (*http.Response, []byte) {
 	}
 	res, err := c.client.Do(req)
 	if err != nil {
+		c.lastErr = err
 		fail("%v", err)
 		return nil, nil
 	}
+	c.answered++
 	body, err := readBody(res)
 	if err != nil {
 		fail("reading the body: %v", err)

@@ -92,15 +92,26 @@ func Ping(ctx context.Context, c redis.UniversalClient, timeout time.Duration) e
 	return c.Ping(ctx).Err()
 }
 
-// SetLogger sends go-redis's own messages (pool and dial failures) to log, so that every
-// line the service writes is JSON. go-redis has one logger per process, read by its
-// goroutines without a lock: only the first call sets it.
+// CheckURL reports whether rawURL is a Redis URL that Open accepts, without connecting.
+func CheckURL(rawURL string) error {
+	c, err := Open(rawURL, DefaultTimeout)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// SetLogger sends go-redis's own messages to log, so that every line the service writes is
+// JSON, and none reaches a command's standard error as go-redis's own text: the keys and
+// import commands give a logger that discards. The connection pool's failures to dial or to
+// get a connection are logged at debug: they repeat several times a second while Redis is
+// down, and the outage itself is what the service warns of (the limiter, the readiness
+// check). go-redis's other messages are warnings. The last call wins; go-redis's logger is
+// set once per process, since its goroutines read it without a lock.
 // It is also where the stores report records they cannot serve (Orders.LogTo overrides it).
 func SetLogger(log *slog.Logger) {
-	setLoggerOnce.Do(func() {
-		redis.SetLogger(slogPrinter{log})
-		storeLogger.Store(log)
-	})
+	storeLogger.Store(log)
+	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })
 }
 
 var (
@@ -116,8 +127,13 @@ func packageLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-type slogPrinter struct{ log *slog.Logger }
+// slogPrinter is go-redis's logger: it writes to the logger SetLogger was last given.
+type slogPrinter struct{}
 
-func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
-	p.log.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
+func (slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	level := slog.LevelWarn
+	if strings.HasPrefix(format, "redis: connection pool: failed to") {
+		level = slog.LevelDebug
+	}
+	packageLogger().Log(ctx, level, "redis client: "+fmt.Sprintf(format, v...))
 }

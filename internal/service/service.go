@@ -57,10 +57,16 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
+	// A Redis that does not answer yet is the start of an outage, warned of like any other:
+	// once, then once a minute from the readiness checks while it lasts.
+	outage := newOutageLog(s.log, cfg.Now)
+	ready := func(ctx context.Context) error {
+		err := s.stores.Ready(ctx)
+		outage.observe(err)
+		return err
+	}
 	if cfg.Store.Redis() {
-		if err := s.stores.Ready(ctx); err != nil {
-			s.log.Warn("redis does not answer yet; serving 503 until it does", slog.String("error", err.Error()))
-		}
+		_ = ready(ctx)
 	}
 	limiter, err := s.stores.limiter(limiterConfig{
 		ban: cfg.Ban, fallback: cfg.LimiterFallback, now: cfg.Now, onFallback: m.Fallback, log: s.log,
@@ -80,7 +86,7 @@ func (s *Service) open(ctx context.Context) error {
 		Pets:           s.stores.Pets,
 		Keys:           s.stores.Keys,
 		Limiter:        limiter,
-		Ready:          s.stores.Ready,
+		Ready:          ready,
 		TrustedProxies: cfg.TrustedProxies,
 		IPv6Prefix:     cfg.IPv6Prefix,
 		Sunset:         cfg.Sunset,

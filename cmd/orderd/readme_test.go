@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeStep is one command of the README's curl session and the answer it shows.
+type readmeStep struct {
+	command string
+	status  string            // "HTTP/1.1 200 OK"; empty when the step shows no answer
+	headers map[string]string // canonical name → value, as shown
+	body    string            // an Error object, when shown whole
+}
+
+// readmeSession reads the first console block under "## A session with curl" in README.md:
+// each "$ " line is a command, and the lines after it are the answer it shows.
+func readmeSession(t *testing.T) []readmeStep {
+	t.Helper()
+	text, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(text)
+	i := strings.Index(s, "\n## A session with curl\n")
+	if i < 0 {
+		t.Fatal(`README.md has no "## A session with curl"`)
+	}
+	s = s[i:]
+	i = strings.Index(s, "\n```console\n")
+	if i < 0 {
+		t.Fatal("no console block in the README's curl session")
+	}
+	s = s[i+len("\n```console\n"):]
+	s = s[:strings.Index(s, "\n```")]
+	var steps []readmeStep
+	inBody := false
+	for _, line := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(line, "$ "):
+			steps = append(steps, readmeStep{command: strings.TrimPrefix(line, "$ "), headers: map[string]string{}})
+			inBody = false
+		case len(steps) == 0:
+			t.Fatalf("answer before any command: %q", line)
+		case strings.HasPrefix(line, "HTTP/"):
+			steps[len(steps)-1].status = line
+		case line == "":
+			inBody = steps[len(steps)-1].status != ""
+		case inBody:
+			if strings.HasPrefix(line, "{") {
+				steps[len(steps)-1].body = line
+			}
+		default:
+			name, value, ok := strings.Cut(line, ": ")
+			if !ok {
+				t.Fatalf("not a header: %q", line)
+			}
+			steps[len(steps)-1].headers[name] = value
+		}
+	}
+	return steps
+}
+
+// TestReadmeCurlSessionReplays runs the README's curl session, as written, with bash and
+// curl against a fresh instance made as `make run` makes it (the real program, a new --db
+// with the demo data imported, a free key), and checks each answer's status, the headers
+// shown and an Error object's body. The key is the one line it replaces: the README's is
+// an example. An Etag shown stands for $ETAG, which the session takes from the first answer;
+// as the session starts on the demo data before any change, it is also the literal shown.
+func TestReadmeCurlSessionReplays(t *testing.T) {
+	for _, prog := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Fatalf("the README's session needs %s: %v", prog, err)
+		}
+	}
+	steps := readmeSession(t)
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	orderdProcess(t, "import", "--db", db, "--orders", "../../testdata/demo/orders.json", "--pets", "../../testdata/demo/pets.json")
+	key := firstLine(orderdProcess(t, "keys", "create", "--plan", "free", "--name", "demo-free", "--db", db))
+	base, _ := serveProcess(t, "--db", db)
+
+	var script strings.Builder
+	script.WriteString("set -e\n")
+	answered := 0
+	for i, st := range steps {
+		cmd := strings.ReplaceAll(st.command, "http://127.0.0.1:8080", base)
+		if strings.HasPrefix(cmd, "KEY=") {
+			cmd = "KEY=" + key
+		}
+		fmt.Fprintf(&script, "echo '@@step %d'\n%s\n", i, cmd)
+		if st.status != "" {
+			answered++
+		}
+	}
+	script.WriteString("echo \"@@etag $ETAG\"\n")
+	if answered < 6 {
+		t.Fatalf("the session shows %d answers; the test expects the README's 200, 304, 204, 409, 401, ...", answered)
+	}
+	// curl's progress meter goes to stderr when it is not a terminal: only stdout is the
+	// session's answers.
+	var stderr strings.Builder
+	session := exec.Command("bash", "-c", script.String())
+	session.Stderr = &stderr
+	out, err := session.Output()
+	if err != nil {
+		t.Fatalf("the session failed: %v\n%s%s", err, out, stderr.String())
+	}
+	got := map[int]string{}
+	etag, step := "", -1
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if _, err := fmt.Sscanf(line, "@@step %d", &step); err == nil {
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "@@etag "); ok {
+			etag = v
+			continue
+		}
+		got[step] += line + "\n"
+	}
+	if !regexp.MustCompile(`^W/"[^"]+"$`).MatchString(etag) {
+		t.Fatalf("ETAG is %q after the session; want the list's weak ETag", etag)
+	}
+	for i, st := range steps {
+		if st.status == "" {
+			continue
+		}
+		answer := got[i]
+		head, body, _ := strings.Cut(answer, "\n\n")
+		lines := strings.Split(head, "\n")
+		if lines[0] != st.status {
+			t.Errorf("$ %s\nanswered %q, the README shows %q\n%s", st.command, lines[0], st.status, answer)
+			continue
+		}
+		headers := map[string]string{}
+		for _, l := range lines[1:] {
+			if name, value, ok := strings.Cut(l, ": "); ok {
+				headers[strings.ToLower(name)] = value
+			}
+		}
+		for name, want := range st.headers {
+			if strings.EqualFold(name, "Etag") && want != etag {
+				t.Errorf("$ %s\nEtag: the README shows %s, the demo data's is %s", st.command, want, etag)
+			}
+			if v, ok := headers[strings.ToLower(name)]; !ok || v != want {
+				t.Errorf("$ %s\n%s: %q, the README shows %q\n%s", st.command, name, v, want, answer)
+			}
+		}
+		if st.body != "" && strings.TrimSpace(body) != st.body {
+			t.Errorf("$ %s\nbody %q, the README shows %q", st.command, strings.TrimSpace(body), st.body)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+)
+
+// version and commit are stamped by `make build` (-ldflags -X), from git describe and git
+// rev-parse. Without them, the build's own record answers: the module version, and the
+// commit when go build read it from git (-buildvcs).
+var version, commit string
+
+// printVersion runs `orderd version`: the version, the commit and the Go version, one line.
+func printVersion(w io.Writer) {
+	v, c, modified := version, commit, false
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			switch {
+			case s.Key == "vcs.revision" && c == "":
+				c = s.Value
+			case s.Key == "vcs.modified" && s.Value == "true":
+				modified = true
+			}
+		}
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	if c == "" {
+		c = "unknown"
+	} else if modified && commit == "" {
+		c += " (modified)"
+	}
+	fmt.Fprintf(w, "orderd %s (commit %s, %s)\n", v, c, runtime.Version())
+}
