@@ -18,8 +18,9 @@ import (
 
 var _ order.Store = (*Orders)(nil)
 
-// Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id. It
-// keeps nothing between requests but the orders it has reported half-written (halves).
+// Orders is an order.Store and an order.Finder in Redis: a hash of order data and a hash of
+// statuses, by id, and sorted sets of the ids that index them (index.go). It keeps nothing
+// between requests but the orders it has reported half-written (halves).
 type Orders struct {
 	conn
 	halves halfRecords
