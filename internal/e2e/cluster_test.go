@@ -18,7 +18,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// TestConformanceOnRedisCluster runs the store, key-store and limiter suites against a
+// TestConformanceOnRedisCluster runs the store, finder, key-store and limiter suites against a
 // three-node Redis Cluster, through the same URL form an operator uses: the keys that one
 // script touches share a hash tag, or these would fail with CROSSSLOT.
 func TestConformanceOnRedisCluster(t *testing.T) {
@@ -34,6 +34,18 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 
 	t.Run("Orders", func(t *testing.T) {
 		ordertest.Run(t, func(tb testing.TB, orders []order.Order) order.Store {
+			s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), 2*time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if _, err := s.Import(t.Context(), orders); err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		})
+	})
+	t.Run("Find", func(t *testing.T) {
+		ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore {
 			s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), 2*time.Second)
 			if err != nil {
 				tb.Fatal(err)

@@ -3,7 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 )
@@ -165,7 +166,8 @@ func TestHalfWrittenOrdersAreAbsent(t *testing.T) {
 }
 
 // TestAnotherSystemsWritesAreSeenAtOnce: the writes docs/redis-layout.md tells other systems
-// to make, creating an order and shipping one, are listed at the next request.
+// to make, creating an order and shipping one, are listed at the next request, and found
+// through the indexes by state.
 func TestAnotherSystemsWritesAreSeenAtOnce(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	in := d.instance(t, service.FallbackFail)
@@ -175,32 +177,59 @@ func TestAnotherSystemsWritesAreSeenAtOnce(t *testing.T) {
 	if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
 		t.Fatalf("list: %d", res.StatusCode)
 	}
+	finder, err := redisstore.NewOrders(d.rdb, d.cfg.Store.RedisPrefix, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := func(st order.Status) bool {
+		t.Helper()
+		page, err := finder.Find(ctx, order.Filter{Statuses: []order.Status{st}}, order.PageRequest{Size: order.MaxPageSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range page.Orders {
+			if o.ID == 4242 {
+				return true
+			}
+		}
+		return false
+	}
 
 	// Creating an order, as the layout says: in one MULTI/EXEC.
-	_, err := d.rdb.TxPipelined(ctx, func(tx goredis.Pipeliner) error {
+	_, err = d.rdb.TxPipelined(ctx, func(tx goredis.Pipeliner) error {
 		tx.HSet(ctx, p+":data", "4242", `{"petId":7,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
 		tx.HSetNX(ctx, p+":status", "4242", "pending")
+		tx.ZAdd(ctx, p+":ids", goredis.Z{Member: "0000000000000004242"})
+		tx.ZAdd(ctx, p+":by-status:pending", goredis.Z{Member: "0000000000000004242"})
 		tx.Incr(ctx, p+":version")
-		tx.SetArgs(ctx, p+":generation", "created-by-another-system", goredis.SetArgs{Mode: "NX"})
+		tx.Set(ctx, p+":generation", rand.Text(), 0)
 		return nil
 	})
-	if err != nil && !errors.Is(err, goredis.Nil) { // SET NX answers nil when a generation stands
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, body := in.do(t, "GET", "/v1/store/orders", key); !bytes.Contains(body, orderJSON(4242, order.StatusPending)) {
 		t.Fatalf("the new order is not listed at once: %s", body)
 	}
+	if !found(order.StatusPending) {
+		t.Fatal("the new order is not found among the pending ones")
+	}
 
 	// Shipping it, as the layout says: one script.
 	const ship = `if redis.call('HGET', KEYS[1], ARGV[1]) == 'pending' then
-  redis.call('HSET', KEYS[1], ARGV[1], 'shipped'); redis.call('INCR', KEYS[2])
-  redis.call('SET', KEYS[3], ARGV[2], 'NX'); return 1
+  redis.call('HSET', KEYS[1], ARGV[1], 'shipped')
+  redis.call('ZREM', KEYS[4], ARGV[3]); redis.call('ZADD', KEYS[5], 0, ARGV[3])
+  redis.call('INCR', KEYS[2]); redis.call('SET', KEYS[3], ARGV[2]); return 1
 end return 0`
-	n, err := d.rdb.Eval(ctx, ship, []string{p + ":status", p + ":version", p + ":generation"}, "4242", "shipped-by-another-system").Int()
+	n, err := d.rdb.Eval(ctx, ship, []string{p + ":status", p + ":version", p + ":generation", p + ":by-status:pending", p + ":by-status:shipped"},
+		"4242", rand.Text(), "0000000000000004242").Int()
 	if err != nil || n != 1 {
 		t.Fatalf("ship: %d, %v", n, err)
 	}
 	if _, body := in.do(t, "GET", "/v1/store/orders", key); !bytes.Contains(body, orderJSON(4242, order.StatusShipped)) {
 		t.Fatalf("the shipment is not listed at once: %s", body)
+	}
+	if found(order.StatusPending) || !found(order.StatusShipped) {
+		t.Fatal("the shipped order is not found among the shipped ones only")
 	}
 }

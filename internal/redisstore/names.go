@@ -3,6 +3,8 @@ package redisstore
 import (
 	"fmt"
 	"regexp"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
 // names are the Redis keys of one deployment. The part in braces is the hash tag: keys that a
@@ -15,6 +17,10 @@ type names struct {
 	// ordersGeneration and keysGeneration name the data set that their version counts in:
 	// see version.go.
 	ordersGeneration, keysGeneration string
+	// ordersIDs and ordersByStatus are the indexes of the orders that Find reads: see
+	// index.go.
+	ordersIDs      string
+	ordersByStatus map[order.Status]string
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -42,10 +48,16 @@ func newNames(prefix string) (names, error) {
 		ordersStatus:     orders + ":status",
 		ordersVersion:    orders + ":version",
 		ordersGeneration: orders + ":generation",
-		petsData:         pets + ":data",
-		keysByHash:       keys + ":by-hash",
-		keysByName:       keys + ":by-name",
-		keysVersion:      keys + ":version",
-		keysGeneration:   keys + ":generation",
+		ordersIDs:        orders + ":ids",
+		ordersByStatus: map[order.Status]string{
+			order.StatusPending:   orders + ":by-status:pending",
+			order.StatusShipped:   orders + ":by-status:shipped",
+			order.StatusCancelled: orders + ":by-status:cancelled",
+		},
+		petsData:       pets + ":data",
+		keysByHash:     keys + ":by-hash",
+		keysByName:     keys + ":by-name",
+		keysVersion:    keys + ":version",
+		keysGeneration: keys + ":generation",
 	}, nil
 }

@@ -18,8 +18,9 @@ import (
 
 var _ order.Store = (*Orders)(nil)
 
-// Orders is an order.Store in Redis: a hash of order data and a hash of statuses, by id. It
-// keeps nothing between requests but the orders it has reported half-written (halves).
+// Orders is an order.Store and an order.Finder in Redis: a hash of order data and a hash of
+// statuses, by id, and sorted sets of the ids that index them (index.go). It keeps nothing
+// between requests but the orders it has reported half-written (halves).
 type Orders struct {
 	conn
 	halves halfRecords
@@ -102,8 +103,9 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	field := strconv.FormatInt(id, 10)
-	res, err := cancelScript.Run(ctx, s.rdb, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration},
-		field, newGeneration()).Slice()
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration,
+		s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusCancelled]},
+		field, newGeneration(), member(id)).Slice()
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
 	}
@@ -131,8 +133,9 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	return order.Order{}, false, fmt.Errorf("order %s has status %q in redis", field, outcome)
 }
 
-// Import loads orders as import.lua says, in batches, and returns how many fields changed.
-// The whole list is checked before the first batch is written.
+// Import loads orders as import.lua says, in batches, and returns how many fields changed;
+// then it runs Reindex, so that the indexes hold every order, also those written before
+// they existed. The whole list is checked before the first batch is written.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
@@ -141,23 +144,28 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	var changed int64
 	for start := 0; start < len(orders); start += batch {
 		part := orders[start:min(start+batch, len(orders))]
-		args := make([]any, 1, 1+3*len(part))
+		args := make([]any, 1, 1+4*len(part))
 		args[0] = newGeneration()
 		for _, o := range part {
 			data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
 			if err != nil {
 				return changed, err
 			}
-			args = append(args, strconv.FormatInt(o.ID, 10), string(data), string(o.Status))
+			args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
 		}
 		callCtx, cancel := s.call(ctx)
-		n, err := importScript.Run(callCtx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration}, args...).Int64()
+		n, err := importScript.Run(callCtx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration,
+			s.k.ordersIDs, s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusShipped], s.k.ordersByStatus[order.StatusCancelled]},
+			args...).Int64()
 		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
 		if err != nil {
 			return changed, err
 		}
 		changed += n
+	}
+	if _, err := s.Reindex(ctx); err != nil {
+		return changed, fmt.Errorf("orders imported, indexes not rebuilt: %w", err)
 	}
 	return changed, nil
 }

@@ -20,6 +20,12 @@ var (
 	//go:embed import.lua
 	importSource string
 	importScript = redis.NewScript(importSource) // one batch of an import (orders.go)
+	//go:embed reindex.lua
+	reindexSource string
+	reindexScript = redis.NewScript(reindexSource) // one batch of a rebuild of the indexes (index.go)
+	//go:embed find.lua
+	findSource string
+	findScript = redis.NewScript(findSource) // one page of a Find (find.go)
 
 	//go:embed addkey.lua
 	addKeySource string

@@ -12,8 +12,8 @@
 //   - orders_by_status, orders_by_pet, orders_by_ship_date: indexes on one column each.
 //     SQLite ends every index with the rowid, so each is in effect (column, id): a list
 //     filtered on the column and paged by id (id > last ORDER BY id LIMIT n) reads it in
-//     order, without a sort. A ship-date range cannot come in id order from any index: it
-//     is read from orders_by_ship_date and sorted.
+//     order, without a sort. A ship-date range cannot come in id order from any index, so
+//     Orders.Find walks the ids for it, a bounded range a call (find.go says why).
 //   - orders_version (one row): a counter that triggers on orders move in the transaction
 //     of every insert, update and delete, whoever makes it. Orders.Version reads it, so a
 //     change committed by another process is seen at the very next call, with no timer.

@@ -1,0 +1,293 @@
+package ordertest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+// FinderStore is a store that also finds orders by filter, a page at a time.
+type FinderStore interface {
+	order.Store
+	order.Finder
+}
+
+// NewFinderStore returns a store holding exactly orders, empty of anything else.
+type NewFinderStore func(tb testing.TB, orders []order.Order) FinderStore
+
+// Many returns n orders with ids from 0 up, in gaps, and the int64 edges; states, pets and
+// ship dates cycle with different periods, so that every combination of filters keeps some.
+func Many(n int) []order.Order {
+	ship := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	states := []order.Status{order.StatusPending, order.StatusShipped, order.StatusCancelled, order.StatusPending}
+	out := make([]order.Order, 0, n)
+	for i := range n {
+		id := int64(i) * 3
+		switch i {
+		case n - 2:
+			id = math.MaxInt64 - 1
+		case n - 1:
+			id = math.MaxInt64
+		}
+		out = append(out, order.Order{
+			ID: id, PetID: int64(i % 5), Quantity: int32(i),
+			ShipDate: ship.Add(time.Duration(i%7) * 24 * time.Hour),
+			Complete: i%2 == 0, Status: states[i%len(states)],
+		})
+	}
+	return out
+}
+
+// Model is what a walk through every page of f must return: Matches over the whole list,
+// in id order.
+func Model(orders []order.Order, f order.Filter) []order.Order {
+	var out []order.Order
+	for _, o := range orders {
+		if f.Matches(o) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b order.Order) int { return compareIDs(a.ID, b.ID) })
+	return out
+}
+
+func compareIDs(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// walk reads every page of f with pages of size, checks each page's shape, and returns the
+// orders in the order read. each, when set, is called before every page.
+func walk(tb testing.TB, s order.Finder, f order.Filter, size int, each func()) []order.Order {
+	tb.Helper()
+	var got []order.Order
+	req := order.PageRequest{Size: size}
+	for calls := 0; ; calls++ {
+		if calls > 100000 {
+			tb.Fatal("the walk does not end")
+		}
+		if each != nil {
+			each()
+		}
+		p, err := s.Find(context.Background(), f, req)
+		if err != nil {
+			tb.Fatalf("Find(%+v, after %v): %v", f, req.After, err)
+		}
+		if len(p.Orders) > size {
+			tb.Fatalf("a page of size %d holds %d orders", size, len(p.Orders))
+		}
+		for _, o := range p.Orders {
+			if req.After != nil && o.ID <= *req.After || o.ID > p.Resume {
+				tb.Fatalf("page after %v resuming at %d holds order %d", req.After, p.Resume, o.ID)
+			}
+		}
+		got = append(got, p.Orders...)
+		if p.End {
+			return got
+		}
+		if req.After != nil && p.Resume <= *req.After {
+			tb.Fatalf("the walk does not move: after %d, resume %d", *req.After, p.Resume)
+		}
+		resume := p.Resume
+		req.After = &resume
+	}
+}
+
+// RunFind runs the suite of order.Finder against the stores newStore makes.
+func RunFind(t *testing.T, newStore NewFinderStore) {
+	ctx := context.Background()
+	many := Many(300)
+	pet := func(id int64) *int64 { return &id }
+	at := func(day int) *time.Time {
+		t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(day) * 24 * time.Hour)
+		return &t
+	}
+
+	t.Run("EveryFilterAgainstTheModel", func(t *testing.T) {
+		s := newStore(t, many)
+		statusSets := [][]order.Status{nil, {order.StatusPending}, {order.StatusShipped}, {order.StatusCancelled},
+			{order.StatusPending, order.StatusCancelled}, {order.StatusShipped, order.StatusPending},
+			{order.StatusCancelled, order.StatusShipped, order.StatusPending}, {order.StatusShipped, order.StatusShipped}}
+		for _, statuses := range statusSets {
+			for _, petID := range []*int64{nil, pet(2), pet(99)} {
+				for _, ship := range [][2]*time.Time{{nil, nil}, {at(3), nil}, {nil, at(3)}, {at(2), at(5)}, {at(4), at(4)}} {
+					f := order.Filter{Statuses: statuses, PetID: petID, ShipFrom: ship[0], ShipBefore: ship[1]}
+					assertOrders(t, walk(t, s, f, 1000, nil), Model(many, f))
+				}
+			}
+		}
+	})
+
+	t.Run("PageWalksOfEverySizeGiveTheModel", func(t *testing.T) {
+		s := newStore(t, many)
+		for _, f := range []order.Filter{{}, {Statuses: []order.Status{order.StatusShipped, order.StatusCancelled}}, {PetID: pet(1)}, {ShipFrom: at(6)}} {
+			want := Model(many, f)
+			for _, size := range []int{1, 2, 7, 1000} {
+				assertOrders(t, walk(t, s, f, size, nil), want)
+			}
+		}
+	})
+
+	t.Run("Int64EdgesInOrder", func(t *testing.T) {
+		s := newStore(t, reversed(Fixture()))
+		assertOrders(t, walk(t, s, order.Filter{}, 1, nil), Fixture())
+		after := int64(math.MaxInt64 - 1)
+		p, err := s.Find(ctx, order.Filter{}, order.PageRequest{After: &after, Size: 10})
+		if err != nil || len(p.Orders) != 1 || p.Orders[0].ID != math.MaxInt64 || !p.End {
+			t.Fatalf("after MaxInt64-1: %+v, %v", p, err)
+		}
+		last := int64(math.MaxInt64)
+		p, err = s.Find(ctx, order.Filter{}, order.PageRequest{After: &last, Size: 10})
+		if err != nil || len(p.Orders) != 0 || !p.End || p.Resume != math.MaxInt64 {
+			t.Fatalf("after MaxInt64: %+v, %v", p, err)
+		}
+	})
+
+	t.Run("WalkWhileCancellingNeverRepeatsNorSkips", func(t *testing.T) {
+		for _, f := range []order.Filter{{}, {Statuses: []order.Status{order.StatusPending, order.StatusCancelled}}} {
+			s := newStore(t, many)
+			var pending []int64
+			for _, o := range many {
+				if o.Status == order.StatusPending {
+					pending = append(pending, o.ID)
+				}
+			}
+			// Cancel from the top and the bottom of the ids while the walk goes up, so
+			// that orders move between the states' ranges ahead of and behind it.
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < len(pending); i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					id := pending[len(pending)-1-i/2]
+					if i%2 == 0 {
+						id = pending[i/2]
+					}
+					if _, _, err := s.Cancel(ctx, id); err != nil {
+						t.Errorf("cancel %d: %v", id, err)
+						return
+					}
+				}
+			}()
+			got := walk(t, s, f, 7, nil)
+			close(stop)
+			wg.Wait()
+			want := Model(many, order.Filter{Statuses: f.Statuses}) // every order of these states stays in them
+			if len(got) != len(want) {
+				t.Fatalf("filter %+v: walked %d orders, want %d", f, len(got), len(want))
+			}
+			for i := range want {
+				if got[i].ID != want[i].ID {
+					t.Fatalf("filter %+v: order #%d is %d, want %d", f, i, got[i].ID, want[i].ID)
+				}
+			}
+		}
+	})
+
+	t.Run("SparseFilterPagesAreBounded", func(t *testing.T) {
+		const n = 2500
+		orders := Many(n)
+		lonely := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
+		for _, i := range []int{1234, 2001} {
+			orders[i].ShipDate = lonely
+		}
+		s := newStore(t, orders)
+		ids := make([]int64, len(orders))
+		for i, o := range orders {
+			ids[i] = o.ID
+		}
+		slices.Sort(ids)
+		rank := func(id int64) int { // how many ids are <= id
+			i, found := slices.BinarySearch(ids, id)
+			if found {
+				i++
+			}
+			return i
+		}
+		before := lonely.Add(time.Nanosecond)
+		f := order.Filter{ShipFrom: &lonely, ShipBefore: &before}
+		req := order.PageRequest{Size: 10}
+		var got []order.Order
+		calls, empty := 0, 0
+		for {
+			calls++
+			p, err := s.Find(ctx, f, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			from := 0
+			if req.After != nil {
+				from = rank(*req.After)
+			}
+			if moved := rank(p.Resume) - from; moved > req.Budget() {
+				t.Fatalf("one call examined %d ids, over the budget %d", moved, req.Budget())
+			}
+			if len(p.Orders) == 0 && !p.End {
+				empty++
+			}
+			got = append(got, p.Orders...)
+			if p.End {
+				break
+			}
+			resume := p.Resume
+			req.After = &resume
+		}
+		assertOrders(t, got, Model(orders, f))
+		if minCalls := (n + req.Budget() - 1) / req.Budget(); calls < minCalls || empty == 0 {
+			t.Fatalf("%d calls, %d empty pages before the end; want at least %d calls and an empty page", calls, empty, minCalls)
+		}
+	})
+
+	t.Run("Get", func(t *testing.T) {
+		s := newStore(t, Fixture())
+		for _, want := range Fixture() {
+			got, err := s.Get(ctx, want.ID)
+			if err != nil {
+				t.Fatalf("Get(%d): %v", want.ID, err)
+			}
+			assertOrders(t, []order.Order{got}, []order.Order{want})
+		}
+		if _, err := s.Get(ctx, 4); !errors.Is(err, order.ErrNotFound) {
+			t.Fatalf("Get(4) = %v, want ErrNotFound", err)
+		}
+		if _, _, err := s.Cancel(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Get(ctx, 1); err != nil || got.Status != order.StatusCancelled {
+			t.Fatalf("Get after cancel = %+v, %v", got, err)
+		}
+	})
+
+	t.Run("BadRequestsAreRefused", func(t *testing.T) {
+		s := newStore(t, Fixture())
+		for _, tc := range []struct {
+			f   order.Filter
+			req order.PageRequest
+		}{
+			{order.Filter{}, order.PageRequest{Size: 0}},
+			{order.Filter{}, order.PageRequest{Size: order.MaxPageSize + 1}},
+			{order.Filter{Statuses: []order.Status{"lost"}}, order.PageRequest{Size: 1}},
+		} {
+			if _, err := s.Find(ctx, tc.f, tc.req); !errors.Is(err, order.ErrBadRequest) {
+				t.Errorf("Find(%+v, %+v) = %v, want ErrBadRequest", tc.f, tc.req, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package redisstore_test
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+)
+
+func TestFindConformance(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore { return newOrders(tb, rdb, orders) })
+}
+
+// TestReindexBuildsTheIndexesOfOlderData: orders written as before the indexes existed (the
+// two hashes only), and an order shipped by a writer that left it in the pending index, are
+// found as they are once Reindex has run, and a second run changes nothing.
+func TestReindexBuildsTheIndexesOfOlderData(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := "{" + prefix + ":orders}"
+	data := `{"petId":7,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`
+	if err := rdb.HSet(ctx, p+":data", "5", data, "9223372036854775807", data, "8", data).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, p+":status", "5", "pending", "9223372036854775807", "shipped", "8", "shipped").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZAdd(ctx, p+":by-status:pending", redis.Z{Member: "0000000000000000008"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(f order.Filter) []int64 {
+		t.Helper()
+		page, err := s.Find(ctx, f, order.PageRequest{Size: 10})
+		if err != nil || !page.End {
+			t.Fatalf("Find(%+v) = %+v, %v", f, page, err)
+		}
+		var out []int64
+		for _, o := range page.Orders {
+			out = append(out, o.ID)
+		}
+		return out
+	}
+	if got := ids(order.Filter{}); len(got) != 0 {
+		t.Fatalf("before the rebuild, Find found %v in no index", got)
+	}
+	if n, err := s.Reindex(ctx); err != nil || n != 3+3+1 { // 3 ids, 3 states, one stale entry removed
+		t.Fatalf("Reindex = %d, %v; want 7 entries moved", n, err)
+	}
+	if got := ids(order.Filter{}); !slices.Equal(got, []int64{5, 8, math.MaxInt64}) {
+		t.Fatalf("every order: %v", got)
+	}
+	if got := ids(order.Filter{Statuses: []order.Status{order.StatusPending}}); !slices.Equal(got, []int64{5}) {
+		t.Fatalf("pending: %v", got)
+	}
+	if got := ids(order.Filter{Statuses: []order.Status{order.StatusShipped}}); !slices.Equal(got, []int64{8, math.MaxInt64}) {
+		t.Fatalf("shipped: %v", got)
+	}
+	if n, err := s.Reindex(ctx); err != nil || n != 0 {
+		t.Fatalf("second Reindex = %d, %v; want nothing to do", n, err)
+	}
+}
