@@ -68,9 +68,27 @@ func TestCorruptKeyRecordIsInternalError(t *testing.T) {
 // plan known (that of callers without a key) and claim nothing spent: the minute window with
 // its whole limit, ending with the minute.
 func TestKeyStoreUnavailable(t *testing.T) {
+	logs := &syncBuffer{}
 	h := newHarness(t, func(c *api.Config) {
 		c.Keys = failingKeys{c.Keys, errors.Join(store.ErrUnavailable, errors.New("dial tcp 10.1.2.3:6379: i/o timeout"))}
+		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
+	// While the store is out every request is a 503: its cause is logged at debug level, not
+	// as an error line per request (the outage warnings say it once a minute).
+	defer func() {
+		var debug int
+		for _, l := range logs.lines(t) {
+			if l["msg"] == "request failed" {
+				if l["level"] != "DEBUG" {
+					t.Errorf("a 503 logged at %v: %v", l["level"], l)
+				}
+				debug++
+			}
+		}
+		if debug == 0 {
+			t.Error("the cause of a 503 is not logged even at debug level")
+		}
+	}()
 	h.clock.Set(testStart.Add(17 * time.Second))
 	for _, path := range []string{"/v1/store/orders", "/v1/nowhere"} {
 		res, body := h.authed(t, "GET", path)

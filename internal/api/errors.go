@@ -137,7 +137,15 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		p := problemFor(err)
 		h := c.Response().Header()
 		if p.status >= 500 && !requestEnded(c.Request().Context(), err) {
-			log.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
+			// A 500 is a fault to look into, one line each. A 503 is the store being out: every
+			// request says so while it lasts, which the access line (status 503), the store
+			// error metric and the outage warnings (once on entering it, once a minute, once
+			// on recovery) already tell; its cause per request is there at debug level.
+			level := slog.LevelError
+			if p.status == http.StatusServiceUnavailable {
+				level = slog.LevelDebug
+			}
+			log.LogAttrs(c.Request().Context(), level, "request failed",
 				slog.String("request_id", h.Get(echo.HeaderXRequestID)), slog.String("method", c.Request().Method),
 				slog.String("route", routeOf(c)), slog.Int("status", p.status), slog.String("error", err.Error()))
 		}
