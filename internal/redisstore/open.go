@@ -85,13 +85,6 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", u.Scheme)
 }
 
-// Ping checks that Redis answers within timeout.
-func Ping(ctx context.Context, c redis.UniversalClient, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return c.Ping(ctx).Err()
-}
-
 // CheckURL reports whether rawURL is a Redis URL that Open accepts, without connecting.
 func CheckURL(rawURL string) error {
 	c, err := Open(rawURL, DefaultTimeout)

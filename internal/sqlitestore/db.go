@@ -3,8 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -38,6 +41,9 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	}
 	ctx := context.Background()
 	db := &DB{path: path, writes: make(chan struct{}, 1)}
+	if err := createPrivate(path); err != nil {
+		return nil, db.fail(ctx, err)
+	}
 	var err error
 	if db.sql, err = sql.Open("sqlite", dsn(path, busyTimeout)); err != nil {
 		return nil, db.fail(ctx, err)
@@ -56,6 +62,20 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 		return nil, db.fail(ctx, err)
 	}
 	return db, nil
+}
+
+// createPrivate creates the file, when it does not exist yet, readable and writable by its
+// owner only: it holds the orders and the keys' hashes, which are nobody else's business.
+// SQLite gives its -wal and -shm files the permissions of the database file.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // dsn is the driver's name of the file, with the settings every connection gets:

@@ -162,3 +162,36 @@ func TestAnyFileName(t *testing.T) {
 		t.Fatalf("files in the directory: %v, %v; want only %q", entries, err, filepath.Base(path))
 	}
 }
+
+// TestNewFileIsPrivate: a file Open creates is readable and writable by its owner only, and
+// so are the files SQLite makes beside it; a file that exists keeps its permissions.
+func TestNewFileIsPrivate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "orders.db")
+	db, err := sqlitestore.Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := info.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s: mode %v, want -rw-------", filepath.Base(p), perm)
+		}
+	}
+	shared := filepath.Join(dir, "shared.db")
+	if err := os.WriteFile(shared, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	db2, err := sqlitestore.Open(shared, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db2.Close()
+	if info, _ := os.Stat(shared); info.Mode().Perm() != 0o640 {
+		t.Errorf("an existing file's mode changed to %v", info.Mode().Perm())
+	}
+}
