@@ -1,15 +1,13 @@
 package api_test
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/ratelimit"
@@ -62,29 +60,8 @@ func TestAnonymousCallersByNetwork(t *testing.T) {
 	if remembered > maxCallers {
 		t.Fatalf("%d callers remembered, cap %d", remembered, maxCallers)
 	}
-	forgotten := metricValue(t, h.srv.URL, "orderd_ratelimit_forgotten_callers_total")
+	forgotten := apitest.Metric(t, h.srv.URL, "orderd_ratelimit_forgotten_callers_total")
 	if int(forgotten) != distinct-remembered {
 		t.Fatalf("forgotten %v, want %d (seen) - %d (remembered)", forgotten, distinct, remembered)
 	}
-}
-
-// metricValue reads one series from the /metrics of the service at url.
-func metricValue(t *testing.T, url, series string) float64 {
-	t.Helper()
-	res, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	return 0
 }
