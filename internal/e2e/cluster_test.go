@@ -32,29 +32,22 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 		t.Fatalf("%s opened a %T", cluster.URL(), rdb)
 	}
 
+	// newOrders is the order store of a fresh prefix on the Cluster, holding orders.
+	newOrders := func(tb testing.TB, orders []order.Order) *redisstore.Orders {
+		s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), 2*time.Second)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := s.Import(t.Context(), orders); err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}
 	t.Run("Orders", func(t *testing.T) {
-		ordertest.Run(t, func(tb testing.TB, orders []order.Order) order.Store {
-			s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), 2*time.Second)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if _, err := s.Import(t.Context(), orders); err != nil {
-				tb.Fatal(err)
-			}
-			return s
-		})
+		ordertest.Run(t, func(tb testing.TB, orders []order.Order) order.Store { return newOrders(tb, orders) })
 	})
 	t.Run("Find", func(t *testing.T) {
-		ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore {
-			s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), 2*time.Second)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if _, err := s.Import(t.Context(), orders); err != nil {
-				tb.Fatal(err)
-			}
-			return s
-		})
+		ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore { return newOrders(tb, orders) })
 	})
 	t.Run("Keys", func(t *testing.T) {
 		authtest.Run(t, func(tb testing.TB) auth.KeyStore {
