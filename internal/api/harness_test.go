@@ -93,6 +93,12 @@ func (h *harness) addKey(tb testing.TB, name string, p plan.Plan, custom plan.Li
 // against openapi.yaml.
 func (h *harness) do(tb testing.TB, method, path string, header ...string) (*http.Response, []byte) {
 	tb.Helper()
+	return h.contract.Do(tb, h.srv.Client(), h.request(tb, method, path, header...))
+}
+
+// request is a request to the harness's server with the given headers ("Name", "value", …).
+func (h *harness) request(tb testing.TB, method, path string, header ...string) *http.Request {
+	tb.Helper()
 	req, err := http.NewRequest(method, h.srv.URL+path, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -100,7 +106,7 @@ func (h *harness) do(tb testing.TB, method, path string, header ...string) (*htt
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Add(header[i], header[i+1])
 	}
-	return h.contract.Do(tb, h.srv.Client(), req)
+	return req
 }
 
 // authed sends a request with the harness's valid key.

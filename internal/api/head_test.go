@@ -151,14 +151,7 @@ func TestRootAndDocsSlashLeadToDocs(t *testing.T) {
 // raw sends a request outside the contract's operations (health, docs) and reads the answer.
 func (h *harness) raw(tb testing.TB, method, path string, header ...string) (*http.Response, []byte) {
 	tb.Helper()
-	req, err := http.NewRequest(method, h.srv.URL+path, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
-	}
-	res, err := h.srv.Client().Do(req)
+	res, err := h.srv.Client().Do(h.request(tb, method, path, header...))
 	if err != nil {
 		tb.Fatal(err)
 	}
