@@ -177,10 +177,12 @@ func tooManyRequests(d ratelimit.Decision) error {
 }
 
 // rateLimitHeaders are the rate-limit header values of one request, made when admit decides.
+// Each is the one-element []string observe's hook puts in the header map as it is: a request
+// allocates the values once, not a slice per header (cap == len, so an Add copies).
 type rateLimitHeaders struct {
-	limit, remaining, reset string
-	ietf, policy            string
-	retryAfter              string // the IETF t: seconds until the binding window ends
+	limit, remaining, reset [1]string
+	ietf, policy            [1]string
+	retryAfter              [1]string // the IETF t: seconds until the binding window ends
 }
 
 func newRateLimitHeaders(d ratelimit.Decision) *rateLimitHeaders {
@@ -200,14 +202,38 @@ func undecidedRateLimitHeaders(limits plan.Limits, now time.Time) *rateLimitHead
 	return newRateLimitHeaders(ratelimit.Decide(ratelimit.Outcome{}, limits, now))
 }
 
+// formatRateLimitHeaders writes every value into one buffer and makes one string of it, of
+// which the values are parts: two allocations per request (the string and the struct)
+// where a string per number and per concatenation made nine.
 func formatRateLimitHeaders(window string, limit, remaining int64, end time.Time, secs, perMinute, perDay int64) *rateLimitHeaders {
-	t := strconv.FormatInt(secs, 10)
+	var buf [256]byte
+	b := strconv.AppendInt(buf[:0], limit, 10)
+	endLimit := len(b)
+	b = strconv.AppendInt(b, remaining, 10)
+	endRemaining := len(b)
+	b = strconv.AppendInt(b, end.Unix(), 10)
+	endReset := len(b)
+	b = append(b, '"')
+	b = append(b, window...)
+	b = append(b, `";r=`...)
+	b = strconv.AppendInt(b, remaining, 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, secs, 10)
+	endIETF := len(b)
+	b = append(b, `"minute";q=`...)
+	b = strconv.AppendInt(b, perMinute, 10)
+	b = append(b, `;w=60, "day";q=`...)
+	b = strconv.AppendInt(b, perDay, 10)
+	b = append(b, ";w=86400"...)
+	endPolicy := len(b)
+	b = strconv.AppendInt(b, secs, 10)
+	s := string(b)
 	return &rateLimitHeaders{
-		limit:      strconv.FormatInt(limit, 10),
-		remaining:  strconv.FormatInt(remaining, 10),
-		reset:      strconv.FormatInt(end.Unix(), 10),
-		ietf:       `"` + window + `";r=` + strconv.FormatInt(remaining, 10) + ";t=" + t,
-		policy:     `"minute";q=` + strconv.FormatInt(perMinute, 10) + ";w=60, " + `"day";q=` + strconv.FormatInt(perDay, 10) + ";w=86400",
-		retryAfter: t,
+		limit:      [1]string{s[:endLimit]},
+		remaining:  [1]string{s[endLimit:endRemaining]},
+		reset:      [1]string{s[endRemaining:endReset]},
+		ietf:       [1]string{s[endReset:endIETF]},
+		policy:     [1]string{s[endIETF:endPolicy]},
+		retryAfter: [1]string{s[endPolicy:]},
 	}
 }

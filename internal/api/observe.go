@@ -28,9 +28,11 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				id = newRequestID()
 			}
 			h := res.Header()
-			h.Set(echo.HeaderXRequestID, id) // for errorHandler's log line; the hook writes it again
-			h.Set("X-Content-Type-Options", "nosniff")
-			ex := &exchange{requestID: id, sunset: &sunset}
+			ex := &exchange{requestID: [1]string{id}, sunset: &sunset}
+			// Canonical names, as Header.Set would make them, and values made once (see
+			// writeHeaders).
+			h["X-Request-Id"] = ex.requestID[:] // for errorHandler's log line; the hook writes it again
+			h["X-Content-Type-Options"] = nosniff
 			c.Set(exchangeKey, ex)
 			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
 
@@ -73,7 +75,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 // exchange is what the steps of the chain learn about one request that its answer's headers
 // depend on. observe makes it; admit fills in its decision.
 type exchange struct {
-	requestID string
+	requestID [1]string         // the X-Request-Id value, as the header map holds it
 	limit     *rateLimitHeaders // admit's decision; nil outside BasePath
 	sunset    *sunsetHeaders
 }
@@ -99,32 +101,39 @@ func exchangeOf(c echo.Context) *exchange {
 //   - an error: Cache-Control: no-store, for an error is about this request only.
 func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
 	// The names are written canonical, as Header.Set would make them, without canonicalizing
-	// (and allocating) each one again on every request.
-	h["X-Request-Id"] = []string{ex.requestID}
+	// (and allocating) each one again on every request; the values are one-element slices
+	// made once, per request or per process, never a new []string per header. Each has
+	// cap == len, so a Header.Add after this appends to a copy, never to a shared array.
+	h["X-Request-Id"] = ex.requestID[:]
 	if l := ex.limit; l != nil {
-		h["X-Ratelimit-Limit"] = []string{l.limit}
-		h["X-Ratelimit-Remaining"] = []string{l.remaining}
-		h["X-Ratelimit-Reset"] = []string{l.reset}
-		h["Ratelimit"] = []string{l.ietf}
-		h["Ratelimit-Policy"] = []string{l.policy}
+		h["X-Ratelimit-Limit"] = l.limit[:]
+		h["X-Ratelimit-Remaining"] = l.remaining[:]
+		h["X-Ratelimit-Reset"] = l.reset[:]
+		h["Ratelimit"] = l.ietf[:]
+		h["Ratelimit-Policy"] = l.policy[:]
 	}
 	if route == petRoute {
-		h["Deprecation"] = []string{ex.sunset.deprecation}
-		h["Sunset"] = []string{ex.sunset.sunset}
-		h["Link"] = []string{ex.sunset.link}
+		h["Deprecation"] = ex.sunset.deprecation[:]
+		h["Sunset"] = ex.sunset.sunset[:]
+		h["Link"] = ex.sunset.link[:]
 	}
 	switch {
 	case status == http.StatusTooManyRequests && ex.limit != nil:
-		h["Retry-After"] = []string{ex.limit.retryAfter}
+		h["Retry-After"] = ex.limit.retryAfter[:]
 	case status == http.StatusServiceUnavailable:
-		h["Retry-After"] = []string{retryAfterUnavailableText}
+		h["Retry-After"] = retryAfterUnavailableValue
 	}
 	if status >= 400 {
-		h["Cache-Control"] = []string{"no-store"}
+		h["Cache-Control"] = noStore
 	}
 }
 
-var retryAfterUnavailableText = strconv.Itoa(retryAfterUnavailable)
+// Header values that never change, shared by every answer (each cap == len: see writeHeaders).
+var (
+	nosniff                    = []string{"nosniff"}
+	noStore                    = []string{"no-store"}
+	retryAfterUnavailableValue = []string{strconv.Itoa(retryAfterUnavailable)}
+)
 
 // validRequestID accepts ids a client may choose: short, and only characters that cannot
 // forge a log line or a header.
