@@ -51,14 +51,17 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 			if !log.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
-			attrs := []slog.Attr{
+			// Room for every field, so that naming the caller does not grow the slice onto
+			// the heap (slog copies the attributes into its record).
+			var fields [8]slog.Attr
+			attrs := append(fields[:0],
 				slog.String("request_id", id),
 				slog.String("method", req.Method),
 				slog.String("route", routeOf(c)),
 				slog.Int("status", res.Status),
 				slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 				slog.Int64("bytes", res.Size),
-			}
+			)
 			if caller := auth.CallerFrom(req.Context()); caller != nil {
 				if caller.Key != nil {
 					attrs = append(attrs, slog.String("key_name", caller.Key.Name), slog.String("key_prefix", caller.Key.Prefix))
