@@ -28,15 +28,14 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				id = newRequestID()
 			}
 			h := res.Header()
-			ex := &exchange{requestID: [1]string{id}, sunset: &sunset}
+			ex := &exchange{Context: c, requestID: [1]string{id}, sunset: &sunset}
 			// Canonical names, as Header.Set would make them, and values made once (see
 			// writeHeaders).
 			h["X-Request-Id"] = ex.requestID[:] // for errorHandler's log line; the hook writes it again
 			h["X-Content-Type-Options"] = nosniff
-			c.Set(exchangeKey, ex)
 			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
 
-			err := next(c)
+			err := next(ex)
 			if err != nil {
 				c.Error(err)
 			}
@@ -76,19 +75,20 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 }
 
 // exchange is what the steps of the chain learn about one request that its answer's headers
-// depend on. observe makes it; admit fills in its decision.
+// depend on. observe makes it; admit fills in its decision. It is also the request's echo
+// context, as echo's docs extend one: observe passes it on in place of the context it got,
+// so the steps after it find it without a lookup (and without echo allocating a map per
+// request for c.Set). None of the middleware between them replaces the context.
 type exchange struct {
+	echo.Context
 	requestID [1]string         // the X-Request-Id value, as the header map holds it
 	limit     *rateLimitHeaders // admit's decision; nil outside BasePath
 	sunset    *sunsetHeaders
 }
 
-// exchangeKey holds the request's *exchange in the echo context: only middleware use it, the
-// handlers never see it.
-const exchangeKey = "orderd.exchange"
-
+// exchangeOf is the request's exchange, which observe made.
 func exchangeOf(c echo.Context) *exchange {
-	return c.Get(exchangeKey).(*exchange)
+	return c.(*exchange)
 }
 
 // writeHeaders writes the headers that every answer of a route carries, whoever wrote the
