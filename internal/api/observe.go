@@ -81,9 +81,10 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 // request for c.Set). None of the middleware between them replaces the context.
 type exchange struct {
 	echo.Context
-	requestID [1]string         // the X-Request-Id value, as the header map holds it
-	limit     *rateLimitHeaders // admit's decision; nil outside BasePath
-	sunset    *sunsetHeaders
+	requestID   [1]string         // the X-Request-Id value, as the header map holds it
+	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside BasePath
+	limitValues rateLimitHeaders
+	sunset      *sunsetHeaders
 }
 
 // exchangeOf is the request's exchange, which observe made.
