@@ -115,7 +115,10 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			names, values := c.ParamNames(), c.ParamValues()
-			params := make(map[string]string, len(names))
+			var params map[string]string // none to make for a route without path parameters
+			if len(names) > 0 {
+				params = make(map[string]string, len(names))
+			}
 			for i, name := range names {
 				v := values[i]                     // one whole path segment: unmatched has checked it
 				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any
