@@ -86,7 +86,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			case err != nil:
 				return err
 			}
-			ex.limit = newRateLimitHeaders(d)
+			ex.setLimit(d)
 			switch {
 			case d.Banned:
 				obs.RateLimit("banned")
@@ -109,14 +109,19 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 // malformed header, an unknown key, or the key store's failure (store.ErrUnavailable, or
 // store.ErrCorrupt for a record it cannot use), or the request's own context ending.
 func identify(ctx context.Context, keys auth.KeyStore, authorization []string, addr string) (caller *auth.Caller, keyErr error) {
-	caller = &auth.Caller{Addr: addr}
 	token, err := auth.BearerToken(authorization)
 	if err != nil {
-		return caller, err
+		return &auth.Caller{Addr: addr}, err
 	}
-	k, err := keys.Lookup(ctx, auth.HashOf(token))
+	// The caller and the room for its key are made together: one allocation, not two.
+	ck := &struct {
+		caller auth.Caller
+		key    auth.Key
+	}{caller: auth.Caller{Addr: addr}}
+	caller = &ck.caller
+	ck.key, err = keys.Lookup(ctx, auth.HashOf(token))
 	if err == nil {
-		caller.Key = &k
+		caller.Key = &ck.key
 		return caller, nil
 	}
 	return caller, lookupError(ctx, err)
@@ -132,7 +137,7 @@ func noDecision(ctx context.Context, err error) bool {
 // nothing the caller has not spent. Only a store's failure is counted as an outcome: a client
 // that hung up is no outage.
 func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.Time, obs Observer, err error) error {
-	ex.limit = undecidedRateLimitHeaders(limits, now)
+	ex.setLimit(undecidedDecision(limits, now))
 	if !requestEnded(ctx, err) {
 		obs.RateLimit("unavailable")
 	}
@@ -177,18 +182,23 @@ func tooManyRequests(d ratelimit.Decision) error {
 }
 
 // rateLimitHeaders are the rate-limit header values of one request, made when admit decides.
+// Each is the one-element []string observe's hook puts in the header map as it is: a request
+// allocates the values once, not a slice per header (cap == len, so an Add copies).
 type rateLimitHeaders struct {
-	limit, remaining, reset string
-	ietf, policy            string
-	retryAfter              string // the IETF t: seconds until the binding window ends
+	limit, remaining, reset [1]string
+	ietf, policy            [1]string
+	retryAfter              [1]string // the IETF t: seconds until the binding window ends
 }
 
-func newRateLimitHeaders(d ratelimit.Decision) *rateLimitHeaders {
+// setLimit makes the rate-limit headers of d the answer's, in the exchange's own storage
+// (one allocation fewer per request than a struct of their own).
+func (ex *exchange) setLimit(d ratelimit.Decision) {
 	b := d.Binding
-	return formatRateLimitHeaders(b.Name, b.Limit, b.Remaining, b.End, int64(d.RetryAfter.Seconds()), d.Minute.Limit, d.Day.Limit)
+	ex.limitValues.format(b.Name, b.Limit, b.Remaining, b.End, int64(d.RetryAfter.Seconds()), d.Minute.Limit, d.Day.Limit)
+	ex.limit = &ex.limitValues
 }
 
-// undecidedRateLimitHeaders are the rate-limit headers of an answer for which no decision
+// undecidedDecision is what the rate-limit headers say of a request for which no decision
 // was made: the key store or the limiter could not be reached (a 503), or the client hung up.
 // They describe the caller's own plan (the key's limits when the key was found, else those of
 // callers without a key) as it applies to this request, which counted in neither window: the
@@ -196,18 +206,42 @@ func newRateLimitHeaders(d ratelimit.Decision) *rateLimitHeaders {
 // ending with the UTC minute. The counts are unknown, and this never claims a quota the caller
 // has not spent (Remaining: 0 with a Reset a day away would tell a client with requests left
 // to stop until tomorrow); when to come back is Retry-After's to say.
-func undecidedRateLimitHeaders(limits plan.Limits, now time.Time) *rateLimitHeaders {
-	return newRateLimitHeaders(ratelimit.Decide(ratelimit.Outcome{}, limits, now))
+func undecidedDecision(limits plan.Limits, now time.Time) ratelimit.Decision {
+	return ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 }
 
-func formatRateLimitHeaders(window string, limit, remaining int64, end time.Time, secs, perMinute, perDay int64) *rateLimitHeaders {
-	t := strconv.FormatInt(secs, 10)
-	return &rateLimitHeaders{
-		limit:      strconv.FormatInt(limit, 10),
-		remaining:  strconv.FormatInt(remaining, 10),
-		reset:      strconv.FormatInt(end.Unix(), 10),
-		ietf:       `"` + window + `";r=` + strconv.FormatInt(remaining, 10) + ";t=" + t,
-		policy:     `"minute";q=` + strconv.FormatInt(perMinute, 10) + ";w=60, " + `"day";q=` + strconv.FormatInt(perDay, 10) + ";w=86400",
-		retryAfter: t,
+// format writes every value into one buffer and makes one string of it, of which the values
+// are parts: one allocation per request where a string per number and per concatenation
+// made eight.
+func (r *rateLimitHeaders) format(window string, limit, remaining int64, end time.Time, secs, perMinute, perDay int64) {
+	var buf [256]byte
+	b := strconv.AppendInt(buf[:0], limit, 10)
+	endLimit := len(b)
+	b = strconv.AppendInt(b, remaining, 10)
+	endRemaining := len(b)
+	b = strconv.AppendInt(b, end.Unix(), 10)
+	endReset := len(b)
+	b = append(b, '"')
+	b = append(b, window...)
+	b = append(b, `";r=`...)
+	b = strconv.AppendInt(b, remaining, 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, secs, 10)
+	endIETF := len(b)
+	b = append(b, `"minute";q=`...)
+	b = strconv.AppendInt(b, perMinute, 10)
+	b = append(b, `;w=60, "day";q=`...)
+	b = strconv.AppendInt(b, perDay, 10)
+	b = append(b, ";w=86400"...)
+	endPolicy := len(b)
+	b = strconv.AppendInt(b, secs, 10)
+	s := string(b)
+	*r = rateLimitHeaders{
+		limit:      [1]string{s[:endLimit]},
+		remaining:  [1]string{s[endLimit:endRemaining]},
+		reset:      [1]string{s[endRemaining:endReset]},
+		ietf:       [1]string{s[endReset:endIETF]},
+		policy:     [1]string{s[endIETF:endPolicy]},
+		retryAfter: [1]string{s[endPolicy:]},
 	}
 }

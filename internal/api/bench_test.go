@@ -1,9 +1,12 @@
 package api_test
 
 import (
+	"io"
+	"log/slog"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/plan"
 )
 
@@ -40,4 +43,25 @@ func BenchmarkChain(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkChainLogged is the List case of BenchmarkChain with the access line written, as
+// the service writes it (JSON, to a writer that keeps nothing): the line's own cost.
+func BenchmarkChainLogged(b *testing.B) {
+	h := newHarness(b, func(c *api.Config) { c.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil)) })
+	key := h.addKey(b, "bench", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
+	handler := h.srv.Config.Handler
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest("GET", "/v1/store/orders", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				b.Errorf("status %d", rec.Code)
+				return
+			}
+		}
+	})
 }

@@ -26,7 +26,8 @@ type contract struct {
 	// static and public (the document), neither limited nor authenticated.
 	unlimited map[string]bool
 	// validators checks a request against its operation, by operationId (as the generated
-	// RegisterHandlersOptions.OperationMiddlewares takes them).
+	// RegisterHandlersOptions.OperationMiddlewares takes them); none for an operation that
+	// declares no parameters and no body.
 	validators map[string][]echo.MiddlewareFunc
 }
 
@@ -53,6 +54,9 @@ func loadContract() (*contract, error) {
 					ct.unlimited[route] = !declaresRateLimit(op)
 				}
 			}
+			if !hasInput(item, op) {
+				continue // nothing to validate: ValidateRequest would check nothing
+			}
 			// admit has authenticated the request already; a copy of the operation without
 			// security keeps kin-openapi from checking it again on every request.
 			unsecured := *op
@@ -62,6 +66,13 @@ func loadContract() (*contract, error) {
 		}
 	}
 	return ct, nil
+}
+
+// hasInput reports whether the operation declares anything of a request to validate: a
+// parameter (its own or its path's) or a body. Without security (admit's) and without the
+// option to reject undeclared bodies, kin-openapi's ValidateRequest checks only these.
+func hasInput(item *openapi3.PathItem, op *openapi3.Operation) bool {
+	return len(op.Parameters) > 0 || len(item.Parameters) > 0 || op.RequestBody != nil
 }
 
 // isPublic reports whether the request's route is an operation that needs no key.
@@ -104,7 +115,10 @@ func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.Mi
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			names, values := c.ParamNames(), c.ParamValues()
-			params := make(map[string]string, len(names))
+			var params map[string]string // none to make for a route without path parameters
+			if len(names) > 0 {
+				params = make(map[string]string, len(names))
+			}
 			for i, name := range names {
 				v := values[i]                     // one whole path segment: unmatched has checked it
 				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any

@@ -170,17 +170,22 @@ func matchesTemplate(c echo.Context) bool {
 	if route == "" || strings.HasSuffix(route, "*") {
 		return true
 	}
-	want := strings.Split(route, "/")
-	got := strings.Split(c.Request().URL.EscapedPath(), "/")
-	if len(got) != len(want) {
-		return false
-	}
-	for i, seg := range want {
-		if strings.HasPrefix(seg, ":") && got[i] == "" {
+	// The segments of both, side by side, without splitting them into slices on every request.
+	path := c.Request().URL.EscapedPath()
+	for {
+		want, routeRest, routeMore := strings.Cut(route, "/")
+		got, pathRest, pathMore := strings.Cut(path, "/")
+		if strings.HasPrefix(want, ":") && got == "" {
 			return false
 		}
+		if routeMore != pathMore { // not as many segments
+			return false
+		}
+		if !routeMore {
+			return true
+		}
+		route, path = routeRest, pathRest
 	}
-	return true
 }
 
 // clientAddress is the peer's address, or, when the peer is a trusted proxy, the address

@@ -35,11 +35,15 @@ type listCache struct {
 	build  sync.Mutex // one encoding at a time; the others wait for it
 }
 
-// encodedList is the answer to a list request for one version.
+// encodedList is the answer to a list request for one version, its header values made with
+// it: a list request allocates none of them.
 type encodedList struct {
 	version uint64
 	body    []byte
 	etag    string
+	// The header values, as the slices Header.Set would make: shared by every request of
+	// the version, so each has cap == len (an Add appends to a copy, never to them).
+	etagValue, contentLength []string
 }
 
 func (c *listCache) get(ctx context.Context) (*encodedList, error) {
@@ -62,7 +66,9 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 		return nil, err
 	}
 	body := appendOrders(make([]byte, 0, 128*len(orders)+2), orders)
-	e := &encodedList{version: v, body: body, etag: etagOf(body)}
+	etag := etagOf(body)
+	e := &encodedList{version: v, body: body, etag: etag,
+		etagValue: []string{etag}, contentLength: []string{strconv.Itoa(len(body))}}
 	c.cur.Store(e)
 	return e, nil
 }
@@ -113,12 +119,19 @@ type listAnswer struct{ *encodedList }
 
 func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Etag"] = []string{r.etag} // canonical, as Header.Set would make it
+	// Canonical names, as Header.Set would make them. Content-Length, because the body is
+	// whole: without it a list longer than net/http's 2 KB buffer is sent chunked, one more
+	// write per answer. The gzip middleware deletes it when it compresses.
+	h["Content-Type"] = jsonContentType
+	h["Etag"] = r.etagValue
+	h["Content-Length"] = r.contentLength
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(r.body)
 	return err
 }
+
+// jsonContentType is the Content-Type value of the list, shared like encodedList's values.
+var jsonContentType = []string{"application/json"}
 
 // etagOf is a weak tag of the encoded list: weak, because the same list is sent plain or
 // gzipped, and both are the same content.

@@ -28,13 +28,14 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				id = newRequestID()
 			}
 			h := res.Header()
-			h.Set(echo.HeaderXRequestID, id) // for errorHandler's log line; the hook writes it again
-			h.Set("X-Content-Type-Options", "nosniff")
-			ex := &exchange{requestID: id, sunset: &sunset}
-			c.Set(exchangeKey, ex)
+			ex := &exchange{Context: c, requestID: [1]string{id}, sunset: &sunset}
+			// Canonical names, as Header.Set would make them, and values made once (see
+			// writeHeaders).
+			h["X-Request-Id"] = ex.requestID[:] // for errorHandler's log line; the hook writes it again
+			h["X-Content-Type-Options"] = nosniff
 			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
 
-			err := next(c)
+			err := next(ex)
 			if err != nil {
 				c.Error(err)
 			}
@@ -49,14 +50,17 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 			if !log.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
-			attrs := []slog.Attr{
+			// Room for every field, so that naming the caller does not grow the slice onto
+			// the heap (slog copies the attributes into its record).
+			var fields [8]slog.Attr
+			attrs := append(fields[:0],
 				slog.String("request_id", id),
 				slog.String("method", req.Method),
 				slog.String("route", routeOf(c)),
 				slog.Int("status", res.Status),
 				slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 				slog.Int64("bytes", res.Size),
-			}
+			)
 			if caller := auth.CallerFrom(req.Context()); caller != nil {
 				if caller.Key != nil {
 					attrs = append(attrs, slog.String("key_name", caller.Key.Name), slog.String("key_prefix", caller.Key.Prefix))
@@ -71,19 +75,21 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 }
 
 // exchange is what the steps of the chain learn about one request that its answer's headers
-// depend on. observe makes it; admit fills in its decision.
+// depend on. observe makes it; admit fills in its decision. It is also the request's echo
+// context, as echo's docs extend one: observe passes it on in place of the context it got,
+// so the steps after it find it without a lookup (and without echo allocating a map per
+// request for c.Set). None of the middleware between them replaces the context.
 type exchange struct {
-	requestID string
-	limit     *rateLimitHeaders // admit's decision; nil outside BasePath
-	sunset    *sunsetHeaders
+	echo.Context
+	requestID   [1]string         // the X-Request-Id value, as the header map holds it
+	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside BasePath
+	limitValues rateLimitHeaders
+	sunset      *sunsetHeaders
 }
 
-// exchangeKey holds the request's *exchange in the echo context: only middleware use it, the
-// handlers never see it.
-const exchangeKey = "orderd.exchange"
-
+// exchangeOf is the request's exchange, which observe made.
 func exchangeOf(c echo.Context) *exchange {
-	return c.Get(exchangeKey).(*exchange)
+	return c.(*exchange)
 }
 
 // writeHeaders writes the headers that every answer of a route carries, whoever wrote the
@@ -99,32 +105,39 @@ func exchangeOf(c echo.Context) *exchange {
 //   - an error: Cache-Control: no-store, for an error is about this request only.
 func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
 	// The names are written canonical, as Header.Set would make them, without canonicalizing
-	// (and allocating) each one again on every request.
-	h["X-Request-Id"] = []string{ex.requestID}
+	// (and allocating) each one again on every request; the values are one-element slices
+	// made once, per request or per process, never a new []string per header. Each has
+	// cap == len, so a Header.Add after this appends to a copy, never to a shared array.
+	h["X-Request-Id"] = ex.requestID[:]
 	if l := ex.limit; l != nil {
-		h["X-Ratelimit-Limit"] = []string{l.limit}
-		h["X-Ratelimit-Remaining"] = []string{l.remaining}
-		h["X-Ratelimit-Reset"] = []string{l.reset}
-		h["Ratelimit"] = []string{l.ietf}
-		h["Ratelimit-Policy"] = []string{l.policy}
+		h["X-Ratelimit-Limit"] = l.limit[:]
+		h["X-Ratelimit-Remaining"] = l.remaining[:]
+		h["X-Ratelimit-Reset"] = l.reset[:]
+		h["Ratelimit"] = l.ietf[:]
+		h["Ratelimit-Policy"] = l.policy[:]
 	}
 	if route == petRoute {
-		h["Deprecation"] = []string{ex.sunset.deprecation}
-		h["Sunset"] = []string{ex.sunset.sunset}
-		h["Link"] = []string{ex.sunset.link}
+		h["Deprecation"] = ex.sunset.deprecation[:]
+		h["Sunset"] = ex.sunset.sunset[:]
+		h["Link"] = ex.sunset.link[:]
 	}
 	switch {
 	case status == http.StatusTooManyRequests && ex.limit != nil:
-		h["Retry-After"] = []string{ex.limit.retryAfter}
+		h["Retry-After"] = ex.limit.retryAfter[:]
 	case status == http.StatusServiceUnavailable:
-		h["Retry-After"] = []string{retryAfterUnavailableText}
+		h["Retry-After"] = retryAfterUnavailableValue
 	}
 	if status >= 400 {
-		h["Cache-Control"] = []string{"no-store"}
+		h["Cache-Control"] = noStore
 	}
 }
 
-var retryAfterUnavailableText = strconv.Itoa(retryAfterUnavailable)
+// Header values that never change, shared by every answer (each cap == len: see writeHeaders).
+var (
+	nosniff                    = []string{"nosniff"}
+	noStore                    = []string{"no-store"}
+	retryAfterUnavailableValue = []string{strconv.Itoa(retryAfterUnavailable)}
+)
 
 // validRequestID accepts ids a client may choose: short, and only characters that cannot
 // forge a log line or a header.

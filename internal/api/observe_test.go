@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
 // syncBuffer collects log lines written by concurrent requests.
@@ -110,9 +113,65 @@ func TestListIsGzippedWhenAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	plainBody, err := io.ReadAll(res2.Body)
 	res2.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res2.Header.Get("Content-Encoding") != "" {
 		t.Fatalf("compressed without Accept-Encoding")
+	}
+	// The plain list is sent whole, with its length, not chunked; the compressed one above
+	// could not declare the plain length (its reader would have failed short of it).
+	if res2.ContentLength != int64(len(plainBody)) || len(res2.TransferEncoding) != 0 {
+		t.Fatalf("plain list: Content-Length %d for %d bytes, Transfer-Encoding %q", res2.ContentLength, len(plainBody), res2.TransferEncoding)
+	}
+}
+
+// TestLongListIsSentWithItsLength: a list longer than net/http's buffer is sent whole with its
+// Content-Length (one write, not chunks), plain; compressed, without the plain length.
+func TestLongListIsSentWithItsLength(t *testing.T) {
+	db := openDB(t)
+	if _, err := db.Import(context.Background(), ordertest.Many(100), nil); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *api.Config) { c.Orders = sqlitestore.NewOrders(db) })
+	for _, encoding := range []string{"", "gzip"} {
+		req, _ := http.NewRequest("GET", h.srv.URL+"/v1/store/orders", nil)
+		req.Header.Set("Authorization", "Bearer "+h.key)
+		if encoding != "" {
+			req.Header.Set("Accept-Encoding", encoding)
+		}
+		res, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatalf("%q: %v", encoding, err)
+		}
+		if res.Header.Get("Content-Encoding") != encoding {
+			t.Fatalf("Content-Encoding %q, want %q", res.Header.Get("Content-Encoding"), encoding)
+		}
+		if encoding == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+			res.Header.Del("Content-Encoding")
+		} else if res.ContentLength != int64(len(body)) || len(res.TransferEncoding) != 0 {
+			t.Fatalf("Content-Length %d for %d bytes, Transfer-Encoding %q", res.ContentLength, len(body), res.TransferEncoding)
+		}
+		if len(body) <= 4096 {
+			t.Fatalf("the list is %d bytes, too short to have been chunked", len(body))
+		}
+		if err := h.contract.Check(req, res, body); err != nil {
+			t.Fatalf("%q: %v", encoding, err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"math"
+	"sync"
 
 	"github.com/petstore/orderd/internal/order"
 )
@@ -46,12 +47,27 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var v int64
-	if err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(&v); err != nil {
+	r := versionRows.Get().(*versionRow)
+	defer versionRows.Put(r)
+	if err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(r.dest[:]...); err != nil {
 		return 0, s.db.fail(ctx, err)
 	}
-	return uint64(v), nil
+	return uint64(r.value), nil
 }
+
+// versionRow is where Version scans the counter, with the pointer Scan takes made once: it
+// runs on every list request, and a fresh variable and its pointer cost allocations of it.
+// It is only a buffer: each scan overwrites it.
+type versionRow struct {
+	value int64
+	dest  [1]any // &value
+}
+
+var versionRows = sync.Pool{New: func() any {
+	r := &versionRow{}
+	r.dest[0] = &r.value
+	return r
+}}
 
 // Cancel applies order.Order.Cancel to the order in a write transaction: reading the status
 // and writing the new one are one step for every process that shares the file.

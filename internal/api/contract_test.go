@@ -1,0 +1,17 @@
+package api
+
+import "testing"
+
+// TestValidatorsWhereTheContractDeclaresInput: every operation with a parameter is validated
+// (listOrders for its If-None-Match header), and only the one without any is not.
+func TestValidatorsWhereTheContractDeclaresInput(t *testing.T) {
+	ct, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, want := range map[string]bool{"listOrders": true, "cancelOrder": true, "getPetById": true, "getOpenAPIDocument": false} {
+		if got := len(ct.validators[op]) > 0; got != want {
+			t.Errorf("%s: validated %v, want %v", op, got, want)
+		}
+	}
+}
