@@ -54,6 +54,8 @@ func TestCheckAcceptsTheContract(t *testing.T) {
 		{"HEAD of the list", "HEAD", "/v1/store/orders", 200, headers(nil, "Etag", `W/"x1"`), ``},
 		{"a 405 of an operation's path", "PUT", "/v1/store/orders", 405, headers(nil, "Allow", "GET"), `{"code":"method_not_allowed","message":"x","status":405}`},
 		{"an unknown route", "GET", "/v1/nowhere", 404, headers(nil), `{"code":"not_found","message":"x","status":404}`},
+		{"a redirect outside the base path", "GET", "/", 302, headers(RateLimitHeaders, "Location", "/docs"), ``},
+		{"health outside the base path", "GET", "/healthz", 200, headers(RateLimitHeaders), `{"status":"ok"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, "http://127.0.0.1:1"+tc.path, nil)
@@ -91,6 +93,8 @@ func TestCheckCatchesDrift(t *testing.T) {
 		{"error status differs", "DELETE", "/v1/store/orders/1", 404, headers(nil), `{"code":"order_not_found","message":"x","status":400}`},
 		{"plain-text error", "GET", "/v1/nowhere", 404, headers(nil, "Content-Type", "text/plain"), `not found`},
 		{"unrouted request answered 200", "GET", "/v1/nowhere", 200, headers(nil), `{}`},
+		{"plain-text error outside the base path", "GET", "/healthz", 503, headers(RateLimitHeaders, "Content-Type", "text/plain"), `down`},
+		{"no request id outside the base path", "GET", "/", 302, headers([]string{"X-Request-Id"}), ``},
 		{"429 without Retry-After", "DELETE", "/v1/store/orders/1", 429, headers(nil), `{"code":"rate_limit_exceeded","message":"x","status":429}`},
 		{"no rate-limit headers on a 404 route", "GET", "/v1/nowhere", 404, headers([]string{"X-Ratelimit-Limit"}), `{"code":"not_found","message":"x","status":404}`},
 	} {
