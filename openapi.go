@@ -1,6 +1,7 @@
-// Package orderd holds the contract of the Store Order Service: openapi.yaml, embedded byte
-// for byte, so that the service validates requests against, and serves, the very document
-// that gen/ is generated from.
+// Package orderd holds the contract of the Store Order Service: one OpenAPI document per
+// version of the API (openapi.yaml for v1, openapi-v2.yaml for v2), embedded byte for byte, so
+// that the service validates requests against, and serves, the very documents that gen/ and
+// genv2/ are generated from.
 package orderd
 
 import (
@@ -11,20 +12,46 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// OpenAPI is openapi.yaml as it is in the repository.
+// OpenAPI is openapi.yaml, version 1 of the contract, as it is in the repository.
 //
 //go:embed openapi.yaml
 var OpenAPI []byte
 
-// LoadOpenAPI parses and validates the embedded document. Each call returns a new copy,
-// which the caller may change.
-func LoadOpenAPI() (*openapi3.T, error) {
-	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI)
+// OpenAPIV2 is openapi-v2.yaml, version 2 of the contract, as it is in the repository.
+//
+//go:embed openapi-v2.yaml
+var OpenAPIV2 []byte
+
+// Version is one version of the API: the path its operations are served under and its
+// document. Each document stands alone (a client generates from one), so the versions share
+// no file; TestVersionsShareTheirCommonComponents keeps what they have in common equal.
+type Version struct {
+	// Base is the path prefix of the version's operations, "/v1" or "/v2": the first server
+	// of its document.
+	Base string
+	// Name is the document's file name in the repository.
+	Name     string
+	Document []byte
+}
+
+// Versions are the versions the service serves, oldest first.
+var Versions = []Version{
+	{Base: "/v1", Name: "openapi.yaml", Document: OpenAPI},
+	{Base: "/v2", Name: "openapi-v2.yaml", Document: OpenAPIV2},
+}
+
+// Load parses and validates the version's document. Each call returns a new copy, which the
+// caller may change.
+func (v Version) Load() (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(v.Document)
 	if err != nil {
-		return nil, fmt.Errorf("openapi.yaml: %w", err)
+		return nil, fmt.Errorf("%s: %w", v.Name, err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("openapi.yaml: %w", err)
+		return nil, fmt.Errorf("%s: %w", v.Name, err)
 	}
 	return doc, nil
 }
+
+// LoadOpenAPI parses and validates version 1's document (openapi.yaml).
+func LoadOpenAPI() (*openapi3.T, error) { return Versions[0].Load() }
