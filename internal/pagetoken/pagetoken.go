@@ -1,0 +1,202 @@
+// Package pagetoken makes and reads the page tokens of v2's find: opaque to clients,
+// tamper-evident, and bound to the filter they were made with.
+//
+// A token is 41 bytes, base64url without padding (55 characters):
+//
+//	format (1) | after (8, big-endian id) | filter digest (16) | MAC (16)
+//
+// The MAC is HMAC-SHA256, cut to 128 bits, of the 25 bytes before it, under the deployment's
+// secret. The filter digest is SHA-256, cut to 128 bits, of the filter in one canonical form,
+// so that a token read with other filters is told apart from one that was altered: the MAC
+// says whether the server made the token, the digest whether it was made for this filter.
+package pagetoken
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+// Format is the first byte of every token this version of the service makes: a token with
+// another first byte was made by another version of the API (or is not a token).
+const Format byte = 2
+
+const (
+	digestLen = 16
+	macLen    = 16
+	tokenLen  = 1 + 8 + digestLen + macLen
+)
+
+// MinSecretLen is the fewest bytes a secret may have: 32, the size of HMAC-SHA256's output.
+const MinSecretLen = 32
+
+// The ways a token is refused; each Read error wraps one of them and ErrInvalid.
+var (
+	// ErrInvalid is any refused token: a client's error (400), never the service's.
+	ErrInvalid = errors.New("invalid page token")
+	// ErrMalformed is a token that is not one in form: not base64url, or not 41 bytes.
+	ErrMalformed = errors.New("malformed")
+	// ErrOtherVersion is a token made by another version of the API.
+	ErrOtherVersion = errors.New("made by another version of the API")
+	// ErrAltered is a token whose MAC does not hold: changed, or not made by this service.
+	ErrAltered = errors.New("altered")
+	// ErrOtherFilter is a genuine token sent with other filters than it was made with.
+	ErrOtherFilter = errors.New("made with other filters")
+)
+
+// SecretStore holds the deployment's one page-token secret, so that every instance accepts
+// the tokens of every other.
+type SecretStore interface {
+	// PageTokenSecret returns the secret, first making one (random, at least MinSecretLen
+	// bytes) if the store holds none; every caller, in every process, gets the same secret
+	// until the store loses it.
+	PageTokenSecret(ctx context.Context) ([]byte, error)
+}
+
+// Codec makes and reads tokens under one secret: a fixed one (a setting), or the one its
+// SecretStore holds, read on first use and read again when a token does not verify, so that
+// an instance follows a store that lost its secret and made a new one.
+type Codec struct {
+	store SecretStore
+
+	mu     sync.Mutex
+	secret []byte
+}
+
+// New returns a Codec with a fixed secret of at least MinSecretLen bytes.
+func New(secret []byte) (*Codec, error) {
+	if len(secret) < MinSecretLen {
+		return nil, fmt.Errorf("page token secret: %d bytes, want at least %d", len(secret), MinSecretLen)
+	}
+	return &Codec{secret: slices.Clone(secret)}, nil
+}
+
+// FromStore returns a Codec whose secret is the one store holds.
+func FromStore(store SecretStore) *Codec { return &Codec{store: store} }
+
+// Make returns the token of the page that starts after the id after, for filter f.
+func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {
+	secret, err := c.current(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	return makeToken(secret, Format, f, after), nil
+}
+
+func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
+	var b [tokenLen]byte
+	b[0] = format
+	binary.BigEndian.PutUint64(b[1:9], uint64(after))
+	d := digest(f)
+	copy(b[9:9+digestLen], d[:])
+	copy(b[9+digestLen:], mac(secret, b[:9+digestLen]))
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Read returns the id a token says its page starts after, if the token is one this
+// deployment made for filter f. A refused token is an error wrapping ErrInvalid and the
+// reason (ErrMalformed, ErrOtherVersion, ErrAltered or ErrOtherFilter); any other error is
+// the secret store's.
+func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	if err != nil || len(b) != tokenLen {
+		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
+	}
+	secret, err := c.current(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	body, sum := b[:9+digestLen], b[9+digestLen:]
+	if !hmac.Equal(sum, mac(secret, body)) {
+		// Perhaps the store's secret is not the one this instance read: read it again once.
+		if secret, err = c.current(ctx, secret); err != nil {
+			return 0, err
+		}
+		if !hmac.Equal(sum, mac(secret, body)) {
+			return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrAltered)
+		}
+	}
+	// The format is checked only once the MAC holds: before that the byte says nothing.
+	if b[0] != Format {
+		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherVersion)
+	}
+	if d := digest(f); !hmac.Equal(d[:], b[9:9+digestLen]) {
+		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherFilter)
+	}
+	return int64(binary.BigEndian.Uint64(b[1:9])), nil
+}
+
+// current returns the secret to use: the fixed one, or the store's, read when none is known
+// yet or when the known one is stale (it failed to verify a token).
+func (c *Codec) current(ctx context.Context, stale []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.store == nil || (c.secret != nil && (stale == nil || !slices.Equal(c.secret, stale))) {
+		return c.secret, nil
+	}
+	secret, err := c.store.PageTokenSecret(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("page token secret: %w", err)
+	}
+	if len(secret) < MinSecretLen {
+		return nil, fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
+	}
+	c.secret = secret
+	return secret, nil
+}
+
+func mac(secret, body []byte) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write(body)
+	return h.Sum(nil)[:macLen]
+}
+
+// digest is the filter in one canonical form, hashed: the same states in any order and with
+// repeats, and the same instants in any time zone, are the same filter.
+func digest(f order.Filter) [digestLen]byte {
+	h := sha256.New()
+	var b []byte
+	for _, s := range canonicalStatuses(f.Statuses) {
+		b = append(b, 's')
+		b = append(b, s...)
+		b = append(b, 0)
+	}
+	if f.PetID != nil {
+		b = append(b, 'p')
+		b = binary.BigEndian.AppendUint64(b, uint64(*f.PetID))
+	}
+	if f.ShipFrom != nil {
+		b = append(b, 'f')
+		b = appendInstant(b, *f.ShipFrom)
+	}
+	if f.ShipBefore != nil {
+		b = append(b, 'b')
+		b = appendInstant(b, *f.ShipBefore)
+	}
+	h.Write(b)
+	var d [digestLen]byte
+	copy(d[:], h.Sum(nil))
+	return d
+}
+
+// appendInstant writes t as seconds and nanoseconds: every instant RFC 3339 can name, in any
+// zone, one way (UnixNano alone would overflow outside 1678–2262).
+func appendInstant(b []byte, t time.Time) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(t.Unix()))
+	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+}
+
+func canonicalStatuses(s []order.Status) []order.Status {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
