@@ -85,7 +85,7 @@ test-deps:
 	  fi; done
 
 # Swagger UI files served at /docs, from the npm package pinned in package.json.
-DOCS_ASSETS := swagger-ui-bundle.js swagger-ui.css LICENSE NOTICE
+DOCS_ASSETS := swagger-ui-bundle.js swagger-ui-standalone-preset.js swagger-ui.css LICENSE NOTICE
 
 ## docs-assets: copy Swagger UI from node_modules into internal/docs/assets (after npm ci)
 docs-assets:

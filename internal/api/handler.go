@@ -88,7 +88,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	// and docs, neither limited nor authenticated.
 	routes := getAndHead{e}
 	health(routes, cfg.Ready)
-	docs.Register(routes, BasePath+"/openapi.yaml")
+	docs.Register(routes, docs.Document{Name: "v1", URL: BasePath + "/openapi.yaml"})
 	if cfg.Metrics != nil {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
