@@ -42,9 +42,9 @@ type Config struct {
 	// must share its secret.
 	PageTokens *pagetoken.Codec
 	Pets       order.PetStore
-	Keys    auth.KeyStore
-	Limiter ratelimit.Limiter
-	Sunset  Sunset
+	Keys       auth.KeyStore
+	Limiter    ratelimit.Limiter
+	Sunset     Sunset
 	// TrustedProxies are the peers whose X-Forwarded-For names the client. None by default:
 	// the header is anyone's to write, and the client address is what unauthenticated
 	// callers are limited by.
