@@ -62,7 +62,10 @@ func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 	// Echo has routed the request before validation runs, so the operation is known and
 	// kin-openapi's router (which would match the document's production server URLs, not the
 	// address the service is reached at) is not needed.
-	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	// The request is left as sent: kin-openapi would write the parameters' defaults into its
+	// query, and the find's Link repeats the query as the client sent it. The handlers apply
+	// the defaults (defaultPageSize).
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			routes := []string{method + " " + base + echoPath(path)}

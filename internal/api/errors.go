@@ -205,9 +205,21 @@ func expectation(p *openapi3.Parameter, cause error) string {
 		switch {
 		case se != nil && se.SchemaField == "pattern" && s.Pattern != "":
 			return "must match the pattern " + s.Pattern
+		case s.Format == "date-time" && (se == nil || se.SchemaField != "maxLength"):
+			return "must be an RFC 3339 date-time, such as 2026-11-16T00:00:00Z"
 		case s.MaxLength != nil:
 			return fmt.Sprintf("must be a string of at most %d characters", *s.MaxLength)
 		}
+	case s.Type.Is(openapi3.TypeArray) && s.Items != nil && s.Items.Value != nil && len(s.Items.Value.Enum) > 0:
+		words := make([]string, 0, len(s.Items.Value.Enum))
+		for _, w := range s.Items.Value.Enum {
+			words = append(words, fmt.Sprint(w))
+		}
+		msg := "each value must be one of " + strings.Join(words, ", ")
+		if s.MaxItems != nil {
+			msg += fmt.Sprintf(", at most %d values", *s.MaxItems)
+		}
+		return msg
 	}
 	return "must be " + strings.Join(s.Type.Slice(), " or ")
 }
