@@ -102,7 +102,10 @@ func New(cfg Config) (*echo.Echo, error) {
 	// health, metrics and docs, neither limited nor authenticated.
 	routes := getAndHead{e}
 	health(routes, cfg.Ready)
-	docs.Register(routes, docs.Document{Name: "v1", URL: BasePath + "/openapi.yaml"})
+	// /docs offers both documents, the newest first.
+	docs.Register(routes,
+		docs.Document{Name: "v2", URL: BasePathV2 + "/openapi.yaml"},
+		docs.Document{Name: "v1", URL: BasePath + "/openapi.yaml"})
 	if cfg.Metrics != nil {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}

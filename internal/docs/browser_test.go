@@ -30,7 +30,8 @@ func chromium(t *testing.T) string {
 var firstOption = regexp.MustCompile(`<option value="([^"]*)"`)
 
 // TestDocsRenderInABrowser opens /docs in headless Chromium against the running service and
-// checks that Swagger UI rendered every operation of openapi.yaml, and takes a screenshot.
+// checks that Swagger UI rendered every operation of each version's document, and takes a
+// screenshot.
 func TestDocsRenderInABrowser(t *testing.T) {
 	browser := chromium(t)
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
@@ -50,23 +51,41 @@ func TestDocsRenderInABrowser(t *testing.T) {
 		return string(out)
 	}
 
-	dom := run("--dump-dom", srv.URL()+"/docs")
-	for _, want := range []string{"/store/orders", "/store/orders/{orderId}", "/pets/{petId}", "/openapi.yaml",
-		"listOrders", "cancelOrder", "getPetById", "Store Order Service"} {
-		if !strings.Contains(dom, want) {
-			t.Errorf("the rendered page lacks %q", want)
+	// The page offers both versions, v2 first; "?urls.primaryName=v1" is Swagger UI's way to
+	// open another one, as its selector does.
+	for _, page := range []struct {
+		path, server string
+		want         []string
+	}{
+		{"/docs", "/v2", []string{"/store/orders", "/store/orders/{orderId}", "/openapi.yaml",
+			"findOrders", "getOrder", "cancelOrder", "Store Order Service", "2.0.0", "pageToken"}},
+		{"/docs?urls.primaryName=v1", "/v1", []string{"/store/orders", "/store/orders/{orderId}", "/pets/{petId}", "/openapi.yaml",
+			"listOrders", "cancelOrder", "getPetById", "Store Order Service", "1.0.0"}},
+	} {
+		dom := run("--dump-dom", srv.URL()+page.path)
+		for _, want := range page.want {
+			if !strings.Contains(dom, want) {
+				t.Errorf("%s: the rendered page lacks %q", page.path, want)
+			}
 		}
-	}
-	// "Try it out" sends to the server chosen in the dropdown, the first by default: it must
-	// be this instance (the relative /v1), which the page's CSP lets it reach.
-	servers := strings.Index(dom, `class="servers"`)
-	if servers < 0 {
-		t.Error("the rendered page has no servers dropdown")
-	} else if first := firstOption.FindStringSubmatch(dom[servers:]); first == nil || first[1] != "/v1" {
-		t.Errorf("the servers dropdown's first entry is %q, not this instance's /v1", first)
-	}
-	if t.Failed() {
-		t.Logf("DOM (first 2000 bytes): %.2000s", dom)
+		// A selector names both documents.
+		for _, doc := range []string{"/v1/openapi.yaml", "/v2/openapi.yaml"} {
+			if !strings.Contains(dom, doc) {
+				t.Errorf("%s: the page's selector does not offer %s", page.path, doc)
+			}
+		}
+		// "Try it out" sends to the server chosen in the dropdown, the first by default: it
+		// must be this instance (the relative base of the version shown), which the page's
+		// CSP lets it reach.
+		servers := strings.Index(dom, `class="servers"`)
+		if servers < 0 {
+			t.Errorf("%s: the rendered page has no servers dropdown", page.path)
+		} else if first := firstOption.FindStringSubmatch(dom[servers:]); first == nil || first[1] != page.server {
+			t.Errorf("%s: the servers dropdown's first entry is %q, not this instance's %s", page.path, first, page.server)
+		}
+		if t.Failed() {
+			t.Logf("DOM (first 3000 bytes): %.3000s", dom)
+		}
 	}
 	res, err := http.Get(srv.URL() + "/docs")
 	if err != nil {
