@@ -14,6 +14,7 @@ import (
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
@@ -25,6 +26,8 @@ type Stores struct {
 	Orders order.Store
 	Pets   order.PetStore
 	Keys   auth.KeyStore
+	// Secrets holds the page-token secret used when Config.PageTokenSecret is empty.
+	Secrets pagetoken.SecretStore
 
 	cfg StoreConfig
 	// In Redis: the client they share and the stores that import.
@@ -59,11 +62,15 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 			s.redisKeys, err = redisstore.NewKeys(rdb, p, t)
 		}
 	}
+	var secrets *redisstore.Secrets
+	if err == nil {
+		secrets, err = redisstore.NewSecrets(rdb, p, t)
+	}
 	if err != nil {
 		rdb.Close()
 		return nil, configError(err)
 	}
-	s.Orders, s.Pets, s.Keys = s.redisOrders, s.redisPets, s.redisKeys
+	s.Orders, s.Pets, s.Keys, s.Secrets = s.redisOrders, s.redisPets, s.redisKeys, secrets
 	return s, nil
 }
 
@@ -79,7 +86,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	}
 	return &Stores{
 		Orders: sqlitestore.NewOrders(db), Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
-		cfg: cfg, db: db,
+		Secrets: sqlitestore.NewSecrets(db), cfg: cfg, db: db,
 	}, nil
 }
 
