@@ -94,6 +94,7 @@ func TestBadSettingsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"serve", "--db", db, "--redis-timeout", "-1s"}, "--redis-timeout"},
 		{[]string{"serve", "--db", db, "--ban-for", "x"}, "ban-for"},
 		{[]string{"serve", "--db", db, "--log-level", "loud"}, "log-level"},
+		{[]string{"serve", "--db", db, "--page-token-secret", "short"}, "--page-token-secret"},
 		{[]string{"serve", "--redis-url", "http://127.0.0.1:6379"}, "--redis-url"},
 		{[]string{"keys", "list", "--redis-url", "redis://127.0.0.1:6379/x"}, "--redis-url"},
 		{[]string{"import", "--orders", "x.json", "--redis-url", "ftp://h"}, "--redis-url"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/logbuf"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/service"
 )
@@ -30,6 +31,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.IntVar(&cfg.IPv6Prefix, "ipv6-prefix", cfg.IPv6Prefix, "callers without a key on IPv6 are counted together per network of this prefix length (1 to 128)")
 	fs.IntVar(&cfg.MaxAnonymousCallers, "anonymous-callers-max", cfg.MaxAnonymousCallers, "callers without a key the instance's own limiter remembers; past it the least recently seen are forgotten")
 	registerRedis(fs, &cfg.Store)
+	fs.StringVar(&cfg.PageTokenSecret, "page-token-secret", "", "the secret v2's page tokens are made under: at least 32 bytes; "+
+		"when empty the store's secret is used, made on first use; set the same value on every instance, or leave it empty everywhere")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
 	fs.StringVar((*string)(&cfg.LimiterFallback), "limiter-fallback", string(cfg.LimiterFallback), "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
 	fs.TextVar(&logLevel, "log-level", logLevel, "debug, info, warn or error")
@@ -58,6 +61,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, logLevel, usageErrorf("serve: --ipv6-prefix must be from 1 to 128, not %d", cfg.IPv6Prefix)
 	case cfg.MaxAnonymousCallers <= 0:
 		return cfg, logLevel, usageErrorf("serve: --anonymous-callers-max must be positive, not %d", cfg.MaxAnonymousCallers)
+	case cfg.PageTokenSecret != "" && len(cfg.PageTokenSecret) < pagetoken.MinSecretLen:
+		return cfg, logLevel, usageErrorf("serve: --page-token-secret must have at least %d bytes, not %d", pagetoken.MinSecretLen, len(cfg.PageTokenSecret))
 	case cfg.Ban.After < 0 || (cfg.Ban.After > 0 && cfg.Ban.For <= 0):
 		return cfg, logLevel, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	}

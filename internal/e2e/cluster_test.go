@@ -10,6 +10,8 @@ import (
 	"github.com/petstore/orderd/internal/auth/authtest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/pagetoken"
+	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
@@ -18,9 +20,9 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// TestConformanceOnRedisCluster runs the store, finder, key-store and limiter suites against a
-// three-node Redis Cluster, through the same URL form an operator uses: the keys that one
-// script touches share a hash tag, or these would fail with CROSSSLOT.
+// TestConformanceOnRedisCluster runs the store, finder, key-store, secret-store and limiter
+// suites against a three-node Redis Cluster, through the same URL form an operator uses: the
+// keys that one script touches share a hash tag, or these would fail with CROSSSLOT.
 func TestConformanceOnRedisCluster(t *testing.T) {
 	cluster := redistest.StartCluster(t)
 	rdb, err := redisstore.Open(cluster.URL(), 2*time.Second)
@@ -84,6 +86,24 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 		if err := store.Confirm(ctx); err != nil {
 			t.Fatal(err)
 		}
+	})
+	t.Run("Secrets", func(t *testing.T) {
+		// Each handle is a Cluster client of its own, as each instance has.
+		pagetokentest.RunSecretStore(t, func(tb testing.TB) func() pagetoken.SecretStore {
+			prefix := redistest.Prefix(tb)
+			return func() pagetoken.SecretStore {
+				c, err := redisstore.Open(cluster.URL(), 2*time.Second)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				tb.Cleanup(func() { c.Close() })
+				s, err := redisstore.NewSecrets(c, prefix, 2*time.Second)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				return s
+			}
+		})
 	})
 	t.Run("Limiter", func(t *testing.T) {
 		ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {

@@ -23,9 +23,10 @@ import (
 
 // deployment is every store and a limiter of one prefix, with data in Redis.
 type deployment struct {
-	orders *redisstore.Orders
-	keys   *redisstore.Keys
-	pets   *redisstore.Pets
+	orders  *redisstore.Orders
+	keys    *redisstore.Keys
+	pets    *redisstore.Pets
+	secrets *redisstore.Secrets
 	// limiter has no fallback; fallback is a limiter that falls back to memory.
 	limiter, fallback *redisstore.Limiter
 	fallbacks         atomic.Int64 // decisions the fallback made
@@ -41,6 +42,7 @@ func newDeployment(t *testing.T, rdb redis.UniversalClient, prefix string) *depl
 	}
 	d.keys, _ = redisstore.NewKeys(rdb, prefix, time.Second)
 	d.pets, _ = redisstore.NewPets(rdb, prefix, time.Second)
+	d.secrets, _ = redisstore.NewSecrets(rdb, prefix, time.Second)
 	d.limiter, _ = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix})
 	d.fallback, _ = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix, Fallback: d.memory,
 		OnFallback: func() { d.fallbacks.Add(1) }})
@@ -62,6 +64,9 @@ func (d *deployment) fill(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := d.limiter.Allow(ctx, "key:x", anyLimits); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.secrets.PageTokenSecret(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -104,6 +109,11 @@ var ops = []op{
 		return d.keys.Add(ctx, k)
 	}},
 	{"Keys.Revoke", true, true, func(ctx context.Context, d *deployment) error { _, err := d.keys.Revoke(ctx, "old"); return err }},
+	// Once made, the secret is only read: a Redis that refuses writes still gives it.
+	{"Secrets.PageTokenSecret", false, false, func(ctx context.Context, d *deployment) error {
+		_, err := d.secrets.PageTokenSecret(ctx)
+		return err
+	}},
 	{"Limiter.Allow", true, false, func(ctx context.Context, d *deployment) error {
 		_, err := d.limiter.Allow(ctx, "key:x", anyLimits)
 		return err

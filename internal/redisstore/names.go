@@ -21,6 +21,8 @@ type names struct {
 	// index.go.
 	ordersIDs      string
 	ordersByStatus map[order.Status]string
+	// pageTokenSecret is the deployment's page-token secret: see secrets.go.
+	pageTokenSecret string
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -59,5 +61,7 @@ func newNames(prefix string) (names, error) {
 		keysByName:     keys + ":by-name",
 		keysVersion:    keys + ":version",
 		keysGeneration: keys + ":generation",
+		// Read and made alone, never with another key: its own tag, its own slot.
+		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
 	}, nil
 }

@@ -1,6 +1,6 @@
 // Package redisstore keeps everything the instances of the service share in Redis: orders,
-// pets and API keys (the stores of packages order and auth), and the rate-limit counters and
-// bans (a ratelimit.Limiter). docs/redis-layout.md describes the keys for the systems that
+// pets and API keys (the stores of packages order and auth), the rate-limit counters and
+// bans (a ratelimit.Limiter), and the page-token secret. docs/redis-layout.md describes the keys for the systems that
 // write orders in; names.go is where the code names them. Open makes the one client they
 // share from a URL: a single node, a Sentinel-watched primary, or a Cluster.
 package redisstore

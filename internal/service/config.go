@@ -42,6 +42,10 @@ type Config struct {
 	// embedded one, or Redis's memory fallback) remembers; past it the least recently seen
 	// are forgotten, and start afresh if they return.
 	MaxAnonymousCallers int
+	// PageTokenSecret is the secret v2's page tokens are made under: at least
+	// pagetoken.MinSecretLen bytes, the same on every instance. Empty: the store's secret,
+	// made by the first instance that needs one (pageTokens).
+	PageTokenSecret string
 	// Sunset is the schedule of the deprecated pets operation.
 	Sunset api.Sunset
 	// ShutdownTimeout is how long requests in flight may take to finish once Run's context

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/metrics"
-	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/redisstore"
 )
 
@@ -77,11 +75,9 @@ func (s *Service) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// TODO(merge): the secret store replaces this. A fresh secret per process: tokens hold
-	// only on the instance that made them, and only until it restarts.
-	secret := make([]byte, pagetoken.MinSecretLen)
-	rand.Read(secret)
-	pageTokens, err := pagetoken.New(secret)
+	// The page tokens of v2: the setting's secret, or the store's, so that every instance
+	// accepts the tokens of every other.
+	pageTokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
@@ -27,6 +28,8 @@ type Stores struct {
 	Finder order.Finder
 	Pets   order.PetStore
 	Keys   auth.KeyStore
+	// Secrets holds the page-token secret used when Config.PageTokenSecret is empty.
+	Secrets pagetoken.SecretStore
 
 	cfg StoreConfig
 	// In Redis: the client they share and the stores that import.
@@ -61,11 +64,15 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 			s.redisKeys, err = redisstore.NewKeys(rdb, p, t)
 		}
 	}
+	var secrets *redisstore.Secrets
+	if err == nil {
+		secrets, err = redisstore.NewSecrets(rdb, p, t)
+	}
 	if err != nil {
 		rdb.Close()
 		return nil, configError(err)
 	}
-	s.Orders, s.Finder, s.Pets, s.Keys = s.redisOrders, s.redisOrders, s.redisPets, s.redisKeys
+	s.Orders, s.Finder, s.Pets, s.Keys, s.Secrets = s.redisOrders, s.redisOrders, s.redisPets, s.redisKeys, secrets
 	return s, nil
 }
 
@@ -82,7 +89,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	orders := sqlitestore.NewOrders(db)
 	return &Stores{
 		Orders: orders, Finder: orders, Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
-		cfg: cfg, db: db,
+		Secrets: sqlitestore.NewSecrets(db), cfg: cfg, db: db,
 	}, nil
 }
 

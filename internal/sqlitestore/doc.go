@@ -1,6 +1,7 @@
 // Package sqlitestore keeps everything the embedded mode of the service owns in one SQLite
-// file: orders, pets and API keys. Any number of processes may open the file at once (a
-// server, `orderd import`, `orderd keys`); each sees the others' commits at its next call.
+// file: orders, pets, API keys and the page-token secret. Any number of processes may open
+// the file at once (a server, `orderd import`, `orderd keys`); each sees the others' commits
+// at its next call.
 //
 // The file (schema version in PRAGMA user_version; schema.go migrates older files):
 //
@@ -21,6 +22,8 @@
 //   - api_keys (name PRIMARY KEY, plan, per_minute, per_day, prefix, hash UNIQUE,
 //     created_at): hashes only, never a key. Keys.Lookup reads by the hash's index on every
 //     call, so a key created or revoked by another process counts at once.
+//   - settings (name PRIMARY KEY, value BLOB): what every process on the file shares and
+//     the first that needs it makes: the page-token secret (Secrets).
 //
 // Every connection runs in WAL mode with synchronous=FULL and a busy timeout; dsn in db.go
 // says why. Failures of the database itself wrap store.ErrUnavailable; a row the service

@@ -60,6 +60,14 @@ CREATE TABLE api_keys (
 ) STRICT;
 CREATE INDEX api_keys_by_prefix ON api_keys (prefix, name);
 `,
+	// 1 → 2: the settings every process on the file shares, made by the first that needs
+	// one: the page-token secret (secrets.go).
+	`
+CREATE TABLE settings (
+	name  TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
+	value BLOB NOT NULL
+) STRICT;
+`,
 }
 
 // migrate brings the file's schema to the version of this code. The write transaction makes

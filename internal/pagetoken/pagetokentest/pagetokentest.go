@@ -1,0 +1,118 @@
+// Package pagetokentest is the conformance suite of pagetoken.SecretStore: the SQLite file
+// and Redis run it, each through several handles on one store, as several processes would
+// hold them.
+package pagetokentest
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
+)
+
+// NewStore makes a store of its own, holding no secret yet, and returns open: each call of
+// open returns a new handle on that one store (another connection, another *DB on the same
+// file), as another process would hold it.
+type NewStore func(tb testing.TB) (open func() pagetoken.SecretStore)
+
+// racers first calls race in ConcurrentFirstCallsAgree, spread over handles handles.
+const (
+	racers  = 32
+	handles = 4
+)
+
+// RunSecretStore runs the suite.
+func RunSecretStore(t *testing.T, newStore NewStore) {
+	ctx := context.Background()
+	secretOf := func(tb testing.TB, s pagetoken.SecretStore) []byte {
+		tb.Helper()
+		secret, err := s.PageTokenSecret(ctx)
+		if err != nil {
+			tb.Fatalf("PageTokenSecret: %v", err)
+		}
+		return secret
+	}
+
+	t.Run("MadeOnFirstCall", func(t *testing.T) {
+		secret := secretOf(t, newStore(t)())
+		if len(secret) < pagetoken.MinSecretLen {
+			t.Fatalf("a secret of %d bytes, want at least %d", len(secret), pagetoken.MinSecretLen)
+		}
+	})
+
+	t.Run("SameOnEveryCall", func(t *testing.T) {
+		s := newStore(t)()
+		first := bytes.Clone(secretOf(t, s))
+		for range 5 {
+			if got := secretOf(t, s); !bytes.Equal(got, first) {
+				t.Fatalf("a later call returned %x, the first %x", got, first)
+			}
+		}
+	})
+
+	t.Run("SameThroughEveryHandle", func(t *testing.T) {
+		open := newStore(t)
+		first := secretOf(t, open())
+		// A handle opened before the secret was made and one opened after: both read it.
+		for i := range 3 {
+			if got := secretOf(t, open()); !bytes.Equal(got, first) {
+				t.Fatalf("handle %d read %x; the first handle made %x", i+1, got, first)
+			}
+		}
+	})
+
+	t.Run("ConcurrentFirstCallsAgree", func(t *testing.T) {
+		open := newStore(t)
+		hs := make([]pagetoken.SecretStore, handles)
+		for i := range hs {
+			hs[i] = open()
+		}
+		secrets := make([][]byte, racers)
+		errs := make([]error, racers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range racers {
+			wg.Go(func() {
+				<-start // every caller asks at once, none first
+				secrets[i], errs[i] = hs[i%handles].PageTokenSecret(ctx)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i := range racers {
+			if errs[i] != nil {
+				t.Fatalf("caller %d: %v", i, errs[i])
+			}
+			if !bytes.Equal(secrets[i], secrets[0]) {
+				t.Fatalf("caller %d got %x, caller 0 %x: a race made two secrets", i, secrets[i], secrets[0])
+			}
+		}
+		if got := secretOf(t, open()); !bytes.Equal(got, secrets[0]) {
+			t.Fatalf("a handle opened after the race read %x, the racers %x", got, secrets[0])
+		}
+	})
+
+	t.Run("RandomPerStore", func(t *testing.T) {
+		// Two deployments never share a secret: each store makes its own, at random.
+		a, b := secretOf(t, newStore(t)()), secretOf(t, newStore(t)())
+		if bytes.Equal(a, b) {
+			t.Fatalf("two stores made the same secret %x", a)
+		}
+	})
+
+	t.Run("TokensCrossHandles", func(t *testing.T) {
+		// What the suite is for: a token one instance made, another instance reads.
+		open := newStore(t)
+		f := order.Filter{Statuses: []order.Status{order.StatusPending}}
+		tok, err := pagetoken.FromStore(open()).Make(ctx, f, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after, err := pagetoken.FromStore(open()).Read(ctx, tok, f); err != nil || after != 42 {
+			t.Fatalf("another handle's codec read %d, %v; want 42", after, err)
+		}
+	})
+}

@@ -1,0 +1,53 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/pagetoken"
+	"github.com/petstore/orderd/internal/store"
+)
+
+var _ pagetoken.SecretStore = (*Secrets)(nil)
+
+// Secrets is a pagetoken.SecretStore in Redis: one string key of the deployment, so that
+// every instance reads the page tokens of every other.
+type Secrets struct{ conn }
+
+// NewSecrets returns the secret store of the deployment whose keys start with prefix.
+func NewSecrets(rdb rediser, prefix string, timeout time.Duration) (*Secrets, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Secrets{conn: c}, err
+}
+
+// PageTokenSecret returns the deployment's secret. It reads it (GET) and, when there is none
+// yet, makes one: 32 random bytes offered with SET NX GET (Redis 7.0 or later), which keeps
+// them unless another instance's came first and answers that one, so that every instance
+// ends with the one Redis kept. Reading first keeps pagination working on a Redis that
+// refuses writes (out of memory, a read-only replica), as every other read does.
+func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
+	ctx, cancel := s.call(ctx)
+	defer cancel()
+	kept, err := s.rdb.Get(ctx, s.k.pageTokenSecret).Result()
+	if errors.Is(err, redis.Nil) {
+		fresh := make([]byte, pagetoken.MinSecretLen)
+		rand.Read(fresh) // never fails (crypto/rand)
+		kept, err = s.rdb.SetArgs(ctx, s.k.pageTokenSecret, fresh, redis.SetArgs{Mode: "NX", Get: true}).Result()
+		if errors.Is(err, redis.Nil) {
+			return fresh, nil // ours was kept
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("page-token secret %s: %w", s.k.pageTokenSecret, classify(ctx, err))
+	}
+	if len(kept) < pagetoken.MinSecretLen {
+		return nil, fmt.Errorf("%w: page-token secret %s: %d bytes, want at least %d",
+			store.ErrCorrupt, s.k.pageTokenSecret, len(kept), pagetoken.MinSecretLen)
+	}
+	return []byte(kept), nil
+}

@@ -1,0 +1,67 @@
+package sqlitestore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+
+	"github.com/petstore/orderd/internal/pagetoken"
+)
+
+var _ pagetoken.SecretStore = (*Secrets)(nil)
+
+// pageTokenSecret is the name of the page-token secret's row in settings.
+const pageTokenSecret = "page_token_secret"
+
+// Secrets is a pagetoken.SecretStore in the settings table: every process on the file
+// (every server of the embedded mode on it) gets the one secret, so each reads the page
+// tokens of the others, and a restart keeps the tokens it made valid.
+type Secrets struct{ db *DB }
+
+// NewSecrets returns the secret store of db.
+func NewSecrets(db *DB) *Secrets { return &Secrets{db: db} }
+
+// PageTokenSecret returns the secret in the file, making it first if the file holds none:
+// 32 random bytes, inserted unless another process's insert came first, and read back in
+// the same write transaction, so that every process returns the one that was kept.
+func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
+	// Once made, the secret is only read: no write lock, no wait for another writer.
+	secret, err := s.read(ctx, s.db.sql)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return secret, err
+	}
+	fresh := make([]byte, pagetoken.MinSecretLen)
+	rand.Read(fresh) // never fails (crypto/rand)
+	tx, done, err := s.db.beginWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if _, err := tx.ExecContext(ctx,
+		"INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", pageTokenSecret, fresh); err != nil {
+		return nil, s.db.fail(ctx, err)
+	}
+	if secret, err = s.read(ctx, tx); err != nil {
+		return nil, err
+	}
+	return secret, s.db.fail(ctx, tx.Commit())
+}
+
+// read reads the secret's row; sql.ErrNoRows when there is none. A secret too short to use
+// is store.ErrCorrupt: something other than this package wrote it.
+func (s *Secrets) read(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) ([]byte, error) {
+	var secret []byte
+	err := q.QueryRowContext(ctx, "SELECT value FROM settings WHERE name = ?", pageTokenSecret).Scan(&secret)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, err
+	case err != nil:
+		return nil, s.db.fail(ctx, err)
+	case len(secret) < pagetoken.MinSecretLen:
+		return nil, corrupt("setting %s: %d bytes, want at least %d", pageTokenSecret, len(secret), pagetoken.MinSecretLen)
+	}
+	return secret, nil
+}

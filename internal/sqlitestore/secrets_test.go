@@ -1,0 +1,71 @@
+package sqlitestore_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/petstore/orderd/internal/pagetoken"
+	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
+	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// TestSecretsConformance: each handle is a *DB of its own on one file, as each process
+// would open it.
+func TestSecretsConformance(t *testing.T) {
+	pagetokentest.RunSecretStore(t, func(tb testing.TB) func() pagetoken.SecretStore {
+		path := filepath.Join(tb.TempDir(), "orderd.db")
+		return func() pagetoken.SecretStore { return sqlitestore.NewSecrets(mustOpen(tb, path)) }
+	})
+}
+
+// TestSecretsConformanceOnOneDB: the handles share one *DB, as the stores of one process do.
+func TestSecretsConformanceOnOneDB(t *testing.T) {
+	pagetokentest.RunSecretStore(t, func(tb testing.TB) func() pagetoken.SecretStore {
+		db := mustOpen(tb, filepath.Join(tb.TempDir(), "orderd.db"))
+		return func() pagetoken.SecretStore { return sqlitestore.NewSecrets(db) }
+	})
+}
+
+// TestSecretIsInTheFile: the secret outlives the process that made it, in a file only its
+// owner reads; a secret too short to use is reported as corrupt, not used.
+func TestSecretIsInTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "orderd.db")
+	db, err := sqlitestore.Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, err := sqlitestore.NewSecrets(db).PageTokenSecret(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("the file holding the secret: %v, %v; want mode 0600", info.Mode(), err)
+	}
+	reopened := mustOpen(t, path)
+	if got, err := sqlitestore.NewSecrets(reopened).PageTokenSecret(ctx); err != nil || !bytes.Equal(got, made) {
+		t.Fatalf("after reopening: %x, %v; made %x", got, err, made)
+	}
+
+	// Another writer, as a person with the sqlite3 shell would be.
+	shell, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shell.Close()
+	if _, err := shell.Exec("UPDATE settings SET value = x'0102' WHERE name = 'page_token_secret'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlitestore.NewSecrets(reopened).PageTokenSecret(ctx); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("a 2-byte secret in the file: %v, want store.ErrCorrupt", err)
+	}
+}
