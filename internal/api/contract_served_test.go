@@ -48,11 +48,13 @@ func TestDocsPage(t *testing.T) {
 		return res, string(b)
 	}
 	res, page := get("/docs")
-	if res.StatusCode != 200 || !strings.Contains(page, `data-url="/v1/openapi.yaml"`) ||
+	// Both documents, the newest first (html/template escapes the JSON's quotes).
+	documents := `[{&#34;name&#34;:&#34;v2&#34;,&#34;url&#34;:&#34;/v2/openapi.yaml&#34;},{&#34;name&#34;:&#34;v1&#34;,&#34;url&#34;:&#34;/v1/openapi.yaml&#34;}]`
+	if res.StatusCode != 200 || !strings.Contains(page, `data-documents="`+documents+`"`) ||
 		!strings.Contains(res.Header.Get("Content-Security-Policy"), "script-src 'self'") {
 		t.Fatalf("/docs: %d %s", res.StatusCode, page)
 	}
-	for _, asset := range []string{"/docs/init.js", "/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css"} {
+	for _, asset := range []string{"/docs/init.js", "/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui-standalone-preset.js", "/docs/assets/swagger-ui.css"} {
 		if res, body := get(asset); res.StatusCode != 200 || len(body) < 20 {
 			t.Errorf("%s: %d, %d bytes", asset, res.StatusCode, len(body))
 		}
