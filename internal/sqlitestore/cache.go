@@ -87,8 +87,8 @@ func (c *readCache) keepKey(h walHeader, k auth.Key) {
 
 // forget drops everything cached. The header moves with this process's own commits as with
 // any other's (they write the same wal-index), so this is not what makes them seen; it is
-// called after each write of the process all the same, so that a write never has to trust
-// the detector to be seen by the requests of the process that made it.
+// called after each commit of the process all the same (DB.commit), so that what this
+// process writes does not depend on the detector to be seen by its own requests.
 func (c *readCache) forget() {
 	c.version.Store(nil)
 	c.keys.Store(nil)

@@ -160,7 +160,6 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 	}
 	done = func() {
 		tx.Rollback() // a no-op after Commit
-		db.cache.forget()
 		<-db.writes
 	}
 	if tx, err = db.sql.BeginTx(ctx, nil); err != nil {
@@ -168,6 +167,14 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 		return nil, nil, db.fail(ctx, err)
 	}
 	return tx, done, nil
+}
+
+// commit commits tx, a transaction of beginWrite, and empties the read cache (readCache.forget
+// says why). A transaction that ends in a rollback changed nothing and leaves the cache be:
+// the cancel of an unknown order is one, on every such request.
+func (db *DB) commit(tx *sql.Tx) error {
+	defer db.cache.forget()
+	return tx.Commit()
 }
 
 // pointRead is the context of a read of one row through an index, on every request. Such a

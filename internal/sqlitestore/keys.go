@@ -78,7 +78,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	if n == 0 {
 		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
 	}
-	return s.db.fail(ctx, tx.Commit())
+	return s.db.fail(ctx, s.db.commit(tx))
 }
 
 // List returns every key, sorted by name.
@@ -121,7 +121,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 	if err != nil {
 		return auth.Key{}, s.db.fail(ctx, err)
 	}
-	return k, s.db.fail(ctx, tx.Commit())
+	return k, s.db.fail(ctx, s.db.commit(tx))
 }
 
 // scanKey reads the keyColumns of one row, and reports a row the service cannot use as

@@ -104,7 +104,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if _, err := tx.StmtContext(ctx, s.db.stmts.cancelOrder).ExecContext(ctx, after.Status, id); err != nil {
 		return before, false, s.db.fail(ctx, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.db.commit(tx); err != nil {
 		return before, false, s.db.fail(ctx, err)
 	}
 	return after, true, nil
