@@ -84,7 +84,7 @@ func shmIDOf(info os.FileInfo) (shmID, error) {
 	if !ok {
 		return shmID{}, errors.New("no device and inode for " + info.Name())
 	}
-	return shmID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil //nolint:unconvert // their types vary by platform
+	return shmID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil // the fields' types vary by platform
 }
 
 // release ends this DB's use of w; the last use unmaps and closes the file. The caller has
