@@ -30,6 +30,11 @@ type DB struct {
 	// lock, so that its writers queue here rather than in SQLite's sleeping busy handler,
 	// which is left to arbitrate between processes. Reads never take it.
 	writes chan struct{}
+	// pin is a connection held for the DB's lifetime, never used: its SHARED lock on the
+	// file keeps the -shm file that cache reads from being deleted by another process
+	// (walindex.go).
+	pin   *sql.Conn
+	cache readCache
 }
 
 // Open opens the SQLite file at path, creating it and its schema if they are missing, and
@@ -50,7 +55,8 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	}
 	// Opening a connection runs the pragmas and reads the schema; keep every connection
 	// opened, so that a busy minute does not open and close them over and over.
-	conns := max(4, 2*runtime.GOMAXPROCS(0))
+	// One more is the pin.
+	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1
 	db.sql.SetMaxOpenConns(conns)
 	db.sql.SetMaxIdleConns(conns)
 	if err := db.migrate(ctx); err != nil {
@@ -61,7 +67,35 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 		db.sql.Close()
 		return nil, db.fail(ctx, err)
 	}
+	if err := db.watch(ctx); err != nil {
+		db.stmts.close()
+		db.sql.Close()
+		return nil, db.fail(ctx, err)
+	}
 	return db, nil
+}
+
+// watch pins a connection that has read the file in WAL mode, and maps the file's
+// wal-index for the read cache. Where the wal-index cannot be mapped, the cache stays
+// off and every read queries the file.
+func (db *DB) watch(ctx context.Context) (err error) {
+	if db.pin, err = db.sql.Conn(ctx); err != nil {
+		return err
+	}
+	var mode string
+	if err := db.pin.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	var version int64
+	if err := db.pin.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&version); err != nil {
+		return err
+	}
+	if mode == "wal" {
+		if wal, err := openWalIndex(db.path); err == nil {
+			db.cache.wal.Store(wal)
+		}
+	}
+	return nil
 }
 
 // createPrivate creates the file, when it does not exist yet, readable and writable by its
@@ -106,7 +140,14 @@ func dsn(path string, busyTimeout time.Duration) string {
 // Close closes the file. Calls made after it fail with store.ErrUnavailable.
 func (db *DB) Close() error {
 	db.stmts.close()
-	return db.sql.Close()
+	db.pin.Close()
+	err := db.sql.Close()
+	// The wal-index last: releasing it may close a descriptor of the -shm file, which must
+	// not happen while a connection of this DB still uses the file (walIndexes says why).
+	// Calls after Close find no header and go to the closed database, which fails them.
+	wal := db.cache.wal.Swap(nil)
+	db.cache.forget()
+	return errors.Join(err, wal.release())
 }
 
 // beginWrite starts a write transaction, after the writes of this process before it.
@@ -126,6 +167,14 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 		return nil, nil, db.fail(ctx, err)
 	}
 	return tx, done, nil
+}
+
+// commit commits tx, a transaction of beginWrite, and empties the read cache (readCache.forget
+// says why). A transaction that ends in a rollback changed nothing and leaves the cache be:
+// the cancel of an unknown order is one, on every such request.
+func (db *DB) commit(tx *sql.Tx) error {
+	defer db.cache.forget()
+	return tx.Commit()
 }
 
 // pointRead is the context of a read of one row through an index, on every request. Such a

@@ -16,14 +16,20 @@
 //     order, without a sort. A ship-date range cannot come in id order from any index, so
 //     Orders.Find walks the ids for it, a bounded range a call (find.go says why).
 //   - orders_version (one row): a counter that triggers on orders move in the transaction
-//     of every insert, update and delete, whoever makes it. Orders.Version reads it, so a
-//     change committed by another process is seen at the very next call, with no timer.
+//     of every insert, update and delete, whoever makes it. Orders.Version reads it, or
+//     its cached value while no process has committed since (cache.go), so a change
+//     committed by another process is seen at the very next call, with no timer.
 //   - pets (id, name, status).
 //   - api_keys (name PRIMARY KEY, plan, per_minute, per_day, prefix, hash UNIQUE,
-//     created_at): hashes only, never a key. Keys.Lookup reads by the hash's index on every
-//     call, so a key created or revoked by another process counts at once.
+//     created_at): hashes only, never a key. Keys.Lookup reads by the hash's index, or
+//     answers from the keys it found while no process has committed since, so a key
+//     created or revoked by another process counts at once.
 //   - settings (name PRIMARY KEY, value BLOB): what every process on the file shares and
 //     the first that needs it makes: the page-token secret (Secrets).
+//
+// Whether any process has committed is read from the wal-index header in the file's -shm,
+// which SQLite rewrites at every commit (walindex.go): a request costs a query only after
+// a change.
 //
 // Every connection runs in WAL mode with synchronous=FULL and a busy timeout; dsn in db.go
 // says why. Failures of the database itself wrap store.ErrUnavailable; a row the service

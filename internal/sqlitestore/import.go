@@ -61,7 +61,7 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 	if n.PetsAdded, n.PetsUpdated, err = upsert(ctx, tx, "pets", upsertPet, petRows); err != nil {
 		return Imported{}, db.fail(ctx, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := db.commit(tx); err != nil {
 		return Imported{}, db.fail(ctx, err)
 	}
 	return n, nil

@@ -13,9 +13,10 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in the api_keys table. Every Lookup reads the table (by its
-// unique index on the hash), so a key that another process creates or revokes counts from
-// the next request on.
+// Keys is an auth.KeyStore in the api_keys table. A Lookup reads the table (by its unique
+// index on the hash) unless no connection of any process has committed since it found that
+// key (the read cache, cache.go), so a key that another process creates or revokes counts
+// from the next request on.
 type Keys struct{ db *DB }
 
 // NewKeys returns the key store of db.
@@ -23,6 +24,15 @@ func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
 // Lookup returns the key with hash h.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
+	if err := ctx.Err(); err != nil {
+		return auth.Key{}, err
+	}
+	header, cacheable := s.db.cache.header() // before the query: see readCache
+	if cacheable {
+		if k, ok := s.db.cache.keyAt(header, h); ok {
+			return k, nil
+		}
+	}
 	readCtx, err := pointRead(ctx)
 	if err != nil {
 		return auth.Key{}, err
@@ -31,7 +41,13 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Key{}, auth.ErrKeyNotFound
 	}
-	return k, s.db.fail(ctx, err)
+	if err != nil {
+		return auth.Key{}, s.db.fail(ctx, err)
+	}
+	if cacheable {
+		s.db.cache.keepKey(header, k)
+	}
+	return k, nil
 }
 
 // Add stores k if no key has its name: the check and the insert are one statement, atomic
@@ -62,7 +78,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	if n == 0 {
 		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
 	}
-	return s.db.fail(ctx, tx.Commit())
+	return s.db.fail(ctx, s.db.commit(tx))
 }
 
 // List returns every key, sorted by name.
@@ -105,7 +121,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 	if err != nil {
 		return auth.Key{}, s.db.fail(ctx, err)
 	}
-	return k, s.db.fail(ctx, tx.Commit())
+	return k, s.db.fail(ctx, s.db.commit(tx))
 }
 
 // scanKey reads the keyColumns of one row, and reports a row the service cannot use as

@@ -39,10 +39,20 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	return out, nil
 }
 
-// Version reads the counter that the schema's triggers move with every change to the
-// orders, committed by any process. Each call reads the file, so there is no staleness
-// to bound: a List after it starts from a state at least as new.
+// Version returns the counter that the schema's triggers move with every change to the
+// orders, committed by any process. It reads the file unless no connection of any process
+// has committed since it last did (the read cache, cache.go), so there is no staleness to
+// bound: a List after it starts from a state at least as new.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	h, cacheable := s.db.cache.header() // before the query: see readCache
+	if cacheable {
+		if v, ok := s.db.cache.versionAt(h); ok {
+			return v, nil
+		}
+	}
 	readCtx, err := pointRead(ctx)
 	if err != nil {
 		return 0, err
@@ -51,6 +61,9 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	defer versionRows.Put(r)
 	if err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(r.dest[:]...); err != nil {
 		return 0, s.db.fail(ctx, err)
+	}
+	if cacheable {
+		s.db.cache.keepVersion(h, uint64(r.value))
 	}
 	return uint64(r.value), nil
 }
@@ -91,7 +104,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if _, err := tx.StmtContext(ctx, s.db.stmts.cancelOrder).ExecContext(ctx, after.Status, id); err != nil {
 		return before, false, s.db.fail(ctx, err)
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.db.commit(tx); err != nil {
 		return before, false, s.db.fail(ctx, err)
 	}
 	return after, true, nil

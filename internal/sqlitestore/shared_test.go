@@ -135,6 +135,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(childEnv); path != "" {
 		cancelAndHang(path)
 	}
+	if spec := os.Getenv(writeEnv); spec != "" {
+		writeAndExit(spec)
+	}
 	os.Exit(m.Run())
 }
 

@@ -1,0 +1,132 @@
+//go:build unix
+
+package sqlitestore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+)
+
+// walIndex is this process's read-only mapping of a -shm file's first page, shared by every
+// DB of the process open on that file. Nil is a valid walIndex that never reads a header.
+type walIndex struct {
+	id   shmID
+	file *os.File
+	mem  []byte // the first page of the -shm file, mapped read-only and shared
+	refs int    // DBs using it; guarded by walIndexes.mu
+}
+
+// shmID names a -shm file by device and inode, whatever path reached it.
+type shmID struct{ dev, ino uint64 }
+
+// walIndexes are the mapped -shm files of the process. A -shm file is opened once per
+// process and closed only when no DB of the process uses it any more, because SQLite locks
+// the -shm with POSIX record locks, which belong to the process: closing ANY descriptor of
+// the file drops all of them, the locks of SQLite's connections included (a reader's read
+// mark, the lock that tells the next process not to reset the file). By the time the last
+// DB closes its descriptor, SQLite has closed its own connections to the file.
+var walIndexes = struct {
+	mu   sync.Mutex
+	open map[shmID]*walIndex
+}{open: map[shmID]*walIndex{}}
+
+// openWalIndex maps the wal-index of the database file at path. The caller holds a
+// connection to the file that has read it in WAL mode, so the -shm exists and SQLite has
+// sized it to at least one region (32 KiB).
+func openWalIndex(path string) (*walIndex, error) {
+	walIndexes.mu.Lock()
+	defer walIndexes.mu.Unlock()
+	shm := path + "-shm"
+	info, err := os.Stat(shm)
+	if err != nil {
+		return nil, err
+	}
+	id, err := shmIDOf(info)
+	if err != nil {
+		return nil, err
+	}
+	if w := walIndexes.open[id]; w != nil {
+		w.refs++
+		return w, nil
+	}
+	pageSize := os.Getpagesize()
+	if info.Size() < int64(pageSize) {
+		// Reading a mapped page past the end of the file faults: leave this file alone.
+		return nil, fmt.Errorf("%s: %d bytes, less than a page", shm, info.Size())
+	}
+	f, err := os.Open(shm)
+	if err != nil {
+		return nil, err
+	}
+	if info, err = f.Stat(); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	if opened, err := shmIDOf(info); err != nil || opened != id {
+		return nil, errors.Join(fmt.Errorf("%s changed while being opened", shm), f.Close())
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, pageSize, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("mmap %s: %w", shm, err), f.Close())
+	}
+	w := &walIndex{id: id, file: f, mem: mem, refs: 1}
+	walIndexes.open[id] = w
+	return w, nil
+}
+
+func shmIDOf(info os.FileInfo) (shmID, error) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return shmID{}, errors.New("no device and inode for " + info.Name())
+	}
+	return shmID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil // the fields' types vary by platform
+}
+
+// release ends this DB's use of w; the last use unmaps and closes the file. The caller has
+// closed its connections to the database first (see walIndexes).
+func (w *walIndex) release() error {
+	if w == nil {
+		return nil
+	}
+	walIndexes.mu.Lock()
+	defer walIndexes.mu.Unlock()
+	if w.refs--; w.refs > 0 {
+		return nil
+	}
+	delete(walIndexes.open, w.id)
+	return errors.Join(syscall.Munmap(w.mem), w.file.Close())
+}
+
+// header reads the wal-index header, and reports whether it is one a commit wrote: its two
+// copies agree and are initialised. A header that is not is treated as changed (the caller
+// reads the file, and caches nothing).
+//
+// The words are read with atomic loads: another process writes them, and the loads of the
+// first copy must happen before those of the second, as in SQLite's reader.
+func (w *walIndex) header() (h walHeader, ok bool) {
+	if w == nil {
+		return walHeader{}, false
+	}
+	// The page cannot fault while SQLite keeps the file at its size (see walindex.go); should
+	// it all the same, this request reads the file instead of crashing the process.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			h, ok = walHeader{}, false
+		}
+	}()
+	words := (*[walIndexHeaderSize / 4]uint32)(unsafe.Pointer(unsafe.SliceData(w.mem)))
+	var second walHeader
+	for i := range h {
+		h[i] = atomic.LoadUint32(&words[i])
+	}
+	for i := range second {
+		second[i] = atomic.LoadUint32(&words[len(h)+i])
+	}
+	return h, h == second && h[0] == walIndexVersion
+}
