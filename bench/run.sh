@@ -55,6 +55,8 @@ red=127.0.0.1:$(free_port)
 wait_up "$ceil"; wait_up "$emb"; wait_up "$red"
 
 printf 'wrk.method = "DELETE"\n' > "$work/delete.lua"
+source bench/redis_per_request.sh
+source bench/chain_allocs.sh
 
 # run NAME ADDR KEY PATH [wrk args]: prints "rps p50 p99 non2xx"
 run() {
@@ -144,6 +146,20 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "  them), then bans the address: this measures what an unauthenticated flood costs."
   echo
   echo "Targets (issue 6): embedded ≥ 0.6 × the ceiling on the list of 100; Redis ≥ 0.35 ×."
+  echo
+  echo "## Redis per request"
+  echo
+  echo "While wrk drives orderd in Redis mode ($DURATION a path): Redis's own counts (INFO stats) over"
+  echo "the run, divided by the requests served. A read is one round trip, however many requests"
+  echo "share it (bench/redis_per_request.sh)."
+  echo
+  redis_per_request
+  echo
+  echo "## Allocations per request"
+  echo
+  echo "internal/api's BenchmarkChain, the whole chain in process (-benchmem, 5 runs, medians)."
+  echo
+  chain_allocs
   echo
   cat bench/notes.md
   echo

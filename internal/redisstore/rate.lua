@@ -17,6 +17,16 @@ local minute, day = math.floor(now / 60000), math.floor(now / 86400000)
 local f = redis.call('HMGET', KEYS[1], 'm', 'mc', 'd', 'dc', 'retry', 'early', 'ban')
 local m0, mc0, d0, dc0 = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4])
 local retry0, early0, ban0 = tonumber(f[5]), tonumber(f[6]), tonumber(f[7])
+
+-- The common case, in short: an admitted request in the windows the hash already counts in,
+-- with no ban running. It is the general rule below with nothing moving but the two counts,
+-- so it writes those two alone and leaves the expiry where it is.
+if m0 and mc0 and d0 and dc0 and minute <= m0 and day <= d0 and now >= (ban0 or 0)
+    and mc0 < per_minute and dc0 < per_day then
+  redis.call('HSET', KEYS[1], 'mc', string.format('%.0f', mc0 + 1), 'dc', string.format('%.0f', dc0 + 1))
+  return {1, mc0 + 1, dc0 + 1, 0}
+end
+
 local m, mc = m0 or minute, mc0 or 0
 local d, dc = d0 or day, dc0 or 0
 local retry, early, ban = retry0 or 0, early0 or 0, ban0 or 0
