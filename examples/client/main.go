@@ -1,9 +1,11 @@
 // Command client is an example client of the Store Order Service: it lists the orders and,
 // with --cancel, cancels one first, through the client oapi-codegen generates from
-// openapi.yaml (package orderclient), and it waits out 429 and 503 answers as the API asks:
-// Retry-After, then exponential backoff with jitter.
+// openapi.yaml (package orderclient); `client find` walks every page of a find through
+// version 2 (package orderclientv2, from openapi-v2.yaml). Both wait out 429 and 503 answers
+// as the API asks: Retry-After, then exponential backoff with jitter.
 //
 //	ORDERD_KEY=osk_… go run ./examples/client --base http://127.0.0.1:8080/v1 --cancel 2
+//	ORDERD_KEY=osk_… go run ./examples/client find --status pending --page-size 2
 package main
 
 import (
@@ -32,7 +34,11 @@ func main() {
 // run is the whole program but for the process: flags and environment in, text out, so that
 // tests run it in-process against the real service.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return runWith(ctx, newRetryDoer(&http.Client{Timeout: attemptTimeout}), args, getenv, stdout, stderr)
+	doer := newRetryDoer(&http.Client{Timeout: attemptTimeout})
+	if find, rest := isFind(args); find {
+		return runFind(ctx, doer, rest, getenv, stdout, stderr)
+	}
+	return runWith(ctx, doer, args, getenv, stdout, stderr)
 }
 
 // exitCode reports err on stderr and maps it to the exit status the usage promises.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -22,8 +21,8 @@ import (
 // the guessing of keys.
 var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 
-// admit decides whether a request under BasePath may reach its route, in one step, in this
-// order of work:
+// admit decides whether a request under the base of a version (/v1, /v2) may reach its route,
+// in one step, in this order of work:
 //
 //  1. the bearer token, and the key it names (one lookup);
 //  2. the caller: the key when it is valid, or else the client address;
@@ -32,10 +31,11 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 //  4. 401 unless the key is valid or the operation is public.
 //
 // It runs after echo has routed the request but before its parameters are validated: an
-// unknown route or method under BasePath is limited and authenticated like the rest.
-// Requests outside BasePath (health, metrics, docs) pass untouched, and so do those of an
-// operation that declares no rate-limit headers (the served document: see contract.unlimited). The decision's headers
-// go to observe's header hook through ex.
+// unknown route or method under a version's base is limited and authenticated like the rest.
+// The caller is the same whatever the version, so a key has one quota for /v1 and /v2 alike.
+// Requests outside the bases (health, metrics, docs) pass untouched, and so do those of an
+// operation that declares no rate-limit headers (the served document: see
+// contract.unlimited). The decision's headers go to observe's header hook through ex.
 //
 // A request whose own context ended (its client hung up) while the key store or the limiter
 // worked ends with the context's error: it is no decision, so no outcome is counted, and it
@@ -44,7 +44,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
-			if !underBase(req.URL.Path) {
+			if !ct.underBase(req.URL.Path) {
 				return next(c)
 			}
 			if ct.isUnlimited(c) {
@@ -165,10 +165,6 @@ func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 		return ratelimit.KeyCaller(string(c.Key.Hash)), c.Key.Limits()
 	}
 	return ratelimit.AddrCaller(c.Addr, ipv6Prefix), anonymousLimits
-}
-
-func underBase(path string) bool {
-	return path == BasePath || strings.HasPrefix(path, BasePath+"/")
 }
 
 func tooManyRequests(d ratelimit.Decision) error {

@@ -13,11 +13,15 @@ import (
 	"github.com/petstore/orderd"
 )
 
-// contract is what openapi.yaml says about each operation, in the forms the chain needs, built
-// once from the document when the handler is made. Routes are keyed "METHOD /v1/echo/:route".
+// contract is what the documents of every version (orderd.Versions) say about each operation,
+// in the forms the chain needs, built once from the documents when the handler is made. Routes
+// are keyed "METHOD /v1/echo/:route", with the base of their version.
 type contract struct {
-	// operations names the operationId of each route: one metrics label value per
-	// operation, and a bounded number in all.
+	// bases are the paths the versions are served under, oldest first: "/v1", "/v2".
+	bases []string
+	// operations names the metrics label of each route: the operationId, prefixed by the
+	// version ("v2.findOrders") for every version after the first, whose labels stay as they
+	// were before there was a second. One label value per operation, and a bounded number in all.
 	operations map[string]string
 	// public are the routes of operations whose security is empty: they need no key (they
 	// are still rate limited, by client address, unless unlimited).
@@ -25,30 +29,51 @@ type contract struct {
 	// unlimited are the routes of operations whose success declares no rate-limit headers:
 	// static and public (the document), neither limited nor authenticated.
 	unlimited map[string]bool
-	// validators checks a request against its operation, by operationId (as the generated
-	// RegisterHandlersOptions.OperationMiddlewares takes them); none for an operation that
-	// declares no parameters and no body.
+	// labels is the prefix of the labels of each version's operations, by base: "" for the
+	// first, "v2." for /v2.
+	labels map[string]string
+	// validators checks a request against its operation, by label; none for an operation
+	// that declares no parameters and no body.
 	validators map[string][]echo.MiddlewareFunc
 }
 
 func loadContract() (*contract, error) {
-	doc, err := orderd.LoadOpenAPI()
-	if err != nil {
-		return nil, err
+	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, unlimited: map[string]bool{},
+		labels: map[string]string{}, validators: map[string][]echo.MiddlewareFunc{}}
+	for i, v := range orderd.Versions {
+		doc, err := v.Load()
+		if err != nil {
+			return nil, err
+		}
+		label := ""
+		if i > 0 {
+			label = strings.TrimPrefix(v.Base, "/") + "."
+		}
+		ct.bases = append(ct.bases, v.Base)
+		ct.labels[v.Base] = label
+		ct.addVersion(doc, v.Base, label)
 	}
-	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, unlimited: map[string]bool{}, validators: map[string][]echo.MiddlewareFunc{}}
+	return ct, nil
+}
+
+// addVersion adds the operations of one version's document, served under base and labelled
+// label+operationId.
+func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 	// Echo has routed the request before validation runs, so the operation is known and
 	// kin-openapi's router (which would match the document's production server URLs, not the
 	// address the service is reached at) is not needed.
-	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	// The request is left as sent: kin-openapi would write the parameters' defaults into its
+	// query, and the find's Link repeats the query as the client sent it. The handlers apply
+	// the defaults (defaultPageSize).
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			routes := []string{method + " " + BasePath + echoPath(path)}
+			routes := []string{method + " " + base + echoPath(path)}
 			if method == http.MethodGet { // answered for HEAD too (head.go)
-				routes = append(routes, http.MethodHead+" "+BasePath+echoPath(path))
+				routes = append(routes, http.MethodHead+" "+base+echoPath(path))
 			}
 			for _, route := range routes {
-				ct.operations[route] = op.OperationID
+				ct.operations[route] = label + op.OperationID
 				if op.Security != nil && len(*op.Security) == 0 {
 					ct.public[route] = true
 					ct.unlimited[route] = !declaresRateLimit(op)
@@ -62,10 +87,33 @@ func loadContract() (*contract, error) {
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[op.OperationID] = []echo.MiddlewareFunc{validateRequest(r, opts)}
+			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(r, opts)}
 		}
 	}
-	return ct, nil
+}
+
+// validatorsOf are the validators of the version served under base by operationId, as its
+// generated RegisterHandlersOptions.OperationMiddlewares takes them.
+func (ct *contract) validatorsOf(base string) map[string][]echo.MiddlewareFunc {
+	label := ct.labels[base]
+	out := map[string][]echo.MiddlewareFunc{}
+	for name, v := range ct.validators {
+		if op, ok := strings.CutPrefix(name, label); ok && (label != "" || !strings.Contains(name, ".")) {
+			out[op] = v
+		}
+	}
+	return out
+}
+
+// underBase reports whether path is under the base of a version: where requests are
+// authenticated and rate limited.
+func (ct *contract) underBase(path string) bool {
+	for _, base := range ct.bases {
+		if path == base || strings.HasPrefix(path, base+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // hasInput reports whether the operation declares anything of a request to validate: a
@@ -98,7 +146,7 @@ func (ct *contract) operationOf(c echo.Context) string {
 	if op, ok := ct.operations[c.Request().Method+" "+c.Path()]; ok {
 		return op
 	}
-	if p := c.Path(); p != "" && p != "/*" && !strings.HasPrefix(p, BasePath+"/") {
+	if p := c.Path(); p != "" && p != "/*" && !ct.underBase(p) {
 		return p
 	}
 	return "unknown"

@@ -16,6 +16,7 @@ import (
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/store"
 )
 
@@ -56,6 +57,15 @@ var errorTable = []struct {
 	{auth.ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{auth.ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset, ""},
+	// A find no store can answer, and the ways a page token is refused (each wraps
+	// pagetoken.ErrInvalid): the client's errors, saying which.
+	{order.ErrBadRequest, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""},
+	{pagetoken.ErrMalformed, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is malformed"},
+	{pagetoken.ErrAltered, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was altered"},
+	{pagetoken.ErrOtherVersion, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was made by another version of the API"},
+	{pagetoken.ErrOtherFilter, http.StatusBadRequest, gen.ErrorCodeInvalidRequest,
+		"pageToken was made with other filters than status, petId, shipDateFrom and shipDateBefore as sent"},
+	{pagetoken.ErrInvalid, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is invalid"},
 	{store.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
 	// Retrying cannot mend a damaged record: a 500, and the log line names the record.
 	{store.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
@@ -195,9 +205,21 @@ func expectation(p *openapi3.Parameter, cause error) string {
 		switch {
 		case se != nil && se.SchemaField == "pattern" && s.Pattern != "":
 			return "must match the pattern " + s.Pattern
+		case s.Format == "date-time" && (se == nil || se.SchemaField != "maxLength"):
+			return "must be an RFC 3339 date-time, such as 2026-11-16T00:00:00Z"
 		case s.MaxLength != nil:
 			return fmt.Sprintf("must be a string of at most %d characters", *s.MaxLength)
 		}
+	case s.Type.Is(openapi3.TypeArray) && s.Items != nil && s.Items.Value != nil && len(s.Items.Value.Enum) > 0:
+		words := make([]string, 0, len(s.Items.Value.Enum))
+		for _, w := range s.Items.Value.Enum {
+			words = append(words, fmt.Sprint(w))
+		}
+		msg := "each value must be one of " + strings.Join(words, ", ")
+		if s.MaxItems != nil {
+			msg += fmt.Sprintf(", at most %d values", *s.MaxItems)
+		}
+		return msg
 	}
 	return "must be " + strings.Join(s.Type.Slice(), " or ")
 }

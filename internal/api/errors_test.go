@@ -43,7 +43,7 @@ func TestErrorTable(t *testing.T) {
 		{"PUT below an order", "PUT", "/v1/store/orders/2/items", 404, gen.ErrorCodeNotFound, ""},
 		{"DELETE below a pet", "DELETE", "/v1/pets/7/x", 404, gen.ErrorCodeNotFound, ""},
 		{"HEAD below an order", "HEAD", "/v1/store/orders/2/items", 404, "", ""},
-		{"no route outside /v1", "GET", "/v2/store/orders", 404, gen.ErrorCodeNotFound, ""},
+		{"no route outside the versions", "GET", "/v3/store/orders", 404, gen.ErrorCodeNotFound, ""},
 		{"wrong method on the list", "POST", "/v1/store/orders", 405, gen.ErrorCodeMethodNotAllowed, ""},
 		{"wrong method on an order", "GET", "/v1/store/orders/1", 405, gen.ErrorCodeMethodNotAllowed, ""},
 		{"OPTIONS is not served", "OPTIONS", "/v1/store/orders", 405, gen.ErrorCodeMethodNotAllowed, ""},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,25 +16,35 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/docs"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-// BasePath is where the operations of openapi.yaml are served.
+// BasePath is where the operations of openapi.yaml (version 1) are served.
 const BasePath = "/v1"
+
+// BasePathV2 is where the operations of openapi-v2.yaml (version 2) are served.
+const BasePathV2 = "/v2"
 
 // petRoute is the echo route of the deprecated operation, whose every answer is marked.
 const petRoute = BasePath + "/pets/:petId"
 
 // Config is what the HTTP layer needs. Only interfaces: the stores may be in memory or remote.
 type Config struct {
-	Orders  order.Store
-	Pets    order.PetStore
-	Keys    auth.KeyStore
-	Limiter ratelimit.Limiter
-	Sunset  Sunset
+	Orders order.Store
+	// Finder finds the orders of Orders by filter, a page at a time (version 2).
+	Finder order.Finder
+	// PageTokens makes and reads version 2's page tokens; every instance of a deployment
+	// must share its secret.
+	PageTokens *pagetoken.Codec
+	Pets       order.PetStore
+	Keys       auth.KeyStore
+	Limiter    ratelimit.Limiter
+	Sunset     Sunset
 	// TrustedProxies are the peers whose X-Forwarded-For names the client. None by default:
 	// the header is anyone's to write, and the client address is what unauthenticated
 	// callers are limited by.
@@ -54,8 +65,8 @@ type Config struct {
 // New returns the service's HTTP handler: the routes, then the middleware in the order it runs.
 // Echo routes a request before any of it runs, so every step knows the route.
 func New(cfg Config) (*echo.Echo, error) {
-	if cfg.Orders == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil {
-		return nil, errors.New("api: the orders, pets and keys stores and a limiter are required")
+	if cfg.Orders == nil || cfg.Finder == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
+		return nil, errors.New("api: the orders (and its finder), pets and keys stores, a limiter and a page-token codec are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -77,6 +88,9 @@ func New(cfg Config) (*echo.Echo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !slices.Equal(ct.bases, []string{BasePath, BasePathV2}) {
+		return nil, fmt.Errorf("api: orderd.Versions serves %v, this handler %s and %s", ct.bases, BasePath, BasePathV2)
+	}
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -84,11 +98,11 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
-	// Routes; every GET route answers HEAD too (head.go). Outside BasePath: health, metrics
-	// and docs, neither limited nor authenticated.
+	// Routes; every GET route answers HEAD too (head.go). Outside the versions' bases:
+	// health, metrics and docs, neither limited nor authenticated.
 	routes := getAndHead{e}
 	health(routes, cfg.Ready)
-	docs.Register(routes, BasePath+"/openapi.yaml")
+	docs.Register(routes, docs.Document{Name: "v1", URL: BasePath + "/openapi.yaml"})
 	if cfg.Metrics != nil {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
@@ -97,7 +111,14 @@ func New(cfg Config) (*echo.Echo, error) {
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,
-		OperationMiddlewares: ct.validators,
+		OperationMiddlewares: ct.validatorsOf(BasePath),
+	})
+	// The operations of openapi-v2.yaml, the same way (v2.go, find.go); the find's handler
+	// learns the query as sent, for its Link.
+	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens}
+	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}), genv2.RegisterHandlersOptions{
+		BaseURL:              BasePathV2,
+		OperationMiddlewares: ct.validatorsOf(BasePathV2),
 	})
 
 	// Middleware, in the order it runs (outermost first).
@@ -108,7 +129,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.Use(gzipLarge())
 	// A panic becomes a 500 rendered like any other error, its stack logged.
 	e.Use(recoverPanics(cfg.Logger))
-	// Under BasePath: key → caller → rate-limit decision → 401 unless the operation is public.
+	// Under a version's base: key → caller → rate-limit decision → 401 unless the operation is public.
 	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix))
 	// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
 	e.Use(limitHeaders)

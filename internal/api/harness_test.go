@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
@@ -34,6 +36,9 @@ type harness struct {
 // testStart is 10:00:00 UTC, a whole minute ahead of it.
 var testStart = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
+// testSecret is the page-token secret of the harness's server.
+var testSecret = bytes.Repeat([]byte("s"), pagetoken.MinSecretLen)
+
 var testSunset = api.Sunset{
 	DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
 	SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
@@ -50,8 +55,14 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	keys := sqlitestore.NewKeys(db)
 	h := &harness{contract: apitest.Load(tb), keys: keys, clock: ratelimittest.NewClock(testStart)}
 	h.key = h.addKey(tb, "test-free", plan.Free, plan.Limits{})
+	orders := sqlitestore.NewOrders(db)
+	tokens, err := pagetoken.New(testSecret)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	cfg := api.Config{
-		Orders: sqlitestore.NewOrders(db), Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,
+		Orders: orders, Finder: orders, PageTokens: tokens,
+		Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,
 		Limiter: inmem.NewLimiter(h.clock.Now, ratelimit.DefaultBanPolicy),
 	}
 	for _, c := range change {
@@ -90,7 +101,7 @@ func (h *harness) addKey(tb testing.TB, name string, p plan.Plan, custom plan.Li
 }
 
 // do sends a request with the given headers ("Name", "value", …) and checks the answer
-// against openapi.yaml.
+// against the document of its version.
 func (h *harness) do(tb testing.TB, method, path string, header ...string) (*http.Response, []byte) {
 	tb.Helper()
 	return h.contract.Do(tb, h.srv.Client(), h.request(tb, method, path, header...))

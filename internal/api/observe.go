@@ -82,7 +82,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 type exchange struct {
 	echo.Context
 	requestID   [1]string         // the X-Request-Id value, as the header map holds it
-	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside BasePath
+	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside the versions' bases
 	limitValues rateLimitHeaders
 	sunset      *sunsetHeaders
 }
@@ -98,7 +98,7 @@ func exchangeOf(c echo.Context) *exchange {
 // so the values here are the ones sent. This is the one rule of which route carries which:
 //
 //   - every answer: X-Request-Id (a generated response sets its declared one, empty);
-//   - under BasePath: the rate-limit headers of admit's decision;
+//   - under a version's base: the rate-limit headers of admit's decision;
 //   - the deprecated operation: Deprecation, Sunset and Link, errors included;
 //   - a 429: Retry-After until the binding window (or the ban) ends; a 503:
 //     retryAfterUnavailable;

@@ -1,6 +1,6 @@
-// Package api is the HTTP face of the service: the strict-server implementation of the
-// operations in openapi.yaml, the middleware chain in front of it, and the one place that
-// turns errors into Error objects.
+// Package api is the HTTP face of the service: the strict-server implementations of the
+// operations of each version (openapi.yaml at /v1, openapi-v2.yaml at /v2), the middleware
+// chain in front of them, and the one place that turns errors into Error objects.
 package api
 
 import (
@@ -27,27 +27,42 @@ type Server struct {
 	obs    Observer
 }
 
-// CancelOrder cancels a pending order; see order.Order.Cancel for the rule.
+// CancelOrder cancels a pending order (see cancel), in version 1's response types.
 func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObject) (gen.CancelOrderResponseObject, error) {
-	_, changed, err := s.orders.Cancel(ctx, req.OrderId)
+	err := s.cancel(ctx, req.OrderId)
+	switch {
+	case err == nil:
+		return gen.CancelOrder204Response{}, nil
+	case errors.Is(err, order.ErrNotFound):
+		return gen.CancelOrder404JSONResponse{OrderNotFoundJSONResponse: gen.OrderNotFoundJSONResponse{Body: errorBody(err)}}, nil
+	case errors.Is(err, order.ErrAlreadyShipped):
+		return gen.CancelOrder409JSONResponse{OrderAlreadyShippedJSONResponse: gen.OrderAlreadyShippedJSONResponse{Body: errorBody(err)}}, nil
+	}
+	return nil, err
+}
+
+// cancel is the cancel operation of every version: it cancels a pending order (see
+// order.Order.Cancel for the rule) and counts the outcome. nil means 204: cancelled now, or
+// already. A refusal is order.ErrNotFound or order.ErrAlreadyShipped, wrapped with the
+// order's id as the answer's message says it; anything else is the store's failure.
+func (s *Server) cancel(ctx context.Context, id int64) error {
+	_, changed, err := s.orders.Cancel(ctx, id)
 	switch {
 	case err == nil && changed:
 		s.obs.Cancel("cancelled")
-		return gen.CancelOrder204Response{}, nil
+		return nil
 	case err == nil:
 		s.obs.Cancel("already_cancelled")
-		return gen.CancelOrder204Response{}, nil
+		return nil
 	case errors.Is(err, order.ErrNotFound):
 		s.obs.Cancel("not_found")
-		body := errorBody(fmt.Errorf("order %d: %w", req.OrderId, err))
-		return gen.CancelOrder404JSONResponse{OrderNotFoundJSONResponse: gen.OrderNotFoundJSONResponse{Body: body}}, nil
+		return orderError(id, err)
 	case errors.Is(err, order.ErrAlreadyShipped):
 		s.obs.Cancel("shipped")
-		body := errorBody(fmt.Errorf("order %d: %w", req.OrderId, err))
-		return gen.CancelOrder409JSONResponse{OrderAlreadyShippedJSONResponse: gen.OrderAlreadyShippedJSONResponse{Body: body}}, nil
+		return orderError(id, err)
 	}
 	s.obs.Cancel("error")
-	return nil, err
+	return err
 }
 
 // GetOpenAPIDocument serves openapi.yaml as it is embedded in the binary.
@@ -75,3 +90,6 @@ func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject
 	}
 	return nil, err
 }
+
+// orderError is a refusal about one order, as its answer's message says it: "order 10: …".
+func orderError(id int64, err error) error { return fmt.Errorf("order %d: %w", id, err) }

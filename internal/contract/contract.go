@@ -1,5 +1,6 @@
-// Package contract checks HTTP answers against the embedded openapi.yaml. The tests use it on
-// every answer they receive, and `orderd contract-check` on a deployed instance.
+// Package contract checks HTTP answers against an embedded document of the API: openapi.yaml
+// (version 1) unless told another version. The tests use it on every answer they receive, and
+// `orderd contract-check` on a deployed instance.
 package contract
 
 import (
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -26,7 +28,7 @@ import (
 // RequestIDHeader is the header every answer carries, under /v1 or not.
 const RequestIDHeader = "X-Request-Id"
 
-// RateLimitHeaders are the headers every answer under /v1 carries.
+// RateLimitHeaders are the headers every answer under a version's base (/v1, /v2) carries.
 var RateLimitHeaders = []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy"}
 
 // Checker validates answers against the contract.
@@ -39,11 +41,17 @@ type Checker struct {
 	statusOf map[gen.ErrorCode]int
 }
 
-// New returns a checker for answers of the API served at serverURL: "/v1" for any host, or
-// an absolute URL such as https://api.example/v1. The document's own servers are production
-// URLs, and a router built on them would match no request made anywhere else.
+// New returns a checker for answers of version 1 of the API served at serverURL: "/v1" for
+// any host, or an absolute URL such as https://api.example/v1. The document's own servers are
+// production URLs, and a router built on them would match no request made anywhere else.
 func New(serverURL string) (*Checker, error) {
-	doc, err := orderd.LoadOpenAPI()
+	return NewVersion(orderd.Versions[0], serverURL)
+}
+
+// NewVersion returns a checker for answers of version v of the API served at serverURL, as
+// New does for version 1: "/v2" for any host checks answers under /v2 against openapi-v2.yaml.
+func NewVersion(v orderd.Version, serverURL string) (*Checker, error) {
+	doc, err := v.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -57,16 +65,36 @@ func New(serverURL string) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	statusOf, err := errorStatuses(doc)
+	statusOf, err := errorStatuses(doc, v)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", v.Name, err)
 	}
 	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/"), statusOf: statusOf}, nil
 }
 
 // errorStatuses reads the status of each error code from the document's examples, and fails
-// unless every code of the Error schema has one.
-func errorStatuses(doc *openapi3.T) (map[gen.ErrorCode]int, error) {
+// unless every code of the Error schema has one. A later version shares version 1's codes,
+// and shows only those its own operations answer: the others' statuses are version 1's.
+func errorStatuses(doc *openapi3.T, v orderd.Version) (map[gen.ErrorCode]int, error) {
+	statusOf := map[gen.ErrorCode]int{}
+	if v.Base != orderd.Versions[0].Base {
+		v1, err := orderd.Versions[0].Load()
+		if err != nil {
+			return nil, err
+		}
+		statusOf = examplesStatuses(v1)
+	}
+	maps.Copy(statusOf, examplesStatuses(doc))
+	for _, code := range doc.Components.Schemas["Error"].Value.Properties["code"].Value.Enum {
+		if _, ok := statusOf[gen.ErrorCode(code.(string))]; !ok {
+			return nil, fmt.Errorf("no example in components/examples shows the error code %s", code)
+		}
+	}
+	return statusOf, nil
+}
+
+// examplesStatuses is the status of each error code that the document's examples show.
+func examplesStatuses(doc *openapi3.T) map[gen.ErrorCode]int {
 	statusOf := map[gen.ErrorCode]int{}
 	for _, ex := range doc.Components.Examples {
 		v, ok := ex.Value.Value.(map[string]any)
@@ -79,12 +107,7 @@ func errorStatuses(doc *openapi3.T) (map[gen.ErrorCode]int, error) {
 			statusOf[gen.ErrorCode(code)] = int(status)
 		}
 	}
-	for _, code := range doc.Components.Schemas["Error"].Value.Properties["code"].Value.Enum {
-		if _, ok := statusOf[gen.ErrorCode(code.(string))]; !ok {
-			return nil, fmt.Errorf("openapi.yaml: no example in components/examples shows the error code %s", code)
-		}
-	}
-	return statusOf, nil
+	return statusOf
 }
 
 // Check validates one answer: against its operation when the request names one, and against
@@ -110,7 +133,7 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	limited := err != nil || rateLimited(route.Operation)
 	underBase := req.URL.Path == c.basePath || strings.HasPrefix(req.URL.Path, c.basePath+"/")
 	if limited && underBase {
-		// Every answer under /v1 carries the rate-limit headers, also where no operation
+		// Every answer under the base carries the rate-limit headers, also where no operation
 		// of the document describes it (unknown routes and methods), but for an operation
 		// the document says is not limited.
 		for _, h := range RateLimitHeaders {

@@ -1,10 +1,12 @@
-// Package docs serves /docs: Swagger UI rendering the service's own openapi.yaml. Its files
+// Package docs serves /docs: Swagger UI rendering the service's own documents, one per
+// version of the API, with a selector in its top bar (the newest first). Its files
 // are embedded in the binary (copied from the npm package swagger-ui-dist, pinned in
 // package.json, by `make docs-assets`), so the page loads nothing from any other host.
 package docs
 
 import (
 	"embed"
+	"encoding/json"
 	"html/template"
 	"net/http"
 	"strings"
@@ -24,8 +26,9 @@ var page = template.Must(template.New("docs").Parse(`<!doctype html>
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
-<div id="swagger-ui" data-url="{{.}}"></div>
+<div id="swagger-ui" data-documents="{{.}}"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
 <script src="/docs/init.js"></script>
 </body>
 </html>
@@ -33,11 +36,15 @@ var page = template.Must(template.New("docs").Parse(`<!doctype html>
 
 // init.js is a file of its own so that the page's Content-Security-Policy can forbid inline
 // scripts.
+// The standalone layout is Swagger UI's own way to offer several documents: a selector in
+// its top bar; "?urls.primaryName=v1" in the page's address picks one.
 const initJS = `window.ui = SwaggerUIBundle({
-  url: document.getElementById("swagger-ui").dataset.url,
+  urls: JSON.parse(document.getElementById("swagger-ui").dataset.documents),
   dom_id: "#swagger-ui",
   deepLinking: true,
-  displayOperationId: true
+  displayOperationId: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: "StandaloneLayout"
 });
 `
 
@@ -51,11 +58,21 @@ type Router interface {
 	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
 }
 
-// Register serves the page at /docs, rendering the document at specURL, and redirects /docs/
-// and / to it.
-func Register(e Router, specURL string) {
+// Document is one document the page offers: its name in the selector ("v2") and its URL.
+type Document struct {
+	Name string `json:"name"`
+	URL  string `json:"url"`
+}
+
+// Register serves the page at /docs, rendering the documents (the first one unless the
+// visitor picks another), and redirects /docs/ and / to it.
+func Register(e Router, documents ...Document) {
+	urls, err := json.Marshal(documents)
+	if err != nil {
+		panic(err) // structs of strings cannot fail
+	}
 	var b strings.Builder
-	if err := page.Execute(&b, specURL); err != nil {
+	if err := page.Execute(&b, string(urls)); err != nil {
 		panic(err) // a constant template and a string cannot fail
 	}
 	html := b.String()

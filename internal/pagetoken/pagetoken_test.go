@@ -175,3 +175,40 @@ func TestStoreSecretFollowed(t *testing.T) {
 		t.Fatalf("a token of the lost secret: %v, want %v", err, pagetoken.ErrAltered)
 	}
 }
+
+// FuzzRead: Read never panics, and any token it accepts is the very token Make makes for the
+// id it returns and the filter it was read with.
+func FuzzRead(f *testing.F) {
+	c, err := pagetoken.New(secret)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ctx := context.Background()
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	filters := []order.Filter{{}, {Statuses: []order.Status{order.StatusPending}, PetID: ptr(int64(7)), ShipFrom: &day}}
+	for i, fl := range filters {
+		tok, err := c.Make(ctx, fl, int64(i*41))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(tok, uint8(i))
+		f.Add(tok[:len(tok)-1], uint8(i))
+		f.Add(tok, uint8(1-i))
+	}
+	f.Add("", uint8(0))
+	f.Add("====", uint8(1))
+	f.Fuzz(func(t *testing.T, token string, which uint8) {
+		fl := filters[int(which)%len(filters)]
+		after, err := c.Read(ctx, token, fl)
+		if err != nil {
+			if !errors.Is(err, pagetoken.ErrInvalid) {
+				t.Fatalf("Read(%q) = %v, not ErrInvalid (a fixed secret has no store to fail)", token, err)
+			}
+			return
+		}
+		made, err := c.Make(ctx, fl, after)
+		if err != nil || made != token {
+			t.Fatalf("Read accepted %q as after %d, but Make makes %q (%v)", token, after, made, err)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/redisstore"
 )
 
@@ -75,6 +77,14 @@ func (s *Service) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// TODO(merge): the secret store replaces this. A fresh secret per process: tokens hold
+	// only on the instance that made them, and only until it restarts.
+	secret := make([]byte, pagetoken.MinSecretLen)
+	rand.Read(secret)
+	pageTokens, err := pagetoken.New(secret)
+	if err != nil {
+		return err
+	}
 	var metricsOnMain http.Handler
 	if cfg.MetricsAddr == "" {
 		metricsOnMain = m.Handler()
@@ -83,6 +93,8 @@ func (s *Service) open(ctx context.Context) error {
 		Observer:       m,
 		Metrics:        metricsOnMain,
 		Orders:         s.stores.Orders,
+		Finder:         s.stores.Finder,
+		PageTokens:     pageTokens,
 		Pets:           s.stores.Pets,
 		Keys:           s.stores.Keys,
 		Limiter:        limiter,

@@ -23,6 +23,8 @@ import (
 // StoreConfig says. serve, keys and import all open theirs with OpenStores.
 type Stores struct {
 	Orders order.Store
+	// Finder finds the orders of Orders by filter, a page at a time: the same store.
+	Finder order.Finder
 	Pets   order.PetStore
 	Keys   auth.KeyStore
 
@@ -63,7 +65,7 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 		rdb.Close()
 		return nil, configError(err)
 	}
-	s.Orders, s.Pets, s.Keys = s.redisOrders, s.redisPets, s.redisKeys
+	s.Orders, s.Finder, s.Pets, s.Keys = s.redisOrders, s.redisOrders, s.redisPets, s.redisKeys
 	return s, nil
 }
 
@@ -77,8 +79,9 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 		// file that is not SQLite, or not readable and writable by this process.
 		return nil, configError(err)
 	}
+	orders := sqlitestore.NewOrders(db)
 	return &Stores{
-		Orders: sqlitestore.NewOrders(db), Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
+		Orders: orders, Finder: orders, Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
 		cfg: cfg, db: db,
 	}, nil
 }

@@ -1,18 +1,25 @@
 // Package apitest makes every integration test also a contract test: Do sends a request and
-// fails the test when the answer leaves openapi.yaml.
+// fails the test when the answer leaves the document of its version (openapi.yaml for /v1
+// and anything outside a version, openapi-v2.yaml for /v2).
 package apitest
 
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/internal/contract"
 )
 
-// Contract checks answers of a test server against openapi.yaml.
-type Contract struct{ *contract.Checker }
+// Contract checks answers of a test server against the document of each version.
+type Contract struct {
+	// versions are the checkers of orderd.Versions, in its order, with their bases.
+	versions []*contract.Checker
+	bases    []string
+}
 
 var (
 	loadOnce sync.Once
@@ -24,14 +31,31 @@ var (
 func Load(tb testing.TB) *Contract {
 	tb.Helper()
 	loadOnce.Do(func() {
-		var c *contract.Checker
-		c, loadErr = contract.New("/v1")
-		loaded = &Contract{c}
+		c := &Contract{}
+		for _, v := range orderd.Versions {
+			var ch *contract.Checker
+			if ch, loadErr = contract.NewVersion(v, v.Base); loadErr != nil {
+				return
+			}
+			c.versions, c.bases = append(c.versions, ch), append(c.bases, v.Base)
+		}
+		loaded = c
 	})
 	if loadErr != nil {
-		tb.Fatalf("loading openapi.yaml: %v", loadErr)
+		tb.Fatalf("loading the documents: %v", loadErr)
 	}
 	return loaded
+}
+
+// Check validates one answer against the document of the version its path is under; a path
+// under none is checked by version 1's, which checks what holds outside every version.
+func (c *Contract) Check(req *http.Request, res *http.Response, body []byte) error {
+	for i, base := range c.bases {
+		if p := req.URL.Path; p == base || strings.HasPrefix(p, base+"/") {
+			return c.versions[i].Check(req, res, body)
+		}
+	}
+	return c.versions[0].Check(req, res, body)
 }
 
 // Do sends req with client, checks the answer against the contract, and returns it with its

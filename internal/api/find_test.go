@@ -1,0 +1,562 @@
+package api_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/genv2"
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/sqlitestore"
+)
+
+// findHarness is the harness serving exactly orders, in a SQLite file of its own, with a key
+// whose limits walks of hundreds of pages cannot spend.
+type findHarness struct {
+	*harness
+	orders []order.Order
+	store  *sqlitestore.Orders
+	auth   []string
+}
+
+func newFindHarness(tb testing.TB, orders []order.Order) *findHarness {
+	tb.Helper()
+	db := openDB(tb)
+	if _, err := db.Import(context.Background(), orders, nil); err != nil {
+		tb.Fatal(err)
+	}
+	store := sqlitestore.NewOrders(db)
+	h := newHarness(tb, func(c *api.Config) { c.Orders, c.Finder = store, store })
+	key := h.addKey(tb, "walker", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
+	return &findHarness{harness: h, orders: orders, store: store, auth: []string{"Authorization", "Bearer " + key}}
+}
+
+// page is one answer of the find, decoded, with the headers the walk follows.
+type page struct {
+	status int
+	body   genv2.OrderPage
+	raw    []byte
+	link   string
+	etag   string
+}
+
+func (h *findHarness) find(tb testing.TB, pathAndQuery string, header ...string) page {
+	tb.Helper()
+	res, body := h.do(tb, "GET", pathAndQuery, append(slices.Clone(h.auth), header...)...)
+	p := page{status: res.StatusCode, raw: body, link: res.Header.Get("Link"), etag: res.Header.Get("ETag")}
+	if res.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, &p.body); err != nil {
+			tb.Fatalf("%s: %v: %s", pathAndQuery, err, body)
+		}
+	}
+	return p
+}
+
+var linkPattern = regexp.MustCompile(`^<([^>]+)>; rel="next"$`)
+
+// walk reads every page of the query, following nextPageToken on even pages and the Link on
+// odd ones, and checks on every page that the two name the same next page. each, when set,
+// runs before every page.
+func (h *findHarness) walk(tb testing.TB, query url.Values, each func()) []genv2.Order {
+	tb.Helper()
+	var got []genv2.Order
+	next := "/v2/store/orders?" + query.Encode()
+	for n := 0; ; n++ {
+		if n > 5000 {
+			tb.Fatal("the walk does not end")
+		}
+		if each != nil {
+			each()
+		}
+		p := h.find(tb, next)
+		if p.status != http.StatusOK {
+			tb.Fatalf("GET %s: %d %s", next, p.status, p.raw)
+		}
+		if len(p.body.Orders) > max(1, atoi(query.Get("pageSize"), 100)) {
+			tb.Fatalf("GET %s: %d orders, more than the page size", next, len(p.body.Orders))
+		}
+		got = append(got, p.body.Orders...)
+		if p.body.NextPageToken == nil {
+			if p.link != "" {
+				tb.Fatalf("the last page has a Link: %s", p.link)
+			}
+			return got
+		}
+		m := linkPattern.FindStringSubmatch(p.link)
+		if m == nil {
+			tb.Fatalf("a page with a next page token has Link %q", p.link)
+		}
+		u, err := url.Parse(m[1])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		linked := u.Query()
+		if linked.Get("pageToken") != *p.body.NextPageToken || u.Path != "/v2/store/orders" {
+			tb.Fatalf("Link %s does not name the nextPageToken %s", p.link, *p.body.NextPageToken)
+		}
+		linked.Del("pageToken")
+		if !equalQueries(linked, query) {
+			tb.Fatalf("Link %s does not repeat the query %s", p.link, query.Encode())
+		}
+		if n%2 == 0 {
+			q := cloneValues(query)
+			q.Set("pageToken", *p.body.NextPageToken)
+			next = "/v2/store/orders?" + q.Encode()
+		} else {
+			next = m[1]
+		}
+	}
+}
+
+func equalQueries(a, b url.Values) bool {
+	a, b = cloneValues(a), cloneValues(b)
+	a.Del("pageToken")
+	b.Del("pageToken")
+	return a.Encode() == b.Encode()
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = slices.Clone(vs)
+	}
+	return out
+}
+
+func atoi(s string, def int) int {
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		return def
+	}
+	return n
+}
+
+func toV2(orders []order.Order) []genv2.Order {
+	out := make([]genv2.Order, 0, len(orders))
+	for _, o := range orders {
+		out = append(out, genv2.Order{Complete: o.Complete, Id: o.ID, PetId: o.PetID, Quantity: o.Quantity,
+			ShipDate: o.ShipDate.UTC(), Status: genv2.OrderStatus(o.Status)})
+	}
+	return out
+}
+
+func equalOrders(a, b []genv2.Order) bool {
+	return slices.EqualFunc(a, b, func(x, y genv2.Order) bool {
+		return x.Id == y.Id && x.PetId == y.PetId && x.Quantity == y.Quantity && x.Complete == y.Complete &&
+			x.Status == y.Status && x.ShipDate.Equal(y.ShipDate)
+	})
+}
+
+// filterCase is one combination of filters, as a query and as the model's filter.
+type filterCase struct {
+	query  url.Values
+	filter order.Filter
+}
+
+// filterCases are every combination of the four filters, with one or two values of each.
+func filterCases() []filterCase {
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, before := day.Add(2*24*time.Hour), day.Add(5*24*time.Hour)
+	pet := int64(3)
+	statuses := [][]order.Status{nil, {order.StatusPending}, {order.StatusShipped, order.StatusCancelled}}
+	var out []filterCase
+	for _, st := range statuses {
+		for _, withPet := range []bool{false, true} {
+			for _, withFrom := range []bool{false, true} {
+				for _, withBefore := range []bool{false, true} {
+					c := filterCase{query: url.Values{}}
+					for _, s := range st {
+						c.query.Add("status", string(s))
+						c.filter.Statuses = append(c.filter.Statuses, s)
+					}
+					if withPet {
+						c.query.Set("petId", "3")
+						c.filter.PetID = &pet
+					}
+					if withFrom {
+						c.query.Set("shipDateFrom", from.Format(time.RFC3339))
+						c.filter.ShipFrom = &from
+					}
+					if withBefore {
+						// In another zone: the same instant.
+						c.query.Set("shipDateBefore", before.In(time.FixedZone("", 2*3600)).Format(time.RFC3339))
+						c.filter.ShipBefore = &before
+					}
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestFindEveryFilterAgainstTheModel: every combination of filters, walked with pages of 1, 2,
+// 7 and 1000 (and the default), gives exactly the model's orders, in id order.
+func TestFindEveryFilterAgainstTheModel(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(300))
+	for _, c := range filterCases() {
+		want := toV2(ordertest.Model(h.orders, c.filter))
+		for _, size := range []string{"", "1", "2", "7", "1000"} {
+			if size == "1" && len(want) > 120 {
+				continue // the walk with pages of 2 already cuts these into many pages
+			}
+			q := cloneValues(c.query)
+			if size != "" {
+				q.Set("pageSize", size)
+			}
+			t.Run(q.Encode(), func(t *testing.T) {
+				if got := h.walk(t, q, nil); !equalOrders(got, want) {
+					t.Fatalf("got %d orders, want the model's %d", len(got), len(want))
+				}
+			})
+		}
+	}
+}
+
+// TestFindPagesAreCutByTheBudget: a filter that matches few of thousands of orders answers
+// short pages with a next page token (the store examines a bounded number of entries per
+// call), and the walk still finds exactly the model's orders.
+func TestFindPagesAreCutByTheBudget(t *testing.T) {
+	orders := ordertest.Many(2500)
+	h := newFindHarness(t, orders)
+	from := time.Date(2026, 1, 7, 0, 0, 0, 0, time.UTC)
+	f := order.Filter{Statuses: []order.Status{order.StatusPending}, ShipFrom: &from}
+	q := url.Values{"status": {"pending"}, "shipDateFrom": {"2026-01-07T00:00:00Z"}, "pageSize": {"1000"}}
+	first := h.find(t, "/v2/store/orders?"+q.Encode())
+	if first.status != 200 || first.body.NextPageToken == nil || len(first.body.Orders) >= 1000 {
+		t.Fatalf("the first page: %d, %d orders, token %v; want a short page with a token", first.status, len(first.body.Orders), first.body.NextPageToken)
+	}
+	if got, want := h.walk(t, q, nil), toV2(ordertest.Model(orders, f)); !equalOrders(got, want) {
+		t.Fatalf("got %d orders, want %d", len(got), len(want))
+	}
+}
+
+// TestFindWalkWhileCancelling: while another goroutine cancels pending orders, a walk never
+// repeats an order and never skips one: every order exists for the whole walk.
+func TestFindWalkWhileCancelling(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(300))
+	ctx := context.Background()
+	var pending []int64
+	for _, o := range h.orders {
+		if o.Status == order.StatusPending {
+			pending = append(pending, o.ID)
+		}
+	}
+	for _, size := range []string{"1", "7"} {
+		var wg sync.WaitGroup
+		tick := make(chan struct{})
+		wg.Go(func() {
+			for _, id := range pending {
+				if _, ok := <-tick; !ok {
+					return
+				}
+				if _, _, err := h.store.Cancel(ctx, id); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			for range tick {
+			}
+		})
+		got := h.walk(t, url.Values{"pageSize": {size}}, func() {
+			select {
+			case tick <- struct{}{}:
+			default: // the canceller is busy: the page is read while it cancels
+			}
+		})
+		close(tick)
+		wg.Wait()
+		ids := make([]int64, 0, len(got))
+		for _, o := range got {
+			ids = append(ids, o.Id)
+		}
+		want := make([]int64, 0, len(h.orders))
+		for _, o := range ordertest.Model(h.orders, order.Filter{}) {
+			want = append(want, o.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Fatalf("pageSize %s: the walk saw %d ids, want each of the %d once, in order", size, len(ids), len(want))
+		}
+	}
+}
+
+// TestFindStatusWalkWhileCancelling: a walk of the pending orders while they are cancelled
+// sees each at most once, and every order that stayed pending for the whole walk.
+func TestFindStatusWalkWhileCancelling(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(300))
+	ctx := context.Background()
+	var pending []int64
+	for _, o := range h.orders {
+		if o.Status == order.StatusPending {
+			pending = append(pending, o.ID)
+		}
+	}
+	// Every other pending order, from the last: ones the walk has not reached yet, too.
+	var victims []int64
+	for i := len(pending) - 1; i >= 0; i -= 2 {
+		victims = append(victims, pending[i])
+	}
+	n := 0
+	got := h.walk(t, url.Values{"status": {"pending"}, "pageSize": {"2"}}, func() {
+		if n < len(victims) {
+			if _, _, err := h.store.Cancel(ctx, victims[n]); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	})
+	seen := map[int64]bool{}
+	for _, o := range got {
+		if seen[o.Id] {
+			t.Fatalf("order %d seen twice", o.Id)
+		}
+		seen[o.Id] = true
+	}
+	for _, id := range pending {
+		if !slices.Contains(victims, id) && !seen[id] {
+			t.Fatalf("order %d stayed pending for the whole walk and was skipped", id)
+		}
+	}
+}
+
+// otherVersionToken is a token of the layout pagetoken documents (format, after, filter
+// digest, MAC under the secret), remade with another format byte under the harness's secret:
+// what another version of the API, in the same deployment, would make.
+func otherVersionToken(t *testing.T, genuine string) string {
+	b, err := base64.RawURLEncoding.DecodeString(genuine)
+	if err != nil || len(b) != 41 {
+		t.Fatalf("token %q is not of pagetoken's layout", genuine)
+	}
+	b[0]++
+	m := hmac.New(sha256.New, testSecret)
+	m.Write(b[:25])
+	copy(b[25:], m.Sum(nil)[:16])
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// TestFindRefusesTokens: a token that is altered, cut, sent with other filters or made by
+// another version is 400 invalid_request saying which; the genuine one works.
+func TestFindRefusesTokens(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(50))
+	q := url.Values{"status": {"pending", "shipped"}, "pageSize": {"3"}}
+	first := h.find(t, "/v2/store/orders?"+q.Encode())
+	if first.body.NextPageToken == nil {
+		t.Fatal("no next page token")
+	}
+	token := *first.body.NextPageToken
+	flipped := []byte(token)
+	flipped[20] ^= 'A' ^ 'B'
+	if flipped[20] == token[20] || !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", rune(flipped[20])) {
+		flipped[20] = 'A'
+		if token[20] == 'A' {
+			flipped[20] = 'B'
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		query  url.Values
+		token  string
+		reason string
+	}{
+		{"a flipped byte", q, string(flipped), "pageToken was altered"},
+		{"truncated", q, token[:len(token)-1], "pageToken is malformed"},
+		{"truncated by 4", q, token[:len(token)-4], "pageToken is malformed"},
+		{"other statuses", url.Values{"status": {"pending"}, "pageSize": {"3"}}, token, "pageToken was made with other filters"},
+		{"another pet", url.Values{"status": {"pending", "shipped"}, "petId": {"1"}}, token, "pageToken was made with other filters"},
+		{"another version", q, otherVersionToken(t, token), "pageToken was made by another version of the API"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := cloneValues(c.query)
+			v.Set("pageToken", c.token)
+			res, body := h.do(t, "GET", "/v2/store/orders?"+v.Encode(), h.auth...)
+			e := wantError(t, res, body, 400, gen.ErrorCodeInvalidRequest)
+			if !strings.HasPrefix(e.Message, c.reason) {
+				t.Fatalf("message %q, want %q", e.Message, c.reason)
+			}
+		})
+	}
+	// The filters in another order and form are the same filters; the page size may change.
+	same := url.Values{"status": {"shipped", "pending", "shipped"}, "pageSize": {"5"}, "pageToken": {token}}
+	if p := h.find(t, "/v2/store/orders?"+same.Encode()); p.status != 200 {
+		t.Fatalf("the genuine token with the same filters: %d %s", p.status, p.raw)
+	}
+}
+
+// TestFindRefusesBadParameters: the page size's bounds, an unknown status and a bad date are
+// 400 invalid_request naming the parameter.
+func TestFindRefusesBadParameters(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(20))
+	for _, size := range []string{"1", "1000"} {
+		if p := h.find(t, "/v2/store/orders?pageSize="+size); p.status != 200 {
+			t.Fatalf("pageSize=%s: %d %s", size, p.status, p.raw)
+		}
+	}
+	for _, c := range []struct{ query, names string }{
+		{"pageSize=0", "pageSize"},
+		{"pageSize=1001", "pageSize"},
+		{"pageSize=x", "pageSize"},
+		{"status=bogus", "status"},
+		{"status=pending&status=bogus", "status"},
+		{"shipDateFrom=2026-13-01T00:00:00Z", "shipDateFrom"},
+		{"shipDateBefore=yesterday", "shipDateBefore"},
+		{"petId=-1", "petId"},
+		{"pageToken=not*base64", "pageToken"},
+	} {
+		res, body := h.do(t, "GET", "/v2/store/orders?"+c.query, h.auth...)
+		e := wantError(t, res, body, 400, gen.ErrorCodeInvalidRequest)
+		if !strings.Contains(e.Message, c.names) {
+			t.Errorf("%s: message %q does not name %s", c.query, e.Message, c.names)
+		}
+		t.Logf("%s → %s", c.query, e.Message)
+	}
+}
+
+// TestFindETagPerPage: each page's ETag in If-None-Match answers 304 with the tag, until a
+// cancel changes that page.
+func TestFindETagPerPage(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(20))
+	first := h.find(t, "/v2/store/orders?pageSize=5")
+	second := h.find(t, "/v2/store/orders?pageSize=5&pageToken="+*first.body.NextPageToken)
+	if first.etag == "" || first.etag == second.etag {
+		t.Fatalf("ETags %q and %q: want one per page", first.etag, second.etag)
+	}
+	for _, p := range []struct {
+		query string
+		was   page
+	}{{"pageSize=5", first}, {"pageSize=5&pageToken=" + *first.body.NextPageToken, second}} {
+		again := h.find(t, "/v2/store/orders?"+p.query, "If-None-Match", p.was.etag)
+		if again.status != http.StatusNotModified || again.etag != p.was.etag || len(again.raw) != 0 {
+			t.Fatalf("%s with its ETag: %d %q", p.query, again.status, again.etag)
+		}
+	}
+	// Cancel a pending order of the second page: its tag no longer matches; the first's does.
+	var victim int64 = -1
+	for _, o := range second.body.Orders {
+		if o.Status == genv2.OrderStatusPending {
+			victim = o.Id
+			break
+		}
+	}
+	if victim < 0 {
+		t.Fatal("no pending order on the second page")
+	}
+	if res, body := h.do(t, "DELETE", fmt.Sprintf("/v2/store/orders/%d", victim), h.auth...); res.StatusCode != 204 {
+		t.Fatalf("cancel: %d %s", res.StatusCode, body)
+	}
+	if p := h.find(t, "/v2/store/orders?pageSize=5&pageToken="+*first.body.NextPageToken, "If-None-Match", second.etag); p.status != 200 || p.etag == second.etag {
+		t.Fatalf("the changed page: %d %q, want 200 with a new tag", p.status, p.etag)
+	}
+	if p := h.find(t, "/v2/store/orders?pageSize=5", "If-None-Match", first.etag); p.status != 304 {
+		t.Fatalf("the unchanged page: %d, want 304", p.status)
+	}
+}
+
+// TestFindLastPage: a page that reaches the end has no token and no Link.
+func TestFindLastPage(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(4))
+	p := h.find(t, "/v2/store/orders?pageSize=4")
+	if p.status != 200 || len(p.body.Orders) != 4 || p.body.NextPageToken != nil || p.link != "" {
+		t.Fatalf("got %d, %d orders, token %v, Link %q; want the 4 orders and no next page", p.status, len(p.body.Orders), p.body.NextPageToken, p.link)
+	}
+	if strings.Contains(string(p.raw), "nextPageToken") {
+		t.Fatalf("the last page names nextPageToken: %s", p.raw)
+	}
+}
+
+// TestV2Orders: reading and cancelling one order under /v2, and the routes' rules.
+func TestV2Orders(t *testing.T) {
+	h := newHarness(t)
+	key := []string{"Authorization", "Bearer " + h.key}
+	res, body := h.do(t, "GET", "/v2/store/orders/1", key...)
+	var o genv2.Order
+	if res.StatusCode != 200 || json.Unmarshal(body, &o) != nil || o.Id != 1 {
+		t.Fatalf("GET order 1: %d %s", res.StatusCode, body)
+	}
+	if res, _ := h.do(t, "HEAD", "/v2/store/orders/1", key...); res.StatusCode != 200 || res.Header.Get("X-RateLimit-Limit") == "" {
+		t.Fatalf("HEAD order 1: %d", res.StatusCode)
+	}
+	if res, _ := h.do(t, "HEAD", "/v2/store/orders", key...); res.StatusCode != 200 || res.Header.Get("ETag") == "" || res.Header.Get("Content-Length") == "" {
+		t.Fatalf("HEAD the find: %d %v", res.StatusCode, res.Header)
+	}
+	res, body = h.do(t, "GET", "/v2/store/orders/424242", key...)
+	wantError(t, res, body, 404, gen.ErrorCodeOrderNotFound)
+
+	for _, c := range []struct {
+		id     string
+		status int
+		code   gen.ErrorCode
+	}{{"1", 204, ""}, {"1", 204, ""}, {"424242", 404, gen.ErrorCodeOrderNotFound}} {
+		res, body := h.do(t, "DELETE", "/v2/store/orders/"+c.id, key...)
+		if c.status == 204 {
+			if res.StatusCode != 204 {
+				t.Fatalf("DELETE %s: %d %s", c.id, res.StatusCode, body)
+			}
+			continue
+		}
+		wantError(t, res, body, c.status, c.code)
+	}
+	var shipped int64 = -1
+	for _, o := range ordertest.Fixture() {
+		if o.Status == order.StatusShipped {
+			shipped = o.ID
+		}
+	}
+	res, body = h.do(t, "DELETE", fmt.Sprintf("/v2/store/orders/%d", shipped), key...)
+	wantError(t, res, body, 409, gen.ErrorCodeOrderAlreadyShipped)
+
+	res, body = h.do(t, "GET", "/v2/store/orders")
+	wantError(t, res, body, 401, gen.ErrorCodeUnauthorized)
+	if res.Header.Get("WWW-Authenticate") == "" {
+		t.Fatal("401 without WWW-Authenticate")
+	}
+	res, body = h.do(t, "DELETE", "/v2/store/orders", key...)
+	wantError(t, res, body, 405, gen.ErrorCodeMethodNotAllowed)
+	if allow := res.Header.Get("Allow"); allow != "GET, HEAD" {
+		t.Fatalf("Allow %q, want GET, HEAD", allow)
+	}
+	res, body = h.do(t, "GET", "/v2/unknown", key...)
+	wantError(t, res, body, 404, gen.ErrorCodeNotFound)
+
+	res, body = h.do(t, "GET", "/v2/openapi.yaml")
+	if res.StatusCode != 200 || !strings.Contains(string(body), "version: 2.0.0") || res.Header.Get("X-RateLimit-Limit") != "" {
+		t.Fatalf("GET /v2/openapi.yaml: %d %v", res.StatusCode, res.Header)
+	}
+}
+
+// TestV1AndV2ShareOneQuota: a key's requests to /v1 and /v2 count in the same windows.
+func TestV1AndV2ShareOneQuota(t *testing.T) {
+	h := newHarness(t)
+	key := []string{"Authorization", "Bearer " + h.addKey(t, "shared", plan.Enterprise, plan.Limits{PerMinute: 10, PerDay: 100})}
+	for i := 1; i <= 10; i++ {
+		path := "/v1/store/orders"
+		if i%2 == 0 {
+			path = "/v2/store/orders"
+		}
+		res, body := h.do(t, "GET", path, key...)
+		if res.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i, res.StatusCode, body)
+		}
+		if got, want := res.Header.Get("X-RateLimit-Remaining"), fmt.Sprint(10-i); got != want {
+			t.Fatalf("request %d to %s: remaining %s, want %s", i, path, got, want)
+		}
+	}
+	for _, path := range []string{"/v1/store/orders", "/v2/store/orders"} {
+		res, body := h.do(t, "GET", path, key...)
+		wantError(t, res, body, 429, gen.ErrorCodeRateLimitExceeded)
+	}
+}
