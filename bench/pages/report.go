@@ -53,16 +53,11 @@ func (b *bench) report(w io.Writer) {
 				ms(percentile(wk.took, 50)), ms(percentile(wk.took, 99)))
 		}
 	}
-	p("")
-	p("| store | filter | p50, %s ÷ %s | p99, %s ÷ %s |", num(last), num(first), num(last), num(first))
-	p("|---|---|---:|---:|")
-	for _, st := range b.stores() {
-		lo, hi := b.find(st, first), b.find(st, last)
-		for _, q := range []query{dense, sparse} {
-			p("| %s | %s | %s | %s |", st, q.name,
-				ratio(percentile(hi.walks[q.name].took, 50), percentile(lo.walks[q.name].took, 50)),
-				ratio(percentile(hi.walks[q.name].took, 99), percentile(lo.walks[q.name].took, 99)))
-		}
+	if first == last {
+		p("")
+		p("(One size only: no ratio.)")
+	} else {
+		b.ratios(p, first, last)
 	}
 	p("")
 	p("Heap: %d readers at once each walk every page of the dense filter (pages of %d), while the", b.readers, b.heapPageSize)
@@ -74,6 +69,21 @@ func (b *bench) report(w io.Writer) {
 		lo := b.find(r.store, first)
 		p("| %s | %s | %s | %s | %s | %s | %s |", r.store, num(r.orders), num(r.heap.pages), r.heap.took.Round(time.Millisecond*100),
 			mib(r.heap.before), mib(r.heap.peak), strconv.FormatFloat(float64(r.heap.peak)/float64(lo.heap.peak), 'f', 2, 64)+"×")
+	}
+}
+
+// ratios writes the table of each store's latency at the largest size over the smallest.
+func (b *bench) ratios(p func(string, ...any), first, last int) {
+	p("")
+	p("| store | filter | p50, %s ÷ %s | p99, %s ÷ %s |", num(last), num(first), num(last), num(first))
+	p("|---|---|---:|---:|")
+	for _, st := range b.stores() {
+		lo, hi := b.find(st, first), b.find(st, last)
+		for _, q := range []query{dense, sparse} {
+			p("| %s | %s | %s | %s |", st, q.name,
+				ratio(percentile(hi.walks[q.name].took, 50), percentile(lo.walks[q.name].took, 50)),
+				ratio(percentile(hi.walks[q.name].took, 99), percentile(lo.walks[q.name].took, 99)))
+		}
 	}
 }
 
