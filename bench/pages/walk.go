@@ -33,8 +33,8 @@ type walker struct {
 	w      walked
 }
 
-// done reports whether the walker has timed enough pages.
-func (k *walker) done() bool { return k.w.walks > 0 && k.w.pages >= k.minPages }
+// done reports whether the walker has timed enough pages and is between two walks.
+func (k *walker) done() bool { return k.w.walks > 0 && k.w.pages >= k.minPages && k.token == "" }
 
 // step reads the next page.
 func (k *walker) step(ctx context.Context) error {
