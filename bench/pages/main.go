@@ -16,9 +16,11 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
@@ -46,13 +48,18 @@ func main() {
 		ns = append(ns, n)
 	}
 	b := bench{via: *via, pageSize: *pageSize, minPages: *minPages, readers: *readers, heapPageSize: *heapPageSize}
+	// An interrupt ends the walks, so that the stores are closed and the redis-servers
+	// stopped on the way out.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	t0 := time.Now()
 	for _, st := range strings.Split(*stores, ",") {
 		if st != "sqlite" && st != "redis" {
 			log.Fatalf("-stores: %q is not sqlite or redis", st)
 		}
-		if err := b.measure(context.Background(), st, ns); err != nil {
-			log.Fatalf("%s: %v", st, err)
+		if err := b.measure(ctx, st, ns); err != nil {
+			stop()
+			log.Fatalf("%s: %v", st, err) // measure has closed its stores
 		}
 	}
 	b.took = time.Since(t0)
@@ -130,9 +137,9 @@ func (b *bench) measure(ctx context.Context, st string, sizes []int) error {
 
 // open makes a new store of kind st holding n orders, timing the seeding into *seeding,
 // and returns the pager of b.via over it and what closes both.
-func (b *bench) open(ctx context.Context, st string, n int, seeding *time.Duration) (_ pager, closeAll func(), err error) {
+func (b *bench) open(ctx context.Context, st string, n int, seeding *time.Duration) (_ pager, _ func(), err error) {
 	var closers []func()
-	closeAll = func() {
+	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}

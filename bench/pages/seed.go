@@ -37,12 +37,18 @@ func orderAt(id int64) order.Order {
 // the commits do not dominate, small enough that the bench's own heap stays small.
 const seedBatch = 100_000
 
+// seedTimeout bounds each Redis call of the seeding, as `orderd import --redis-timeout` would.
+const seedTimeout = 30 * time.Second
+
 // seed imports orders 1 to n into the stores of sc, as `orderd import` does, and returns a
 // key without limits that matter, as `orderd keys create` makes. The SQLite file takes
 // them in transactions of seedBatch; Redis in one Import, which writes in batches of its own
 // and then rebuilds the indexes once (an Import per batch would rescan every order each time).
 func seed(ctx context.Context, sc service.StoreConfig, n int) (string, error) {
 	sc.CreateDB = true
+	// An import's calls are larger than a request's: on a loaded machine one script of
+	// 1000 orders may take longer than the bound of a request's call.
+	sc.RedisTimeout = seedTimeout
 	stores, err := service.OpenStores(sc)
 	if err != nil {
 		return "", err
