@@ -9,6 +9,9 @@ DURATION=${DURATION:-5s}
 ROUNDS=${ROUNDS:-3}
 CONNECTIONS=${CONNECTIONS:-32}
 ORDERS=${ORDERS:-100}
+# The sizes of the at-scale sections (v1's list and v2's pages); SIZES=10000,100000 for a
+# quick check.
+SIZES=${SIZES:-10000,100000,1000000}
 OUT=${OUT:-docs/benchmarks.md}
 work=$(mktemp -d)
 pids=()
@@ -163,7 +166,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo
   cat bench/notes.md
   echo
-  go run ./bench/scale
+  go run ./bench/scale -sizes "$SIZES"
   echo
   echo "## Go benchmarks"
   echo
@@ -174,6 +177,9 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   go test -run='^$' -bench=. -benchmem ./internal/api/ ./internal/inmem/ ./internal/redisstore/ ./internal/sqlitestore/ 2>/dev/null \
     | grep -E '^(pkg:|Benchmark)'
   echo '```'
+  echo
+  echo "== v2's pages at scale ($SIZES orders)" >&2
+  go run ./bench/pages -sizes "$SIZES"
 } > "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 echo "== wrote $OUT"
