@@ -3,6 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,6 +83,50 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 			t.Fatalf("err %v, want context.DeadlineExceeded alone", err)
 		}
 		redisDecidesNext(t, s)
+	})
+
+	// The limiter's commands share the batcher's pipelines (batch.go): requests whose
+	// commands wait in the same batch while Redis is frozen, half of which hang up, leave
+	// the others decided by Redis as if alone, and the limiter on Redis.
+	t.Run("CancelledInASharedBatch", func(t *testing.T) {
+		s := newLimiter(t, 3*time.Second)
+		const caller, n = "addr:192.0.2.2", 20
+		srv.Pause(t)
+		var wg sync.WaitGroup
+		failures := make(chan string, n)
+		for i := range n {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			leaves := i%2 == 0
+			if leaves {
+				time.AfterFunc(100*time.Millisecond, cancel)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d, err := s.l.Allow(ctx, caller, limits)
+				switch {
+				case leaves && (!errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable)):
+					failures <- fmt.Sprintf("a request that hung up: %v; want context.Canceled alone", err)
+				case !leaves && (err != nil || !d.Allowed):
+					failures <- fmt.Sprintf("a request that waited: %+v, %v; want admitted by Redis", d, err)
+				}
+			}()
+		}
+		time.Sleep(300 * time.Millisecond) // every request queued, half of them gone
+		srv.Resume(t)
+		wg.Wait()
+		close(failures)
+		for f := range failures {
+			t.Error(f)
+		}
+		redisDecidesNext(t, s)
+		// Each request that waited counted once; one that hung up counted at most once (Redis
+		// may have had its command, as on a connection of its own); this one, once.
+		d, _ := s.l.Allow(context.Background(), caller, limits)
+		if used := limits.PerMinute - d.Minute.Remaining; used < n/2+1 || used > n+1 {
+			t.Fatalf("%d requests counted; want from %d to %d", used, n/2+1, n+1)
+		}
 	})
 
 	t.Run("OurTimeoutIsAnOutage", func(t *testing.T) {

@@ -24,6 +24,7 @@ type rediser interface {
 // conn is what every store of this package holds.
 type conn struct {
 	rdb     rediser
+	batch   *batcher // for the hot path's scripts (batch.go); nil sends each call alone
 	k       names
 	timeout time.Duration
 }
@@ -36,7 +37,7 @@ func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return conn{rdb: rdb, k: k, timeout: timeout}, nil
+	return conn{rdb: rdb, batch: newBatcher(rdb, timeout), k: k, timeout: timeout}, nil
 }
 
 // call bounds one Redis call in time: a Redis that does not answer costs at most timeout.

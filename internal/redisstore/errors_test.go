@@ -118,6 +118,12 @@ var ops = []op{
 		_, err := d.limiter.Allow(ctx, "key:x", anyLimits)
 		return err
 	}},
+	// Within a request's round trip, the script goes with the reads of the versions, in the
+	// batcher's shared pipeline (batch.go).
+	{"Limiter.Allow with the versions", true, false, func(ctx context.Context, d *deployment) error {
+		_, err := d.limiter.Allow(store.Begin(ctx), "key:x", anyLimits)
+		return err
+	}},
 }
 
 // The operations a Redis refuses, by the way it refuses work.

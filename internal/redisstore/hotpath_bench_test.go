@@ -72,9 +72,9 @@ func BenchmarkHotPath(b *testing.B) {
 	}
 	for _, v := range []struct {
 		name string
-		run  func(ctx context.Context, c *redis.Client, ap *redis.AutoPipeliner) error
+		run  func(ctx context.Context, c *redis.Client, bt *batcher) error
 	}{
-		{"pipelined", func(ctx context.Context, c *redis.Client, _ *redis.AutoPipeliner) error {
+		{"pipelined", func(ctx context.Context, c *redis.Client, _ *batcher) error {
 			var cmd *redis.Cmd
 			_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				cmd = rateScript.EvalSha(ctx, p, keys, args()...)
@@ -84,7 +84,7 @@ func BenchmarkHotPath(b *testing.B) {
 			})
 			return cmd.Err()
 		}},
-		{"mgetonly", func(ctx context.Context, c *redis.Client, _ *redis.AutoPipeliner) error {
+		{"mgetonly", func(ctx context.Context, c *redis.Client, _ *batcher) error {
 			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				p.MGet(ctx, k.ordersVersion, k.ordersGeneration)
 				p.MGet(ctx, k.keysVersion, k.keysGeneration)
@@ -92,28 +92,25 @@ func BenchmarkHotPath(b *testing.B) {
 			})
 			return err
 		}},
-		{"evalonly", func(ctx context.Context, c *redis.Client, _ *redis.AutoPipeliner) error {
+		{"evalonly", func(ctx context.Context, c *redis.Client, _ *batcher) error {
 			return rateScript.EvalSha(ctx, c, keys, args()...).Err()
 		}},
-		{"trivialeval", func(ctx context.Context, c *redis.Client, _ *redis.AutoPipeliner) error {
+		{"trivialeval", func(ctx context.Context, c *redis.Client, _ *batcher) error {
 			return trivial.EvalSha(ctx, c, keys, args()...).Err()
 		}},
-		{"asyncauto", func(ctx context.Context, _ *redis.Client, ap *redis.AutoPipeliner) error {
-			cmd := rateScript.EvalSha(ctx, ap, keys, args()...)
-			o := ap.MGet(ctx, k.ordersVersion, k.ordersGeneration)
-			kv := ap.MGet(ctx, k.keysVersion, k.keysGeneration)
-			_, _ = o.Result()
-			_, _ = kv.Result()
+		{"batched", func(ctx context.Context, _ *redis.Client, bt *batcher) error {
+			// what Limiter.runWithVersions sends (batch.go)
+			cmd := evalShaCmd(ctx, rateScript, keys, args()...)
+			if err := bt.do(ctx, cmd, mgetCmd(ctx, k.ordersVersion, k.ordersGeneration), mgetCmd(ctx, k.keysVersion, k.keysGeneration)); err != nil {
+				return err
+			}
 			return cmd.Err()
 		}},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 			defer c.Close()
-			ap, err := c.AsyncAutoPipeline()
-			if err != nil {
-				b.Fatal(err)
-			}
+			bt := newBatcher(c, time.Second)
 			ctx := context.Background()
 			rateScript.Load(ctx, c)
 			trivial.Load(ctx, c)
@@ -124,7 +121,7 @@ func BenchmarkHotPath(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					cctx, cancel := callContext(ctx, time.Second)
-					if err := v.run(cctx, c, ap); err != nil {
+					if err := v.run(cctx, c, bt); err != nil {
 						b.Error(err)
 						cancel()
 						return

@@ -46,6 +46,7 @@ type LimiterOptions struct {
 // limiter of the instance's own.
 type Limiter struct {
 	rdb       redis.Scripter
+	batch     *batcher // nil sends each call alone (batch.go)
 	o         LimiterOptions
 	k         names        // of the versions a request's round trip reads (see Allow)
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
@@ -70,7 +71,7 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Limiter{rdb: rdb, o: o, k: k}, nil
+	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), o: o, k: k}, nil
 }
 
 // Allow runs rate.lua for caller. The caller's keys share one hash tag, so the script runs on
@@ -100,7 +101,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	if c := carriedOf(ctx, l.o.Prefix); c != nil && !c.read {
 		cmd = l.runWithVersions(callCtx, c, keys, args)
 	} else {
-		cmd = rateScript.Run(callCtx, l.rdb, keys, args...)
+		cmd = runScript(callCtx, l.batch, l.rdb, rateScript, keys, args...)
 	}
 	if err := classify(callCtx, cmd.Err()); err != nil {
 		return l.failed(ctx, caller, limits, err)
@@ -124,24 +125,22 @@ type pipeliner interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// runWithVersions sends rate.lua (EVALSHA) and the reads of both versions in one pipeline,
-// and leaves the versions in c when both were read whole. On a Cluster, go-redis sends each
+// runWithVersions sends rate.lua (EVALSHA) and the reads of both versions together, in one
+// round trip: queued as one group in the next pipeline of the requests in flight (batch.go).
+// It leaves the versions in c when both were read whole. On a Cluster, go-redis sends each
 // node its part at the same time. A Redis that does not hold the script yet gets it with
-// EVAL, once, after the pipeline; the versions read stay good, since they were read after
-// the request began.
+// EVAL, once, afterwards; the versions read stay good, since they were read after the
+// request began.
 func (l *Limiter) runWithVersions(ctx context.Context, c *carried, keys []string, args []any) *redis.Cmd {
-	p, ok := l.rdb.(pipeliner)
-	if !ok {
+	if l.batch == nil {
 		return rateScript.Run(ctx, l.rdb, keys, args...)
 	}
-	var cmd *redis.Cmd
-	var orders, keyVer *redis.SliceCmd
-	_, _ = p.Pipelined(ctx, func(p redis.Pipeliner) error {
-		cmd = rateScript.EvalSha(ctx, p, keys, args...)
-		orders = p.MGet(ctx, l.k.ordersVersion, l.k.ordersGeneration)
-		keyVer = p.MGet(ctx, l.k.keysVersion, l.k.keysGeneration)
-		return nil
-	})
+	cmd := evalShaCmd(ctx, rateScript, keys, args...)
+	orders := mgetCmd(ctx, l.k.ordersVersion, l.k.ordersGeneration)
+	keyVer := mgetCmd(ctx, l.k.keysVersion, l.k.keysGeneration)
+	if err := l.batch.do(ctx, cmd, orders, keyVer); err != nil {
+		return failedCmd(ctx, err) // the batch may still run: read none of it
+	}
 	// A version without a generation, or a failed read, is left to the store that needs
 	// it, which reads it again (and creates the generation).
 	if orders.Err() == nil && keyVer.Err() == nil {

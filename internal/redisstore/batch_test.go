@@ -1,0 +1,112 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// TestSharedPipelinesStayExact: concurrent requests through two limiters on two clients
+// (two instances), whose commands share each client's pipelines (batch.go), are admitted
+// exactly up to the limit, and each reply goes to its own request: every count from 1 to
+// the limit is reported once.
+func TestSharedPipelinesStayExact(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	now := time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC)
+	clock := func() time.Time { return now }
+	var limiters []*redisstore.Limiter
+	for range 2 {
+		l, err := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: clock, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		limiters = append(limiters, l)
+	}
+	limits := plan.Limits{PerMinute: 150, PerDay: 1000}
+	const n = 400
+	var mu sync.Mutex
+	admitted, seen := 0, map[int64]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			// Half within a request's round trip (the script with the reads of the versions),
+			// half alone.
+			ctx := context.Background()
+			if i%4 < 2 {
+				ctx = store.Begin(ctx)
+			}
+			d, err := limiters[i%2].Allow(ctx, "key:burst", limits)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if d.Allowed {
+				admitted++
+				seen[d.Minute.Remaining]++
+			}
+		})
+	}
+	wg.Wait()
+	if int64(admitted) != int64(limits.PerMinute) {
+		t.Fatalf("%d admitted; want %d", admitted, limits.PerMinute)
+	}
+	for r := range int64(limits.PerMinute) {
+		if seen[r] != 1 {
+			t.Fatalf("Remaining %d seen %d times; want once", r, seen[r])
+		}
+	}
+}
+
+// TestClosingTheClientFailsWaitingRequests: requests queued behind a pipeline that Redis does
+// not answer end with an outage as soon as the client is closed, not at their timeout.
+func TestClosingTheClientFailsWaitingRequests(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
+	if _, err := l.Allow(context.Background(), "key:a", limits); err != nil { // connected, script loaded
+		t.Fatal(err)
+	}
+	srv.Pause(t)
+	defer srv.Resume(t)
+	const n = 20
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			ctx := context.Background()
+			if i%2 == 0 {
+				ctx = store.Begin(ctx)
+			}
+			_, err := l.Allow(ctx, "key:a", limits)
+			errs <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // one pipeline in flight, the others queued behind it
+	rdb.Close()
+	timeout := time.After(20 * time.Second) // far below the limiter's minute
+	for range n {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, store.ErrUnavailable) {
+				t.Errorf("%v; want store.ErrUnavailable", err)
+			}
+		case <-timeout:
+			t.Fatal("requests still waiting after the client was closed")
+		}
+	}
+}
