@@ -100,7 +100,7 @@ func New(cfg Config) (*echo.Echo, error) {
 
 	// Routes; every GET route answers HEAD too (head.go). Outside the versions' bases:
 	// health, metrics and docs, neither limited nor authenticated.
-	routes := getAndHead{e}
+	routes := routes{e}
 	health(routes, cfg.Ready)
 	// /docs offers both documents, the newest first.
 	docs.Register(routes,
@@ -124,21 +124,24 @@ func New(cfg Config) (*echo.Echo, error) {
 		OperationMiddlewares: ct.validatorsOf(BasePathV2),
 	})
 
-	// Middleware, in the order it runs (outermost first).
-	// Request id; the one hook that writes the headers every answer of a route carries;
-	// errors rendered (errors.go); access line and metrics.
-	e.Use(observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers))
-	// Bodies worth compressing, for clients that accept gzip.
-	e.Use(gzipLarge())
-	// A panic becomes a 500 rendered like any other error, its stack logged.
-	e.Use(recoverPanics(cfg.Logger))
-	// Under a version's base: key → caller → rate-limit decision → 401 unless the operation is public.
-	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix))
-	// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
-	e.Use(limitHeaders)
-	// A path that matches no template: 404; a known path with another method: 405 with an
-	// Allow that lists what works.
-	e.Use(unmatched)
+	// Middleware, in the order it runs (outermost first), composed once (routes.go).
+	e.Use(composeOnce(
+		// Request id; the one hook that writes the headers every answer of a route carries;
+		// errors rendered (errors.go); access line and metrics.
+		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers),
+		// Bodies worth compressing, for clients that accept gzip.
+		gzipLarge(),
+		// A panic becomes a 500 rendered like any other error, its stack logged.
+		recoverPanics(cfg.Logger),
+		// Under a version's base: key → caller → rate-limit decision → 401 unless the
+		// operation is public.
+		admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
+		// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
+		limitHeaders,
+		// A path that matches no template: 404; a known path with another method: 405 with
+		// an Allow that lists what works.
+		unmatched,
+	))
 	return e, nil
 }
 
