@@ -47,7 +47,8 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if !ct.underBase(req.URL.Path) {
 				return next(c)
 			}
-			if ct.isUnlimited(c) {
+			ex := exchangeOf(c)
+			if ex.op != nil && ex.op.unlimited {
 				// Static and public (the served document): no key to look up, nothing to
 				// count; the access line names the client by address.
 				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &auth.Caller{Addr: c.RealIP()})))
@@ -58,7 +59,6 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			ctx := store.Begin(req.Context())
 			caller, keyErr := identify(ctx, keys, req.Header.Values("Authorization"), c.RealIP())
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
-			ex := exchangeOf(c)
 			id, limits := rateLimitKey(caller, ipv6Prefix)
 			if noDecision(ctx, keyErr) {
 				// Who calls cannot be known; limiting the request by address would tell the
@@ -96,7 +96,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 				return tooManyRequests(d)
 			}
 			obs.RateLimit("admitted")
-			if keyErr != nil && !ct.isPublic(c) {
+			if keyErr != nil && (ex.op == nil || !ex.op.public) {
 				return keyErr
 			}
 			return next(c)

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -14,21 +15,16 @@ import (
 )
 
 // contract is what the documents of every version (orderd.Versions) say about each operation,
-// in the forms the chain needs, built once from the documents when the handler is made. Routes
-// are keyed "METHOD /v1/echo/:route", with the base of their version.
+// in the forms the chain needs, built once from the documents when the handler is made.
 type contract struct {
 	// bases are the paths the versions are served under, oldest first: "/v1", "/v2".
 	bases []string
-	// operations names the metrics label of each route: the operationId, prefixed by the
-	// version ("v2.findOrders") for every version after the first, whose labels stay as they
-	// were before there was a second. One label value per operation, and a bounded number in all.
-	operations map[string]string
-	// public are the routes of operations whose security is empty: they need no key (they
-	// are still rate limited, by client address, unless unlimited).
-	public map[string]bool
-	// unlimited are the routes of operations whose success declares no rate-limit headers:
-	// static and public (the document), neither limited nor authenticated.
-	unlimited map[string]bool
+	// basesSlash are the bases followed by a slash, the prefix of every path under them.
+	basesSlash []string
+	// routes are the operations by echo route ("/v1/store/orders/:orderId", with the base of
+	// their version), then by method: looked up once per request (operationAt), without a
+	// "METHOD route" key to build.
+	routes map[string]map[string]*operation
 	// labels is the prefix of the labels of each version's operations, by base: "" for the
 	// first, "v2." for /v2.
 	labels map[string]string
@@ -37,9 +33,23 @@ type contract struct {
 	validators map[string][]echo.MiddlewareFunc
 }
 
+// operation is what the contract says of one route of one method.
+type operation struct {
+	// label is the metrics label: the operationId, prefixed by the version ("v2.findOrders")
+	// for every version after the first, whose labels stay as they were before there was a
+	// second. One label value per operation, and a bounded number in all.
+	label string
+	// public is an operation whose security is empty: it needs no key (it is still rate
+	// limited, by client address, unless unlimited).
+	public bool
+	// unlimited is an operation whose success declares no rate-limit headers: static and
+	// public (the document), neither limited nor authenticated.
+	unlimited bool
+}
+
 func loadContract() (*contract, error) {
-	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, unlimited: map[string]bool{},
-		labels: map[string]string{}, validators: map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{routes: map[string]map[string]*operation{}, labels: map[string]string{},
+		validators: map[string][]echo.MiddlewareFunc{}}
 	for i, v := range orderd.Versions {
 		doc, err := v.Load()
 		if err != nil {
@@ -50,6 +60,7 @@ func loadContract() (*contract, error) {
 			label = strings.TrimPrefix(v.Base, "/") + "."
 		}
 		ct.bases = append(ct.bases, v.Base)
+		ct.basesSlash = append(ct.basesSlash, v.Base+"/")
 		ct.labels[v.Base] = label
 		ct.addVersion(doc, v.Base, label)
 	}
@@ -68,16 +79,17 @@ func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			routes := []string{method + " " + base + echoPath(path)}
-			if method == http.MethodGet { // answered for HEAD too (head.go)
-				routes = append(routes, http.MethodHead+" "+base+echoPath(path))
+			o := &operation{label: label + op.OperationID}
+			if op.Security != nil && len(*op.Security) == 0 {
+				o.public, o.unlimited = true, !declaresRateLimit(op)
 			}
-			for _, route := range routes {
-				ct.operations[route] = label + op.OperationID
-				if op.Security != nil && len(*op.Security) == 0 {
-					ct.public[route] = true
-					ct.unlimited[route] = !declaresRateLimit(op)
-				}
+			route := base + echoPath(path)
+			if ct.routes[route] == nil {
+				ct.routes[route] = map[string]*operation{}
+			}
+			ct.routes[route][method] = o
+			if method == http.MethodGet { // answered for HEAD too (routes.go)
+				ct.routes[route][http.MethodHead] = o
 			}
 			if !hasInput(item, op) {
 				continue // nothing to validate: ValidateRequest would check nothing
@@ -87,7 +99,7 @@ func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(r, opts)}
+			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(r, opts, optionalInputOf(item, op))}
 		}
 	}
 }
@@ -108,8 +120,8 @@ func (ct *contract) validatorsOf(base string) map[string][]echo.MiddlewareFunc {
 // underBase reports whether path is under the base of a version: where requests are
 // authenticated and rate limited.
 func (ct *contract) underBase(path string) bool {
-	for _, base := range ct.bases {
-		if path == base || strings.HasPrefix(path, base+"/") {
+	for i, base := range ct.bases {
+		if path == base || strings.HasPrefix(path, ct.basesSlash[i]) {
 			return true
 		}
 	}
@@ -123,14 +135,10 @@ func hasInput(item *openapi3.PathItem, op *openapi3.Operation) bool {
 	return len(op.Parameters) > 0 || len(item.Parameters) > 0 || op.RequestBody != nil
 }
 
-// isPublic reports whether the request's route is an operation that needs no key.
-func (ct *contract) isPublic(c echo.Context) bool {
-	return ct.public[c.Request().Method+" "+c.Path()]
-}
-
-// isUnlimited reports whether the request's route is an operation that is not rate limited.
-func (ct *contract) isUnlimited(c echo.Context) bool {
-	return ct.unlimited[c.Request().Method+" "+c.Path()]
+// operationAt is the operation of the request's route and method, or nil for a route outside
+// the contract, or a method it does not serve there.
+func (ct *contract) operationAt(c echo.Context) *operation {
+	return ct.routes[c.Path()][c.Request().Method]
 }
 
 // declaresRateLimit reports whether the operation's 200 answer declares the rate-limit
@@ -140,11 +148,12 @@ func declaresRateLimit(op *openapi3.Operation) bool {
 	return ok == nil || ok.Value == nil || ok.Value.Headers["X-RateLimit-Limit"] != nil
 }
 
-// operationOf is the metrics label of the request: its operationId, the route itself for the
-// few fixed routes outside the contract (/healthz, /readyz, /metrics, /docs), else "unknown".
-func (ct *contract) operationOf(c echo.Context) string {
-	if op, ok := ct.operations[c.Request().Method+" "+c.Path()]; ok {
-		return op
+// labelOf is the metrics label of the request, whose operation is op (operationAt): its
+// operationId, the route itself for the few fixed routes outside the contract (/healthz,
+// /readyz, /metrics, /docs), else "unknown".
+func (ct *contract) labelOf(c echo.Context, op *operation) string {
+	if op != nil {
+		return op.label
 	}
 	if p := c.Path(); p != "" && p != "/*" && !ct.underBase(p) {
 		return p
@@ -157,11 +166,65 @@ func echoPath(p string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(p)
 }
 
+// optionalInput is what a request may send of an operation's input when every part of it is
+// optional: query parameters, and the header parameters named here (canonical). A request that
+// sends none of them has nothing that kin-openapi's ValidateRequest would check: it checks
+// security (none: see addVersion), then each parameter, where an absent optional one is nil
+// (found in neither the query nor the header map, it is not decoded, and nothing is checked
+// of it), then the body, which such an operation does not declare.
+type optionalInput struct {
+	headers []string
+}
+
+// optionalInputOf is the operation's optionalInput, or nil when a request may have something
+// to validate however little it sends: a required or a path parameter (always there), a
+// cookie parameter, a body.
+func optionalInputOf(item *openapi3.PathItem, op *openapi3.Operation) *optionalInput {
+	if op.RequestBody != nil {
+		return nil
+	}
+	in := &optionalInput{}
+	for _, ref := range append(slices.Clone(item.Parameters), op.Parameters...) {
+		p := ref.Value
+		if p == nil || p.Required {
+			return nil
+		}
+		switch p.In {
+		case openapi3.ParameterInQuery:
+		case openapi3.ParameterInHeader:
+			in.headers = append(in.headers, http.CanonicalHeaderKey(p.Name))
+		default:
+			return nil
+		}
+	}
+	return in
+}
+
+// sentNone reports whether r sends none of the input: no query, and none of the header
+// parameters, not even empty.
+func (in *optionalInput) sentNone(r *http.Request) bool {
+	if in == nil || r.URL.RawQuery != "" {
+		return false
+	}
+	for _, name := range in.headers {
+		if _, ok := r.Header[name]; ok {
+			return false
+		}
+	}
+	return true
+}
+
 // validateRequest checks the parameters of a routed request against its operation; a
 // mismatch is an openapi3filter.RequestError, which errors.go answers 400 naming the parameter.
-func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.MiddlewareFunc {
+// A request that sends none of an operation's optional input (optional, when it is all
+// optional: see optionalInput) has nothing to check, and is not given to ValidateRequest:
+// the list without If-None-Match.
+func validateRequest(route *routers.Route, opts *openapi3filter.Options, optional *optionalInput) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			if optional.sentNone(c.Request()) {
+				return next(c)
+			}
 			names, values := c.ParamNames(), c.ParamValues()
 			var params map[string]string // none to make for a route without path parameters
 			if len(names) > 0 {

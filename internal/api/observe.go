@@ -28,7 +28,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				id = newRequestID()
 			}
 			h := res.Header()
-			ex := &exchange{Context: c, requestID: [1]string{id}, sunset: &sunset}
+			ex := &exchange{Context: c, requestID: [1]string{id}, sunset: &sunset, op: ct.operationAt(c)}
 			// Canonical names, as Header.Set would make them, and values made once (see
 			// writeHeaders).
 			h["X-Request-Id"] = ex.requestID[:] // for errorHandler's log line; the hook writes it again
@@ -41,7 +41,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 			}
 
 			took := time.Since(start)
-			op := ct.operationOf(c)
+			op := ct.labelOf(c, ex.op)
 			obs.Request(op, res.Status, took)
 			if res.Status == 503 && !requestEnded(c.Request().Context(), err) {
 				obs.StoreError(op) // a client that hung up is not a store that failed
@@ -82,6 +82,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 type exchange struct {
 	echo.Context
 	requestID   [1]string         // the X-Request-Id value, as the header map holds it
+	op          *operation        // the contract's operation of the route and method, or nil
 	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside the versions' bases
 	limitValues rateLimitHeaders
 	sunset      *sunsetHeaders
