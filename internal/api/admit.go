@@ -51,13 +51,16 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if ex.op != nil && ex.op.unlimited {
 				// Static and public (the served document): no key to look up, nothing to
 				// count; the access line names the client by address.
-				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &auth.Caller{Addr: c.RealIP()})))
+				ex.caller.Addr = c.RealIP()
+				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &ex.caller)))
 				return next(c)
 			}
 			// The key lookup may answer from what the key store keeps, provisionally: the
 			// limiter's round trip carries what confirms it (store.Trip).
 			ctx := store.Begin(req.Context())
-			caller, keyErr := identify(ctx, keys, req.Header.Values("Authorization"), c.RealIP())
+			caller := &ex.caller
+			caller.Addr = c.RealIP()
+			keyErr := identify(ctx, keys, req.Header.Values("Authorization"), caller, &ex.key)
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
 			id, limits := rateLimitKey(caller, ipv6Prefix)
 			if noDecision(ctx, keyErr) {
@@ -105,26 +108,21 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 }
 
 // identify names the caller of a request: by its key when the Authorization header carries a
-// valid one, and always by its client address. keyErr says why there is no key: no or a
+// valid one (it is then written to key, and caller.Key points to it), and always by its client
+// address (caller.Addr, which the caller passes in). keyErr says why there is no key: no or a
 // malformed header, an unknown key, or the key store's failure (store.ErrUnavailable, or
 // store.ErrCorrupt for a record it cannot use), or the request's own context ending.
-func identify(ctx context.Context, keys auth.KeyStore, authorization []string, addr string) (caller *auth.Caller, keyErr error) {
+func identify(ctx context.Context, keys auth.KeyStore, authorization []string, caller *auth.Caller, key *auth.Key) (keyErr error) {
 	token, err := auth.BearerToken(authorization)
 	if err != nil {
-		return &auth.Caller{Addr: addr}, err
+		return err
 	}
-	// The caller and the room for its key are made together: one allocation, not two.
-	ck := &struct {
-		caller auth.Caller
-		key    auth.Key
-	}{caller: auth.Caller{Addr: addr}}
-	caller = &ck.caller
-	ck.key, err = keys.Lookup(ctx, auth.HashOf(token))
+	*key, err = keys.Lookup(ctx, auth.HashOf(token))
 	if err == nil {
-		caller.Key = &ck.key
-		return caller, nil
+		caller.Key = key
+		return nil
 	}
-	return caller, lookupError(ctx, err)
+	return lookupError(ctx, err)
 }
 
 // noDecision reports whether err leaves the request without a rate-limit decision: the store

@@ -14,7 +14,7 @@ import (
 	"github.com/petstore/orderd/internal/auth"
 )
 
-// observe is the outermost middleware: it gives every request an id, registers the one hook
+// observe is the outermost middleware: it gives every request an id, puts in the one hook
 // that writes the headers every answer of the route carries, renders the request's error
 // itself (so that the status is known here), then writes one access line and the metrics.
 // The line names the caller by key name and prefix, or address: never the key.
@@ -33,7 +33,8 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 			// writeHeaders).
 			h["X-Request-Id"] = ex.requestID[:] // for errorHandler's log line; the hook writes it again
 			h["X-Content-Type-Options"] = nosniff
-			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
+			ex.hook = headerHook{ResponseWriter: res.Writer, ex: ex}
+			res.Writer = &ex.hook
 
 			err := next(ex)
 			if err != nil {
@@ -86,7 +87,43 @@ type exchange struct {
 	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside the versions' bases
 	limitValues rateLimitHeaders
 	sunset      *sunsetHeaders
+	hook        headerHook // the writer under every other step's (see headerHook)
+	// The caller of a request under a version's base, and its key, which admit names: kept
+	// here, with the request's other state, rather than allocated on their own.
+	caller auth.Caller
+	key    auth.Key
 }
+
+// headerHook is the response writer that observe puts under every other step's writer: when
+// the status is written (by echo's Response, by the gzip middleware once it knows whether it
+// compresses, or implicitly by a first Write), it writes the exchange's headers (writeHeaders),
+// then passes the status on. It does as a writer what a Response.Before hook would, without
+// a closure and a slice of hooks to allocate per request.
+type headerHook struct {
+	http.ResponseWriter
+	ex    *exchange
+	wrote bool
+}
+
+// WriteHeader writes the exchange's headers, then the status.
+func (w *headerHook) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		w.ex.writeHeaders(w.Header(), status, w.ex.Path())
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write writes b, after the headers of a 200 when no status was written.
+func (w *headerHook) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap is the writer under it, for http.ResponseController (flushing, deadlines).
+func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // exchangeOf is the request's exchange, which observe made.
 func exchangeOf(c echo.Context) *exchange {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,29 @@ func TestProtectiveHeaders(t *testing.T) {
 		if res.StatusCode >= 400 && res.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("%s: Cache-Control %q on an error", name, res.Header.Get("Cache-Control"))
 		}
+	}
+}
+
+// TestListPlainVariesOnAcceptEncoding: a client that does not accept gzip gets the list plain,
+// whole (its Content-Length), and told once that the answer varies with Accept-Encoding.
+func TestListPlainVariesOnAcceptEncoding(t *testing.T) {
+	h := newHarness(t)
+	req, _ := http.NewRequest("GET", h.srv.URL+"/v1/store/orders", nil)
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	plain := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sends no Accept-Encoding
+	res, err := plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "" || !slices.Equal(res.Header.Values("Vary"), []string{"Accept-Encoding"}) ||
+		res.ContentLength != int64(len(body)) || !json.Valid(body) {
+		t.Fatalf("%d, Content-Encoding %q, Vary %q, Content-Length %d of %d bytes", res.StatusCode,
+			res.Header.Get("Content-Encoding"), res.Header.Values("Vary"), res.ContentLength, len(body))
 	}
 }
 
