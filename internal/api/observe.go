@@ -19,6 +19,7 @@ import (
 // itself (so that the status is known here), then writes one access line and the metrics.
 // The line names the caller by key name and prefix, or address: never the key.
 func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders) echo.MiddlewareFunc {
+	access := log.Handler()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -48,11 +49,15 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				obs.StoreError(op) // a client that hung up is not a store that failed
 			}
 			req := c.Request()
-			if !log.Enabled(req.Context(), slog.LevelInfo) {
+			if !access.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
+			// The record goes to the handler as Logger.LogAttrs would give it, but without the
+			// caller's program counter, which LogAttrs walks the stack for on every line: the
+			// access line names its route, not a line of this file (a handler that adds the
+			// source omits it for a record without one).
 			// Room for every field, so that naming the caller does not grow the slice onto
-			// the heap (slog copies the attributes into its record).
+			// the heap; the record takes them in one call, so that it grows its own once.
 			var fields [8]slog.Attr
 			attrs := append(fields[:0],
 				slog.String("request_id", id),
@@ -69,7 +74,11 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 					attrs = append(attrs, slog.String("client", caller.Addr))
 				}
 			}
-			log.LogAttrs(req.Context(), slog.LevelInfo, "request", attrs...)
+			r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+			r.AddAttrs(attrs...)
+			// A handler's error is dropped, as Logger.LogAttrs drops it: the line is lost, the
+			// request is not.
+			_ = access.Handle(req.Context(), r)
 			return nil
 		}
 	}

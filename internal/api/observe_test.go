@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -226,6 +227,20 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	}
 	if lines[4]["client"] != "127.0.0.1" || lines[4]["status"] != float64(401) {
 		t.Fatalf("line of an unauthenticated request: %v", lines[4])
+	}
+	// Every line has the same fields: these, and the caller's.
+	for i, line := range lines {
+		fields := slices.Sorted(maps.Keys(line))
+		want := []string{"bytes", "duration_ms", "key_name", "key_prefix", "level", "method", "msg", "request_id", "route", "status", "time"}
+		if i == 4 {
+			want = []string{"bytes", "client", "duration_ms", "level", "method", "msg", "request_id", "route", "status", "time"}
+		}
+		if !slices.Equal(fields, want) || line["level"] != "INFO" {
+			t.Errorf("line %d: fields %v, want %v; level %v", i, fields, want, line["level"])
+		}
+		if _, ok := line["duration_ms"].(float64); !ok {
+			t.Errorf("line %d: duration_ms %v is no number", i, line["duration_ms"])
+		}
 	}
 	logs.mu.Lock()
 	if strings.Contains(logs.b.String(), h.key) || strings.Contains(logs.b.String(), "osk_wrong") {
