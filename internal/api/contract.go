@@ -2,8 +2,6 @@ package api
 
 import (
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -99,7 +97,7 @@ func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(r, opts, optionalInputOf(item, op))}
+			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(newValidation(r, opts))}
 		}
 	}
 }
@@ -126,13 +124,6 @@ func (ct *contract) underBase(path string) bool {
 		}
 	}
 	return false
-}
-
-// hasInput reports whether the operation declares anything of a request to validate: a
-// parameter (its own or its path's) or a body. Without security (admit's) and without the
-// option to reject undeclared bodies, kin-openapi's ValidateRequest checks only these.
-func hasInput(item *openapi3.PathItem, op *openapi3.Operation) bool {
-	return len(op.Parameters) > 0 || len(item.Parameters) > 0 || op.RequestBody != nil
 }
 
 // operationAt is the operation of the request's route and method, or nil for a route outside
@@ -164,106 +155,4 @@ func (ct *contract) labelOf(c echo.Context, op *operation) string {
 // echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
 func echoPath(p string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(p)
-}
-
-// optionalInput is what a request may send of an operation's input when every part of it is
-// optional: query parameters, and the header parameters named here (canonical). A request that
-// sends none of them has nothing that kin-openapi's ValidateRequest would check: it checks
-// security (none: see addVersion), then each parameter, where an absent optional one is nil
-// (found in neither the query nor the header map, it is not decoded, and nothing is checked
-// of it), then the body, which such an operation does not declare.
-type optionalInput struct {
-	headers []string
-}
-
-// optionalInputOf is the operation's optionalInput, or nil when a request may have something
-// to validate however little it sends: a required or a path parameter (always there), a
-// cookie parameter, a body.
-func optionalInputOf(item *openapi3.PathItem, op *openapi3.Operation) *optionalInput {
-	if op.RequestBody != nil {
-		return nil
-	}
-	in := &optionalInput{}
-	for _, ref := range append(slices.Clone(item.Parameters), op.Parameters...) {
-		p := ref.Value
-		if p == nil || p.Required {
-			return nil
-		}
-		switch p.In {
-		case openapi3.ParameterInQuery:
-		case openapi3.ParameterInHeader:
-			in.headers = append(in.headers, http.CanonicalHeaderKey(p.Name))
-		default:
-			return nil
-		}
-	}
-	return in
-}
-
-// sentNone reports whether r sends none of the input: no query, and none of the header
-// parameters, not even empty.
-func (in *optionalInput) sentNone(r *http.Request) bool {
-	if in == nil || r.URL.RawQuery != "" {
-		return false
-	}
-	for _, name := range in.headers {
-		if _, ok := r.Header[name]; ok {
-			return false
-		}
-	}
-	return true
-}
-
-// validateRequest checks the parameters of a routed request against its operation; a
-// mismatch is an openapi3filter.RequestError, which errors.go answers 400 naming the parameter.
-// A request that sends none of an operation's optional input (optional, when it is all
-// optional: see optionalInput) has nothing to check, and is not given to ValidateRequest:
-// the list without If-None-Match.
-func validateRequest(route *routers.Route, opts *openapi3filter.Options, optional *optionalInput) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if optional.sentNone(c.Request()) {
-				return next(c)
-			}
-			names, values := c.ParamNames(), c.ParamValues()
-			var params map[string]string // none to make for a route without path parameters
-			if len(names) > 0 {
-				params = make(map[string]string, len(names))
-			}
-			for i, name := range names {
-				v := values[i]                     // one whole path segment: unmatched has checked it
-				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any
-					if u, err := url.PathUnescape(v); err == nil {
-						v = u
-					}
-				}
-				params[name] = v
-			}
-			combineListHeaders(c.Request().Header, route.Operation.Parameters)
-			in := &openapi3filter.RequestValidationInput{
-				Request:    c.Request(),
-				PathParams: params,
-				Route:      route,
-				Options:    opts,
-			}
-			if err := openapi3filter.ValidateRequest(c.Request().Context(), in); err != nil {
-				return err
-			}
-			return next(c)
-		}
-	}
-}
-
-// combineListHeaders joins the lines of a header parameter sent as several lines into one,
-// with commas, as RFC 9110 (§5.3) lets a list header be sent and says to combine it: the
-// parameters are validated and bound as one value.
-func combineListHeaders(h http.Header, params openapi3.Parameters) {
-	for _, ref := range params {
-		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			name := http.CanonicalHeaderKey(p.Name)
-			if v := h[name]; len(v) > 1 {
-				h[name] = []string{strings.Join(v, ", ")}
-			}
-		}
-	}
 }
