@@ -165,14 +165,27 @@ func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 	return ratelimit.AddrCaller(c.Addr, ipv6Prefix), anonymousLimits
 }
 
+// tooManyRequests is the 429 of d. Its message is appended into one buffer: a flood is
+// answered this way, request after request.
 func tooManyRequests(d ratelimit.Decision) error {
+	var buf [160]byte
 	secs := int64(d.RetryAfter.Seconds())
+	code := gen.ErrorCodeRateLimitExceeded
+	b := buf[:0]
 	if d.Banned {
-		return &problem{http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned,
-			fmt.Sprintf("temporarily banned for sending requests before Retry-After had passed; retry after %d seconds", secs)}
+		code = gen.ErrorCodeApiKeyBanned
+		b = append(b, "temporarily banned for sending requests before Retry-After had passed"...)
+	} else {
+		b = append(b, "rate limit of "...)
+		b = strconv.AppendInt(b, d.Binding.Limit, 10)
+		b = append(b, " requests per "...)
+		b = append(b, d.Binding.Name...)
+		b = append(b, " exceeded"...)
 	}
-	return &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
-		fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
+	b = append(b, "; retry after "...)
+	b = strconv.AppendInt(b, secs, 10)
+	b = append(b, " seconds"...)
+	return &problem{http.StatusTooManyRequests, code, string(b)}
 }
 
 // rateLimitHeaders are the rate-limit header values of one request, made when admit decides.
