@@ -57,7 +57,9 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			}
 			// The key lookup may answer from what the key store keeps, provisionally: the
 			// limiter's round trip carries what confirms it (store.Trip).
-			ctx := store.Begin(req.Context())
+			// store.Begin's Trip, in the exchange's storage rather than one of its own.
+			ex.trip = store.Trip{Context: req.Context()}
+			ctx := context.Context(&ex.trip)
 			caller := &ex.caller
 			caller.Addr = c.RealIP()
 			keyErr := identify(ctx, keys, req.Header.Values("Authorization"), caller, &ex.key)

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // observe is the outermost middleware: it gives every request an id, puts in the one hook
@@ -97,10 +98,11 @@ type exchange struct {
 	limitValues rateLimitHeaders
 	sunset      *sunsetHeaders
 	hook        headerHook // the writer under every other step's (see headerHook)
-	// The caller of a request under a version's base, and its key, which admit names: kept
-	// here, with the request's other state, rather than allocated on their own.
+	// The caller of a request under a version's base, its key and its Trip, which admit
+	// makes: kept here, with the request's other state, rather than allocated on their own.
 	caller auth.Caller
 	key    auth.Key
+	trip   store.Trip // the request's round trip, for admit (as store.Begin makes it)
 }
 
 // headerHook is the response writer that observe puts under every other step's writer: when
