@@ -111,7 +111,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 
 // identify names the caller of a request: by its key when the Authorization header carries a
 // valid one (it is then written to key, and caller.Key points to it), and always by its client
-// address (caller.Addr, which the caller passes in). keyErr says why there is no key: no or a
+// address (caller.Addr, set before the call). keyErr says why there is no key: no or a
 // malformed header, an unknown key, or the key store's failure (store.ErrUnavailable, or
 // store.ErrCorrupt for a record it cannot use), or the request's own context ending.
 func identify(ctx context.Context, keys auth.KeyStore, authorization []string, caller *auth.Caller, key *auth.Key) (keyErr error) {
