@@ -47,18 +47,23 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if !ct.underBase(req.URL.Path) {
 				return next(c)
 			}
-			if ct.isUnlimited(c) {
+			ex := exchangeOf(c)
+			if ex.op != nil && ex.op.unlimited {
 				// Static and public (the served document): no key to look up, nothing to
 				// count; the access line names the client by address.
-				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &auth.Caller{Addr: c.RealIP()})))
+				ex.caller.Addr = c.RealIP()
+				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &ex.caller)))
 				return next(c)
 			}
 			// The key lookup may answer from what the key store keeps, provisionally: the
 			// limiter's round trip carries what confirms it (store.Trip).
-			ctx := store.Begin(req.Context())
-			caller, keyErr := identify(ctx, keys, req.Header.Values("Authorization"), c.RealIP())
+			// store.Begin's Trip, in the exchange's storage rather than one of its own.
+			ex.trip = store.Trip{Context: req.Context()}
+			ctx := context.Context(&ex.trip)
+			caller := &ex.caller
+			caller.Addr = c.RealIP()
+			keyErr := identify(ctx, keys, req.Header.Values("Authorization"), caller, &ex.key)
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
-			ex := exchangeOf(c)
 			id, limits := rateLimitKey(caller, ipv6Prefix)
 			if noDecision(ctx, keyErr) {
 				// Who calls cannot be known; limiting the request by address would tell the
@@ -96,7 +101,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 				return tooManyRequests(d)
 			}
 			obs.RateLimit("admitted")
-			if keyErr != nil && !ct.isPublic(c) {
+			if keyErr != nil && (ex.op == nil || !ex.op.public) {
 				return keyErr
 			}
 			return next(c)
@@ -105,26 +110,21 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 }
 
 // identify names the caller of a request: by its key when the Authorization header carries a
-// valid one, and always by its client address. keyErr says why there is no key: no or a
+// valid one (it is then written to key, and caller.Key points to it), and always by its client
+// address (caller.Addr, set before the call). keyErr says why there is no key: no or a
 // malformed header, an unknown key, or the key store's failure (store.ErrUnavailable, or
 // store.ErrCorrupt for a record it cannot use), or the request's own context ending.
-func identify(ctx context.Context, keys auth.KeyStore, authorization []string, addr string) (caller *auth.Caller, keyErr error) {
+func identify(ctx context.Context, keys auth.KeyStore, authorization []string, caller *auth.Caller, key *auth.Key) (keyErr error) {
 	token, err := auth.BearerToken(authorization)
 	if err != nil {
-		return &auth.Caller{Addr: addr}, err
+		return err
 	}
-	// The caller and the room for its key are made together: one allocation, not two.
-	ck := &struct {
-		caller auth.Caller
-		key    auth.Key
-	}{caller: auth.Caller{Addr: addr}}
-	caller = &ck.caller
-	ck.key, err = keys.Lookup(ctx, auth.HashOf(token))
+	*key, err = keys.Lookup(ctx, auth.HashOf(token))
 	if err == nil {
-		caller.Key = &ck.key
-		return caller, nil
+		caller.Key = key
+		return nil
 	}
-	return caller, lookupError(ctx, err)
+	return lookupError(ctx, err)
 }
 
 // noDecision reports whether err leaves the request without a rate-limit decision: the store
@@ -167,14 +167,27 @@ func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 	return ratelimit.AddrCaller(c.Addr, ipv6Prefix), anonymousLimits
 }
 
+// tooManyRequests is the 429 of d. Its message is appended into one buffer: a flood is
+// answered this way, request after request.
 func tooManyRequests(d ratelimit.Decision) error {
+	var buf [160]byte
 	secs := int64(d.RetryAfter.Seconds())
+	code := gen.ErrorCodeRateLimitExceeded
+	b := buf[:0]
 	if d.Banned {
-		return &problem{http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned,
-			fmt.Sprintf("temporarily banned for sending requests before Retry-After had passed; retry after %d seconds", secs)}
+		code = gen.ErrorCodeApiKeyBanned
+		b = append(b, "temporarily banned for sending requests before Retry-After had passed"...)
+	} else {
+		b = append(b, "rate limit of "...)
+		b = strconv.AppendInt(b, d.Binding.Limit, 10)
+		b = append(b, " requests per "...)
+		b = append(b, d.Binding.Name...)
+		b = append(b, " exceeded"...)
 	}
-	return &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
-		fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
+	b = append(b, "; retry after "...)
+	b = strconv.AppendInt(b, secs, 10)
+	b = append(b, " seconds"...)
+	return &problem{http.StatusTooManyRequests, code, string(b)}
 }
 
 // rateLimitHeaders are the rate-limit header values of one request, made when admit decides.

@@ -24,6 +24,8 @@ func BenchmarkChain(b *testing.B) {
 		{"List", "GET", "/v1/store/orders", true, 200},
 		{"CancelUnknown", "DELETE", "/v1/store/orders/999999999", true, 404},
 		{"NoKey", "GET", "/v1/store/orders", false, 0}, // 401, then 429 once the address's quota is spent
+		// Version 2's find, its query validated in full: a page of 10 of the pending orders.
+		{"FindV2", "GET", "/v2/store/orders?status=pending&pageSize=10", true, 200},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -14,21 +13,16 @@ import (
 )
 
 // contract is what the documents of every version (orderd.Versions) say about each operation,
-// in the forms the chain needs, built once from the documents when the handler is made. Routes
-// are keyed "METHOD /v1/echo/:route", with the base of their version.
+// in the forms the chain needs, built once from the documents when the handler is made.
 type contract struct {
 	// bases are the paths the versions are served under, oldest first: "/v1", "/v2".
 	bases []string
-	// operations names the metrics label of each route: the operationId, prefixed by the
-	// version ("v2.findOrders") for every version after the first, whose labels stay as they
-	// were before there was a second. One label value per operation, and a bounded number in all.
-	operations map[string]string
-	// public are the routes of operations whose security is empty: they need no key (they
-	// are still rate limited, by client address, unless unlimited).
-	public map[string]bool
-	// unlimited are the routes of operations whose success declares no rate-limit headers:
-	// static and public (the document), neither limited nor authenticated.
-	unlimited map[string]bool
+	// basesSlash are the bases followed by a slash, the prefix of every path under them.
+	basesSlash []string
+	// routes are the operations by echo route ("/v1/store/orders/:orderId", with the base of
+	// their version), then by method: looked up once per request (operationAt), without a
+	// "METHOD route" key to build.
+	routes map[string]map[string]*operation
 	// labels is the prefix of the labels of each version's operations, by base: "" for the
 	// first, "v2." for /v2.
 	labels map[string]string
@@ -37,9 +31,23 @@ type contract struct {
 	validators map[string][]echo.MiddlewareFunc
 }
 
+// operation is what the contract says of one route of one method.
+type operation struct {
+	// label is the metrics label: the operationId, prefixed by the version ("v2.findOrders")
+	// for every version after the first, whose labels stay as they were before there was a
+	// second. One label value per operation, and a bounded number in all.
+	label string
+	// public is an operation whose security is empty: it needs no key (it is still rate
+	// limited, by client address, unless unlimited).
+	public bool
+	// unlimited is an operation whose success declares no rate-limit headers: static and
+	// public (the document), neither limited nor authenticated.
+	unlimited bool
+}
+
 func loadContract() (*contract, error) {
-	ct := &contract{operations: map[string]string{}, public: map[string]bool{}, unlimited: map[string]bool{},
-		labels: map[string]string{}, validators: map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{routes: map[string]map[string]*operation{}, labels: map[string]string{},
+		validators: map[string][]echo.MiddlewareFunc{}}
 	for i, v := range orderd.Versions {
 		doc, err := v.Load()
 		if err != nil {
@@ -50,6 +58,7 @@ func loadContract() (*contract, error) {
 			label = strings.TrimPrefix(v.Base, "/") + "."
 		}
 		ct.bases = append(ct.bases, v.Base)
+		ct.basesSlash = append(ct.basesSlash, v.Base+"/")
 		ct.labels[v.Base] = label
 		ct.addVersion(doc, v.Base, label)
 	}
@@ -68,16 +77,17 @@ func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			routes := []string{method + " " + base + echoPath(path)}
-			if method == http.MethodGet { // answered for HEAD too (head.go)
-				routes = append(routes, http.MethodHead+" "+base+echoPath(path))
+			o := &operation{label: label + op.OperationID}
+			if op.Security != nil && len(*op.Security) == 0 {
+				o.public, o.unlimited = true, !declaresRateLimit(op)
 			}
-			for _, route := range routes {
-				ct.operations[route] = label + op.OperationID
-				if op.Security != nil && len(*op.Security) == 0 {
-					ct.public[route] = true
-					ct.unlimited[route] = !declaresRateLimit(op)
-				}
+			route := base + echoPath(path)
+			if ct.routes[route] == nil {
+				ct.routes[route] = map[string]*operation{}
+			}
+			ct.routes[route][method] = o
+			if method == http.MethodGet { // answered for HEAD too (routes.go)
+				ct.routes[route][http.MethodHead] = o
 			}
 			if !hasInput(item, op) {
 				continue // nothing to validate: ValidateRequest would check nothing
@@ -87,7 +97,7 @@ func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(r, opts)}
+			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(newValidation(r, opts))}
 		}
 	}
 }
@@ -108,29 +118,18 @@ func (ct *contract) validatorsOf(base string) map[string][]echo.MiddlewareFunc {
 // underBase reports whether path is under the base of a version: where requests are
 // authenticated and rate limited.
 func (ct *contract) underBase(path string) bool {
-	for _, base := range ct.bases {
-		if path == base || strings.HasPrefix(path, base+"/") {
+	for i, base := range ct.bases {
+		if path == base || strings.HasPrefix(path, ct.basesSlash[i]) {
 			return true
 		}
 	}
 	return false
 }
 
-// hasInput reports whether the operation declares anything of a request to validate: a
-// parameter (its own or its path's) or a body. Without security (admit's) and without the
-// option to reject undeclared bodies, kin-openapi's ValidateRequest checks only these.
-func hasInput(item *openapi3.PathItem, op *openapi3.Operation) bool {
-	return len(op.Parameters) > 0 || len(item.Parameters) > 0 || op.RequestBody != nil
-}
-
-// isPublic reports whether the request's route is an operation that needs no key.
-func (ct *contract) isPublic(c echo.Context) bool {
-	return ct.public[c.Request().Method+" "+c.Path()]
-}
-
-// isUnlimited reports whether the request's route is an operation that is not rate limited.
-func (ct *contract) isUnlimited(c echo.Context) bool {
-	return ct.unlimited[c.Request().Method+" "+c.Path()]
+// operationAt is the operation of the request's route and method, or nil for a route outside
+// the contract, or a method it does not serve there.
+func (ct *contract) operationAt(c echo.Context) *operation {
+	return ct.routes[c.Path()][c.Request().Method]
 }
 
 // declaresRateLimit reports whether the operation's 200 answer declares the rate-limit
@@ -140,11 +139,12 @@ func declaresRateLimit(op *openapi3.Operation) bool {
 	return ok == nil || ok.Value == nil || ok.Value.Headers["X-RateLimit-Limit"] != nil
 }
 
-// operationOf is the metrics label of the request: its operationId, the route itself for the
-// few fixed routes outside the contract (/healthz, /readyz, /metrics, /docs), else "unknown".
-func (ct *contract) operationOf(c echo.Context) string {
-	if op, ok := ct.operations[c.Request().Method+" "+c.Path()]; ok {
-		return op
+// labelOf is the metrics label of the request, whose operation is op (operationAt): its
+// operationId, the route itself for the few fixed routes outside the contract (/healthz,
+// /readyz, /metrics, /docs), else "unknown".
+func (ct *contract) labelOf(c echo.Context, op *operation) string {
+	if op != nil {
+		return op.label
 	}
 	if p := c.Path(); p != "" && p != "/*" && !ct.underBase(p) {
 		return p
@@ -155,52 +155,4 @@ func (ct *contract) operationOf(c echo.Context) string {
 // echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
 func echoPath(p string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(p)
-}
-
-// validateRequest checks the parameters of a routed request against its operation; a
-// mismatch is an openapi3filter.RequestError, which errors.go answers 400 naming the parameter.
-func validateRequest(route *routers.Route, opts *openapi3filter.Options) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			names, values := c.ParamNames(), c.ParamValues()
-			var params map[string]string // none to make for a route without path parameters
-			if len(names) > 0 {
-				params = make(map[string]string, len(names))
-			}
-			for i, name := range names {
-				v := values[i]                     // one whole path segment: unmatched has checked it
-				if c.Request().URL.RawPath != "" { // echo leaves escapes in when the path had any
-					if u, err := url.PathUnescape(v); err == nil {
-						v = u
-					}
-				}
-				params[name] = v
-			}
-			combineListHeaders(c.Request().Header, route.Operation.Parameters)
-			in := &openapi3filter.RequestValidationInput{
-				Request:    c.Request(),
-				PathParams: params,
-				Route:      route,
-				Options:    opts,
-			}
-			if err := openapi3filter.ValidateRequest(c.Request().Context(), in); err != nil {
-				return err
-			}
-			return next(c)
-		}
-	}
-}
-
-// combineListHeaders joins the lines of a header parameter sent as several lines into one,
-// with commas, as RFC 9110 (§5.3) lets a list header be sent and says to combine it: the
-// parameters are validated and bound as one value.
-func combineListHeaders(h http.Header, params openapi3.Parameters) {
-	for _, ref := range params {
-		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			name := http.CanonicalHeaderKey(p.Name)
-			if v := h[name]; len(v) > 1 {
-				h[name] = []string{strings.Join(v, ", ")}
-			}
-		}
-	}
 }

@@ -249,3 +249,19 @@ func TestNewNeedsItsParts(t *testing.T) {
 		t.Fatal("New accepted a config without stores")
 	}
 }
+
+// TestErrorBodyPrettyOnRequest: an Error object is one line of JSON, indented when the query
+// asks for it with pretty, as echo's JSON answers are.
+func TestErrorBodyPrettyOnRequest(t *testing.T) {
+	h := newHarness(t)
+	for _, c := range []struct {
+		path   string
+		indent bool
+	}{{"/v1/store/orders", false}, {"/v1/store/orders?pretty", true}, {"/v1/store/orders?x=1", false}} {
+		res, body := h.do(t, "GET", c.path)
+		wantError(t, res, body, 401, gen.ErrorCodeUnauthorized)
+		if got := strings.Contains(string(body), "\n  \"code\""); got != c.indent || res.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: indented %v, Content-Type %q: %s", c.path, got, res.Header.Get("Content-Type"), body)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func New(cfg Config) (*echo.Echo, error) {
 
 	// Routes; every GET route answers HEAD too (head.go). Outside the versions' bases:
 	// health, metrics and docs, neither limited nor authenticated.
-	routes := getAndHead{e}
+	routes := routes{e}
 	health(routes, cfg.Ready)
 	// /docs offers both documents, the newest first.
 	docs.Register(routes,
@@ -124,32 +124,57 @@ func New(cfg Config) (*echo.Echo, error) {
 		OperationMiddlewares: ct.validatorsOf(BasePathV2),
 	})
 
-	// Middleware, in the order it runs (outermost first).
-	// Request id; the one hook that writes the headers every answer of a route carries;
-	// errors rendered (errors.go); access line and metrics.
-	e.Use(observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers))
-	// Bodies worth compressing, for clients that accept gzip.
-	e.Use(gzipLarge())
-	// A panic becomes a 500 rendered like any other error, its stack logged.
-	e.Use(recoverPanics(cfg.Logger))
-	// Under a version's base: key → caller → rate-limit decision → 401 unless the operation is public.
-	e.Use(admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix))
-	// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
-	e.Use(limitHeaders)
-	// A path that matches no template: 404; a known path with another method: 405 with an
-	// Allow that lists what works.
-	e.Use(unmatched)
+	// Middleware, in the order it runs (outermost first), composed once (routes.go).
+	e.Use(composeOnce(
+		// Request id; the one hook that writes the headers every answer of a route carries;
+		// errors rendered (errors.go); access line and metrics.
+		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers),
+		// Bodies worth compressing, for clients that accept gzip.
+		gzipLarge(),
+		// A panic becomes a 500 rendered like any other error, its stack logged.
+		recoverPanics(cfg.Logger),
+		// Under a version's base: key → caller → rate-limit decision → 401 unless the
+		// operation is public.
+		admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
+		// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
+		limitHeaders,
+		// A path that matches no template: 404; a known path with another method: 405 with
+		// an Allow that lists what works.
+		unmatched,
+	))
 	return e, nil
 }
 
 // gzipLarge compresses bodies from 256 bytes for clients that accept gzip: the list, mostly;
-// error bodies are smaller. /metrics compresses itself.
+// error bodies are smaller. /metrics compresses itself. A request that does not accept gzip
+// does not enter echo's middleware, which would add Vary (a new slice per request) and look
+// at Accept-Encoding again: the Vary it would add is added here, from a value made once.
 func gzipLarge() echo.MiddlewareFunc {
-	return middleware.GzipWithConfig(middleware.GzipConfig{
-		MinLength: 256,
-		Skipper:   func(c echo.Context) bool { return c.Path() == "/metrics" },
-	})
+	gzip := middleware.GzipWithConfig(middleware.GzipConfig{MinLength: 256})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		compressing := gzip(next)
+		return func(c echo.Context) error {
+			if c.Path() == "/metrics" {
+				return next(c)
+			}
+			// The test echo's middleware makes.
+			if strings.Contains(c.Request().Header.Get(echo.HeaderAcceptEncoding), "gzip") {
+				return compressing(c)
+			}
+			h := c.Response().Header()
+			if _, ok := h[echo.HeaderVary]; ok {
+				h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+			} else {
+				h[echo.HeaderVary] = varyAcceptEncoding
+			}
+			return next(c)
+		}
+	}
 }
+
+// varyAcceptEncoding is the Vary of an answer that would be gzipped for another request
+// (cap == len: see writeHeaders).
+var varyAcceptEncoding = []string{echo.HeaderAcceptEncoding}
 
 // recoverPanics turns a panic into an error (a 500 for errorHandler) and logs it with its stack.
 func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {

@@ -12,13 +12,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/store"
 )
 
-// observe is the outermost middleware: it gives every request an id, registers the one hook
+// observe is the outermost middleware: it gives every request an id, puts in the one hook
 // that writes the headers every answer of the route carries, renders the request's error
 // itself (so that the status is known here), then writes one access line and the metrics.
 // The line names the caller by key name and prefix, or address: never the key.
 func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders) echo.MiddlewareFunc {
+	access := log.Handler()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -28,12 +30,13 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				id = newRequestID()
 			}
 			h := res.Header()
-			ex := &exchange{Context: c, requestID: [1]string{id}, sunset: &sunset}
+			ex := &exchange{Context: c, requestID: [1]string{id}, sunset: &sunset, op: ct.operationAt(c)}
 			// Canonical names, as Header.Set would make them, and values made once (see
 			// writeHeaders).
 			h["X-Request-Id"] = ex.requestID[:] // for errorHandler's log line; the hook writes it again
 			h["X-Content-Type-Options"] = nosniff
-			res.Before(func() { ex.writeHeaders(h, res.Status, c.Path()) })
+			ex.hook = headerHook{ResponseWriter: res.Writer, ex: ex}
+			res.Writer = &ex.hook
 
 			err := next(ex)
 			if err != nil {
@@ -41,17 +44,21 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 			}
 
 			took := time.Since(start)
-			op := ct.operationOf(c)
+			op := ct.labelOf(c, ex.op)
 			obs.Request(op, res.Status, took)
 			if res.Status == 503 && !requestEnded(c.Request().Context(), err) {
 				obs.StoreError(op) // a client that hung up is not a store that failed
 			}
 			req := c.Request()
-			if !log.Enabled(req.Context(), slog.LevelInfo) {
+			if !access.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
+			// The record goes to the handler as Logger.LogAttrs would give it, but without the
+			// caller's program counter, which LogAttrs walks the stack for on every line: the
+			// access line names its route, not a line of this file (a handler that adds the
+			// source omits it for a record without one).
 			// Room for every field, so that naming the caller does not grow the slice onto
-			// the heap (slog copies the attributes into its record).
+			// the heap; the record takes them in one call, so that it grows its own once.
 			var fields [8]slog.Attr
 			attrs := append(fields[:0],
 				slog.String("request_id", id),
@@ -68,7 +75,11 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 					attrs = append(attrs, slog.String("client", caller.Addr))
 				}
 			}
-			log.LogAttrs(req.Context(), slog.LevelInfo, "request", attrs...)
+			r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+			r.AddAttrs(attrs...)
+			// A handler's error is dropped, as Logger.LogAttrs drops it: the line is lost, the
+			// request is not.
+			_ = access.Handle(req.Context(), r)
 			return nil
 		}
 	}
@@ -82,10 +93,48 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 type exchange struct {
 	echo.Context
 	requestID   [1]string         // the X-Request-Id value, as the header map holds it
+	op          *operation        // the contract's operation of the route and method, or nil
 	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside the versions' bases
 	limitValues rateLimitHeaders
 	sunset      *sunsetHeaders
+	hook        headerHook // the writer under every other step's (see headerHook)
+	// The caller of a request under a version's base, its key and its Trip, which admit
+	// makes: kept here, with the request's other state, rather than allocated on their own.
+	caller auth.Caller
+	key    auth.Key
+	trip   store.Trip // the request's round trip, for admit (as store.Begin makes it)
 }
+
+// headerHook is the response writer that observe puts under every other step's writer: when
+// the status is written (by echo's Response, by the gzip middleware once it knows whether it
+// compresses, or implicitly by a first Write), it writes the exchange's headers (writeHeaders),
+// then passes the status on. It does as a writer what a Response.Before hook would, without
+// a closure and a slice of hooks to allocate per request.
+type headerHook struct {
+	http.ResponseWriter
+	ex    *exchange
+	wrote bool
+}
+
+// WriteHeader writes the exchange's headers, then the status.
+func (w *headerHook) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		w.ex.writeHeaders(w.Header(), status, w.ex.Path())
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write writes b, after the headers of a 200 when no status was written.
+func (w *headerHook) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap is the writer under it, for http.ResponseController (flushing, deadlines).
+func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // exchangeOf is the request's exchange, which observe made.
 func exchangeOf(c echo.Context) *exchange {

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +76,29 @@ func TestProtectiveHeaders(t *testing.T) {
 		if res.StatusCode >= 400 && res.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("%s: Cache-Control %q on an error", name, res.Header.Get("Cache-Control"))
 		}
+	}
+}
+
+// TestListPlainVariesOnAcceptEncoding: a client that does not accept gzip gets the list plain,
+// whole (its Content-Length), and told once that the answer varies with Accept-Encoding.
+func TestListPlainVariesOnAcceptEncoding(t *testing.T) {
+	h := newHarness(t)
+	req, _ := http.NewRequest("GET", h.srv.URL+"/v1/store/orders", nil)
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	plain := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sends no Accept-Encoding
+	res, err := plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 || res.Header.Get("Content-Encoding") != "" || !slices.Equal(res.Header.Values("Vary"), []string{"Accept-Encoding"}) ||
+		res.ContentLength != int64(len(body)) || !json.Valid(body) {
+		t.Fatalf("%d, Content-Encoding %q, Vary %q, Content-Length %d of %d bytes", res.StatusCode,
+			res.Header.Get("Content-Encoding"), res.Header.Values("Vary"), res.ContentLength, len(body))
 	}
 }
 
@@ -202,6 +227,20 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	}
 	if lines[4]["client"] != "127.0.0.1" || lines[4]["status"] != float64(401) {
 		t.Fatalf("line of an unauthenticated request: %v", lines[4])
+	}
+	// Every line has the same fields: these, and the caller's.
+	for i, line := range lines {
+		fields := slices.Sorted(maps.Keys(line))
+		want := []string{"bytes", "duration_ms", "key_name", "key_prefix", "level", "method", "msg", "request_id", "route", "status", "time"}
+		if i == 4 {
+			want = []string{"bytes", "client", "duration_ms", "level", "method", "msg", "request_id", "route", "status", "time"}
+		}
+		if !slices.Equal(fields, want) || line["level"] != "INFO" {
+			t.Errorf("line %d: fields %v, want %v; level %v", i, fields, want, line["level"])
+		}
+		if _, ok := line["duration_ms"].(float64); !ok {
+			t.Errorf("line %d: duration_ms %v is no number", i, line["duration_ms"])
+		}
 	}
 	logs.mu.Lock()
 	if strings.Contains(logs.b.String(), h.key) || strings.Contains(logs.b.String(), "osk_wrong") {

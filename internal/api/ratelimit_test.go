@@ -101,9 +101,12 @@ func TestEveryStatusCarriesTheHeaders(t *testing.T) {
 		remaining--
 	}
 	res, body = h.authed(t, "GET", "/v1/store/orders")
-	wantError(t, res, body, 429, gen.ErrorCodeRateLimitExceeded)
+	e := wantError(t, res, body, 429, gen.ErrorCodeRateLimitExceeded)
 	if got := parseRateHeaders(t, res); got.remaining != 0 || got.reset != minuteEnd || got.retryAfter != "43" || got.ietfT != 43 {
 		t.Fatalf("429: %+v", got)
+	}
+	if want := "rate limit of 60 requests per minute exceeded; retry after 43 seconds"; e.Message != want {
+		t.Fatalf("429: %q, want %q", e.Message, want)
 	}
 	// 410: after the sunset (a new minute, so the key has room again).
 	h.clock.Set(testSunset.SunsetAt)
@@ -198,10 +201,13 @@ func TestBanAfterThirtyTooEarlyRequests(t *testing.T) {
 	h.clock.Add(time.Second)
 	banEnd := h.clock.Now().Add(15 * time.Minute)
 	res, body = h.authed(t, "DELETE", "/v1/store/orders/1")
-	wantError(t, res, body, 429, gen.ErrorCodeApiKeyBanned)
+	e := wantError(t, res, body, 429, gen.ErrorCodeApiKeyBanned)
 	got := parseRateHeaders(t, res)
 	if got.retryAfter != "900" || got.remaining != 0 || got.reset != banEnd.Unix() || got.ietfT != 900 {
 		t.Fatalf("banned: %+v", got)
+	}
+	if want := "temporarily banned for sending requests before Retry-After had passed; retry after 900 seconds"; e.Message != want {
+		t.Fatalf("banned: %q, want %q", e.Message, want)
 	}
 	if res, _ := h.do(t, "GET", "/v1/store/orders", "Authorization", "Bearer "+other); res.StatusCode != 200 {
 		t.Fatalf("another key got %d", res.StatusCode)

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +50,26 @@ func TestKeyValidate(t *testing.T) {
 		change(&k)
 		if err := k.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", name, k)
+		}
+	}
+}
+
+// TestHashOf: the SHA-256 of the key in lowercase hex, for a short key, a key as NewKey makes
+// them (both known answers), and one longer than HashOf's buffer (against the standard
+// library's hex).
+func TestHashOf(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{"osk_" + strings.Repeat("a", 43), "66c419b9c6f2d3f7c1ccd6fb329d854209d2cd292ed8a3c06489b357c1b1f0cf"},
+		{strings.Repeat("k", 300), ""},
+	} {
+		sum := sha256.Sum256([]byte(c.key))
+		want := hex.EncodeToString(sum[:])
+		if c.want != "" {
+			want = c.want
+		}
+		if got := HashOf(c.key); string(got) != want {
+			t.Errorf("HashOf(%.10q…): %s, want %s", c.key, got, want)
 		}
 	}
 }
