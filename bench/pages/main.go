@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 )
 
@@ -152,12 +153,17 @@ func (b *bench) open(ctx context.Context, st string, n int, seeding *time.Durati
 	cfg := service.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	if st == "redis" {
-		rs, err := startRedis()
+		dir, err := os.MkdirTemp("", "pages-redis")
 		if err != nil {
 			return nil, nil, err
 		}
-		closers = append(closers, rs.stop)
-		cfg.Store.RedisURL = rs.url()
+		closers = append(closers, func() { os.RemoveAll(dir) })
+		rs, err := redistest.Launch(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, rs.Stop)
+		cfg.Store.RedisURL = rs.URL()
 	} else {
 		dir, err := os.MkdirTemp("", "pages")
 		if err != nil {

@@ -4,6 +4,7 @@ package redistest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -45,25 +46,36 @@ func StartPersistent(tb testing.TB) *Server {
 
 func start(tb testing.TB, persist bool, extra ...string) *Server {
 	tb.Helper()
+	s, err := launch(tb.TempDir(), persist, extra...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// Launch runs a redis-server that persists nothing, with its files in dir, for a program
+// that is not a test (bench/pages); the caller stops it with Stop.
+func Launch(dir string) (*Server, error) { return launch(dir, false) }
+
+func launch(dir string, persist bool, extra ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		tb.Fatal("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
+		return nil, errors.New("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
 	}
-	s := &Server{bin: bin, dir: tb.TempDir(), persist: persist, extra: extra}
+	s := &Server{bin: bin, dir: dir, persist: persist, extra: extra}
 	var lastErr error
 	for range 5 { // a free port can be taken between finding it and binding it
 		port, err := freePort()
 		if err != nil {
-			tb.Fatal(err)
+			return nil, err
 		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if lastErr = s.start(); lastErr == nil {
-			tb.Cleanup(s.Stop)
-			return s
+			return s, nil
 		}
 	}
-	tb.Fatalf("starting redis-server: %v", lastErr)
-	return nil
+	return nil, fmt.Errorf("starting redis-server: %w", lastErr)
 }
 
 // URL is the redis:// URL of the server.
