@@ -60,6 +60,7 @@ wait_up "$ceil"; wait_up "$emb"; wait_up "$red"
 printf 'wrk.method = "DELETE"\n' > "$work/delete.lua"
 source bench/redis_per_request.sh
 source bench/chain_allocs.sh
+source bench/fixed_rate.sh
 
 # run NAME ADDR KEY PATH [wrk args]: prints "rps p50 p99 non2xx"
 run() {
@@ -149,6 +150,15 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "  them), then bans the address: this measures what an unauthenticated flood costs."
   echo
   echo "Targets (issue 6): embedded ≥ 0.6 × the ceiling on the list of 100; Redis ≥ 0.35 ×."
+  echo
+  echo "## p99 at a fixed rate"
+  echo
+  echo "The list, offered open-loop by bench/openload at half the ceiling's requests/s on it above"
+  echo "(the median of the rounds; $CONNECTIONS connections, $FIXED_DURATION after a 1s warm-up, $ROUNDS interleaved"
+  echo "rounds): each latency counts from the moment its request was due, so time spent waiting for"
+  echo "a free connection is the server's (bench/fixed_rate.sh). Target (issue 13): orderd's p99 ≤ 2 × the ceiling's."
+  echo
+  fixed_rate
   echo
   echo "## Redis per request"
   echo
