@@ -149,7 +149,9 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "  quota (60 a minute) at once, so orderd answers nearly all of it 429 (non-2xx counts"
   echo "  them), then bans the address: this measures what an unauthenticated flood costs."
   echo
-  echo "Targets (issue 6): embedded ≥ 0.6 × the ceiling on the list of 100; Redis ≥ 0.35 ×."
+  echo "Targets (issue 13, with zero staleness and exact limits across instances): the list of 100,"
+  echo "embedded ≥ 0.8 × the ceiling and Redis ≥ 0.5 ×; the 404 and no-key paths, embedded ≥ 0.6 ×"
+  echo "and Redis ≥ 0.4 ×."
   echo
   echo "## p99 at a fixed rate"
   echo
