@@ -19,7 +19,7 @@ import (
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
-// The read cache (cache.go) answers Version and Lookup from memory while the wal-index header
+// The read cache (cache.go) answers Version, Lookup and Get from memory while the wal-index header
 // is unchanged. These tests commit through something other than the reading DB — a second
 // DB, a raw connection, another process — after the reader's cache has the old answer, and
 // require the reader's very next call to see the change: round after round, across WAL
@@ -88,6 +88,18 @@ func checkFreshness(t *testing.T, path string, keys []string, write writeFunc) {
 		}
 		return true
 	}
+	// get reads order id: its status, or "" when there is none.
+	get := func(id int64) order.Status {
+		t.Helper()
+		o, err := orders.Get(ctx, id)
+		if errors.Is(err, order.ErrNotFound) {
+			return ""
+		}
+		if err != nil {
+			t.Fatalf("get of order %d: %v", id, err)
+		}
+		return o.Status
+	}
 	// warm asks twice, so that the second answer is the cache's if the file did not change.
 	warm := func(i int) uint64 {
 		t.Helper()
@@ -116,12 +128,25 @@ func checkFreshness(t *testing.T, path string, keys []string, write writeFunc) {
 				t.Fatalf("round %d: the key not revoked is gone", i)
 			}
 		case 1:
+			if get(int64(i)) != order.StatusPending || get(int64(i)) != order.StatusPending {
+				t.Fatalf("round %d: order %d is not pending before the cancel", i, i)
+			}
 			write(t, "cancel", strconv.Itoa(i))
 			if got := version(); got == v {
 				t.Fatalf("round %d: version still %d at the first call after another process's cancel", i, v)
 			}
+			if got := get(int64(i)); got != order.StatusCancelled {
+				t.Fatalf("round %d: order %d read %q at the first read after another process cancelled it", i, i, got)
+			}
 		case 2:
+			id := int64(1000 + i)
+			if get(id) != "" || get(id) != "" {
+				t.Fatalf("round %d: order %d exists before its import", i, id)
+			}
 			write(t, "import", strconv.Itoa(1000+i))
+			if got := get(id); got != order.StatusPending {
+				t.Fatalf("round %d: order %d read %q at the first read after another process imported it", i, id, got)
+			}
 			if got := version(); got == v {
 				t.Fatalf("round %d: version still %d at the first call after another process's import", i, v)
 			}

@@ -34,20 +34,36 @@ const (
 	findByID     = "SELECT " + orderColumns + " FROM orders WHERE id > ? ORDER BY id LIMIT ?"
 )
 
-// Get reads one order by its id.
+// Get reads one order by its id, or answers from what the last read of it found while no
+// process has committed since (the read cache, cache.go).
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 	readCtx, err := pointRead(ctx)
 	if err != nil {
 		return order.Order{}, err
 	}
-	o, err := scanOrder(s.db.stmts.selectOrder.QueryRowContext(readCtx, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return order.Order{}, order.ErrNotFound
+	header, cacheable := s.db.cache.header() // before the query: see readCache
+	if cacheable {
+		if r, ok := s.db.cache.orders.at(header, id); ok {
+			return found(r)
+		}
 	}
-	if err != nil {
+	o, err := scanOrder(s.db.stmts.selectOrder.QueryRowContext(readCtx, id))
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return order.Order{}, s.db.fail(ctx, err)
 	}
-	return o, nil
+	r := orderRead{order: o, found: err == nil}
+	if cacheable {
+		s.db.cache.orders.keep(header, id, r)
+	}
+	return found(r)
+}
+
+// found is what Get answers for r.
+func found(r orderRead) (order.Order, error) {
+	if !r.found {
+		return order.Order{}, order.ErrNotFound
+	}
+	return r.order, nil
 }
 
 // Find reads one page of the orders f keeps, from the range its doc comment above chooses.

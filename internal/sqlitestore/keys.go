@@ -29,7 +29,7 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	}
 	header, cacheable := s.db.cache.header() // before the query: see readCache
 	if cacheable {
-		if k, ok := s.db.cache.keyAt(header, h); ok {
+		if k, ok := s.db.cache.keys.at(header, h); ok {
 			return k, nil
 		}
 	}
@@ -45,7 +45,7 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 		return auth.Key{}, s.db.fail(ctx, err)
 	}
 	if cacheable {
-		s.db.cache.keepKey(header, k)
+		s.db.cache.keys.keep(header, h, k)
 	}
 	return k, nil
 }

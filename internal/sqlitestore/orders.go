@@ -84,7 +84,21 @@ var versionRows = sync.Pool{New: func() any {
 
 // Cancel applies order.Order.Cancel to the order in a write transaction: reading the status
 // and writing the new one are one step for every process that shares the file.
+//
+// Only a pending order needs that transaction. An unknown id, a shipped order and a cancelled
+// one are answered from a read, which runs beside other readers where a write transaction
+// takes its turn among every writer of the file: the read sees every commit made before it
+// started, and none of these answers can be undone by a later one (an order's status never
+// leaves shipped or cancelled, and orders are never deleted).
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
+	current, err := s.Get(ctx, id)
+	if err != nil {
+		return order.Order{}, false, err
+	}
+	if current.Status != order.StatusPending {
+		after, err := current.Cancel()
+		return after, false, err
+	}
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
 		return order.Order{}, false, err
