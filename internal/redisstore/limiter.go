@@ -46,7 +46,8 @@ type LimiterOptions struct {
 // limiter of the instance's own.
 type Limiter struct {
 	rdb       redis.Scripter
-	batch     *batcher // nil sends each call alone (batch.go)
+	batch     *batcher        // nil sends each call alone (batch.go)
+	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
 	o         LimiterOptions
 	k         names        // of the versions a request's round trip reads (see Allow)
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
@@ -71,8 +72,12 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), o: o, k: k}, nil
+	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
 }
+
+// maxRememberedBans bounds the bans a Limiter answers itself (ratelimit.Bans): about 150
+// bytes each. The bans past it are answered by Redis, as all were before.
+const maxRememberedBans = 10_000
 
 // Allow runs rate.lua for caller. The caller's keys share one hash tag, so the script runs on
 // Redis Cluster too.
@@ -80,6 +85,9 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 // Within a request's store.Trip whose round trip is still to come, the script is sent with
 // the reads of the orders' and the keys' versions, in one pipeline: the stores answer the
 // request's later steps from them (carried).
+//
+// A caller banned by Redis is answered from the instance's memory of the ban until it ends:
+// the same decision, without the round trip (so a banned flood costs Redis nothing).
 //
 // Only an outage of Redis (see classify) sends decisions to the fallback. A request whose
 // own context has ended gets the context's error and changes nothing: a client that hangs
@@ -89,6 +97,11 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 		return ratelimit.Decision{}, err
 	}
 	now := l.o.Clock()
+	// A caller that Redis banned is answered here until the ban ends, as Redis would answer
+	// (ratelimit.Bans says why that is exact), whether Redis answers meanwhile or not.
+	if d, ok := l.bans.Decision(caller, limits, now); ok {
+		return d, nil
+	}
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
 		return l.fallback(ctx, caller, limits)
 	}
@@ -116,6 +129,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2]}
 	if res[3] > 0 {
 		o.BannedUntil = time.UnixMilli(res[3])
+		l.bans.Remember(caller, limits, o, now)
 	}
 	return ratelimit.Decide(o, limits, now), nil
 }

@@ -1,0 +1,81 @@
+package ratelimit
+
+import (
+	"sync"
+	"time"
+
+	"github.com/petstore/orderd/internal/plan"
+)
+
+// Bans remembers the bans that a limiter shared by several instances (Redis) decided, so that
+// an instance answers a banned caller's requests itself until the ban ends, without asking the
+// shared store again: a flood from a banned caller then costs the store nothing.
+//
+// The answer is the one the shared store would give, decision for decision: while a ban runs
+// nothing counts (not even a too-early request), nothing ends a ban before its time, and the
+// only other change, a window rolling over to a new minute or day, follows from the clock. So
+// the counts remembered with the ban stand until their window ends, and are zero after.
+type Bans struct {
+	max int
+	mu  sync.Mutex
+	m   map[string]ban
+}
+
+// ban is what a decision said of a banned caller.
+type ban struct {
+	limits                plan.Limits
+	until                 time.Time
+	minuteCount, dayCount int64
+	minuteEnd, dayEnd     time.Time // of the windows the counts are in
+}
+
+// NewBans returns a memory of at most max bans at a time: past it, a ban is not remembered
+// and its caller's requests go to the shared store as before, so that callers from many
+// addresses cannot grow it without bound.
+func NewBans(max int) *Bans { return &Bans{max: max, m: map[string]ban{}} }
+
+// Decision returns the decision for a request of caller at now, if a remembered ban of it
+// runs then, for the same limits.
+func (b *Bans) Decision(caller string, limits plan.Limits, now time.Time) (Decision, bool) {
+	b.mu.Lock()
+	x, ok := b.m[caller]
+	if ok && !now.Before(x.until) {
+		delete(b.m, caller)
+		ok = false
+	}
+	b.mu.Unlock()
+	if !ok || x.limits != limits {
+		return Decision{}, false
+	}
+	minuteEnd, dayEnd := WindowEnds(now)
+	o := Outcome{BannedUntil: x.until}
+	if minuteEnd.Equal(x.minuteEnd) {
+		o.MinuteCount = x.minuteCount
+	}
+	if dayEnd.Equal(x.dayEnd) {
+		o.DayCount = x.dayCount
+	}
+	return Decide(o, limits, now), true
+}
+
+// Remember keeps the ban that outcome o, decided for caller at now, says is running.
+func (b *Bans) Remember(caller string, limits plan.Limits, o Outcome, now time.Time) {
+	if o.BannedUntil.IsZero() || !now.Before(o.BannedUntil) {
+		return
+	}
+	minuteEnd, dayEnd := WindowEnds(now)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.m) >= b.max {
+		for c, x := range b.m { // the ended ones go first
+			if !now.Before(x.until) {
+				delete(b.m, c)
+			}
+		}
+		if len(b.m) >= b.max {
+			return
+		}
+	}
+	b.m[caller] = ban{limits: limits, until: o.BannedUntil, minuteCount: o.MinuteCount, dayCount: o.DayCount,
+		minuteEnd: minuteEnd, dayEnd: dayEnd}
+}
