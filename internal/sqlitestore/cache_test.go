@@ -128,8 +128,10 @@ func checkFreshness(t *testing.T, path string, keys []string, write writeFunc) {
 				t.Fatalf("round %d: the key not revoked is gone", i)
 			}
 		case 1:
-			if get(int64(i)) != order.StatusPending || get(int64(i)) != order.StatusPending {
-				t.Fatalf("round %d: order %d is not pending before the cancel", i, i)
+			for range 2 { // the second read is the cache's
+				if get(int64(i)) != order.StatusPending {
+					t.Fatalf("round %d: order %d is not pending before the cancel", i, i)
+				}
 			}
 			write(t, "cancel", strconv.Itoa(i))
 			if got := version(); got == v {
@@ -140,8 +142,10 @@ func checkFreshness(t *testing.T, path string, keys []string, write writeFunc) {
 			}
 		case 2:
 			id := int64(1000 + i)
-			if get(id) != "" || get(id) != "" {
-				t.Fatalf("round %d: order %d exists before its import", i, id)
+			for range 2 { // the second read is the cache's
+				if get(id) != "" {
+					t.Fatalf("round %d: order %d exists before its import", i, id)
+				}
 			}
 			write(t, "import", strconv.Itoa(1000+i))
 			if got := get(id); got != order.StatusPending {
