@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
@@ -68,8 +69,8 @@ type SecretStore interface {
 type Codec struct {
 	store SecretStore
 
-	mu     sync.Mutex
-	secret []byte
+	secret  atomic.Pointer[[]byte] // the secret in use; nil until the store's is read
+	reading sync.Mutex             // one read of the store at a time
 }
 
 // New returns a Codec with a fixed secret of at least MinSecretLen bytes.
@@ -77,7 +78,10 @@ func New(secret []byte) (*Codec, error) {
 	if len(secret) < MinSecretLen {
 		return nil, fmt.Errorf("page token secret: %d bytes, want at least %d", len(secret), MinSecretLen)
 	}
-	return &Codec{secret: slices.Clone(secret)}, nil
+	c := &Codec{}
+	fixed := slices.Clone(secret)
+	c.secret.Store(&fixed)
+	return c, nil
 }
 
 // FromStore returns a Codec whose secret is the one store holds.
@@ -138,10 +142,14 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 // current returns the secret to use: the fixed one, or the store's, read when none is known
 // yet or when the known one is stale (it failed to verify a token).
 func (c *Codec) current(ctx context.Context, stale []byte) ([]byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.store == nil || (c.secret != nil && (stale == nil || !slices.Equal(c.secret, stale))) {
-		return c.secret, nil
+	// The common case, on every find, without a lock: a secret is known and not known stale.
+	if p := c.secret.Load(); p != nil && (c.store == nil || stale == nil || !slices.Equal(*p, stale)) {
+		return *p, nil
+	}
+	c.reading.Lock()
+	defer c.reading.Unlock()
+	if p := c.secret.Load(); p != nil && (stale == nil || !slices.Equal(*p, stale)) {
+		return *p, nil // read by another request while this one waited
 	}
 	secret, err := c.store.PageTokenSecret(ctx)
 	if err != nil {
@@ -150,7 +158,7 @@ func (c *Codec) current(ctx context.Context, stale []byte) ([]byte, error) {
 	if len(secret) < MinSecretLen {
 		return nil, fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
 	}
-	c.secret = secret
+	c.secret.Store(&secret)
 	return secret, nil
 }
 
