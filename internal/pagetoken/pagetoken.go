@@ -35,6 +35,8 @@ const (
 	digestLen = 16
 	macLen    = 16
 	tokenLen  = 1 + 8 + digestLen + macLen
+	// encodedLen is the length of every token's text: base64url of tokenLen bytes, unpadded.
+	encodedLen = (tokenLen*8 + 5) / 6
 )
 
 // MinSecretLen is the fewest bytes a secret may have: 32, the size of HMAC-SHA256's output.
@@ -111,6 +113,11 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 // reason (ErrMalformed, ErrOtherVersion, ErrAltered or ErrOtherFilter); any other error is
 // the secret store's.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
+	// The length first: the decoder skips CR and LF wherever they are, so a token with one
+	// would otherwise read as the token without it.
+	if len(token) != encodedLen {
+		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
+	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) != tokenLen {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
