@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,7 +53,12 @@ func orderdProcess(t *testing.T, args ...string) (string, string) {
 // returns its base URL; the process is killed when the test ends, if it still runs.
 func serveProcess(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := orderdCommand(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	return startServing(t, orderdCommand(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...))
+}
+
+// startServing starts cmd, an `orderd serve` on a free loopback port, as serveProcess does.
+func startServing(t *testing.T, cmd *exec.Cmd) (string, *exec.Cmd) {
+	t.Helper()
 	logs, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -190,5 +197,38 @@ func TestCommandsWhileServing(t *testing.T) {
 	}
 	if status, _ := request(t, "GET", base, "/v1/store/orders", other); status != 200 {
 		t.Fatalf("the key not revoked: %d", status)
+	}
+}
+
+// TestServePacesTheCollector: the process paces its collector (internal/gcpace) unless GOGC
+// is in its environment, as go_gc_gogc_percent in /metrics shows.
+func TestServePacesTheCollector(t *testing.T) {
+	gogc := func(t *testing.T, env ...string) string {
+		t.Helper()
+		db := filepath.Join(t.TempDir(), "o.db")
+		orderdProcess(t, "keys", "create", "--plan", "free", "--name", "gc", "--db", db) // makes the file
+		cmd := orderdCommand("serve", "--addr", "127.0.0.1:0", "--db", db)
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") })
+		cmd.Env = append(cmd.Env, env...)
+		base, _ := startServing(t, cmd)
+		res, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "go_gc_gogc_percent "); ok {
+				return v
+			}
+		}
+		t.Fatal("no go_gc_gogc_percent in /metrics")
+		return ""
+	}
+	if g, err := strconv.Atoi(gogc(t)); err != nil || g <= 100 {
+		t.Errorf("GOGC unset: go_gc_gogc_percent %d (%v), want the pacer's, above Go's 100", g, err)
+	}
+	if g := gogc(t, "GOGC=100"); g != "100" {
+		t.Errorf("GOGC=100: go_gc_gogc_percent %s, want the operator's 100", g)
 	}
 }
