@@ -129,12 +129,6 @@ func httpErrorProblem(he *echo.HTTPError) *problem {
 	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal}
 }
 
-// errorBody is the Error object of err, for handlers that answer with a typed response.
-func errorBody(err error) gen.Error {
-	p := problemFor(err)
-	return gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}
-}
-
 // errorHandler renders every error that reaches echo, from handlers, middleware, the router
 // or a recovered panic, as an Error object. observe calls it, so that the status is known to
 // the access line; the headers every answer of the route carries are written by observe's

@@ -27,18 +27,14 @@ type Server struct {
 	obs    Observer
 }
 
-// CancelOrder cancels a pending order (see cancel), in version 1's response types.
+// CancelOrder cancels a pending order (see cancel). A refusal (404, 409) is returned as the
+// error it is, and rendered by errorHandler from the one error table (errors.go), like every
+// other Error answer: the generated 404 and 409 responses would encode the same object.
 func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObject) (gen.CancelOrderResponseObject, error) {
-	err := s.cancel(ctx, req.OrderId)
-	switch {
-	case err == nil:
-		return gen.CancelOrder204Response{}, nil
-	case errors.Is(err, order.ErrNotFound):
-		return gen.CancelOrder404JSONResponse{OrderNotFoundJSONResponse: gen.OrderNotFoundJSONResponse{Body: errorBody(err)}}, nil
-	case errors.Is(err, order.ErrAlreadyShipped):
-		return gen.CancelOrder409JSONResponse{OrderAlreadyShippedJSONResponse: gen.OrderAlreadyShippedJSONResponse{Body: errorBody(err)}}, nil
+	if err := s.cancel(ctx, req.OrderId); err != nil {
+		return nil, err
 	}
-	return nil, err
+	return gen.CancelOrder204Response{}, nil
 }
 
 // cancel is the cancel operation of every version: it cancels a pending order (see
@@ -75,18 +71,18 @@ func (s *Server) GetOpenAPIDocument(context.Context, gen.GetOpenAPIDocumentReque
 
 // GetPetById answers a pet until the sunset date, and 410 from then on. The declared
 // Deprecation, Sunset and Link headers are left zero here, like the rate-limit ones: observe's
-// header hook writes them on every answer of the route, these and the errors alike.
+// header hook writes them on every answer of the route, these and the errors alike. A refusal
+// is rendered by errorHandler, as every Error answer is.
 func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject) (gen.GetPetByIdResponseObject, error) {
 	if s.sunset.Passed(s.now()) {
-		return gen.GetPetById410JSONResponse{EndpointSunsetJSONResponse: gen.EndpointSunsetJSONResponse{Body: errorBody(errSunset)}}, nil
+		return nil, errSunset
 	}
 	p, err := s.pets.Pet(ctx, req.PetId)
 	switch {
 	case err == nil:
 		return gen.GetPetById200JSONResponse{Body: toAPIPet(p)}, nil
 	case errors.Is(err, order.ErrPetNotFound):
-		body := errorBody(fmt.Errorf("pet %d: %w", req.PetId, err))
-		return gen.GetPetById404JSONResponse{PetNotFoundJSONResponse: gen.PetNotFoundJSONResponse{Body: body}}, nil
+		return nil, fmt.Errorf("pet %d: %w", req.PetId, err)
 	}
 	return nil, err
 }

@@ -28,25 +28,18 @@ func (s *ServerV2) GetOrder(ctx context.Context, req genv2.GetOrderRequestObject
 	case err == nil:
 		return genv2.GetOrder200JSONResponse{Body: toAPIOrderV2(o)}, nil
 	case errors.Is(err, order.ErrNotFound):
-		body := errorBodyV2(orderError(req.OrderId, err))
-		return genv2.GetOrder404JSONResponse{OrderNotFoundJSONResponse: genv2.OrderNotFoundJSONResponse{Body: body}}, nil
+		return nil, orderError(req.OrderId, err) // 404, rendered by errorHandler
 	}
 	return nil, err
 }
 
-// CancelOrder cancels a pending order as version 1 does (Server.cancel), in version 2's
-// response types.
+// CancelOrder cancels a pending order as version 1 does (Server.cancel); a refusal is
+// rendered by errorHandler, as version 1's is.
 func (s *ServerV2) CancelOrder(ctx context.Context, req genv2.CancelOrderRequestObject) (genv2.CancelOrderResponseObject, error) {
-	err := s.v1.cancel(ctx, req.OrderId)
-	switch {
-	case err == nil:
-		return genv2.CancelOrder204Response{}, nil
-	case errors.Is(err, order.ErrNotFound):
-		return genv2.CancelOrder404JSONResponse{OrderNotFoundJSONResponse: genv2.OrderNotFoundJSONResponse{Body: errorBodyV2(err)}}, nil
-	case errors.Is(err, order.ErrAlreadyShipped):
-		return genv2.CancelOrder409JSONResponse{OrderAlreadyShippedJSONResponse: genv2.OrderAlreadyShippedJSONResponse{Body: errorBodyV2(err)}}, nil
+	if err := s.v1.cancel(ctx, req.OrderId); err != nil {
+		return nil, err
 	}
-	return nil, err
+	return genv2.CancelOrder204Response{}, nil
 }
 
 // GetOpenAPIDocument serves openapi-v2.yaml as it is embedded in the binary.
@@ -55,12 +48,6 @@ func (s *ServerV2) GetOpenAPIDocument(context.Context, genv2.GetOpenAPIDocumentR
 		Body:          bytes.NewReader(orderd.OpenAPIV2),
 		ContentLength: int64(len(orderd.OpenAPIV2)),
 	}, nil
-}
-
-// errorBodyV2 is the Error object of err in version 2's type: the same object as version 1's.
-func errorBodyV2(err error) genv2.Error {
-	e := errorBody(err)
-	return genv2.Error{Code: genv2.ErrorCode(e.Code), Message: e.Message, Status: e.Status}
 }
 
 // toAPIOrderV2 converts a domain order to version 2's type; the schema requires every field.
