@@ -109,7 +109,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
 	}
-	if len(res) != 2 {
+	if len(res) != 4 {
 		return order.Order{}, false, fmt.Errorf("cancel.lua returned %d values", len(res))
 	}
 	outcome, _ := res[0].(string)
