@@ -24,22 +24,58 @@ import (
 // what the round trip holds: the limiter's script (EVALSHA) and the two reads of the
 // versions (MGET), and nothing else.
 func TestOneRoundTripPerListRequest(t *testing.T) {
+	in, proxy, key := countedInstance(t)
+	wantOneRoundTripEach(t, in, proxy, key, "GET", "/v1/store/orders", 200)
+}
+
+// TestOneRoundTripPerCancelThatChangesNothing: a cancel of an unknown, a shipped or a
+// cancelled order, in either version, costs one round trip too, counted the same way, while
+// the orders do not change: the instance answers it from what an earlier cancel.lua found at
+// the orders' version that this round trip reads (redisstore's outcomeCache).
+func TestOneRoundTripPerCancelThatChangesNothing(t *testing.T) {
+	in, proxy, key := countedInstance(t)
+	for _, tc := range []struct {
+		name, path string
+		status     int
+	}{
+		{"Unknown", "/v1/store/orders/4242", 404},
+		{"Shipped", "/v1/store/orders/2", 409},
+		{"Cancelled", "/v1/store/orders/3", 204},
+		{"UnknownV2", "/v2/store/orders/4242", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantOneRoundTripEach(t, in, proxy, key, "DELETE", tc.path, tc.status)
+		})
+	}
+}
+
+// countedInstance starts an instance that talks to Redis through a roundTripCounter, with a
+// key of its deployment.
+func countedInstance(t *testing.T) (*instance, *roundTripCounter, string) {
+	t.Helper()
 	srv := redistest.Start(t)
 	d := newDeployment(t, srv, nil)
 	proxy := countRoundTrips(t, srv.Addr)
 	d.cfg.Store.RedisURL = "redis://" + proxy.addr
 	key := d.key(t, "counted", plan.Business)
-	in := d.instance(t, service.FallbackFail)
-	for range 2 { // the key and the list, read once
-		in.do(t, "GET", "/v1/store/orders", key)
+	return d.instance(t, service.FallbackFail), proxy, key
+}
+
+// wantOneRoundTripEach sends the request twice (the key and what the request reads are then
+// read once), then n times, each answered status, and checks that each of those costs one
+// round trip holding the limiter's script and the two versions' reads only.
+func wantOneRoundTripEach(t *testing.T, in *instance, proxy *roundTripCounter, key, method, path string, status int) {
+	t.Helper()
+	for range 2 {
+		in.do(t, method, path, key)
 	}
 
-	stop := monitor(t, d.redis.Addr)
+	stop := monitor(t, proxy.redisAddr)
 	before := proxy.roundTrips.Load()
 	const n = 50
 	for range n {
-		if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
-			t.Fatalf("status %d", res.StatusCode)
+		if res, _ := in.do(t, method, path, key); res.StatusCode != status {
+			t.Fatalf("status %d; want %d", res.StatusCode, status)
 		}
 	}
 	trips := proxy.roundTrips.Load() - before
@@ -56,18 +92,19 @@ func TestOneRoundTripPerListRequest(t *testing.T) {
 		counts[strings.ToLower(cmd)]++
 	}
 	if trips != n {
-		t.Errorf("%d list requests made %d round trips; want one each", n, trips)
+		t.Errorf("%d requests %s %s made %d round trips; want one each", n, method, path, trips)
 	}
 	if len(counts) != 2 || counts["evalsha"] != n || counts["mget"] != 2*n {
-		t.Errorf("%d list requests sent %v; want each the limiter's script and the two versions' reads:\n%s",
-			n, counts, strings.Join(fromClients[:min(10, len(fromClients))], "\n"))
+		t.Errorf("%d requests %s %s sent %v; want each the limiter's script and the two versions' reads:\n%s",
+			n, method, path, counts, strings.Join(fromClients[:min(10, len(fromClients))], "\n"))
 	}
 }
 
 // roundTripCounter is a TCP proxy to Redis that counts round trips (see
 // TestOneRoundTripPerListRequest).
 type roundTripCounter struct {
-	addr       string
+	addr       string // the proxy's
+	redisAddr  string // Redis's
 	roundTrips atomic.Int64
 }
 
@@ -77,7 +114,7 @@ func countRoundTrips(t *testing.T, redisAddr string) *roundTripCounter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &roundTripCounter{addr: ln.Addr().String()}
+	p := &roundTripCounter{addr: ln.Addr().String(), redisAddr: redisAddr}
 	var wg sync.WaitGroup
 	t.Cleanup(func() { ln.Close(); wg.Wait() })
 	wg.Add(1)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
@@ -126,6 +127,63 @@ func TestCancelsAcrossInstances(t *testing.T) {
 	}
 	if res, _ := b.do(t, "DELETE", "/v1/store/orders/2", key); res.StatusCode != 409 {
 		t.Fatalf("shipped: %d", res.StatusCode)
+	}
+}
+
+// TestCancelAnsweredFromMemoryFollowsEveryWrite: a cancel that changes nothing is answered
+// by an instance from what it found before (TestOneRoundTripPerCancelThatChangesNothing),
+// but never once another writer changed the orders: an order imported after a's 404 is
+// cancelled by a's next request; one then cancelled through b is "already cancelled" on a;
+// and after an unrelated change a still answers what Redis holds.
+func TestCancelAnsweredFromMemoryFollowsEveryWrite(t *testing.T) {
+	d := newDeployment(t, redistest.Start(t), nil)
+	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	key := d.key(t, "retrier", plan.Business)
+	ctx := context.Background()
+	ship := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	cancel := func(in *instance, id int64, want int) {
+		t.Helper()
+		if res, body := in.do(t, "DELETE", "/v1/store/orders/"+strconv.FormatInt(id, 10), key); res.StatusCode != want {
+			t.Fatalf("cancel %d: %d %s; want %d", id, res.StatusCode, body, want)
+		}
+	}
+	outcome := func(name string) float64 {
+		return a.metric(t, `orderd_cancellations_total{outcome="`+name+`"}`)
+	}
+	imported := func(id int64) {
+		t.Helper()
+		o := order.Order{ID: id, PetID: 7, Quantity: 1, ShipDate: ship, Status: order.StatusPending}
+		if _, err := d.admin.Import(ctx, []order.Order{o}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	cancel(a, 4242, 404)
+	cancel(a, 4242, 404)
+	imported(4242)
+	cancel(a, 4242, 204)
+	if n := outcome("cancelled"); n != 1 {
+		t.Fatalf("a cancelled %v orders; want the imported one", n)
+	}
+
+	cancel(a, 4343, 404)
+	cancel(a, 4343, 404)
+	imported(4343)
+	cancel(b, 4343, 204)
+	before := outcome("already_cancelled")
+	cancel(a, 4343, 204)
+	if n := outcome("already_cancelled") - before; n != 1 || outcome("cancelled") != 1 {
+		t.Fatalf("a answered %v already cancelled, %v cancelled; want the order cancelled through b already cancelled", n, outcome("cancelled"))
+	}
+
+	cancel(a, 2, 409)
+	cancel(a, 4444, 404)
+	cancel(b, 1, 204) // another order: the orders' version moves
+	cancel(a, 2, 409)
+	cancel(a, 4444, 404)
+	cancel(a, 3, 204)
+	if outcome("cancelled") != 1 || outcome("shipped") != 2 || outcome("not_found") != 6 {
+		t.Fatalf("a's outcomes: %v cancelled, %v shipped, %v not found; want 1, 2, 6", outcome("cancelled"), outcome("shipped"), outcome("not_found"))
 	}
 }
 

@@ -4,26 +4,34 @@
 -- KEYS: status hash, version counter, data hash, generation, by-status:pending,
 -- by-status:cancelled.
 -- ARGV: order id, a new generation (set with the change), the id's index member (index.go).
--- Returns {outcome, data}: outcome is "cancelled" (this call moved it), "already-cancelled",
--- "shipped", "missing" (neither hash has the id), or "no-data" / "no-status" (one of the two
--- halves of the order is missing: the order does not exist, and nothing is written).
+-- Returns {outcome, data, counter, generation}: outcome is "cancelled" (this call moved it),
+-- "already-cancelled", "shipped", "missing" (neither hash has the id), or "no-data" /
+-- "no-status" (one of the two halves of the order is missing: the order does not exist, and
+-- nothing is written). counter and generation are the orders' version as the script leaves
+-- it, read in the same atomic step (after the change, when there is one): the outcome is
+-- the id's state at that version, which Orders keeps for it (orders.go). They are read with
+-- MGET, as the limiter's round trip reads them, so that both reads of one version agree (a
+-- missing key is false, and so is one of another type, where GET would fail the script).
 local status = redis.call('HGET', KEYS[1], ARGV[1])
 local data = redis.call('HGET', KEYS[3], ARGV[1])
+local outcome
 if not status and not data then
-  return {'missing', false}
+  outcome = 'missing'
 elseif not data then
-  return {'no-data', false}
+  outcome = 'no-data'
 elseif not status then
-  return {'no-status', false}
-end
-if status == 'pending' then
+  outcome = 'no-status'
+elseif status == 'pending' then
   redis.call('HSET', KEYS[1], ARGV[1], 'cancelled')
   redis.call('ZREM', KEYS[5], ARGV[3])
   redis.call('ZADD', KEYS[6], 0, ARGV[3])
   redis.call('INCR', KEYS[2])
   redis.call('SET', KEYS[4], ARGV[2])
-  return {'cancelled', data}
+  outcome = 'cancelled'
 elseif status == 'cancelled' then
-  return {'already-cancelled', data}
+  outcome = 'already-cancelled'
+else
+  outcome = status
 end
-return {status, data}
+local version = redis.call('MGET', KEYS[2], KEYS[4])
+return {outcome, data, version[1], version[2]}

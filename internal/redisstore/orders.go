@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,11 +20,14 @@ import (
 var _ order.Store = (*Orders)(nil)
 
 // Orders is an order.Store and an order.Finder in Redis: a hash of order data and a hash of
-// statuses, by id, and sorted sets of the ids that index them (index.go). It keeps nothing
-// between requests but the orders it has reported half-written (halves).
+// statuses, by id, and sorted sets of the ids that index them (index.go). Between requests it
+// keeps the orders it has reported half-written (halves) and what cancels that changed
+// nothing found, for one version of the orders (outcomes; outcomes.go says why answering
+// from it is exact).
 type Orders struct {
 	conn
-	halves halfRecords
+	halves   halfRecords
+	outcomes atomic.Pointer[outcomeCache]
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
@@ -98,8 +102,15 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	return v.id(), nil
 }
 
-// Cancel runs cancel.lua: the check and the change are one atomic step in Redis.
+// Cancel runs cancel.lua: the check and the change are one atomic step in Redis. A cancel
+// that would change nothing is answered without it when the request's round trip read the
+// orders' version and a cancel of id found its outcome at that very version (outcomeCache).
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
+	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
+		if o, ok := s.outcomes.Load().at(c.orders, id); ok {
+			return o.order, false, o.err
+		}
+	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	field := strconv.FormatInt(id, 10)
@@ -109,25 +120,42 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
 	}
-	if len(res) != 2 {
+	if len(res) != 4 {
 		return order.Order{}, false, fmt.Errorf("cancel.lua returned %d values", len(res))
 	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
+	// The version the outcome holds at. A version without a generation (Redis lost it) is
+	// not one a request can carry, and a counter that is no number not one it can parse: the
+	// outcome is answered and not kept.
+	v, verr := parseVersion(res[2:4])
+	keep := func(o cancelOutcome) {
+		if verr == nil {
+			s.keepOutcome(v, id, o)
+		}
+	}
 	switch outcome {
 	case "missing":
+		keep(cancelOutcome{err: order.ErrNotFound})
 		return order.Order{}, false, order.ErrNotFound
 	case "no-data", "no-status":
 		s.halves.report(field, outcome)
+		keep(cancelOutcome{err: order.ErrNotFound})
 		return order.Order{}, false, order.ErrNotFound
 	case "cancelled", "already-cancelled":
 		o, err := decodeOrder(field, data, string(order.StatusCancelled))
+		if err == nil {
+			// After this call's change too: the version is the one the change set, at
+			// which the order is cancelled already.
+			keep(cancelOutcome{order: o})
+		}
 		return o, outcome == "cancelled", err
 	case string(order.StatusShipped):
 		o, err := decodeOrder(field, data, outcome)
 		if err != nil {
 			return o, false, err
 		}
+		keep(cancelOutcome{order: o, err: order.ErrAlreadyShipped})
 		return o, false, order.ErrAlreadyShipped
 	}
 	return order.Order{}, false, fmt.Errorf("order %s has status %q in redis", field, outcome)
