@@ -7,6 +7,9 @@
 # the figures beside it those of that round. It uses run.sh's variables: $R, $ROUNDS, $ceil,
 # $emb, $red, $KEY_EMB, $KEY_RED, $CONNECTIONS, $work. Progress goes to stderr.
 FIXED_DURATION=${FIXED_DURATION:-5s}
+# FIXED_P99[embedded|redis]: the median ratio of orderd's p99 to the ceiling's, for run.sh's
+# table of targets.
+declare -A FIXED_P99
 
 fixed_rate() {
   CGO_ENABLED=0 go build -trimpath -o "$work/openload" ./bench/openload
@@ -36,6 +39,7 @@ fixed_rate() {
   # Each orderd row comes after the ceiling's row of the same round, the round of its median.
   for target in embedded redis; do
     ratio=$(echo "${P99R[$target]}" | tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    FIXED_P99[$target]=$ratio
     r=$(fixed_rate_round "$ratio" ${P99R[$target]})
     fixed_rate_row "ceiling (round $r)" "${F[$r,ceiling]}" 1.00 ""
     fixed_rate_row "$target" "${F[$r,$target]}" "$ratio" "${P99R[$target]}"

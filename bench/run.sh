@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-5s}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 CONNECTIONS=${CONNECTIONS:-32}
 ORDERS=${ORDERS:-100}
 # The sizes of the at-scale sections (v1's list and v2's pages); SIZES=10000,100000 for a
@@ -115,6 +115,8 @@ median_round() {
 }
 
 field() { echo "${R[$1,$2,$3]}" | cut -d' ' -f"$4"; }
+# met FIGURE OP BOUND: "yes" or "no", as FIGURE OP BOUND holds (OP is >= or <=).
+met() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? (a + 0 >= b + 0) : (a + 0 <= b + 0); print (a != "" && ok) ? "yes" : "**no**" }'; }
 
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 {
@@ -161,6 +163,19 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "a free connection is the server's (bench/fixed_rate.sh). Target (issue 13): orderd's p99 ≤ 2 × the ceiling's."
   echo
   fixed_rate
+  echo
+  echo "## Issue 13's targets in this run"
+  echo
+  echo "Each figure is the median above; a target is met when the median is."
+  echo
+  echo "| target | embedded | met | Redis | met |"
+  echo "|---|---:|---|---:|---|"
+  for entry in "list:0.8:0.5" "notfound:0.6:0.4" "nokey:0.6:0.4"; do
+    IFS=: read -r name want_emb want_red <<< "$entry"
+    e=$(echo "${RATIOS[$name,embedded]}" | median); r=$(echo "${RATIOS[$name,redis]}" | median)
+    echo "| $name: ratio to the ceiling ≥ $want_emb (embedded), ≥ $want_red (Redis) | $e | $(met "$e" ">=" "$want_emb") | $r | $(met "$r" ">=" "$want_red") |"
+  done
+  echo "| p99 at half the ceiling's rate ≤ 2 × the ceiling's p99 | ${FIXED_P99[embedded]} × | $(met "${FIXED_P99[embedded]}" "<=" 2) | ${FIXED_P99[redis]} × | $(met "${FIXED_P99[redis]}" "<=" 2) |"
   echo
   echo "## Redis per request"
   echo
