@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -35,12 +36,17 @@ const maxBatchGroups = 128
 //     that came before any command was sent (WRONGPASS or NOAUTH while connecting), which
 //     read as empty replies; do puts such an error on every command of the pipeline, so
 //     each request classifies it as it would its own.
-//   - The bound on a call: a waiter stops waiting when its call's context ends (the
-//     request's own, or our timeout), without touching the batch, which runs under a
-//     context of its own bounded by the same timeout. So a client that hangs up while its
-//     commands sit in a shared batch fails nothing but its own wait. A request whose context
-//     ended before its batch left is not sent at all; once sent, its commands run (as they
-//     would on a connection of its own) and their result is dropped.
+//   - The bound on a call: each group is due back within timeout of when it was queued.
+//     A batch runs under a context of its own whose deadline is the earliest of its
+//     groups', and a group still queued when its time is up is not sent but fails as a
+//     timeout (an outage, for classify). Batches leave in the order their groups were
+//     queued, so a batch in flight is due no later than any group queued behind it: every
+//     group ends within its bound with one timer per batch, not one per request. A waiter
+//     also stops waiting when its own context ends (the client hung up), without touching
+//     the batch: a client that hangs up while its commands sit in a shared batch fails
+//     nothing but its own wait. A request whose context ended before its batch left is not
+//     sent at all; once sent, its commands run (as they would on a connection of their
+//     own) and their result is dropped.
 //   - Shutdown: closing the client fails the pipeline in flight and every later one
 //     (redis: client is closed), so each waiting request ends with an outage error; the
 //     flushing goroutine ends once the queue is empty.
@@ -55,10 +61,11 @@ type batcher struct {
 
 // batchGroup is one request's commands, sent together.
 type batchGroup struct {
-	ctx  context.Context // the request's call; a group whose call ended is not sent
+	ctx  context.Context // the request's; a group whose request ended is not sent
+	due  time.Time       // queued + timeout: the group's results, or its timeout, by then
 	cmds []redis.Cmder
 	sent bool          // set before done is closed
-	done chan struct{} // closed once every command sent holds its result
+	done chan struct{} // closed once every command holds its result (or its timeout)
 }
 
 func newBatcher(rdb any, timeout time.Duration) *batcher {
@@ -69,11 +76,13 @@ func newBatcher(rdb any, timeout time.Duration) *batcher {
 	return &batcher{rdb: p, timeout: timeout}
 }
 
-// do sends cmds in the next batch and waits for their results, or for ctx to end. It returns
-// ctx's error when ctx ended first: the commands must then not be read (their batch may
-// still be running). Otherwise each command holds its own result, error included.
+// do sends cmds in the next batch and waits for their results, or for ctx to end; the batch
+// bounds the wait by the batcher's timeout (see batcher), so ctx needs no deadline of its
+// own. It returns ctx's error when ctx ended first: the commands must then not be read
+// (their batch may still be running). Otherwise each command holds its own result, error
+// included: errBatchTimeout when the bound passed before its batch could leave.
 func (b *batcher) do(ctx context.Context, cmds ...redis.Cmder) error {
-	g := &batchGroup{ctx: ctx, cmds: cmds, done: make(chan struct{})}
+	g := &batchGroup{ctx: ctx, due: time.Now().Add(b.timeout), cmds: cmds, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, g)
 	start := !b.flushing
@@ -84,7 +93,7 @@ func (b *batcher) do(ctx context.Context, cmds ...redis.Cmder) error {
 	}
 	select {
 	case <-g.done:
-		if !g.sent {
+		if !g.sent && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return nil
@@ -92,6 +101,9 @@ func (b *batcher) do(ctx context.Context, cmds ...redis.Cmder) error {
 		return ctx.Err()
 	}
 }
+
+// errBatchTimeout is the error of a command whose group's bound passed while it was queued.
+var errBatchTimeout = fmt.Errorf("%w (queued behind a batch in flight)", errCallTimeout)
 
 // flush sends the queue, batch after batch, until it is empty.
 func (b *batcher) flush() {
@@ -111,19 +123,30 @@ func (b *batcher) flush() {
 	}
 }
 
-// send runs the commands of q's groups whose calls are still waiting in one pipeline, and
-// wakes every group of q.
+// send runs the commands of q's groups whose requests are still waiting, and whose bound has
+// not passed, in one pipeline due when the earliest of them is; it wakes every group of q.
 func (b *batcher) send(q []*batchGroup) {
 	var cmds []redis.Cmder
+	var due time.Time
+	now := time.Now()
 	for _, g := range q {
 		if g.ctx.Err() != nil {
 			continue // gone: not sent, so not counted
 		}
+		if !now.Before(g.due) {
+			for _, c := range g.cmds {
+				c.SetErr(errBatchTimeout) // not sent: an outage for this request
+			}
+			continue
+		}
 		g.sent = true
 		cmds = append(cmds, g.cmds...)
+		if due.IsZero() || g.due.Before(due) {
+			due = g.due
+		}
 	}
 	if len(cmds) > 0 {
-		ctx, cancel := context.WithTimeoutCause(context.Background(), b.timeout, errCallTimeout)
+		ctx, cancel := context.WithDeadlineCause(context.Background(), due, errCallTimeout)
 		_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, c := range cmds {
 				_ = p.Process(ctx, c)
@@ -160,7 +183,7 @@ func stampPipelineError(cmds []redis.Cmder, err error) {
 }
 
 // runScript runs script through b when there is one (rdb otherwise), within ctx. A Redis
-// that does not hold the script yet gets it with EVAL on rdb, once.
+// that does not hold the script yet gets it with EVAL on rdb, once, within b's timeout.
 func runScript(ctx context.Context, b *batcher, rdb redis.Scripter, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	if b == nil {
 		return script.Run(ctx, rdb, keys, args...)
@@ -170,9 +193,17 @@ func runScript(ctx context.Context, b *batcher, rdb redis.Scripter, script *redi
 		return failedCmd(ctx, err)
 	}
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return script.Eval(ctx, rdb, keys, args...)
+		return b.eval(ctx, rdb, script, keys, args...)
 	}
 	return cmd
+}
+
+// eval runs script with EVAL, outside the batch, within the batcher's timeout: for a Redis
+// that does not hold the script yet.
+func (b *batcher) eval(ctx context.Context, rdb redis.Scripter, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	ctx, cancel := callContext(ctx, b.timeout)
+	defer cancel()
+	return script.Eval(ctx, rdb, keys, args...)
 }
 
 // evalShaCmd is script's EVALSHA, not sent.

@@ -110,3 +110,57 @@ func TestClosingTheClientFailsWaitingRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuedRequestsEndWithinTheirTimeout: a request queued behind a pipeline that Redis does
+// not answer ends, as an outage, within the limiter's timeout of its own start: its batch is
+// due when its earliest request is, not a timeout after it leaves (batch.go), and no request
+// carries a timer of its own.
+func TestQueuedRequestsEndWithinTheirTimeout(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	const timeout = time.Second
+	l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
+	if _, err := l.Allow(context.Background(), "key:a", limits); err != nil { // connected, script loaded
+		t.Fatal(err)
+	}
+	srv.Pause(t)
+	defer srv.Resume(t)
+	type result struct {
+		took time.Duration
+		err  error
+	}
+	allow := func(results chan<- result) {
+		start := time.Now()
+		_, err := l.Allow(store.Begin(context.Background()), "key:a", limits)
+		results <- result{time.Since(start), err}
+	}
+	first := make(chan result, 1)
+	go allow(first) // in flight, unanswered
+	time.Sleep(100 * time.Millisecond)
+	const queued = 10
+	rest := make(chan result, queued)
+	for range queued {
+		go allow(rest) // queued behind it: due 1.1 s from the first's start
+	}
+	// A queued request sent only once the first batch fails, with a timeout from then, would
+	// end 1.9 s after its start; within its bound, it ends 1 s after.
+	const slack = 400 * time.Millisecond
+	check := func(r result) {
+		t.Helper()
+		if !errors.Is(r.err, store.ErrUnavailable) {
+			t.Errorf("%v; want store.ErrUnavailable", r.err)
+		}
+		if r.took > timeout+slack {
+			t.Errorf("ended %v after it began; want within the timeout, %v", r.took, timeout)
+		}
+	}
+	check(<-first)
+	for range queued {
+		check(<-rest)
+	}
+}

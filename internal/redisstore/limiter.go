@@ -105,8 +105,14 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
 		return l.fallback(ctx, caller, limits)
 	}
-	callCtx, cancel := callContext(ctx, l.o.Timeout)
-	defer cancel()
+	// A batched call is bounded by the batch (batch.go), which needs no timer per request;
+	// a call of its own is bounded here.
+	callCtx := ctx
+	if l.batch == nil {
+		var cancel context.CancelFunc
+		callCtx, cancel = callContext(ctx, l.o.Timeout)
+		defer cancel()
+	}
 	keys := []string{l.key(caller)}
 	args := []any{strconv.FormatInt(now.UnixMilli(), 10), limits.PerMinute, limits.PerDay,
 		l.o.Ban.After, l.o.Ban.For.Milliseconds()}
@@ -165,7 +171,7 @@ func (l *Limiter) runWithVersions(ctx context.Context, c *carried, keys []string
 		}
 	}
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return rateScript.Eval(ctx, l.rdb, keys, args...)
+		return l.batch.eval(ctx, l.rdb, rateScript, keys, args...)
 	}
 	return cmd
 }
