@@ -148,8 +148,9 @@ func TestQueuedRequestsEndWithinTheirTimeout(t *testing.T) {
 		go allow(rest) // queued behind it: due 1.1 s from the first's start
 	}
 	// A queued request sent only once the first batch fails, with a timeout from then, would
-	// end 1.9 s after its start; within its bound, it ends 1 s after.
-	const slack = 400 * time.Millisecond
+	// end 1.9 s after its start; within its bound, it ends 1 s after. The slack is for a
+	// machine that other tests load.
+	const slack = 700 * time.Millisecond
 	check := func(r result) {
 		t.Helper()
 		if !errors.Is(r.err, store.ErrUnavailable) {
