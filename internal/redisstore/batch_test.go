@@ -72,18 +72,7 @@ func TestSharedPipelinesStayExact(t *testing.T) {
 // TestClosingTheClientFailsWaitingRequests: requests queued behind a pipeline that Redis does
 // not answer end with an outage as soon as the client is closed, not at their timeout.
 func TestClosingTheClientFailsWaitingRequests(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Timeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
-	if _, err := l.Allow(context.Background(), "key:a", limits); err != nil { // connected, script loaded
-		t.Fatal(err)
-	}
-	srv.Pause(t)
-	defer srv.Resume(t)
+	l, rdb, limits := limiterOnPausedRedis(t, time.Minute)
 	const n = 20
 	errs := make(chan error, n)
 	for i := range n {
@@ -116,20 +105,9 @@ func TestClosingTheClientFailsWaitingRequests(t *testing.T) {
 // due when its earliest request is, not a timeout after it leaves (batch.go), and no request
 // carries a timer of its own.
 func TestQueuedRequestsEndWithinTheirTimeout(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	defer rdb.Close()
 	const timeout = time.Second
-	l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Timeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
-	if _, err := l.Allow(context.Background(), "key:a", limits); err != nil { // connected, script loaded
-		t.Fatal(err)
-	}
-	srv.Pause(t)
-	defer srv.Resume(t)
+	l, rdb, limits := limiterOnPausedRedis(t, timeout)
+	defer rdb.Close()
 	type result struct {
 		took time.Duration
 		err  error
@@ -164,4 +142,24 @@ func TestQueuedRequestsEndWithinTheirTimeout(t *testing.T) {
 	for range queued {
 		check(<-rest)
 	}
+}
+
+// limiterOnPausedRedis is a limiter with timeout on its own client to a redis-server that
+// has answered it once (connected, script loaded) and is then paused (SIGSTOP) until the
+// test ends: what it is sent next is never answered.
+func limiterOnPausedRedis(t *testing.T, timeout time.Duration) (*redisstore.Limiter, *redis.Client, plan.Limits) {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	l, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
+	if _, err := l.Allow(context.Background(), "key:a", limits); err != nil {
+		t.Fatal(err)
+	}
+	srv.Pause(t)
+	t.Cleanup(func() { srv.Resume(t) })
+	return l, rdb, limits
 }
