@@ -76,10 +76,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	// Buffered: a write system call per access line would cost more than the line. Lines
-	// reach stderr within 200ms, and all of them at shutdown.
 	// The collector paced for a small live heap (gcpace); GOGC in the environment wins.
 	defer gcpace.Start(getenv, gcpace.Headroom)()
+	// Buffered: a write system call per access line would cost more than the line. Lines
+	// reach stderr within 200ms, and all of them at shutdown.
 	logOut := logbuf.New(stderr, 200*time.Millisecond)
 	defer logOut.Close()
 	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel}))

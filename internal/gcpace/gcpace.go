@@ -59,16 +59,12 @@ func Percent(live, headroom uint64) int {
 	return int(p)
 }
 
-// Start paces the collector by Headroom unless getenv("GOGC") is set, and returns the
-// function that stops pacing and gives GOGC back the value it had. headroom 0 means
-// Headroom. The collector is the process's: while one pacer runs, another Start changes
+// Start paces the collector by headroom unless getenv("GOGC") is set, and returns the
+// function that stops pacing and gives GOGC back the value it had. The collector is the process's: while one pacer runs, another Start changes
 // nothing (tests run several services in one process).
 func Start(getenv func(string) string, headroom uint64) (stop func()) {
 	if getenv("GOGC") != "" || !running.CompareAndSwap(false, true) {
 		return func() {}
-	}
-	if headroom == 0 {
-		headroom = Headroom
 	}
 	p := &pacer{headroom: headroom}
 	p.sample[0].Name = liveHeap

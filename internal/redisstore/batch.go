@@ -68,11 +68,10 @@ type batchGroup struct {
 	done chan struct{} // closed once every command holds its result (or its timeout)
 }
 
+// newBatcher returns the batcher of rdb's calls. A client that does not pipeline gets one
+// that sends each call alone, bounded by the same timeout (rdb nil in it).
 func newBatcher(rdb any, timeout time.Duration) *batcher {
-	p, ok := rdb.(pipeliner)
-	if !ok {
-		return nil
-	}
+	p, _ := rdb.(pipeliner)
 	return &batcher{rdb: p, timeout: timeout}
 }
 
@@ -182,10 +181,14 @@ func stampPipelineError(cmds []redis.Cmder, err error) {
 	}
 }
 
-// runScript runs script through b when there is one (rdb otherwise), within ctx. A Redis
-// that does not hold the script yet gets it with EVAL on rdb, once, within b's timeout.
-func runScript(ctx context.Context, b *batcher, rdb redis.Scripter, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	if b == nil {
+// runScript runs script within ctx, bounded by b's timeout: queued in the next batch, or in a
+// call of its own on a client that does not pipeline. So a caller bounds nothing itself, and
+// classifies the error with its own ctx. A Redis that does not hold the script yet gets it
+// with EVAL on rdb, once.
+func (b *batcher) runScript(ctx context.Context, rdb redis.Scripter, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if b.rdb == nil {
+		ctx, cancel := callContext(ctx, b.timeout)
+		defer cancel()
 		return script.Run(ctx, rdb, keys, args...)
 	}
 	cmd := evalShaCmd(ctx, script, keys, args...)

@@ -24,7 +24,7 @@ type rediser interface {
 // conn is what every store of this package holds.
 type conn struct {
 	rdb     rediser
-	batch   *batcher // for the hot path's scripts (batch.go); nil sends each call alone
+	batch   *batcher // for the hot path's scripts (batch.go), bounded by timeout
 	k       names
 	timeout time.Duration
 }

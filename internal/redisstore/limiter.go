@@ -46,7 +46,7 @@ type LimiterOptions struct {
 // limiter of the instance's own.
 type Limiter struct {
 	rdb       redis.Scripter
-	batch     *batcher        // nil sends each call alone (batch.go)
+	batch     *batcher        // bounds and batches each decision's round trip (batch.go)
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
 	o         LimiterOptions
 	k         names        // of the versions a request's round trip reads (see Allow)
@@ -105,24 +105,17 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
 		return l.fallback(ctx, caller, limits)
 	}
-	// A batched call is bounded by the batch (batch.go), which needs no timer per request;
-	// a call of its own is bounded here.
-	callCtx := ctx
-	if l.batch == nil {
-		var cancel context.CancelFunc
-		callCtx, cancel = callContext(ctx, l.o.Timeout)
-		defer cancel()
-	}
+	// The batcher bounds the call (batch.go), with no timer per request.
 	keys := []string{l.key(caller)}
 	args := []any{strconv.FormatInt(now.UnixMilli(), 10), limits.PerMinute, limits.PerDay,
 		l.o.Ban.After, l.o.Ban.For.Milliseconds()}
 	var cmd *redis.Cmd
 	if c := carriedOf(ctx, l.o.Prefix); c != nil && !c.read {
-		cmd = l.runWithVersions(callCtx, c, keys, args)
+		cmd = l.runWithVersions(ctx, c, keys, args)
 	} else {
-		cmd = runScript(callCtx, l.batch, l.rdb, rateScript, keys, args...)
+		cmd = l.batch.runScript(ctx, l.rdb, rateScript, keys, args...)
 	}
-	if err := classify(callCtx, cmd.Err()); err != nil {
+	if err := classify(ctx, cmd.Err()); err != nil {
 		return l.failed(ctx, caller, limits, err)
 	}
 	if l.down.CompareAndSwap(true, false) {
@@ -152,8 +145,8 @@ type pipeliner interface {
 // EVAL, once, afterwards; the versions read stay good, since they were read after the
 // request began.
 func (l *Limiter) runWithVersions(ctx context.Context, c *carried, keys []string, args []any) *redis.Cmd {
-	if l.batch == nil {
-		return rateScript.Run(ctx, l.rdb, keys, args...)
+	if l.batch.rdb == nil {
+		return l.batch.runScript(ctx, l.rdb, rateScript, keys, args...)
 	}
 	cmd := evalShaCmd(ctx, rateScript, keys, args...)
 	orders := mgetCmd(ctx, l.k.ordersVersion, l.k.ordersGeneration)

@@ -111,10 +111,8 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 			return o.order, false, o.err
 		}
 	}
-	ctx, cancel := s.call(ctx)
-	defer cancel()
 	field := strconv.FormatInt(id, 10)
-	res, err := runScript(ctx, s.batch, s.rdb, cancelScript, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration,
+	res, err := s.batch.runScript(ctx, s.rdb, cancelScript, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration,
 		s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusCancelled]},
 		field, newGeneration(), member(id)).Slice()
 	if err != nil {
