@@ -14,11 +14,12 @@ import (
 // next pipeline, at once.
 const maxBatchGroups = 128
 
-// batcher sends the hot path's commands (the limiter's script with the reads of the
+// batcher sends the hot path's commands (the limiter's decisions with the reads of the
 // versions, and the cancel script) of the requests in flight at one moment in one pipeline:
-// one write and one read for all of them, instead of a round trip each. bench/notes.md has
-// the figures, and why not go-redis's own auto-pipeliner (it may send one request's commands
-// in two round trips).
+// one write and one read for all of them, instead of a round trip each. The decisions of one
+// caller in a batch go in one call of the limiter's script, with one read of the versions
+// for all (ratebatch.go). bench/notes.md has the figures, and why not go-redis's own
+// auto-pipeliner (it may send one request's commands in two round trips).
 //
 // Natural batching, no timer: one pipeline is in flight at a time. A request that finds none
 // in flight is sent at once, alone; requests that arrive while one is in flight queue, and
@@ -28,9 +29,10 @@ const maxBatchGroups = 128
 // What it keeps:
 //
 //   - Exactness and freshness: each command is the same command, run by Redis alone and
-//     atomically as before; only the way to Redis is shared. A request's commands go
-//     together, in its order, in one pipeline sent after the request began (so one round
-//     trip per request, and versions read after it began).
+//     atomically as before, and a call of rate.lua for several requests decides each as
+//     its own call would, in the order they were queued; only the way to Redis is shared. A
+//     request's commands go together, in its order, in one pipeline sent after the request
+//     began (so one round trip per request, and versions read after it began).
 //   - Errors: every command ends with its own reply or with the error that kept it from
 //     one. go-redis leaves a pipeline's error off the commands when it is an error reply
 //     that came before any command was sent (WRONGPASS or NOAUTH while connecting), which
@@ -59,13 +61,24 @@ type batcher struct {
 	flushing bool // a goroutine is sending the queue
 }
 
-// batchGroup is one request's commands, sent together.
+// batchGroup is one request's commands, sent together, or its rate decision.
 type batchGroup struct {
 	ctx  context.Context // the request's; a group whose request ended is not sent
 	due  time.Time       // queued + timeout: the group's results, or its timeout, by then
 	cmds []redis.Cmder
+	step *rateStep     // instead of cmds
 	sent bool          // set before done is closed
 	done chan struct{} // closed once every command holds its result (or its timeout)
+}
+
+// fail ends g's commands, or its step, with err.
+func (g *batchGroup) fail(err error) {
+	for _, c := range g.cmds {
+		c.SetErr(err)
+	}
+	if g.step != nil {
+		g.step.err = err
+	}
 }
 
 // newBatcher returns the batcher of rdb's calls. A client that does not pipeline gets one
@@ -81,7 +94,19 @@ func newBatcher(rdb any, timeout time.Duration) *batcher {
 // (their batch may still be running). Otherwise each command holds its own result, error
 // included: errBatchTimeout when the bound passed before its batch could leave.
 func (b *batcher) do(ctx context.Context, cmds ...redis.Cmder) error {
-	g := &batchGroup{ctx: ctx, due: time.Now().Add(b.timeout), cmds: cmds, done: make(chan struct{})}
+	return b.wait(&batchGroup{ctx: ctx, cmds: cmds})
+}
+
+// decide runs s in the next batch, as do runs commands: with ctx's error when ctx ended
+// first, and otherwise s holds its outcome or its error.
+func (b *batcher) decide(ctx context.Context, s *rateStep) error {
+	return b.wait(&batchGroup{ctx: ctx, step: s})
+}
+
+// wait queues g and waits for its batch, or for its context to end.
+func (b *batcher) wait(g *batchGroup) error {
+	g.due, g.done = time.Now().Add(b.timeout), make(chan struct{})
+	ctx := g.ctx
 	b.mu.Lock()
 	b.queue = append(b.queue, g)
 	start := !b.flushing
@@ -125,7 +150,7 @@ func (b *batcher) flush() {
 // send runs the commands of q's groups whose requests are still waiting, and whose bound has
 // not passed, in one pipeline due when the earliest of them is; it wakes every group of q.
 func (b *batcher) send(q []*batchGroup) {
-	var cmds []redis.Cmder
+	var live []*batchGroup
 	var due time.Time
 	now := time.Now()
 	for _, g := range q {
@@ -133,19 +158,18 @@ func (b *batcher) send(q []*batchGroup) {
 			continue // gone: not sent, so not counted
 		}
 		if !now.Before(g.due) {
-			for _, c := range g.cmds {
-				c.SetErr(errBatchTimeout) // not sent: an outage for this request
-			}
+			g.fail(errBatchTimeout) // not sent: an outage for this request
 			continue
 		}
 		g.sent = true
-		cmds = append(cmds, g.cmds...)
+		live = append(live, g)
 		if due.IsZero() || g.due.Before(due) {
 			due = g.due
 		}
 	}
-	if len(cmds) > 0 {
+	if len(live) > 0 {
 		ctx, cancel := context.WithDeadlineCause(context.Background(), due, errCallTimeout)
+		cmds, spread := pipelineOf(ctx, live)
 		_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, c := range cmds {
 				_ = p.Process(ctx, c)
@@ -154,6 +178,7 @@ func (b *batcher) send(q []*batchGroup) {
 		})
 		cancel()
 		stampPipelineError(cmds, err)
+		spread()
 	}
 	for _, g := range q {
 		close(g.done)

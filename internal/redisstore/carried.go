@@ -3,6 +3,8 @@ package redisstore
 import (
 	"context"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/store"
 )
@@ -57,4 +59,18 @@ func (c *carried) Confirm(ctx context.Context) error {
 	}
 	_, err := c.keyStore.read(ctx, c.hash)
 	return err
+}
+
+// keep takes the versions read in the request's round trip (the replies of MGET counter
+// generation), when both were read whole. A version without a generation, or a failed read,
+// is left to the store that needs it, which reads it again (and creates the generation).
+func (c *carried) keep(orders, keys *redis.SliceCmd) {
+	if orders.Err() != nil || keys.Err() != nil {
+		return
+	}
+	o, oerr := parseVersion(orders.Val())
+	k, kerr := parseVersion(keys.Val())
+	if oerr == nil && kerr == nil {
+		c.read, c.orders, c.keys = true, o, k
+	}
 }

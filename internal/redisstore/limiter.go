@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -106,25 +105,25 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 		return l.fallback(ctx, caller, limits)
 	}
 	// The batcher bounds the call (batch.go), with no timer per request.
-	keys := []string{l.key(caller)}
-	args := []any{strconv.FormatInt(now.UnixMilli(), 10), limits.PerMinute, limits.PerDay,
-		l.o.Ban.After, l.o.Ban.For.Milliseconds()}
-	var cmd *redis.Cmd
-	if c := carriedOf(ctx, l.o.Prefix); c != nil && !c.read {
-		cmd = l.runWithVersions(ctx, c, keys, args)
-	} else {
-		cmd = l.batch.runScript(ctx, l.rdb, rateScript, keys, args...)
+	s := &rateStep{key: l.key(caller), now: now.UnixMilli(),
+		limits: [4]int64{limits.PerMinute, limits.PerDay, l.o.Ban.After, l.o.Ban.For.Milliseconds()}}
+	c := carriedOf(ctx, l.o.Prefix)
+	if c != nil && !c.read {
+		s.with = &l.k
 	}
-	if err := classify(ctx, cmd.Err()); err != nil {
+	if err := classify(ctx, l.decide(ctx, s)); err != nil {
 		return l.failed(ctx, caller, limits, err)
 	}
 	if l.down.CompareAndSwap(true, false) {
 		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
 	}
-	res, err := cmd.Int64Slice()
-	if err != nil || len(res) != 4 {
-		return ratelimit.Decision{}, fmt.Errorf("rate.lua returned %v (%d values): %v", cmd.Val(), len(res), err)
+	if s.bad != nil {
+		return ratelimit.Decision{}, s.bad
 	}
+	if c != nil && s.orders != nil {
+		c.keep(s.orders, s.keyVer)
+	}
+	res := s.outcome
 	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2]}
 	if res[3] > 0 {
 		o.BannedUntil = time.UnixMilli(res[3])
@@ -138,35 +137,26 @@ type pipeliner interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// runWithVersions sends rate.lua (EVALSHA) and the reads of both versions together, in one
-// round trip: queued as one group in the next pipeline of the requests in flight (batch.go).
-// It leaves the versions in c when both were read whole. On a Cluster, go-redis sends each
-// node its part at the same time. A Redis that does not hold the script yet gets it with
-// EVAL, once, afterwards; the versions read stay good, since they were read after the
-// request began.
-func (l *Limiter) runWithVersions(ctx context.Context, c *carried, keys []string, args []any) *redis.Cmd {
+// decide runs rate.lua for s: in the next batch, with the reads of the versions when s asks
+// for them (on a Cluster, go-redis sends each node its part at the same time), or alone on a
+// client that does not pipeline. A Redis that does not hold the script yet gets it with EVAL,
+// once, afterwards; the versions read stay good, since they were read after the request
+// began. It returns the call's error, for classify.
+func (l *Limiter) decide(ctx context.Context, s *rateStep) error {
+	keys, args := []string{s.key}, rateArgs([]*rateStep{s})
 	if l.batch.rdb == nil {
-		return l.batch.runScript(ctx, l.rdb, rateScript, keys, args...)
+		s.with = nil
+		(&merged{cmd: l.batch.runScript(ctx, l.rdb, rateScript, keys, args...), steps: []*rateStep{s}}).spread()
+		return s.err
 	}
-	cmd := evalShaCmd(ctx, rateScript, keys, args...)
-	orders := mgetCmd(ctx, l.k.ordersVersion, l.k.ordersGeneration)
-	keyVer := mgetCmd(ctx, l.k.keysVersion, l.k.keysGeneration)
-	if err := l.batch.do(ctx, cmd, orders, keyVer); err != nil {
-		return failedCmd(ctx, err) // the batch may still run: read none of it
+	if err := l.batch.decide(ctx, s); err != nil {
+		return err // the batch may still run: read none of it
 	}
-	// A version without a generation, or a failed read, is left to the store that needs
-	// it, which reads it again (and creates the generation).
-	if orders.Err() == nil && keyVer.Err() == nil {
-		o, oerr := parseVersion(orders.Val())
-		k, kerr := parseVersion(keyVer.Val())
-		if oerr == nil && kerr == nil {
-			c.read, c.orders, c.keys = true, o, k
-		}
+	if redis.HasErrorPrefix(s.err, "NOSCRIPT") {
+		s.err = nil
+		(&merged{cmd: l.batch.eval(ctx, l.rdb, rateScript, keys, args...), steps: []*rateStep{s}}).spread()
 	}
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-		return l.batch.eval(ctx, l.rdb, rateScript, keys, args...)
-	}
-	return cmd
+	return s.err
 }
 
 // failed handles a classified error: an outage goes to the fallback, when there is one, and

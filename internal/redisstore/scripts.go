@@ -12,7 +12,7 @@ import (
 var (
 	//go:embed rate.lua
 	rateSource string
-	rateScript = redis.NewScript(rateSource) // one rate-limit decision (limiter.go)
+	rateScript = redis.NewScript(rateSource) // the rate-limit decisions of one caller (limiter.go, ratebatch.go)
 
 	//go:embed cancel.lua
 	cancelSource string

@@ -1,0 +1,118 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// rateStep is one request's rate-limit decision, queued in a batch (batch.go). The batch
+// decides the steps of one caller in one call of rate.lua, in the order they were queued,
+// and reads each version the steps ask for once: every request of the batch began before it
+// was sent, so one read after all of them began serves each as a read of its own would.
+type rateStep struct {
+	key    string   // the caller's hash
+	limits [4]int64 // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
+	now    int64    // the request's time, Unix ms
+	with   *names   // the deployment whose versions to read with the decision; nil for none
+
+	// Set before the group's done is closed: the script's outcome for this request, or the
+	// error of the call (for classify) or a reply that is not the script's (a bug, never an
+	// outage), and the reads of the versions (when asked for).
+	outcome        [4]int64
+	err, bad       error
+	orders, keyVer *redis.SliceCmd
+}
+
+// merged is one call of rate.lua for the steps of one caller with one set of limits.
+type merged struct {
+	cmd   *redis.Cmd
+	steps []*rateStep
+}
+
+// pipelineOf returns the commands that carry groups: each group's own commands, in order, then
+// one rate.lua call per caller and set of limits for the groups' rate steps, and one read of
+// each version any step asks for. spread, called once the pipeline has run, hands each step
+// its part of the replies.
+func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, spread func()) {
+	type caller struct {
+		key    string
+		limits [4]int64
+	}
+	var calls []*merged
+	byCaller := map[caller]*merged{}
+	reads := map[string][2]*redis.SliceCmd{} // by prefix: the orders' and the keys' versions
+	for _, g := range groups {
+		s := g.step
+		if s == nil {
+			cmds = append(cmds, g.cmds...)
+			continue
+		}
+		c := caller{s.key, s.limits}
+		m := byCaller[c]
+		if m == nil {
+			m = &merged{}
+			byCaller[c] = m
+			calls = append(calls, m)
+		}
+		m.steps = append(m.steps, s)
+		if s.with != nil {
+			r, ok := reads[s.with.prefix]
+			if !ok {
+				r = [2]*redis.SliceCmd{
+					mgetCmd(ctx, s.with.ordersVersion, s.with.ordersGeneration),
+					mgetCmd(ctx, s.with.keysVersion, s.with.keysGeneration),
+				}
+				reads[s.with.prefix] = r
+				cmds = append(cmds, r[0], r[1])
+			}
+			s.orders, s.keyVer = r[0], r[1]
+		}
+	}
+	for _, m := range calls {
+		m.cmd = evalShaCmd(ctx, rateScript, []string{m.steps[0].key}, rateArgs(m.steps)...)
+		cmds = append(cmds, m.cmd)
+	}
+	return cmds, func() {
+		for _, m := range calls {
+			m.spread()
+		}
+	}
+}
+
+// rateArgs are rate.lua's arguments for steps, which share a caller and limits.
+func rateArgs(steps []*rateStep) []any {
+	l := steps[0].limits
+	args := make([]any, 0, 4+len(steps))
+	args = append(args, l[0], l[1], l[2], l[3])
+	for _, s := range steps {
+		args = append(args, strconv.FormatInt(s.now, 10))
+	}
+	return args
+}
+
+// spread hands each step its four numbers of the script's reply, or what kept it from them.
+func (m *merged) spread() {
+	if err := m.cmd.Err(); err != nil {
+		for _, s := range m.steps {
+			s.err = err
+		}
+		return
+	}
+	res, err := m.cmd.Int64Slice()
+	if err == nil && len(res) != 4*len(m.steps) {
+		err = fmt.Errorf("%d values for %d requests", len(res), len(m.steps))
+	}
+	if err != nil {
+		err = fmt.Errorf("rate.lua returned %v: %w", m.cmd.Val(), err)
+		for _, s := range m.steps {
+			s.bad = err
+		}
+		return
+	}
+	for i, s := range m.steps {
+		copy(s.outcome[:], res[4*i:])
+	}
+}
