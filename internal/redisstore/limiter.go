@@ -143,18 +143,20 @@ type pipeliner interface {
 // once, afterwards; the versions read stay good, since they were read after the request
 // began. It returns the call's error, for classify.
 func (l *Limiter) decide(ctx context.Context, s *rateStep) error {
-	keys, args := []string{s.key}, rateArgs([]*rateStep{s})
 	if l.batch.rdb == nil {
 		s.with = nil
-		(&merged{cmd: l.batch.runScript(ctx, l.rdb, rateScript, keys, args...), steps: []*rateStep{s}}).spread()
-		return s.err
+		return s.alone(func(keys []string, args ...any) *redis.Cmd {
+			return l.batch.runScript(ctx, l.rdb, rateScript, keys, args...)
+		})
 	}
 	if err := l.batch.decide(ctx, s); err != nil {
 		return err // the batch may still run: read none of it
 	}
 	if redis.HasErrorPrefix(s.err, "NOSCRIPT") {
 		s.err = nil
-		(&merged{cmd: l.batch.eval(ctx, l.rdb, rateScript, keys, args...), steps: []*rateStep{s}}).spread()
+		return s.alone(func(keys []string, args ...any) *redis.Cmd {
+			return l.batch.eval(ctx, l.rdb, rateScript, keys, args...)
+		})
 	}
 	return s.err
 }

@@ -82,6 +82,15 @@ func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, 
 	}
 }
 
+// alone decides s in a call of its own, which run makes (rate.lua's Run or Eval), and returns
+// the call's error.
+func (s *rateStep) alone(run func(keys []string, args ...any) *redis.Cmd) error {
+	m := &merged{steps: []*rateStep{s}}
+	m.cmd = run([]string{s.key}, rateArgs(m.steps)...)
+	m.spread()
+	return s.err
+}
+
 // rateArgs are rate.lua's arguments for steps, which share a caller and limits.
 func rateArgs(steps []*rateStep) []any {
 	l := steps[0].limits
