@@ -35,6 +35,21 @@ func TestLimiterConformance(t *testing.T) {
 	})
 }
 
+// scripterOnly runs scripts but cannot pipeline, so a limiter on it sends each decision in a
+// call of its own (Limiter.decide), not in a batch.
+type scripterOnly struct{ redis.Scripter }
+
+func TestLimiterConformanceWithoutPipelining(t *testing.T) {
+	rdb := limiterClient(t, redistest.Start(t))
+	ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
+		l, err := redisstore.NewLimiter(scripterOnly{rdb}, redisstore.LimiterOptions{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return l
+	})
+}
+
 // TestTwoLimitersShareOneCaller: two instances (two clients) on one Redis admit the limit
 // between them, and a ban made through one is seen by the other.
 func TestTwoLimitersShareOneCaller(t *testing.T) {
