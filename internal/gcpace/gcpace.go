@@ -60,8 +60,9 @@ func Percent(live, headroom uint64) int {
 }
 
 // Start paces the collector by headroom unless getenv("GOGC") is set, and returns the
-// function that stops pacing and gives GOGC back the value it had. The collector is the process's: while one pacer runs, another Start changes
-// nothing (tests run several services in one process).
+// function that stops pacing and gives GOGC back the value it had. The collector is the
+// process's: while one pacer runs, another Start changes nothing (tests run several services
+// in one process).
 func Start(getenv func(string) string, headroom uint64) (stop func()) {
 	if getenv("GOGC") != "" || !running.CompareAndSwap(false, true) {
 		return func() {}

@@ -97,10 +97,30 @@ func (b *batcher) do(ctx context.Context, cmds ...redis.Cmder) error {
 	return b.wait(&batchGroup{ctx: ctx, cmds: cmds})
 }
 
-// decide runs s in the next batch, as do runs commands: with ctx's error when ctx ended
-// first, and otherwise s holds its outcome or its error.
-func (b *batcher) decide(ctx context.Context, s *rateStep) error {
-	return b.wait(&batchGroup{ctx: ctx, step: s})
+// decide runs rate.lua for s as runScript runs a script: in the next batch, with the reads of
+// the versions when s asks for them (on a Cluster, go-redis sends each node its part at the
+// same time), or alone on a client that does not pipeline (and then without them). A Redis
+// that does not hold the script yet gets it with EVAL on rdb, once, afterwards; the versions
+// read stay good, since they were read after the request began. It returns ctx's error when
+// ctx ended first (the batch may still run: s must then not be read), and otherwise the
+// call's error, for classify, with s holding its outcome.
+func (b *batcher) decide(ctx context.Context, rdb redis.Scripter, s *rateStep) error {
+	if b.rdb == nil {
+		s.with = nil
+		return s.alone(func(keys []string, args ...any) *redis.Cmd {
+			return b.runScript(ctx, rdb, rateScript, keys, args...)
+		})
+	}
+	if err := b.wait(&batchGroup{ctx: ctx, step: s}); err != nil {
+		return err
+	}
+	if redis.HasErrorPrefix(s.err, "NOSCRIPT") {
+		s.err = nil
+		return s.alone(func(keys []string, args ...any) *redis.Cmd {
+			return b.eval(ctx, rdb, rateScript, keys, args...)
+		})
+	}
+	return s.err
 }
 
 // wait queues g and waits for its batch, or for its context to end.

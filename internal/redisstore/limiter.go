@@ -111,7 +111,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	if c != nil && !c.read {
 		s.with = &l.k
 	}
-	if err := classify(ctx, l.decide(ctx, s)); err != nil {
+	if err := classify(ctx, l.batch.decide(ctx, l.rdb, s)); err != nil {
 		return l.failed(ctx, caller, limits, err)
 	}
 	if l.down.CompareAndSwap(true, false) {
@@ -120,7 +120,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	if s.bad != nil {
 		return ratelimit.Decision{}, s.bad
 	}
-	if c != nil && s.orders != nil {
+	if s.orders != nil { // read with the decision, for c
 		c.keep(s.orders, s.keyVer)
 	}
 	res := s.outcome
@@ -135,30 +135,6 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 // pipeliner is the part of a go-redis client that sends several commands in one round trip.
 type pipeliner interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
-
-// decide runs rate.lua for s: in the next batch, with the reads of the versions when s asks
-// for them (on a Cluster, go-redis sends each node its part at the same time), or alone on a
-// client that does not pipeline. A Redis that does not hold the script yet gets it with EVAL,
-// once, afterwards; the versions read stay good, since they were read after the request
-// began. It returns the call's error, for classify.
-func (l *Limiter) decide(ctx context.Context, s *rateStep) error {
-	if l.batch.rdb == nil {
-		s.with = nil
-		return s.alone(func(keys []string, args ...any) *redis.Cmd {
-			return l.batch.runScript(ctx, l.rdb, rateScript, keys, args...)
-		})
-	}
-	if err := l.batch.decide(ctx, s); err != nil {
-		return err // the batch may still run: read none of it
-	}
-	if redis.HasErrorPrefix(s.err, "NOSCRIPT") {
-		s.err = nil
-		return s.alone(func(keys []string, args ...any) *redis.Cmd {
-			return l.batch.eval(ctx, l.rdb, rateScript, keys, args...)
-		})
-	}
-	return s.err
 }
 
 // failed handles a classified error: an outage goes to the fallback, when there is one, and

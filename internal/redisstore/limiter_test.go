@@ -36,7 +36,7 @@ func TestLimiterConformance(t *testing.T) {
 }
 
 // scripterOnly runs scripts but cannot pipeline, so a limiter on it sends each decision in a
-// call of its own (Limiter.decide), not in a batch.
+// call of its own (batcher.decide), not in a batch.
 type scripterOnly struct{ redis.Scripter }
 
 func TestLimiterConformanceWithoutPipelining(t *testing.T) {
