@@ -26,9 +26,9 @@ local out = {}
 -- in, with no ban running. It is the general rule below with nothing moving but the two
 -- counts, so it writes those two alone and leaves the expiry where it is.
 if m0 and mc0 and d0 and dc0 and mc0 + n <= per_minute and dc0 + n <= per_day then
-  local first, last = tonumber(ARGV[5]), tonumber(ARGV[4 + n])
   -- Times come in the order the requests were queued, which on one instance is nearly but
   -- not always the order of their clocks: every one must be in the windows and past the ban.
+  local first = tonumber(ARGV[5])
   local lo, hi = first, first
   for i = 6, 4 + n do
     local t = tonumber(ARGV[i])
