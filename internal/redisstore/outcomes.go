@@ -57,6 +57,11 @@ func (c *outcomeCache) at(v version, id int64) (cancelOutcome, bool) {
 
 // keepOutcome keeps the outcome that cancel.lua found for id at version v, or, when v is not
 // the cache's version, starts a cache for v: what was kept for another version is dropped.
+// A cancel.lua that replies after one which read a newer version may put the older version
+// back: the newer version's cancels then run the script until one of them keeps it again, a
+// round trip each and never a wrong answer. Keeping only the higher counter would not do: a
+// Redis that lost its data counts again from below, and the cache would stay at a version
+// that never comes back.
 func (s *Orders) keepOutcome(v version, id int64, o cancelOutcome) {
 	cur := s.outcomes.Load()
 	if cur == nil || cur.version != v {
