@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-
-	"github.com/petstore/orderd/internal/order"
 )
 
 // The indexes of the orders, which Find reads a bounded range of (docs/redis-layout.md):
@@ -39,8 +37,7 @@ const reindexBatch = 1000
 // again in its own step, so that a cancel made meanwhile stands). It returns how many
 // entries it added or removed. It changes no order, so the version does not move.
 func (s *Orders) Reindex(ctx context.Context) (int64, error) {
-	keys := []string{s.k.ordersStatus, s.k.ordersIDs,
-		s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusShipped], s.k.ordersByStatus[order.StatusCancelled]}
+	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
 	var moved int64
 	var cursor uint64
 	for {

@@ -65,3 +65,9 @@ func newNames(prefix string) (names, error) {
 		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
 	}, nil
 }
+
+// statusSets are the three states' index sets in the order import.lua and reindex.lua take
+// them as their last keys: pending, shipped, cancelled.
+func (n names) statusSets() []string {
+	return []string{n.ordersByStatus[order.StatusPending], n.ordersByStatus[order.StatusShipped], n.ordersByStatus[order.StatusCancelled]}
+}

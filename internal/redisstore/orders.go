@@ -180,9 +180,8 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 			args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
 		}
 		callCtx, cancel := s.call(ctx)
-		n, err := importScript.Run(callCtx, s.rdb, []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration,
-			s.k.ordersIDs, s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusShipped], s.k.ordersByStatus[order.StatusCancelled]},
-			args...).Int64()
+		keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
+		n, err := importScript.Run(callCtx, s.rdb, keys, args...).Int64()
 		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
 		if err != nil {
