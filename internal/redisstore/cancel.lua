@@ -22,6 +22,9 @@ elseif not data then
 elseif not status then
   outcome = 'no-status'
 elseif status == 'pending' then
+  expectType(KEYS[5], 'zset')
+  expectType(KEYS[6], 'zset')
+  expectCounter(KEYS[2])
   redis.call('HSET', KEYS[1], ARGV[1], 'cancelled')
   redis.call('ZREM', KEYS[5], ARGV[3])
   redis.call('ZADD', KEYS[6], 0, ARGV[3])

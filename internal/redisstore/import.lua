@@ -6,6 +6,11 @@
 -- by-status:shipped, by-status:cancelled.
 -- ARGV: a new generation (set with the change), then id, member, data, status, id, ...
 local byStatus = {pending = KEYS[6], shipped = KEYS[7], cancelled = KEYS[8]}
+expectType(KEYS[2], 'hash')
+for i = 5, 8 do
+  expectType(KEYS[i], 'zset')
+end
+expectCounter(KEYS[3])
 local changed = 0
 for i = 2, #ARGV, 4 do
   local id, member, data, status = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]

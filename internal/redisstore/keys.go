@@ -164,8 +164,10 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, nil
 }
 
-// Revoke removes the key that auth.Find finds for nameOrPrefix among every key, by its name,
-// in one atomic step.
+// Revoke removes the key that auth.Find finds for nameOrPrefix among every key. Finding
+// reads every key and revoking is a script of its own, so the script revokes the key found
+// only if its name still names it: a key revoked meanwhile, its name perhaps given to a new
+// key, is not found, and the new key stays.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	keys, err := s.List(ctx)
 	if err != nil {
@@ -175,16 +177,16 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 	if err != nil {
 		return auth.Key{}, err
 	}
-	return s.revoke(ctx, k.Name)
+	return s.revoke(ctx, k)
 }
 
-func (s *Keys) revoke(ctx context.Context, name string) (auth.Key, error) {
+func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
 	raw, err := revokeKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
-		name, newGeneration()).Text()
+		k.Name, string(k.Hash), newGeneration()).Text()
 	if errors.Is(err, redis.Nil) {
-		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
+		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, k.Name)
 	}
 	if err != nil {
 		return auth.Key{}, classify(ctx, err)

@@ -6,6 +6,9 @@
 -- ARGV: id, member, id, member, ...
 -- Returns how many index entries it added or removed.
 local byStatus = {pending = KEYS[3], shipped = KEYS[4], cancelled = KEYS[5]}
+for i = 2, 5 do
+  expectType(KEYS[i], 'zset')
+end
 local moved = 0
 for i = 1, #ARGV, 2 do
   local id, member = ARGV[i], ARGV[i + 1]

@@ -8,29 +8,33 @@ import (
 
 // The Lua scripts, one per atomic step, each in a file of its own beside this one. A Script
 // runs with EVALSHA and falls back to EVAL once when Redis does not hold it yet (after a
-// restart or a failover).
+// restart or a failover). The scripts that write more than one key begin with writes.lua,
+// which checks those keys before the first write.
 var (
+	//go:embed writes.lua
+	writesSource string
+
 	//go:embed rate.lua
 	rateSource string
 	rateScript = redis.NewScript(rateSource) // the rate-limit decisions of one caller (limiter.go, ratebatch.go)
 
 	//go:embed cancel.lua
 	cancelSource string
-	cancelScript = redis.NewScript(cancelSource) // one cancel (orders.go)
+	cancelScript = redis.NewScript(writesSource + cancelSource) // one cancel (orders.go)
 	//go:embed import.lua
 	importSource string
-	importScript = redis.NewScript(importSource) // one batch of an import (orders.go)
+	importScript = redis.NewScript(writesSource + importSource) // one batch of an import (orders.go)
 	//go:embed reindex.lua
 	reindexSource string
-	reindexScript = redis.NewScript(reindexSource) // one batch of a rebuild of the indexes (index.go)
+	reindexScript = redis.NewScript(writesSource + reindexSource) // one batch of a rebuild of the indexes (index.go)
 	//go:embed find.lua
 	findSource string
 	findScript = redis.NewScript(findSource) // one page of a Find (find.go)
 
 	//go:embed addkey.lua
 	addKeySource string
-	addKeyScript = redis.NewScript(addKeySource) // a new key, its name unique (keys.go)
+	addKeyScript = redis.NewScript(writesSource + addKeySource) // a new key, its name unique (keys.go)
 	//go:embed revokekey.lua
 	revokeKeySource string
-	revokeKeyScript = redis.NewScript(revokeKeySource) // a key revoked by name (keys.go)
+	revokeKeyScript = redis.NewScript(writesSource + revokeKeySource) // a key revoked by name (keys.go)
 )

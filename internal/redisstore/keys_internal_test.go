@@ -1,0 +1,53 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/redistest"
+)
+
+// TestRevokeTakesOnlyTheKeyItFound: Revoke finds the key in one read and revokes it in a
+// script of its own. When the key found was revoked in between and its name given to a new
+// key, the script finds the name naming another key: it answers ErrKeyNotFound and the new
+// key stays.
+func TestRevokeTakesOnlyTheKeyItFound(t *testing.T) {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr})
+	t.Cleanup(func() { rdb.Close() })
+	s, err := NewKeys(rdb, redistest.Prefix(t), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newKey := func() auth.Key {
+		_, k, err := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	found := newKey()
+	if _, err := s.Revoke(ctx, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	again := newKey()
+
+	if _, err := s.revoke(ctx, found); !errors.Is(err, auth.ErrKeyNotFound) {
+		t.Fatalf("revoking the key found, since replaced: %v; want ErrKeyNotFound", err)
+	}
+	if k, err := s.Lookup(ctx, again.Hash); err != nil || k.Hash != again.Hash {
+		t.Fatalf("the new key named ops: %+v, %v; want it kept", k, err)
+	}
+	if k, err := s.revoke(ctx, again); err != nil || k.Hash != again.Hash {
+		t.Fatalf("revoking the key the name names: %+v, %v", k, err)
+	}
+}
