@@ -36,8 +36,8 @@ const maxBatchGroups = 128
 //   - Errors: every command ends with its own reply or with the error that kept it from
 //     one. go-redis leaves a pipeline's error off the commands when it is an error reply
 //     that came before any command was sent (WRONGPASS or NOAUTH while connecting), which
-//     read as empty replies; do puts such an error on every command of the pipeline, so
-//     each request classifies it as it would its own.
+//     read as empty replies; send puts such an error on every command of the pipeline
+//     (stampPipelineError), so each request classifies it as it would its own.
 //   - The bound on a call: each group is due back within timeout of when it was queued.
 //     A batch runs under a context of its own whose deadline is the earliest of its
 //     groups', and a group still queued when its time is up is not sent but fails as a

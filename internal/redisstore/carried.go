@@ -63,7 +63,7 @@ func (c *carried) Confirm(ctx context.Context) error {
 
 // keep takes the versions read in the request's round trip (the replies of MGET counter
 // generation), when both were read whole. A version without a generation, or a failed read,
-// is left to the store that needs it, which reads it again (and creates the generation).
+// is left to the store that needs it, which reads it again.
 func (c *carried) keep(orders, keys *redis.SliceCmd) {
 	if orders.Err() != nil || keys.Err() != nil {
 		return

@@ -19,10 +19,11 @@ import (
 var _ auth.KeyStore = (*Keys)(nil)
 
 // Keys is an auth.KeyStore in Redis. It keeps the keys it has read, valid at one version of
-// the keys (see version.go), and answers a lookup from them only provisionally, within a
-// request whose round trip (the limiter's) reads the keys' version: store.Confirm then
-// checks the answer against that version, so a revoked key is refused by every instance at
-// the first request that starts after the revocation. Every other lookup reads Redis.
+// the keys (see version.go), and answers a lookup from them only within a request whose
+// round trip (the limiter's) reads the keys' version: before that round trip provisionally,
+// store.Confirm then checking the answer against the version read, and after it when the
+// version read is the cache's. So a revoked key is refused by every instance at the first
+// request that starts after the revocation. Every other lookup reads Redis.
 type Keys struct {
 	conn
 	cache atomic.Pointer[keyCache]
@@ -48,9 +49,10 @@ func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
 	return &Keys{conn: c}, err
 }
 
-// Lookup returns the key with hash h. Within a Trip whose round trip is still to come, a key
-// in the cache is answered at once and confirmed later (carried.Confirm); otherwise the key
-// and the keys' version are read from Redis together.
+// Lookup returns the key with hash h. Within a Trip, a key in the cache is answered from it:
+// at once and confirmed later (carried.Confirm) while the trip's round trip is still to come,
+// and outright when that round trip has read the keys' version and found the cache's.
+// Otherwise the key and the keys' version are read from Redis together.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil {
 		if cur := s.cache.Load(); cur != nil && (!c.read || c.keys == cur.version) {
@@ -83,13 +85,20 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return auth.Key{}, classify(ctx, err)
 	}
-	v, err := completeVersion(ver.Val())
-	if err != nil {
-		return auth.Key{}, classify(ctx, err)
+	// Keys without a generation (Redis lost it, and nothing has written since) are answered
+	// and not kept: no round trip can confirm a version that has none (version.go).
+	v, verr := parseVersion(ver.Val())
+	if verr != nil && !errors.Is(verr, errNoGeneration) {
+		return auth.Key{}, classify(ctx, verr)
+	}
+	keep := func(k *auth.Key) {
+		if verr == nil {
+			s.keep(v, h, k)
+		}
 	}
 	raw, err := rec.Result()
 	if errors.Is(err, redis.Nil) {
-		s.keep(v, h, nil)
+		keep(nil)
 		return auth.Key{}, auth.ErrKeyNotFound
 	}
 	if err != nil {
@@ -99,7 +108,7 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if err != nil {
 		return auth.Key{}, err
 	}
-	s.keep(v, h, &k)
+	keep(&k)
 	return k, nil
 }
 

@@ -66,9 +66,9 @@ func parseVersion(vals []any) (version, error) {
 
 // completeVersion parses an MGET of a version. A data set without a generation (Redis lost
 // it, and nothing has written since) gets one of its own for this read only, which no other
-// read shares: whatever was kept for an earlier version is not used, and nothing is kept for
-// this one. A reader never writes, so reads go on working on a Redis that refuses writes
-// (out of memory, a read-only replica, a user without write rights).
+// read shares: whatever was kept for an earlier version is not used, and what is kept for
+// this one is never used either. A reader never writes, so reads go on working on a Redis
+// that refuses writes (out of memory, a read-only replica, a user without write rights).
 func completeVersion(vals []any) (version, error) {
 	v, err := parseVersion(vals)
 	if errors.Is(err, errNoGeneration) {
