@@ -47,11 +47,9 @@ func TestRedisMode(t *testing.T) {
 	if res, _ := get("/v1/pets/1002"); res.StatusCode != 200 {
 		t.Fatalf("pet: %d", res.StatusCode)
 	}
-	res, err := http.Get(base + "/readyz")
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("readyz: %v %v", res, err)
+	if res, body := get("/readyz"); res.StatusCode != 200 {
+		t.Fatalf("readyz: %d %s", res.StatusCode, body)
 	}
-	res.Body.Close()
 	if _, _, code := orderd(t, nil, append([]string{"keys", "revoke", "ops"}, redisArgs...)...); code != 0 {
 		t.Fatal("revoke failed")
 	}
@@ -90,17 +88,15 @@ func TestServeStartsWithoutRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	srv.Stop()
 	base, stop := serveInBackground(t, "--redis-url", srv.URL(), "--redis-timeout", "200ms")
+	contract := apitest.Load(t)
 	status := func(path string) int {
-		res, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		res, _ := contract.Do(t, http.DefaultClient, req)
 		return res.StatusCode
 	}
 	req, _ := http.NewRequest("GET", base+"/v1/store/orders", nil)
 	req.Header.Set("Authorization", "Bearer osk_whatever")
-	if res, _ := apitest.Load(t).Do(t, http.DefaultClient, req); res.StatusCode != 503 || res.Header.Get("Retry-After") == "" {
+	if res, _ := contract.Do(t, http.DefaultClient, req); res.StatusCode != 503 || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("list without Redis: %d", res.StatusCode)
 	}
 	if got := status("/readyz"); got != 503 {

@@ -106,11 +106,7 @@ func TestRedisErrorReplies(t *testing.T) {
 				if fallback == service.FallbackMemory && in.metric(t, "orderd_ratelimit_fallback_decisions_total") == 0 {
 					t.Error("the memory fallback made no decision")
 				}
-				res, err := http.Get(in.url + "/readyz")
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Body.Close()
+				res, _ := in.do(t, "GET", "/readyz", "")
 				if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
 					t.Fatalf("/readyz: %d, Retry-After %q; want 503", res.StatusCode, res.Header.Get("Retry-After"))
 				}

@@ -76,9 +76,7 @@ func TestRedisOutage(t *testing.T) {
 				t.Fatalf("%s %s took %v: a request must not hang on Redis", r.method, r.path, took)
 			}
 		}
-		res, _ := http.Get(in.url + "/readyz")
-		res.Body.Close()
-		if res.StatusCode != http.StatusServiceUnavailable {
+		if res, _ := in.do(t, "GET", "/readyz", ""); res.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz during the outage: %d", res.StatusCode)
 		}
 	}
@@ -106,11 +104,7 @@ func TestRedisOutage(t *testing.T) {
 		// server, or go-redis's pause before it dials again after failed dials (about a
 		// second), just after a request that got a fresh one.
 		for {
-			res, err := http.Get(in.url + "/readyz")
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
+			res, _ := in.do(t, "GET", "/readyz", "")
 			if res.StatusCode == 200 {
 				break
 			}
