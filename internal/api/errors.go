@@ -143,8 +143,9 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if p.status >= 500 && !requestEnded(c.Request().Context(), err) {
 			// A 500 is a fault to look into, one line each. A 503 is the store being out: every
 			// request says so while it lasts, which the access line (status 503), the store
-			// error metric and the outage warnings (once on entering it, once a minute, once
-			// on recovery) already tell; its cause per request is there at debug level.
+			// error metric and the warnings (the rate limiter's when it falls back and when
+			// Redis answers again, the readiness checks' once a minute) already tell; its
+			// cause per request is there at debug level.
 			level := slog.LevelError
 			if p.status == http.StatusServiceUnavailable {
 				level = slog.LevelDebug

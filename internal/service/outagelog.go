@@ -13,8 +13,11 @@ import (
 // outageEvery is how often a store outage is warned of again while it lasts.
 const outageEvery = time.Minute
 
-// outageLog warns of an outage of the store without flooding the log: readiness probes and
-// requests meet a Redis that is down several times a second, for as long as it is down. It
+// outageLog warns of an outage of the store without flooding the log: the readiness checks
+// (the one serve makes at start, then the probes of a load balancer or an orchestrator) can
+// meet a Redis that is down several times a second, for as long as it is down. Requests do
+// not report here: without probes, the rate limiter's own warnings (when it falls back to
+// limiting alone, and when Redis answers again) are what tells of an outage. It
 // warns once on entering the outage, once every outageEvery while it lasts (with how many
 // failures it saw since the last warning), and once when the store answers again.
 type outageLog struct {
