@@ -10,10 +10,13 @@ import (
 )
 
 // Writer is an io.Writer safe for concurrent use that buffers writes to w and flushes them
-// every interval, when the buffer fills, and on Close. A line is never split between flushes,
-// since slog writes each record with one Write.
+// every interval, when the next line would not fit, and on Close. slog writes each record
+// with one Write, and Write flushes what is buffered before a line that would not fit, so
+// every write to w ends with a whole line: a line is never split between two flushes, one
+// of them 200 ms later than the other.
 type Writer struct {
 	mu   sync.Mutex
+	w    io.Writer
 	buf  *bufio.Writer
 	stop chan struct{}
 	done chan struct{}
@@ -21,7 +24,7 @@ type Writer struct {
 
 // New starts a Writer flushing to w every interval.
 func New(w io.Writer, interval time.Duration) *Writer {
-	lw := &Writer{buf: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	lw := &Writer{w: w, buf: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(lw.done)
 		t := time.NewTicker(interval)
@@ -38,18 +41,38 @@ func New(w io.Writer, interval time.Duration) *Writer {
 	return lw
 }
 
-// Write buffers p.
+// Write buffers p, after flushing what is buffered when p would not fit (a line longer than
+// the buffer goes to w in one write of its own). Nobody hears of a failed flush here (slog
+// drops its handler's errors): the lines it held are lost, and p is buffered all the same.
 func (lw *Writer) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	return lw.buf.Write(p)
+	if len(p) > lw.buf.Available() && lw.buf.Buffered() > 0 {
+		lw.flush()
+	}
+	n, err := lw.buf.Write(p)
+	if err != nil {
+		lw.buf.Reset(lw.w)
+	}
+	return n, err
 }
 
 // Flush writes what is buffered.
 func (lw *Writer) Flush() error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	return lw.buf.Flush()
+	return lw.flush()
+}
+
+// flush writes what is buffered. A failed write drops it and starts the buffer afresh:
+// bufio keeps a write's error and refuses every later write, so one failed write to stderr
+// would otherwise silence the log for good.
+func (lw *Writer) flush() error {
+	err := lw.buf.Flush()
+	if err != nil {
+		lw.buf.Reset(lw.w)
+	}
+	return err
 }
 
 // Close stops the flushing and writes what is left.
