@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,7 +100,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 			rec.Name = auth.DefaultName(rec.Prefix)
 		}
 		if err := store.Add(ctx, rec); err != nil {
-			return usageErrorf("keys create: %w", err)
+			return keysError("create", err)
 		}
 		// The key alone on stdout, so that scripts can capture it; it is never shown again.
 		fmt.Fprintln(stdout, key)
@@ -108,7 +109,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	case "list":
 		list, err := store.List(ctx)
 		if err != nil {
-			return err
+			return keysError("list", err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tPLAN\tPER-MINUTE\tPER-DAY\tPREFIX\tCREATED")
@@ -124,9 +125,19 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		}
 		k, err := store.Revoke(ctx, rest[0])
 		if err != nil {
-			return usageErrorf("keys revoke: %w", err)
+			return keysError("revoke", err)
 		}
 		fmt.Fprintf(stdout, "revoked key %q (prefix %s)\n", k.Name, k.Prefix)
 		return nil
 	}
+}
+
+// keysError is the failure of a keys command's store call: a name already taken or a key
+// not found is the operator's to fix (exit status 2, like a bad flag); a store that fails
+// at its work, once reached, may be cured by a retry (status 1).
+func keysError(cmd string, err error) error {
+	if errors.Is(err, auth.ErrNameTaken) || errors.Is(err, auth.ErrKeyNotFound) {
+		return usageErrorf("keys %s: %w", cmd, err)
+	}
+	return fmt.Errorf("keys %s: %w", cmd, err)
 }

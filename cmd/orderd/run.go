@@ -67,8 +67,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // usageError is a mistake in how the program was called or configured: a bad flag, a bad
-// file. It exits with status 2, so that a script or an orchestrator can tell a setting to fix
-// from a failure at work (status 1) that a retry may cure.
+// file, a Redis URL where nothing answers, a key name taken or not found. It exits with
+// status 2, so that a script or an orchestrator can tell a setting to fix from a failure at
+// work (status 1) that a retry may cure.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }

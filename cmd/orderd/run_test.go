@@ -192,6 +192,7 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "orderd.db")
 	createKey(t, db, "--plan", "free")
+	createKey(t, db, "--plan", "free", "--name", "ops")
 	badOrders := filepath.Join(dir, "orders.json")
 	os.WriteFile(badOrders, []byte("[\n  {\"id\": 1, \"status\": \"pending\"},\n  {\"id\": 2, \"status\": \"lost\"}\n]\n"), 0o600)
 	dupOrders := filepath.Join(dir, "dup.json")
@@ -233,6 +234,7 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"enterprise without limits", nil, []string{"keys", "create", "--plan", "enterprise", "--db", db}, "enterprise"},
 		{"limits on a fixed plan", nil, []string{"keys", "create", "--plan", "pro", "--per-day", "5", "--db", db}, "enterprise only"},
 		{"revoke unknown", nil, []string{"keys", "revoke", "nobody", "--db", db}, "nobody"},
+		{"name taken", nil, []string{"keys", "create", "--plan", "free", "--name", "ops", "--db", db}, "ops"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := orderd(t, tc.env, tc.args...)
