@@ -98,7 +98,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
-	// Routes; every GET route answers HEAD too (head.go). Outside the versions' bases:
+	// Routes; every GET route answers HEAD too (routes.go). Outside the versions' bases:
 	// health, metrics and docs, neither limited nor authenticated.
 	routes := routes{e}
 	health(routes, cfg.Ready)

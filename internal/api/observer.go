@@ -5,8 +5,9 @@ import "time"
 // Observer is told what the service does, for metrics. The HTTP layer knows only this
 // interface; internal/metrics implements it with Prometheus.
 type Observer interface {
-	// Request is one answered request: its operationId ("unknown" outside the contract),
-	// status and duration.
+	// Request is one answered request: its operation (labelOf: the operationId, "v2." and
+	// the operationId under /v2, the route itself for /healthz, /readyz, /metrics and /docs,
+	// else "unknown"), status and duration.
 	Request(operation string, status int, took time.Duration)
 	// RateLimit is one decision: admitted, limited, banned or unavailable.
 	RateLimit(outcome string)
