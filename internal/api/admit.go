@@ -202,8 +202,7 @@ type rateLimitHeaders struct {
 // setLimit makes the rate-limit headers of d the answer's, in the exchange's own storage
 // (one allocation fewer per request than a struct of their own).
 func (ex *exchange) setLimit(d ratelimit.Decision) {
-	b := d.Binding
-	ex.limitValues.format(b.Name, b.Limit, b.Remaining, b.End, int64(d.RetryAfter.Seconds()), d.Minute.Limit, d.Day.Limit)
+	ex.limitValues.format(d)
 	ex.limit = &ex.limitValues
 }
 
@@ -219,29 +218,29 @@ func undecidedDecision(limits plan.Limits, now time.Time) ratelimit.Decision {
 	return ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 }
 
-// format writes every value into one buffer and makes one string of it, of which the values
-// are parts: one allocation per request where a string per number and per concatenation
-// made eight.
-func (r *rateLimitHeaders) format(window string, limit, remaining int64, end time.Time, secs, perMinute, perDay int64) {
+// format writes every value of d's headers into one buffer and makes one string of it, of
+// which the values are parts: one allocation per request where a string per number and per
+// concatenation made eight.
+func (r *rateLimitHeaders) format(d ratelimit.Decision) {
+	w := d.Binding
+	secs := int64(d.RetryAfter.Seconds())
 	var buf [256]byte
-	b := strconv.AppendInt(buf[:0], limit, 10)
+	b := strconv.AppendInt(buf[:0], w.Limit, 10)
 	endLimit := len(b)
-	b = strconv.AppendInt(b, remaining, 10)
+	b = strconv.AppendInt(b, w.Remaining, 10)
 	endRemaining := len(b)
-	b = strconv.AppendInt(b, end.Unix(), 10)
+	b = strconv.AppendInt(b, w.End.Unix(), 10)
 	endReset := len(b)
 	b = append(b, '"')
-	b = append(b, window...)
+	b = append(b, w.Name...)
 	b = append(b, `";r=`...)
-	b = strconv.AppendInt(b, remaining, 10)
+	b = strconv.AppendInt(b, w.Remaining, 10)
 	b = append(b, ";t="...)
 	b = strconv.AppendInt(b, secs, 10)
 	endIETF := len(b)
-	b = append(b, `"minute";q=`...)
-	b = strconv.AppendInt(b, perMinute, 10)
-	b = append(b, `;w=60, "day";q=`...)
-	b = strconv.AppendInt(b, perDay, 10)
-	b = append(b, ";w=86400"...)
+	b = appendPolicy(b, d.Minute)
+	b = append(b, ", "...)
+	b = appendPolicy(b, d.Day)
 	endPolicy := len(b)
 	b = strconv.AppendInt(b, secs, 10)
 	s := string(b)
@@ -253,4 +252,14 @@ func (r *rateLimitHeaders) format(window string, limit, remaining int64, end tim
 		policy:     [1]string{s[endIETF:endPolicy]},
 		retryAfter: [1]string{s[endPolicy:]},
 	}
+}
+
+// appendPolicy appends w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
+func appendPolicy(b []byte, w ratelimit.Window) []byte {
+	b = append(b, '"')
+	b = append(b, w.Name...)
+	b = append(b, `";q=`...)
+	b = strconv.AppendInt(b, w.Limit, 10)
+	b = append(b, ";w="...)
+	return strconv.AppendInt(b, w.Seconds(), 10)
 }

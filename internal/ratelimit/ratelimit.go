@@ -1,7 +1,11 @@
 // Package ratelimit decides whether a caller may make a request: two fixed windows per
 // caller (the UTC minute and the UTC day), and temporary bans for callers that keep sending
-// after a 429. This package states the rules once, and each implementation (memory, Redis)
-// applies them atomically.
+// after a 429. This package states the rules, and Decide turns every implementation's counts
+// into the decision. The counting itself (which window a request counts in, when a ban
+// begins) is applied atomically by each implementation: in Go by the memory limiter
+// (internal/inmem) and restated in Lua by the Redis one (internal/redisstore/rate.lua), since
+// Redis must decide in one step; ratelimittest's conformance suite holds both to the same
+// decisions.
 package ratelimit
 
 import (
