@@ -144,11 +144,6 @@ type Imported struct {
 	OrderFieldsChanged int64
 }
 
-// Changed reports whether the import wrote anything.
-func (n Imported) Changed() bool {
-	return n.Imported != (sqlitestore.Imported{}) || n.OrderFieldsChanged != 0
-}
-
 // Import writes orders and pets into the store: new records are added, the data of existing
 // ones updated, and the status of an existing order is left as it is (an import never
 // undoes a cancel). Running it twice changes nothing.
