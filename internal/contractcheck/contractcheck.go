@@ -104,23 +104,40 @@ type check struct {
 
 func (c *checkRun) run() {
 	res, body := c.do(check{"list orders", "GET", "/store/orders", true, nil, []int{200}})
-	unused := int64(math.MaxInt64)
+	// The checks that name an order by id run only with an id the list shows unused: an id
+	// guessed without the list could be a real order, which the DELETE would cancel.
+	var id string
+	noID := "not run: the list did not answer 200, so no id is known to be unused"
 	if res != nil && res.StatusCode == 200 {
-		unused = unusedID(body)
+		if unused, err := unusedID(body); err != nil {
+			noID = fmt.Sprintf("not run: the list's body is not a list of orders (%v), so no id is known to be unused", err)
+		} else {
+			id = strconv.FormatInt(unused, 10)
+		}
 		c.do(check{"list orders again, If-None-Match", "GET", "/store/orders", true,
 			http.Header{"If-None-Match": {res.Header.Get("ETag")}}, []int{304}})
 	}
-	id := strconv.FormatInt(unused, 10)
+	byID := func(name, method, path string, want ...int) {
+		if id == "" {
+			c.fail(c.line(name, method, path+"{id}"), "%s", noID)
+			return
+		}
+		c.do(check{name, method, path + id, true, nil, want})
+	}
 	// A key made now, which no instance knows (crypto/rand does not fail).
 	unknownKey, _, _ := auth.NewKey("", plan.Free, plan.Limits{}, time.Now())
+	byID("cancel an order that does not exist", "DELETE", "/store/orders/", 404)
 	for _, ch := range []check{
-		{"cancel an order that does not exist", "DELETE", "/store/orders/" + id, true, nil, []int{404}},
 		{"cancel with an id that is not an int64", "DELETE", "/store/orders/9223372036854775808", true, nil, []int{400}},
 		{"cancel with an id that is not a number", "DELETE", "/store/orders/abc", true, nil, []int{400}},
 		{"list without a key", "GET", "/store/orders", false, nil, []int{401}},
 		{"cancel without a key and with a bad id", "DELETE", "/store/orders/abc", false, nil, []int{401}},
 		{"list with an unknown key", "GET", "/store/orders", false, http.Header{"Authorization": {"Bearer " + unknownKey}}, []int{401}},
-		{"deprecated pet that does not exist", "GET", "/pets/" + id, true, nil, []int{404, 410}},
+	} {
+		c.do(ch)
+	}
+	byID("deprecated pet that does not exist", "GET", "/pets/", 404, 410)
+	for _, ch := range []check{
 		{"an unknown route", "GET", "/no/such/route", true, nil, []int{404}},
 		{"a method the list does not have", "PUT", "/store/orders", true, nil, []int{405}},
 		{"the contract itself", "GET", "/openapi.yaml", false, nil, []int{200}},
@@ -129,12 +146,20 @@ func (c *checkRun) run() {
 	}
 }
 
+// line names a check in the report: its name, method and URL.
+func (c *checkRun) line(name, method, path string) string {
+	return fmt.Sprintf("%s: %s %s", name, method, strings.TrimPrefix(c.server, "http://")+path)
+}
+
+// fail counts a failed check and reports it.
+func (c *checkRun) fail(line, format string, a ...any) {
+	c.failed++
+	fmt.Fprintf(c.out, "FAIL %s: %s\n", line, fmt.Sprintf(format, a...))
+}
+
 func (c *checkRun) do(ch check) (*http.Response, []byte) {
-	line := fmt.Sprintf("%s: %s %s", ch.name, ch.method, strings.TrimPrefix(c.server, "http://")+ch.path)
-	fail := func(format string, a ...any) {
-		c.failed++
-		fmt.Fprintf(c.out, "FAIL %s: %s\n", line, fmt.Sprintf(format, a...))
-	}
+	line := c.line(ch.name, ch.method, ch.path)
+	fail := func(format string, a ...any) { c.fail(line, format, a...) }
 	req, err := http.NewRequestWithContext(c.ctx, ch.method, c.server+ch.path, nil)
 	if err != nil {
 		fail("%v", err)
@@ -188,21 +213,27 @@ func readBody(res *http.Response) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// unusedID is an id that no listed order has, counting down from the largest int64.
-func unusedID(list []byte) int64 {
+// unusedID is an id that no listed order has, counting down from the largest int64. Its
+// error means that list is not a JSON array of orders, so no id is known to be unused.
+func unusedID(list []byte) (int64, error) {
 	var orders []struct {
 		ID json.Number `json:"id"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(list))
 	dec.UseNumber()
-	dec.Decode(&orders)
+	if err := dec.Decode(&orders); err != nil {
+		return 0, err
+	}
+	if orders == nil { // null, which says nothing about which ids are used
+		return 0, errors.New("null, not an array")
+	}
 	used := map[string]bool{}
 	for _, o := range orders {
 		used[o.ID.String()] = true
 	}
 	for id := int64(math.MaxInt64); ; id-- {
 		if !used[strconv.FormatInt(id, 10)] {
-			return id
+			return id, nil
 		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/petstore/orderd/internal/contractcheck"
@@ -41,6 +43,62 @@ func TestRun(t *testing.T) {
 		var out bytes.Buffer
 		if err := c.Run(context.Background(), &out); !errors.Is(err, contractcheck.ErrFailed) || !strings.HasSuffix(out.String(), "0 passed, 11 failed\n") {
 			t.Fatalf("%v\n%s", err, out.String())
+		}
+	})
+	t.Run("NoIDIsGuessedWithoutTheList", func(t *testing.T) {
+		// A list that does not show which ids are used must not lead to a request naming an
+		// id: the demo data holds a pending order with the largest int64.
+		for name, list := range map[string]http.HandlerFunc{
+			"ListFails": func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+			},
+			"ListIsNotJSON": func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`[{"id":1`))
+			},
+			"ListIsNull": func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`null`))
+			},
+		} {
+			t.Run(name, func(t *testing.T) {
+				var mu sync.Mutex
+				var byID []string // requests that named a valid int64 id
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path == "/v1/store/orders" && r.Method == "GET" && r.Header.Get("Authorization") == "Bearer osk_x" {
+						list(w, r)
+						return
+					}
+					last := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+					if _, err := strconv.ParseInt(last, 10, 64); err == nil {
+						mu.Lock()
+						byID = append(byID, r.Method+" "+r.URL.Path)
+						mu.Unlock()
+					}
+					http.Error(w, "nope", http.StatusTeapot)
+				}))
+				defer srv.Close()
+				c, err := contractcheck.New(contractcheck.Config{Base: srv.URL, Key: "osk_x"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				err = c.Run(context.Background(), &out)
+				if len(byID) > 0 {
+					t.Fatalf("requests named an id no list showed unused: %v\n%s", byID, out.String())
+				}
+				for _, want := range []string{
+					"FAIL cancel an order that does not exist: DELETE " + strings.TrimPrefix(srv.URL, "http://") + "/v1/store/orders/{id}: not run: ",
+					"FAIL deprecated pet that does not exist: GET " + strings.TrimPrefix(srv.URL, "http://") + "/v1/pets/{id}: not run: ",
+				} {
+					if !strings.Contains(out.String(), want) {
+						t.Errorf("the report lacks %q", want)
+					}
+				}
+				if !errors.Is(err, contractcheck.ErrFailed) {
+					t.Errorf("Run: %v, want ErrFailed\n%s", err, out.String())
+				}
+			})
 		}
 	})
 }
