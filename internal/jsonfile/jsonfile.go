@@ -18,11 +18,11 @@ func ReadArray[T any](path string, check func(T) error) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	return DecodeArray(path, data, check)
+	return decodeArray(path, data, check)
 }
 
-// DecodeArray is ReadArray on data already read; name is used in errors.
-func DecodeArray[T any](name string, data []byte, check func(T) error) ([]T, error) {
+// decodeArray is ReadArray on data already read; name is used in errors.
+func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, error) {
 	at := func(offset int64, err error) error {
 		line, col := position(data, offset)
 		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
@@ -45,8 +45,14 @@ func DecodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 	}
 	// The second pass walks the valid array to know where each element starts.
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
+	tok, err := dec.Token()
+	if err != nil {
 		return nil, at(0, syntaxReason(err))
+	}
+	// null passes the first pass as an empty list; a file of null is no more a list of
+	// records than a file of one object is.
+	if tok != json.Delim('[') {
+		return nil, at(skipSpace(data, 0), errors.New("want a JSON array"))
 	}
 	out := make([]T, 0, len(raws))
 	for i := 0; dec.More(); i++ {

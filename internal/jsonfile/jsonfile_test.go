@@ -19,14 +19,14 @@ func checkRec(r rec) error {
 }
 
 func TestDecodeArray(t *testing.T) {
-	got, err := DecodeArray("f.json", []byte(`[{"id":9223372036854775807,"name":"a"},{"id":1}]`), checkRec)
+	got, err := decodeArray("f.json", []byte(`[{"id":9223372036854775807,"name":"a"},{"id":1}]`), checkRec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].ID != 9223372036854775807 || got[1].ID != 1 {
 		t.Fatalf("got %+v", got)
 	}
-	if got, err := DecodeArray[rec]("f.json", []byte(" [ ] "), nil); err != nil || len(got) != 0 {
+	if got, err := decodeArray[rec]("f.json", []byte(" [ ] "), nil); err != nil || len(got) != 0 {
 		t.Fatalf("empty array: %v %v", got, err)
 	}
 }
@@ -38,13 +38,14 @@ func TestDecodeArrayErrorsNameThePlace(t *testing.T) {
 		"unknown field":  {"[\n {\"id\": 1, \"nmae\": \"x\"}\n]", `f.json:2:2: unknown field "nmae"`},
 		"check":          {"[\n {\"id\": 1},\n {\"id\": -5}\n]", "f.json:3:2: id must not be negative"},
 		"not an array":   {`{"id": 1}`, "f.json:1:1: want a JSON array"},
+		"null":           {"\n  null\n", "f.json:2:3: want a JSON array"},
 		"truncated":      {"[\n {\"id\": 1}", "f.json:2:11: unexpected end of file"},
 		"trailing":       {"[] []", "f.json:1:4: invalid character"},
 		"int64 overflow": {`[{"id": 9223372036854775808}]`, "f.json:1:"},
 		"empty file":     {"", "f.json:1:1: unexpected end of file"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := DecodeArray("f.json", []byte(tc.data), checkRec)
+			_, err := decodeArray("f.json", []byte(tc.data), checkRec)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.want)
 			}
