@@ -103,14 +103,17 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]}'; }
-# The round whose ratio is the median, for the figures shown with it.
+# middle: the median of the ratios on stdin (words), one of them exactly as stored.
+middle() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# median: the same in two places, as the tables show it.
+median() { middle | awk '{printf "%.2f", $1}'; }
+# median_round RATIOS...: the round (1-based) whose ratio is the median, for the figures shown
+# with it. It compares the stored strings, as fixed_rate_round does: a round's ratio rounded
+# afresh need not equal the median's rounding of the stored one (0.8451 is 0.85, 0.845 is 0.84).
 median_round() {
-  local want=$1 name=$2 target=$3 r
-  for r in $(seq "$ROUNDS"); do
-    got=$(awk -v a="$(echo "${R[$r,$name,$target]}" | cut -d' ' -f1)" -v b="$(echo "${R[$r,$name,ceiling]}" | cut -d' ' -f1)" 'BEGIN{printf "%.2f", a/b}')
-    [ "$got" = "$want" ] && { echo "$r"; return; }
-  done
+  local want i=0 x
+  want=$(echo "$*" | middle)
+  for x in "$@"; do i=$((i + 1)); [ "$x" = "$want" ] && { echo "$i"; return; }; done
   echo 1
 }
 
@@ -136,7 +139,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
     name=${entry%%:*}
     for target in embedded redis; do
       m=$(echo "${RATIOS[$name,$target]}" | median)
-      r=$(median_round "$m" "$name" "$target")
+      r=$(median_round ${RATIOS[$name,$target]})
       [ "$target" = embedded ] && echo "| $name | ceiling | $(field "$r" "$name" ceiling 1) | $(field "$r" "$name" ceiling 2) | $(field "$r" "$name" ceiling 3) | $(field "$r" "$name" ceiling 4) | 1.00 | |"
       echo "| $name | $target | $(field "$r" "$name" "$target" 1) | $(field "$r" "$name" "$target" 2) | $(field "$r" "$name" "$target" 3) | $(field "$r" "$name" "$target" 4) | $m | ${RATIOS[$name,$target]}|"
     done
