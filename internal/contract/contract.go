@@ -42,8 +42,9 @@ type Checker struct {
 }
 
 // New returns a checker for answers of version 1 of the API served at serverURL: "/v1" for
-// any host, or an absolute URL such as https://api.example/v1. The document's own servers are
-// production URLs, and a router built on them would match no request made anywhere else.
+// any host, or an absolute URL such as https://api.example/v1. Its router is built on serverURL
+// alone, not on the document's own servers (the relative /v1, then production and staging
+// URLs), which match /v1 on any host but no other base path, such as https://gw.example/orders/v1.
 func New(serverURL string) (*Checker, error) {
 	return NewVersion(orderd.Versions[0], serverURL)
 }

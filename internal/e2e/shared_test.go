@@ -85,8 +85,8 @@ func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
 	}
 }
 
-// TestCancelOnOneIsSeenOnTheOther, and a hundred concurrent cancels through both make one
-// transition.
+// TestCancelsAcrossInstances: a cancel through one instance is listed by both at their next
+// request, and a hundred concurrent cancels through both make one transition.
 func TestCancelsAcrossInstances(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)

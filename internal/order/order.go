@@ -1,5 +1,5 @@
 // Package order is the domain of the service: orders, their states and the store that keeps
-// them. It imports no framework, so every adapter (HTTP, memory, Redis) depends on it and not
+// them. It imports no framework, so every adapter (HTTP, SQLite, Redis) depends on it and not
 // on each other.
 package order
 
@@ -52,9 +52,10 @@ func (o Order) Validate() error {
 
 // Cancel applies a cancel request to o: a pending order becomes cancelled, a cancelled one
 // stays so (cancelling is idempotent), a shipped one is refused with ErrAlreadyShipped.
-// This is the rule every Store must keep. The in-memory store calls Cancel inside its lock;
-// the Redis store cannot call Go inside its atomic step, so redisstore's cancel.lua states
-// the same rule again in Lua, and the stores' conformance suite holds both to it.
+// This is the rule every Store must keep. The SQLite store (sqlitestore/orders.go) calls
+// Cancel inside its write transaction; the Redis store cannot call Go inside its atomic
+// step, so redisstore's cancel.lua states the same rule again in Lua, and the stores'
+// conformance suite holds both to it.
 func (o Order) Cancel() (Order, error) {
 	switch o.Status {
 	case StatusShipped:

@@ -37,7 +37,7 @@ package sqlitestore
 // obtain the EXCLUSIVE lock on the database file, and in WAL mode every connection holds a
 // SHARED lock on it from its first read until it closes. A DB pins one connection for its
 // lifetime (see Open), so the -shm this process maps cannot be deleted, truncated or
-// re-created under it (TestShmOutlivesOtherProcesses). Nor can another process take the
+// re-created under it (TestCacheSeesOtherProcesses). Nor can another process take the
 // file out of WAL mode: that too needs the EXCLUSIVE lock.
 
 // walHeader is one copy of the wal-index header: 48 bytes, as twelve words in the host's
