@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // PetStatus is the availability of a pet.
@@ -23,11 +24,17 @@ type Pet struct {
 	Status PetStatus `json:"status"`
 }
 
+// MaxPetNameLength is the longest name a pet may have, in characters: the maxLength of
+// Pet.name in openapi.yaml, which every answer of the pets operation must keep.
+const MaxPetNameLength = 200
+
 // Validate reports the first way in which p is not a pet the service can hold.
 func (p Pet) Validate() error {
 	switch {
 	case p.ID < 0:
 		return fmt.Errorf("pet %d: id must not be negative", p.ID)
+	case utf8.RuneCountInString(p.Name) > MaxPetNameLength:
+		return fmt.Errorf("pet %d: name is %d characters, more than %d", p.ID, utf8.RuneCountInString(p.Name), MaxPetNameLength)
 	case p.Status != PetAvailable && p.Status != PetPending && p.Status != PetSold:
 		return fmt.Errorf("pet %d: status %q is not available, pending or sold", p.ID, p.Status)
 	}

@@ -1,6 +1,7 @@
 package order_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/petstore/orderd/internal/order"
@@ -27,6 +28,15 @@ func TestValidateAll(t *testing.T) {
 	pets := []order.Pet{{ID: 7, Status: order.PetSold}, {ID: 7, Status: order.PetAvailable}}
 	if got := errString(order.ValidateAll(pets)); got != "pet 7: duplicate id" {
 		t.Fatalf("pets: %q", got)
+	}
+	// The contract's maxLength of a pet's name counts characters, not bytes.
+	longest := strings.Repeat("é", order.MaxPetNameLength)
+	if err := (order.Pet{ID: 1, Name: longest, Status: order.PetSold}).Validate(); err != nil {
+		t.Fatalf("a name of %d characters (%d bytes): %v", order.MaxPetNameLength, len(longest), err)
+	}
+	tooLong := order.Pet{ID: 1, Name: longest + "x", Status: order.PetSold}
+	if got := errString(tooLong.Validate()); got != "pet 1: name is 201 characters, more than 200" {
+		t.Fatalf("a name one character too long: %q", got)
 	}
 }
 

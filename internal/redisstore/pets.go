@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/store"
 )
 
 var _ order.PetStore = (*Pets)(nil)
@@ -42,9 +43,15 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	}
 	var d petData
 	if err := json.Unmarshal([]byte(raw), &d); err != nil {
-		return order.Pet{}, fmt.Errorf("bad pet record %d in redis: %w", id, err)
+		return order.Pet{}, fmt.Errorf("%w: pet %d in redis: %w", store.ErrCorrupt, id, err)
 	}
-	return order.Pet{ID: id, Name: d.Name, Status: d.Status}, nil
+	// Another system may have written it: a pet the contract does not allow (an unknown
+	// status, a name too long) is not served.
+	p := order.Pet{ID: id, Name: d.Name, Status: d.Status}
+	if err := p.Validate(); err != nil {
+		return order.Pet{}, fmt.Errorf("%w: in redis: %w", store.ErrCorrupt, err)
+	}
+	return p, nil
 }
 
 // Import writes pets, replacing those with the same id; running it twice changes nothing.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,7 +102,8 @@ func TestImportIsIdempotentAndKeepsCancels(t *testing.T) {
 func TestPets(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	ctx := context.Background()
-	s, err := redisstore.NewPets(rdb, redistest.Prefix(t), time.Second)
+	prefix := redistest.Prefix(t)
+	s, err := redisstore.NewPets(rdb, prefix, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +115,20 @@ func TestPets(t *testing.T) {
 	}
 	if _, err := s.Pet(ctx, math.MaxInt64-1); !errors.Is(err, order.ErrPetNotFound) {
 		t.Fatalf("unknown pet: %v", err)
+	}
+	// Pets another system wrote, which the contract does not allow, are not served.
+	for id, raw := range map[string]string{
+		"1": `{"name":"` + strings.Repeat("x", order.MaxPetNameLength+1) + `","status":"sold"}`,
+		"2": `{"name":"Rex","status":"lost"}`,
+		"3": `not json`,
+	} {
+		if err := rdb.HSet(ctx, "{"+prefix+":pets}:data", id, raw).Err(); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.ParseInt(id, 10, 64)
+		if p, err := s.Pet(ctx, n); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("pet %s written as %.40s: %+v, %v; want store.ErrCorrupt", id, raw, p, err)
+		}
 	}
 }
 
