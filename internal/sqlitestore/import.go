@@ -38,11 +38,14 @@ WHERE (name, status) IS NOT (excluded.name, excluded.status)`
 // since the last import stays). Importing the same data again changes nothing. Ids must be
 // distinct within each list.
 func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	orderRows, err := orderRows(orders)
-	if err != nil {
+	if err := order.ValidateAll(orders); err != nil {
 		return Imported{}, err
 	}
-	if err := checkPets(pets); err != nil {
+	if err := order.ValidateAll(pets); err != nil {
+		return Imported{}, err
+	}
+	orderRows, err := orderRows(orders)
+	if err != nil {
 		return Imported{}, err
 	}
 	tx, done, err := db.beginWrite(ctx)
@@ -67,18 +70,10 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 	return n, nil
 }
 
-// orderRows checks orders and returns them as rows of orderColumns.
+// orderRows returns orders, valid, as rows of orderColumns.
 func orderRows(orders []order.Order) ([][]any, error) {
 	rows := make([][]any, len(orders))
-	seen := make(map[int64]bool, len(orders))
 	for i, o := range orders {
-		if err := o.Validate(); err != nil {
-			return nil, err
-		}
-		if seen[o.ID] {
-			return nil, fmt.Errorf("order %d: duplicate id", o.ID)
-		}
-		seen[o.ID] = true
 		shipDate, err := formatTimestamp(o.ShipDate)
 		if err != nil {
 			return nil, fmt.Errorf("order %d: shipDate: %w", o.ID, err)
@@ -90,20 +85,6 @@ func orderRows(orders []order.Order) ([][]any, error) {
 		rows[i] = []any{o.ID, o.PetID, int64(o.Quantity), shipDate, complete, string(o.Status)}
 	}
 	return rows, nil
-}
-
-func checkPets(pets []order.Pet) error {
-	seen := make(map[int64]bool, len(pets))
-	for _, p := range pets {
-		if err := p.Validate(); err != nil {
-			return err
-		}
-		if seen[p.ID] {
-			return fmt.Errorf("pet %d: duplicate id", p.ID)
-		}
-		seen[p.ID] = true
-	}
-	return nil
 }
 
 // upsert runs query for each row and counts the rows it added and updated: those it wrote,
