@@ -82,6 +82,13 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			// db.sql.Close does not close a connection in use: its handle, descriptors and
+			// locks would outlive the failed Open.
+			db.pin.Close()
+		}
+	}()
 	var mode string
 	if err := db.pin.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		return err
@@ -122,9 +129,10 @@ func createPrivate(path string) error {
 //     clients were told had happened.
 //   - busy_timeout: a write that finds another process writing waits for it instead of
 //     failing at once with SQLITE_BUSY.
-//   - _txlock=immediate: every transaction this package begins is a write, so it takes the
-//     write lock at BEGIN; a transaction that read first and asked for the lock later
-//     could fail without waiting, its snapshot outdated by another writer.
+//   - _txlock=immediate: every transaction this package begins but Find's is a write, so it
+//     takes the write lock at BEGIN; a transaction that read first and asked for the lock
+//     later could fail without waiting, its snapshot outdated by another writer. Find's
+//     transaction is ReadOnly, which the driver begins deferred: one snapshot, no lock.
 //
 // The path is made a file: URI, escaped, so that any file name works.
 func dsn(path string, busyTimeout time.Duration) string {
