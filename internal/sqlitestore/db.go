@@ -132,7 +132,7 @@ func createPrivate(path string) error {
 //   - _txlock=immediate: every transaction this package begins but Find's is a write, so it
 //     takes the write lock at BEGIN; a transaction that read first and asked for the lock
 //     later could fail without waiting, its snapshot outdated by another writer. Find's
-//     transaction is ReadOnly, which the driver begins deferred: one snapshot, no lock.
+//     transaction is ReadOnly, which the driver begins deferred: one snapshot, no write lock.
 //
 // The path is made a file: URI, escaped, so that any file name works.
 func dsn(path string, busyTimeout time.Duration) string {

@@ -75,6 +75,39 @@ func TestCannotOpenIsUnavailable(t *testing.T) {
 	}
 }
 
+// TestFailedOpenLeavesNothingOpen: an Open that fails after it pinned a connection (here on
+// reading the version row, which another program deleted) keeps no descriptor of the file.
+func TestFailedOpenLeavesNothingOpen(t *testing.T) {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd to list the open files: %v", err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "orderd.db")
+	db, err := sqlitestore.Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw := rawDB(t, path)
+	if _, err := raw.Exec("DELETE FROM orders_version"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if db, err := sqlitestore.Open(path, 0); err == nil {
+		db.Close()
+		t.Fatal("Open of a file without its version row succeeded")
+	}
+	if fds, err = os.ReadDir("/proc/self/fd"); err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if target, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			t.Errorf("descriptor %s of %s is open after the failed Open", fd.Name(), target)
+		}
+	}
+}
+
 // rawDB opens path without the package, as another program would; with
 // ignore_check_constraints it can write rows the schema refuses.
 func rawDB(tb testing.TB, path string) *sql.DB {

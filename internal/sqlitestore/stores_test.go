@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,9 +142,19 @@ func TestImportRefusesBadData(t *testing.T) {
 			t.Errorf("%s: the refused import wrote %+v", name, list)
 		}
 	}
-	db := mustOpen(t, filepath.Join(t.TempDir(), "orderd.db"))
-	if _, err := db.Import(context.Background(), nil, []order.Pet{{ID: 1, Status: "lost"}}); err == nil {
-		t.Error("Import accepted a pet with an unknown status")
+	for name, pets := range map[string][]order.Pet{
+		"pet duplicate id":   {{ID: 1, Status: order.PetSold}, {ID: 1, Status: order.PetPending}},
+		"pet unknown status": {{ID: 1, Status: "lost"}},
+		"pet name too long":  {{ID: 1, Name: strings.Repeat("x", order.MaxPetNameLength+1), Status: order.PetSold}},
+	} {
+		db := mustOpen(t, filepath.Join(t.TempDir(), "orderd.db"))
+		good := order.Pet{ID: 7, Name: "Rex", Status: order.PetSold}
+		if _, err := db.Import(context.Background(), nil, append([]order.Pet{good}, pets...)); err == nil {
+			t.Errorf("%s: Import accepted it", name)
+		}
+		if p, err := sqlitestore.NewPets(db).Pet(context.Background(), good.ID); !errors.Is(err, order.ErrPetNotFound) {
+			t.Errorf("%s: the refused import wrote %+v (%v)", name, p, err)
+		}
 	}
 }
 
