@@ -78,8 +78,7 @@ func TestCannotOpenIsUnavailable(t *testing.T) {
 // TestFailedOpenLeavesNothingOpen: an Open that fails after it pinned a connection (here on
 // reading the version row, which another program deleted) keeps no descriptor of the file.
 func TestFailedOpenLeavesNothingOpen(t *testing.T) {
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
 		t.Skipf("no /proc/self/fd to list the open files: %v", err)
 	}
 	dir := t.TempDir()
@@ -98,7 +97,8 @@ func TestFailedOpenLeavesNothingOpen(t *testing.T) {
 		db.Close()
 		t.Fatal("Open of a file without its version row succeeded")
 	}
-	if fds, err = os.ReadDir("/proc/self/fd"); err != nil {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, fd := range fds {
