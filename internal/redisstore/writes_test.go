@@ -37,6 +37,23 @@ func TestAWriteThatCannotFinishWritesNothing(t *testing.T) {
 			t.Fatalf("err %v; want store.ErrCorrupt", err)
 		}
 	}
+	// keysAt is the key store under prefix p, and opsKey a new key named ops.
+	keysAt := func(t *testing.T, p string) *redisstore.Keys {
+		t.Helper()
+		s, err := redisstore.NewKeys(rdb, p, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	opsKey := func(t *testing.T) auth.Key {
+		t.Helper()
+		_, k, err := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
 	same := func(t *testing.T, key, want string) {
 		t.Helper()
 		got, err := rdb.Get(ctx, key).Result()
@@ -95,6 +112,21 @@ func TestAWriteThatCannotFinishWritesNothing(t *testing.T) {
 		})
 	}
 
+	t.Run("Reindex:by-status:shipped", func(t *testing.T) {
+		// The ids set emptied, as a writer that keeps no indexes would leave it: a reindex
+		// that wrote before failing would put ids back into it.
+		p := redistest.Prefix(t)
+		s := ordersWithPrefix(t, rdb, p)
+		orders := "{" + p + ":orders}"
+		rdb.Del(ctx, orders+":ids")
+		corrupt(t, orders+":by-status:shipped", "not a sorted set")
+		_, err := s.Reindex(ctx)
+		wantCorrupt(t, err)
+		if n, err := rdb.ZCard(ctx, orders+":ids").Result(); err != nil || n != 0 {
+			t.Fatalf("%d ids put in the index by the refused reindex (%v)", n, err)
+		}
+	})
+
 	for _, broken := range []struct{ key, value string }{
 		{":by-hash", "not a hash"},
 		{":version", "not a number"},
@@ -103,15 +135,7 @@ func TestAWriteThatCannotFinishWritesNothing(t *testing.T) {
 			p := redistest.Prefix(t)
 			keys := "{" + p + ":keys}"
 			corrupt(t, keys+broken.key, broken.value)
-			s, err := redisstore.NewKeys(rdb, p, time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, k, err := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantCorrupt(t, s.Add(ctx, k))
+			wantCorrupt(t, keysAt(t, p).Add(ctx, opsKey(t)))
 			if n, err := rdb.HLen(ctx, keys+":by-name").Result(); err != nil || n != 0 {
 				t.Fatalf("%d names written by the refused add (%v)", n, err)
 			}
@@ -122,20 +146,13 @@ func TestAWriteThatCannotFinishWritesNothing(t *testing.T) {
 	t.Run("RevokeKey:version", func(t *testing.T) {
 		p := redistest.Prefix(t)
 		keys := "{" + p + ":keys}"
-		s, err := redisstore.NewKeys(rdb, p, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, k, err := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Add(ctx, k); err != nil {
+		s := keysAt(t, p)
+		if err := s.Add(ctx, opsKey(t)); err != nil {
 			t.Fatal(err)
 		}
 		generation, _ := rdb.Get(ctx, keys+":generation").Result()
 		corrupt(t, keys+":version", "not a number")
-		_, err = s.Revoke(ctx, "ops")
+		_, err := s.Revoke(ctx, "ops")
 		wantCorrupt(t, err)
 		if n, err := rdb.HLen(ctx, keys+":by-name").Result(); err != nil || n != 1 {
 			t.Fatalf("%d names left after the refused revoke (%v); want the key's", n, err)
