@@ -157,7 +157,7 @@ func gzipLarge() echo.MiddlewareFunc {
 			if c.Path() == "/metrics" {
 				return next(c)
 			}
-			// The test echo's middleware makes.
+			// The same test echo's gzip middleware makes before it compresses.
 			if strings.Contains(c.Request().Header.Get(echo.HeaderAcceptEncoding), "gzip") {
 				return compressing(c)
 			}
