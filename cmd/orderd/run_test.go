@@ -222,7 +222,7 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"db is a directory", nil, []string{"serve", "--db", dir}, "is a directory"},
 		{"db is not SQLite", nil, []string{"keys", "list", "--db", notSQLite}, "notsqlite.db"},
 		{"import without orders", nil, []string{"import", "--db", db}, "--orders is required"},
-		{"bad order", nil, []string{"import", "--db", db, "--orders", badOrders}, "orders.json:3:3: order 2: status \"lost\""},
+		{"bad order", nil, []string{"import", "--db", db, "--orders", badOrders}, "orders.json:3:3: order 2: status: \"lost\""},
 		{"duplicate order", nil, []string{"import", "--db", db, "--orders", dupOrders}, "dup.json:1:34: order 1: duplicate id"},
 		{"missing orders file", nil, []string{"import", "--db", db, "--orders", filepath.Join(dir, "none.json")}, "none.json"},
 		{"bad pets file", nil, []string{"import", "--db", db, "--orders", demo, "--pets", badPets}, "pets.json:1:"},

@@ -35,17 +35,20 @@ type Order struct {
 	Status   Status    `json:"status"`
 }
 
-// Validate reports the first way in which o is not an order the service can hold.
+// Validate reports the first way in which o is not an order the service can hold. The
+// service sends shipDate in UTC, as RFC 3339, which has room for the years 0000 to 9999 only.
 func (o Order) Validate() error {
 	switch {
 	case o.ID < 0:
-		return fmt.Errorf("order %d: id must not be negative", o.ID)
+		return fmt.Errorf("order %d: id: must not be negative", o.ID)
 	case o.PetID < 0:
-		return fmt.Errorf("order %d: petId must not be negative", o.ID)
+		return fmt.Errorf("order %d: petId: must not be negative, got %d", o.ID, o.PetID)
 	case o.Quantity < 0:
-		return fmt.Errorf("order %d: quantity must not be negative", o.ID)
+		return fmt.Errorf("order %d: quantity: must not be negative, got %d", o.ID, o.Quantity)
+	case o.ShipDate.UTC().Year() < 0 || o.ShipDate.UTC().Year() > 9999:
+		return fmt.Errorf("order %d: shipDate: %s is outside the years 0000 to 9999 in UTC", o.ID, o.ShipDate.Format(time.RFC3339Nano))
 	case !o.Status.Valid():
-		return fmt.Errorf("order %d: status %q is not pending, shipped or cancelled", o.ID, o.Status)
+		return fmt.Errorf("order %d: status: %q is not pending, shipped or cancelled", o.ID, o.Status)
 	}
 	return nil
 }

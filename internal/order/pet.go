@@ -32,11 +32,11 @@ const MaxPetNameLength = 200
 func (p Pet) Validate() error {
 	switch {
 	case p.ID < 0:
-		return fmt.Errorf("pet %d: id must not be negative", p.ID)
+		return fmt.Errorf("pet %d: id: must not be negative", p.ID)
 	case utf8.RuneCountInString(p.Name) > MaxPetNameLength:
-		return fmt.Errorf("pet %d: name is %d characters, more than %d", p.ID, utf8.RuneCountInString(p.Name), MaxPetNameLength)
+		return fmt.Errorf("pet %d: name: %d characters, more than %d", p.ID, utf8.RuneCountInString(p.Name), MaxPetNameLength)
 	case p.Status != PetAvailable && p.Status != PetPending && p.Status != PetSold:
-		return fmt.Errorf("pet %d: status %q is not available, pending or sold", p.ID, p.Status)
+		return fmt.Errorf("pet %d: status: %q is not available, pending or sold", p.ID, p.Status)
 	}
 	return nil
 }

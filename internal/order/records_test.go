@@ -3,6 +3,7 @@ package order_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/petstore/orderd/internal/order"
 )
@@ -15,7 +16,15 @@ func TestValidateAll(t *testing.T) {
 	}{
 		{"Empty", nil, ""},
 		{"OK", []order.Order{{ID: 2, Status: order.StatusPending}, {ID: 1, Status: order.StatusShipped}}, ""},
-		{"Invalid", []order.Order{{ID: 1, Status: order.StatusPending}, {ID: 2, Status: "lost"}}, `order 2: status "lost" is not pending, shipped or cancelled`},
+		{"Invalid", []order.Order{{ID: 1, Status: order.StatusPending}, {ID: 2, Status: "lost"}}, `order 2: status: "lost" is not pending, shipped or cancelled`},
+		{"Negative id", []order.Order{{ID: -2, Status: order.StatusPending}}, "order -2: id: must not be negative"},
+		{"Negative petId", []order.Order{{ID: 2, PetID: -1, Status: order.StatusPending}}, "order 2: petId: must not be negative, got -1"},
+		{"Negative quantity", []order.Order{{ID: 2, Quantity: -1, Status: order.StatusPending}}, "order 2: quantity: must not be negative, got -1"},
+		// The service sends shipDate in UTC: an offset can move a date of year 9999 out of RFC 3339.
+		{"Year 10000 in UTC", []order.Order{{ID: 2, ShipDate: time.Date(9999, 12, 31, 23, 0, 0, 0, time.FixedZone("", -2*3600)), Status: order.StatusPending}},
+			"order 2: shipDate: 9999-12-31T23:00:00-02:00 is outside the years 0000 to 9999 in UTC"},
+		{"Year -1 in UTC", []order.Order{{ID: 2, ShipDate: time.Date(0, 1, 1, 0, 30, 0, 0, time.FixedZone("", 3600)), Status: order.StatusPending}},
+			"order 2: shipDate: 0000-01-01T00:30:00+01:00 is outside the years 0000 to 9999 in UTC"},
 		{"Duplicate", []order.Order{{ID: 1, Status: order.StatusPending}, {ID: 1, Status: order.StatusShipped}}, "order 1: duplicate id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -29,13 +38,21 @@ func TestValidateAll(t *testing.T) {
 	if got := errString(order.ValidateAll(pets)); got != "pet 7: duplicate id" {
 		t.Fatalf("pets: %q", got)
 	}
+	for p, want := range map[order.Pet]string{
+		{ID: -7, Status: order.PetSold}: "pet -7: id: must not be negative",
+		{ID: 7, Status: "lost"}:         `pet 7: status: "lost" is not available, pending or sold`,
+	} {
+		if got := errString(order.ValidateAll([]order.Pet{p})); got != want {
+			t.Fatalf("%+v: %q, want %q", p, got, want)
+		}
+	}
 	// The contract's maxLength of a pet's name counts characters, not bytes.
 	longest := strings.Repeat("é", order.MaxPetNameLength)
 	if err := (order.Pet{ID: 1, Name: longest, Status: order.PetSold}).Validate(); err != nil {
 		t.Fatalf("a name of %d characters (%d bytes): %v", order.MaxPetNameLength, len(longest), err)
 	}
 	tooLong := order.Pet{ID: 1, Name: longest + "x", Status: order.PetSold}
-	if got := errString(tooLong.Validate()); got != "pet 1: name is 201 characters, more than 200" {
+	if got := errString(tooLong.Validate()); got != "pet 1: name: 201 characters, more than 200" {
 		t.Fatalf("a name one character too long: %q", got)
 	}
 }
