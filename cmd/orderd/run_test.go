@@ -194,9 +194,10 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 	createKey(t, db, "--plan", "free")
 	createKey(t, db, "--plan", "free", "--name", "ops")
 	badOrders := filepath.Join(dir, "orders.json")
-	os.WriteFile(badOrders, []byte("[\n  {\"id\": 1, \"status\": \"pending\"},\n  {\"id\": 2, \"status\": \"lost\"}\n]\n"), 0o600)
+	const rest = `"petId": 1, "quantity": 1, "shipDate": "2026-11-20T08:30:00Z", "complete": false`
+	os.WriteFile(badOrders, []byte("[\n  {\"id\": 1, "+rest+", \"status\": \"pending\"},\n  {\"id\": 2, "+rest+", \"status\": \"lost\"}\n]\n"), 0o600)
 	dupOrders := filepath.Join(dir, "dup.json")
-	os.WriteFile(dupOrders, []byte(`[{"id": 1, "status": "pending"}, {"id": 1, "status": "shipped"}]`), 0o600)
+	os.WriteFile(dupOrders, []byte("[\n{\"id\": 1, "+rest+", \"status\": \"pending\"},\n{\"id\": 1, "+rest+", \"status\": \"shipped\"}\n]"), 0o600)
 	badPets := filepath.Join(dir, "pets.json")
 	os.WriteFile(badPets, []byte(`[{"id": 1, "name": "Rex"`), 0o600)
 	notSQLite := filepath.Join(dir, "notsqlite.db")
@@ -223,7 +224,7 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"db is not SQLite", nil, []string{"keys", "list", "--db", notSQLite}, "notsqlite.db"},
 		{"import without orders", nil, []string{"import", "--db", db}, "--orders is required"},
 		{"bad order", nil, []string{"import", "--db", db, "--orders", badOrders}, "orders.json:3:3: order 2: status: \"lost\""},
-		{"duplicate order", nil, []string{"import", "--db", db, "--orders", dupOrders}, "dup.json:1:34: order 1: duplicate id"},
+		{"duplicate order", nil, []string{"import", "--db", db, "--orders", dupOrders}, "dup.json:3:1: order 1: duplicate id"},
 		{"missing orders file", nil, []string{"import", "--db", db, "--orders", filepath.Join(dir, "none.json")}, "none.json"},
 		{"bad pets file", nil, []string{"import", "--db", db, "--orders", demo, "--pets", badPets}, "pets.json:1:"},
 		{"sunset before deprecation", nil, []string{"serve", "--db", db, "--pets-sunset-at", "2020-01-01"}, "pets-sunset-at"},

@@ -61,10 +61,8 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 		if err := dec.Decode(&raw); err != nil {
 			return nil, at(start, syntaxReason(err))
 		}
-		strict := json.NewDecoder(bytes.NewReader(raw))
-		strict.DisallowUnknownFields()
 		var v T
-		if err := strict.Decode(&v); err != nil {
+		if err := decodeStrict(raw, &v); err != nil {
 			return nil, at(start, syntaxReason(err))
 		}
 		if check != nil {
@@ -75,6 +73,18 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// decodeStrict decodes one element, refusing unknown fields. A type that decodes itself
+// (order.Order, order.Pet) states its own rules, unknown fields included, so it is given the
+// element as it is, without a second decoder around it.
+func decodeStrict(raw []byte, v any) error {
+	if u, ok := v.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(raw)
+	}
+	strict := json.NewDecoder(bytes.NewReader(raw))
+	strict.DisallowUnknownFields()
+	return strict.Decode(v)
 }
 
 // syntaxReason drops the decoder's "json: " prefix and says what an unexpected EOF means.

@@ -55,3 +55,26 @@ func TestDecodeArrayErrorsNameThePlace(t *testing.T) {
 		})
 	}
 }
+
+// selfDecoded decodes itself, as order.Order does, with rules of its own.
+type selfDecoded struct{ n int }
+
+func (s *selfDecoded) UnmarshalJSON(data []byte) error {
+	if string(data) == `"bad"` {
+		return errors.New("record: bad")
+	}
+	s.n = len(data)
+	return nil
+}
+
+// TestDecodeArrayOfATypeThatDecodesItself: its own errors are placed like the others.
+func TestDecodeArrayOfATypeThatDecodesItself(t *testing.T) {
+	got, err := decodeArray[selfDecoded]("f.json", []byte(`["a", {"unknown": 1}]`), nil)
+	if err != nil || len(got) != 2 || got[0].n != 3 || got[1].n != 14 {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	_, err = decodeArray[selfDecoded]("f.json", []byte("[\n \"a\",\n \"bad\"\n]"), nil)
+	if err == nil || err.Error() != "f.json:3:2: record: bad" {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// ReadOrders reads a data file of orders: a JSON array of the API's Order, with status. A
-// record that order.CheckEach refuses is reported with its file:line:column.
+// ReadOrders reads a data file of orders: a JSON array of the API's Order, with status. Each
+// record is decoded as order.Order's UnmarshalJSON has it (every field of the contract's
+// Order, none null) and checked by order.CheckEach; the first refused one is reported with its
+// file:line:column.
 func ReadOrders(path string) ([]order.Order, error) {
 	return jsonfile.ReadArray(path, order.CheckEach[order.Order]())
 }

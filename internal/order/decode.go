@@ -1,0 +1,168 @@
+package order
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxShipDateLength is the longest shipDate an order may be given, in characters: the
+// maxLength of Order.shipDate in openapi.yaml.
+const MaxShipDateLength = 64
+
+// UnmarshalJSON reads o in the JSON form of the contract's Order, which the data files use
+// too: all six fields, none of them null, each of its JSON type, shipDate an RFC 3339
+// date-time, and no other field. Plain decoding would read a field left out as its zero
+// value, which an import would then write over a real order's. The ranges and the states
+// are Validate's to check.
+func (o *Order) UnmarshalJSON(data []byte) error {
+	var r struct {
+		ID       *int64  `json:"id"`
+		PetID    *int64  `json:"petId"`
+		Quantity *int32  `json:"quantity"`
+		ShipDate *string `json:"shipDate"`
+		Complete *bool   `json:"complete"`
+		Status   *Status `json:"status"`
+	}
+	err := decodeObject(data, &r)
+	switch {
+	case err != nil:
+	case r.ID == nil:
+		err = missing(data, "id")
+	case r.PetID == nil:
+		err = missing(data, "petId")
+	case r.Quantity == nil:
+		err = missing(data, "quantity")
+	case r.ShipDate == nil:
+		err = missing(data, "shipDate")
+	case r.Complete == nil:
+		err = missing(data, "complete")
+	case r.Status == nil:
+		err = missing(data, "status")
+	}
+	var shipDate time.Time
+	if err == nil {
+		shipDate, err = parseShipDate(*r.ShipDate)
+	}
+	if err != nil {
+		return recordError("order", data, err)
+	}
+	*o = Order{ID: *r.ID, PetID: *r.PetID, Quantity: *r.Quantity, ShipDate: shipDate, Complete: *r.Complete, Status: *r.Status}
+	return nil
+}
+
+// UnmarshalJSON reads p in the JSON form of the contract's Pet, as Order's UnmarshalJSON
+// does an order: all three fields, none of them null, each of its JSON type, and no other.
+func (p *Pet) UnmarshalJSON(data []byte) error {
+	var r struct {
+		ID     *int64     `json:"id"`
+		Name   *string    `json:"name"`
+		Status *PetStatus `json:"status"`
+	}
+	err := decodeObject(data, &r)
+	switch {
+	case err != nil:
+	case r.ID == nil:
+		err = missing(data, "id")
+	case r.Name == nil:
+		err = missing(data, "name")
+	case r.Status == nil:
+		err = missing(data, "status")
+	}
+	if err != nil {
+		return recordError("pet", data, err)
+	}
+	*p = Pet{ID: *r.ID, Name: *r.Name, Status: *r.Status}
+	return nil
+}
+
+// fieldError is a field of a record that is not as the contract has it.
+type fieldError struct {
+	field string
+	what  string // what is wrong with it; "" when it is missing
+}
+
+func (e *fieldError) Error() string {
+	if e.what == "" {
+		return e.field + " missing"
+	}
+	return e.field + ": " + e.what
+}
+
+// decodeObject decodes the JSON object data into v, a struct of pointers, refusing any field
+// v does not have. A field of the wrong JSON type is named, with the type it should be.
+func decodeObject(data []byte, v any) error {
+	if len(data) == 0 || data[0] != '{' {
+		return errors.New("want a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return &fieldError{te.Field, fmt.Sprintf("want %s, got %s", jsonType(te.Type), te.Value)}
+	case err != nil:
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// jsonType names the JSON values a Go field of type t takes, in the contract's words.
+func jsonType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int64:
+		return "an int64"
+	case reflect.Int32:
+		return "an int32"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	}
+	return t.String()
+}
+
+// missing is the error of a field that decoded to nil: it is absent, or null. Only a record
+// that is refused pays for telling which.
+func missing(data []byte, field string) error {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) == nil && fields[field] != nil {
+		return &fieldError{field, "must not be null"}
+	}
+	return &fieldError{field: field}
+}
+
+// recordError prefixes err with the record's kind and, when it has a valid one, its id.
+func recordError(kind string, data []byte, err error) error {
+	var r struct {
+		ID *int64 `json:"id"`
+	}
+	if json.Unmarshal(data, &r) != nil || r.ID == nil {
+		return fmt.Errorf("%s: %w", kind, err)
+	}
+	return fmt.Errorf("%s %d: %w", kind, *r.ID, err)
+}
+
+// rfc3339 is the form of an RFC 3339 date-time (section 5.6). time.Parse checks the values
+// (a month from 01 to 12, a day that the month has, …) but is lenient about the form: it
+// also takes a one-digit hour and a comma before the fraction of a second.
+var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`)
+
+// parseShipDate reads an order's shipDate as the contract has it.
+func parseShipDate(s string) (time.Time, error) {
+	if n := utf8.RuneCountInString(s); n > MaxShipDateLength {
+		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%d characters, more than %d", n, MaxShipDateLength)}
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil || !rfc3339.MatchString(s) {
+		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%q is not an RFC 3339 date-time, such as 2026-11-16T00:00:00Z", s)}
+	}
+	return t, nil
+}
