@@ -37,14 +37,14 @@ func (db *DB) fail(ctx context.Context, err error) error {
 	case sqlite3.SQLITE_CONSTRAINT:
 		return fmt.Errorf("%s: refused by the schema: %w", db.path, err)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		f := &store.Fault{Kind: FaultCorrupt, Public: "the database file is corrupt",
+		f := &store.Fault{Kind: FaultCorrupt, Lasting: true, Public: "the database file is corrupt",
 			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrCorrupt, db.path, err)}
-		db.found(f, true)
+		db.reportFault(f)
 		return f
 	case sqlite3.SQLITE_FULL:
 		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full",
 			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)}
-		db.found(f, false)
+		db.reportFault(f)
 		return f
 	}
 	return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)

@@ -62,9 +62,9 @@ func (db *DB) Fault() error {
 	return nil
 }
 
-// found reports f, and keeps it as the lasting fault when it lasts and none came first.
-func (db *DB) found(f *store.Fault, lasts bool) {
-	if lasts {
+// reportFault reports f, and keeps it as the lasting fault when it lasts and none came first.
+func (db *DB) reportFault(f *store.Fault) {
+	if f.Lasting {
 		db.faults.lasting.CompareAndSwap(nil, f)
 	}
 	if report := db.faults.report.Load(); report != nil {
@@ -102,7 +102,7 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 			case <-tick.C:
 			}
 			if f := db.checkFiles(file, shm); f != nil {
-				db.found(f, true)
+				db.reportFault(f)
 				return // it lasts until a restart: nothing more to watch for
 			}
 		}
@@ -112,14 +112,14 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 // checkFiles returns the fault of a path that no longer names the file opened, or nil.
 func (db *DB) checkFiles(file, shm os.FileInfo) *store.Fault {
 	if now, err := os.Stat(db.path); err != nil || !os.SameFile(now, file) {
-		return &store.Fault{Kind: FaultReplaced, Public: "the database file was replaced or removed under the running server",
+		return &store.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
 			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", store.ErrUnavailable, db.path, changed(err))}
 	}
 	if shm == nil {
 		return nil
 	}
 	if now, err := os.Stat(db.path + "-shm"); err != nil || !os.SameFile(now, shm) {
-		return &store.Fault{Kind: FaultShmRemoved, Public: "the database's -shm file was removed under the running server",
+		return &store.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
 			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", store.ErrUnavailable, db.path, changed(err))}
 	}
 	return nil

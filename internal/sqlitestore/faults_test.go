@@ -14,6 +14,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
 	"github.com/petstore/orderd/internal/store"
 )
 
@@ -49,29 +50,6 @@ func manyOrders() []order.Order {
 	return orders
 }
 
-// damageLeafPage writes garbage over a leaf page of the orders table of the closed file at
-// path, as a failing disk or a stray write would.
-func damageLeafPage(t *testing.T, path string) {
-	t.Helper()
-	raw := rawDB(t, path)
-	var page, size int64
-	if err := raw.QueryRow("SELECT pageno FROM dbstat WHERE name = 'orders' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 3").Scan(&page); err != nil {
-		t.Fatal(err)
-	}
-	if err := raw.QueryRow("PRAGMA page_size").Scan(&size); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close() // the last connection: its close checkpoints the WAL into the file
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteAt([]byte(strings.Repeat("\xff", int(size))), (page-1)*size); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestCorruptFileIsCorrupt: a damaged page of the orders table is store.ErrCorrupt, not an
 // outage: retrying will not mend it. The error names the file and keeps SQLite's message; the
 // fault is reported, and lasts.
@@ -86,7 +64,7 @@ func TestCorruptFileIsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	damageLeafPage(t, path)
+	sqlitetest.DamageLeafPage(t, path, "orders")
 
 	db = mustOpen(t, path)
 	var faults faultLog
