@@ -14,8 +14,6 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite", in pure Go: the binary stays static
-
-	"github.com/petstore/orderd/internal/store"
 )
 
 // DefaultBusyTimeout is how long a write waits for another process's write to finish before
@@ -143,8 +141,8 @@ func (db *DB) writable() error {
 	case err != nil:
 		return err
 	case readOnly:
-		return fmt.Errorf("%w: SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
-			"make the file, its directory and its -wal and -shm files writable by this process", store.ErrUnavailable, db.path)
+		return fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
+			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
 	}
 	return nil
 }
