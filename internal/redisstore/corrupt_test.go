@@ -69,3 +69,18 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		wantCorrupt(t, "List", err)
 	})
 }
+
+// TestVersionThatDoesNotParseIsCorrupt: a version counter that is no number, read by a
+// request, is a corrupt record, not an outage: no Retry-After will mend it.
+func TestVersionThatDoesNotParseIsCorrupt(t *testing.T) {
+	ctx := context.Background()
+	rdb := client(t, redistest.Start(t))
+	p := redistest.Prefix(t)
+	s := ordersWithPrefix(t, rdb, p)
+	if err := rdb.Set(ctx, "{"+p+":orders}:version", "not a number", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Version(ctx); !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Version: %v; want store.ErrCorrupt only", err)
+	}
+}
