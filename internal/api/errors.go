@@ -145,9 +145,12 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			// request says so while it lasts, which the access line (status 503), the store
 			// error metric and the warnings (the rate limiter's when it falls back and when
 			// Redis answers again, the readiness checks' once a minute) already tell; its
-			// cause per request is there at debug level.
+			// cause per request is there at debug level. So is that of a fault of the store
+			// (a corrupt file: every request that reads the damaged page fails), which the
+			// service logs and counts as the store reports it, a line a minute.
 			level := slog.LevelError
-			if p.status == http.StatusServiceUnavailable {
+			var fault *store.Fault
+			if p.status == http.StatusServiceUnavailable || errors.As(err, &fault) {
 				level = slog.LevelDebug
 			}
 			log.LogAttrs(c.Request().Context(), level, "request failed",

@@ -21,6 +21,7 @@ type Metrics struct {
 	rateLimit   *prometheus.CounterVec
 	cancels     *prometheus.CounterVec
 	storeErrors *prometheus.CounterVec
+	storeFaults *prometheus.CounterVec
 	fallbacks   prometheus.Counter
 	forgotten   prometheus.Counter
 
@@ -49,6 +50,10 @@ func New() *Metrics {
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "orderd_store_errors_total", Help: "Operations that could not reach the store, by operationId.",
 		}, []string{"operation"}),
+		storeFaults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "orderd_store_faults_total",
+			Help: "Faults of the store that an operator must mend, by kind: corrupt, full, replaced, shm_removed. Each operation that meets one counts.",
+		}, []string{"kind"}),
 		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderd_ratelimit_fallback_decisions_total", Help: "Decisions made by the instance's own limiter while Redis could not be reached.",
 		}),
@@ -57,7 +62,7 @@ func New() *Metrics {
 			Help: "Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap.",
 		}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.fallbacks, m.forgotten,
+	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.storeFaults, m.fallbacks, m.forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -101,6 +106,9 @@ func (m *Metrics) Cancel(outcome string) { m.cancels.WithLabelValues(outcome).In
 
 // StoreError counts one operation that could not reach its store.
 func (m *Metrics) StoreError(operation string) { m.storeErrors.WithLabelValues(operation).Inc() }
+
+// StoreFault counts one fault of the store (store.Fault), by its kind.
+func (m *Metrics) StoreFault(kind string) { m.storeFaults.WithLabelValues(kind).Inc() }
 
 // Fallback counts one decision of the fallback limiter.
 func (m *Metrics) Fallback() { m.fallbacks.Inc() }

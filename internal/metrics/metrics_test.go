@@ -15,6 +15,7 @@ func TestMetricsAreExported(t *testing.T) {
 	m.RateLimit("limited")
 	m.Cancel("shipped")
 	m.StoreError("cancelOrder")
+	m.StoreFault("corrupt")
 	m.Fallback()
 	m.ForgottenCaller()
 	m.ForgottenCaller()
@@ -27,6 +28,7 @@ func TestMetricsAreExported(t *testing.T) {
 		`orderd_ratelimit_decisions_total{outcome="limited"} 1`,
 		`orderd_cancellations_total{outcome="shipped"} 1`,
 		`orderd_store_errors_total{operation="cancelOrder"} 1`,
+		`orderd_store_faults_total{kind="corrupt"} 1`,
 		`orderd_ratelimit_fallback_decisions_total 1`,
 		`orderd_ratelimit_forgotten_callers_total 2`,
 		`go_goroutines`,

@@ -32,8 +32,8 @@ var errCallTimeout = errors.New("redis did not answer within the call timeout")
 // Outages wrap store.ErrUnavailable, and never a context error, so that a caller testing for
 // context.Canceled or context.DeadlineExceeded only ever finds the request's own.
 func classify(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) {
-		return err
+	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
+		return err // classified already: a reply this package read and found corrupt is no outage
 	}
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
 		return ctx.Err()

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/store"
 )
 
 var _ auth.KeyStore = (*Keys)(nil)
@@ -206,10 +207,10 @@ func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {
 func decodeKey(raw string) (auth.Key, error) {
 	var k auth.Key
 	if err := json.Unmarshal([]byte(raw), &k); err != nil {
-		return auth.Key{}, fmt.Errorf("bad key record in redis: %w", err)
+		return auth.Key{}, fmt.Errorf("%w: bad key record in redis: %w", store.ErrCorrupt, err)
 	}
 	if err := k.Validate(); err != nil {
-		return auth.Key{}, fmt.Errorf("bad key record in redis: %w", err)
+		return auth.Key{}, fmt.Errorf("%w: bad key record in redis: %w", store.ErrCorrupt, err)
 	}
 	return k, nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/store"
 )
 
 var _ order.Store = (*Orders)(nil)
@@ -156,7 +156,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 		keep(cancelOutcome{order: o, err: order.ErrAlreadyShipped})
 		return o, false, order.ErrAlreadyShipped
 	}
-	return order.Order{}, false, fmt.Errorf("order %s has status %q in redis", field, outcome)
+	return order.Order{}, false, fmt.Errorf("%w: order %s has status %q", errBadRecord, field, outcome)
 }
 
 // Import loads orders as import.lua says, in batches, and returns how many fields changed;
@@ -195,8 +195,9 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	return changed, nil
 }
 
-// errBadRecord is data in Redis that another writer left in a form the layout does not allow.
-var errBadRecord = errors.New("bad order record in redis")
+// errBadRecord is data in Redis that another writer left in a form the layout does not allow:
+// a corrupt record, which retrying will not mend.
+var errBadRecord = fmt.Errorf("%w: bad order record in redis", store.ErrCorrupt)
 
 func decodeOrder(field, data, status string) (order.Order, error) {
 	id, err := strconv.ParseInt(field, 10, 64)

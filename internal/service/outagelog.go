@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -10,33 +11,64 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// outageEvery is how often a store outage is warned of again while it lasts.
-const outageEvery = time.Minute
+// warnEvery is how often a warning of a store outage or fault is repeated while it lasts.
+const warnEvery = time.Minute
+
+// repeats decides when a warning that would repeat on every call is logged: the first at
+// once, then at most one every period per kind, each saying how many it held back. The
+// store's outages and faults are met by every request, or every probe, for as long as they
+// last: logged each time, they would flood the log.
+type repeats struct {
+	period time.Duration
+	now    func() time.Time
+
+	mu   sync.Mutex
+	last map[string]time.Time // the last line of each kind
+	held map[string]int64     // calls of each kind since its last line
+}
+
+func newRepeats(now func() time.Time) *repeats {
+	if now == nil {
+		now = time.Now
+	}
+	return &repeats{period: warnEvery, now: now, last: map[string]time.Time{}, held: map[string]int64{}}
+}
+
+// due reports whether a line of kind is to be logged now and, if so, how many calls of that
+// kind it held back since the last one; restart makes the line due whenever it was last.
+func (r *repeats) due(kind string, restart bool) (ok bool, held int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if last, seen := r.last[kind]; seen && !restart && now.Sub(last) < r.period {
+		r.held[kind]++
+		return false, 0
+	}
+	held = r.held[kind]
+	r.last[kind], r.held[kind] = now, 0
+	return true, held
+}
 
 // outageLog warns of an outage of the store without flooding the log: the readiness checks
 // (the one serve makes at start, then the probes of a load balancer or an orchestrator) can
 // meet a Redis that is down several times a second, for as long as it is down. Requests do
 // not report here: without probes, the rate limiter's own warnings (when it falls back to
 // limiting alone, and when Redis answers again) are what tells of an outage. It
-// warns once on entering the outage, once every outageEvery while it lasts (with how many
+// warns once on entering the outage, once every warnEvery while it lasts (with how many
 // failures it saw since the last warning), and once when the store answers again.
 type outageLog struct {
-	log   *slog.Logger
-	every time.Duration
-	now   func() time.Time
+	log     *slog.Logger
+	now     func() time.Time
+	repeats *repeats
 
-	down     atomic.Bool // read without the lock on every success
-	mu       sync.Mutex
-	since    time.Time // when the outage began
-	warned   time.Time // the last warning
-	failures int64     // since the last warning
+	down  atomic.Bool // read without the lock on every success
+	mu    sync.Mutex
+	since time.Time // when the outage began
 }
 
 func newOutageLog(log *slog.Logger, now func() time.Time) *outageLog {
-	if now == nil {
-		now = time.Now
-	}
-	return &outageLog{log: log, every: outageEvery, now: now}
+	r := newRepeats(now)
+	return &outageLog{log: log, now: r.now, repeats: r}
 }
 
 // observe reports what a call to the store met: nil, an outage (store.ErrUnavailable), or
@@ -53,19 +85,19 @@ func (o *outageLog) observe(err error) {
 func (o *outageLog) unavailable(err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	now := o.now()
-	switch {
-	case !o.down.Load():
+	entering := !o.down.Load()
+	if entering {
 		o.down.Store(true)
-		o.since, o.warned, o.failures = now, now, 0
+		o.since = o.now()
+	}
+	ok, held := o.repeats.due("outage", entering)
+	switch {
+	case entering:
 		o.log.Warn("store unavailable: answering 503 until it answers again", slog.String("error", err.Error()))
-	case now.Sub(o.warned) >= o.every:
+	case ok:
 		o.log.Warn("store still unavailable", slog.String("error", err.Error()),
-			slog.String("down_for", now.Sub(o.since).Round(time.Second).String()),
-			slog.Int64("failures_since_last_warning", o.failures+1))
-		o.warned, o.failures = now, 0
-	default:
-		o.failures++
+			slog.String("down_for", o.now().Sub(o.since).Round(time.Second).String()),
+			slog.Int64("failures_since_last_warning", held+1))
 	}
 }
 
@@ -80,4 +112,32 @@ func (o *outageLog) available() {
 	}
 	o.down.Store(false)
 	o.log.Info("store answers again", slog.String("down_for", o.now().Sub(o.since).Round(time.Second).String()))
+}
+
+// faultLog logs and counts the faults a store reports (store.Fault): each is counted, and
+// logged at most once every warnEvery per kind, with how many it held back. A fault that
+// lasts until a restart is an error (/readyz answers 503 from then on, and an operator must
+// mend the storage); one that ends by itself (a full disk, once there is room) a warning.
+type faultLog struct {
+	log     *slog.Logger
+	count   func(kind string)
+	repeats *repeats
+}
+
+func newFaultLog(log *slog.Logger, now func() time.Time, count func(kind string)) *faultLog {
+	return &faultLog{log: log, count: count, repeats: newRepeats(now)}
+}
+
+func (l *faultLog) observe(f *store.Fault) {
+	l.count(f.Kind)
+	ok, held := l.repeats.due(f.Kind, false)
+	if !ok {
+		return
+	}
+	level, msg := slog.LevelWarn, "store fault: "+f.Public
+	if f.Lasting {
+		level, msg = slog.LevelError, "store fault: "+f.Public+"; not ready until it is mended and the service restarted"
+	}
+	l.log.LogAttrs(context.Background(), level, msg, slog.String("kind", f.Kind), slog.String("error", f.Err.Error()),
+		slog.Int64("repeats_since_last_line", held))
 }

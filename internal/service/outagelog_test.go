@@ -51,3 +51,43 @@ func TestOutageLogWarnsOnEnteringEveryMinuteAndOnRecovery(t *testing.T) {
 		t.Fatalf("the reminders and the recovery do not say how long and how often:\n%s", buf.String())
 	}
 }
+
+// TestFaultLogCountsEveryFaultAndLogsALineAMinutePerKind: four corrupt reads and four full
+// writes a second for two minutes are eight lines and every one counted; a lasting fault is
+// an error, a full disk a warning.
+func TestFaultLogCountsEveryFaultAndLogsALineAMinutePerKind(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
+	counted := map[string]int{}
+	l := newFaultLog(slog.New(slog.NewJSONHandler(&buf, nil)), func() time.Time { return now }, func(kind string) { counted[kind]++ })
+	corrupt := &store.Fault{Kind: "corrupt", Lasting: true, Public: "the database file is corrupt",
+		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database disk image is malformed (11)", store.ErrCorrupt)}
+	full := &store.Fault{Kind: "full", Public: "the disk of the database file is full",
+		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database or disk is full (13)", store.ErrUnavailable)}
+	for range 2 * 60 * 4 {
+		l.observe(corrupt)
+		l.observe(full)
+		now = now.Add(250 * time.Millisecond)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct {
+			Level, Msg, Kind, Error string
+			Held                    int64 `json:"repeats_since_last_line"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if !strings.Contains(rec.Error, "/data/orderd.db") {
+			t.Errorf("%q does not name the file", line)
+		}
+		got = append(got, fmt.Sprintf("%s %s %d", rec.Level, rec.Kind, rec.Held))
+	}
+	want := []string{"ERROR corrupt 0", "WARN full 0", "ERROR corrupt 239", "WARN full 239"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if counted["corrupt"] != 480 || counted["full"] != 480 {
+		t.Errorf("counted %v; want 480 of each", counted)
+	}
+}

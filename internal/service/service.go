@@ -12,6 +12,7 @@ import (
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // Service is the Store Order Service, listening: Open makes it, Run serves until its context
@@ -57,12 +58,18 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
+	// The faults of the SQLite file are logged and counted as the store finds them, at most a
+	// line a minute per kind.
+	s.stores.OnFault(newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
 	// A Redis that does not answer yet is the start of an outage, warned of like any other:
 	// once, then once a minute from the readiness checks while it lasts.
 	outage := newOutageLog(s.log, cfg.Now)
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
-		outage.observe(err)
+		var fault *store.Fault
+		if !errors.As(err, &fault) { // a fault was logged when the store found it
+			outage.observe(err)
+		}
 		return err
 	}
 	if cfg.Store.Redis() {
@@ -145,8 +152,9 @@ func (s *Service) Handler() http.Handler { return s.handler }
 
 // Run serves until ctx ends; then the listeners close at once and requests in flight have
 // Config.ShutdownTimeout to finish. It returns nil after a clean shutdown. Nothing runs in
-// the background: every request reads what it needs to see every acknowledged change (in
-// Redis, in its one round trip; in SQLite, from the file).
+// the background to serve a request: every request reads what it needs to see every
+// acknowledged change (in Redis, in its one round trip; in SQLite, from the file). The one
+// background task is the SQLite store's watch of its file's paths (sqlitestore.DB.OnFault).
 func (s *Service) Run(ctx context.Context) error {
 	served := make(chan error, 2)
 	go func() { served <- s.srv.Serve(s.ln) }()

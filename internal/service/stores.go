@@ -18,6 +18,7 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // Stores are the stores of one deployment, in Redis or in one SQLite file, as its
@@ -129,12 +130,23 @@ func (s *Stores) Mode() string {
 // Ready reports whether the stores can do the work of a request now: Redis decides for a
 // probe caller within its timeout, so that a Redis that answers PING but refuses the work
 // (out of memory, read-only, busy, not permitted) is not ready (redisstore.Ready says why);
-// the SQLite file always (a failing disk fails the requests themselves, with 503).
+// the SQLite file unless it has a fault that lasts until a restart (a *store.Fault: it is
+// corrupt, or it or its -shm was replaced under the process). A file that cannot be written
+// is refused at start; a failing disk fails the requests themselves, with 503.
 func (s *Stores) Ready(ctx context.Context) error {
 	if s.rdb == nil {
-		return nil
+		return s.db.Fault()
 	}
 	return redisstore.Ready(ctx, s.rdb, s.cfg.RedisPrefix, s.cfg.RedisTimeout)
+}
+
+// OnFault makes report be told of the faults the stores find (sqlitestore.DB.OnFault). In
+// Redis, a record that does not parse fails its request with store.ErrCorrupt, which the
+// request's own log line names; nothing is reported here.
+func (s *Stores) OnFault(report func(*store.Fault)) {
+	if s.db != nil {
+		s.db.OnFault(report)
+	}
 }
 
 // Imported is what an import wrote. Each store counts in its own unit: the SQLite file

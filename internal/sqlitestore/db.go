@@ -35,6 +35,8 @@ type DB struct {
 	// (walindex.go).
 	pin   *sql.Conn
 	cache readCache
+	// faults are the faults found in the file and whom to tell (faults.go).
+	faults faults
 }
 
 // Open opens the SQLite file at path, creating it and its schema if they are missing, and
@@ -75,9 +77,10 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	return db, nil
 }
 
-// watch pins a connection that has read the file in WAL mode, and maps the file's
-// wal-index for the read cache. Where the wal-index cannot be mapped, the cache stays
-// off and every read queries the file.
+// watch pins a connection that has read the file in WAL mode, maps the file's wal-index for
+// the read cache, and starts watching the paths of the file and of its -shm (watchFiles).
+// Where the wal-index cannot be mapped, the cache stays off and every read queries the file.
+// A file this process cannot write is refused (see writable).
 func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
@@ -97,10 +100,49 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	if err := db.pin.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&version); err != nil {
 		return err
 	}
+	if err := db.writable(); err != nil {
+		return err
+	}
+	// The files as the pinned connection found them: it has read the file, so SQLite has
+	// opened it and, in WAL mode, its -shm.
+	file, err := os.Stat(db.path)
+	if err != nil {
+		return err
+	}
+	var shm os.FileInfo
 	if mode == "wal" {
+		if shm, err = os.Stat(db.path + "-shm"); err != nil {
+			return err
+		}
 		if wal, err := openWalIndex(db.path); err == nil {
 			db.cache.wal.Store(wal)
 		}
+	}
+	db.watchFiles(file, shm)
+	return nil
+}
+
+// writable refuses a file that SQLite opened read-only, as it does, silently, when the file,
+// its directory or the filesystem cannot be written by this process: every process on the
+// file writes to it (a cancel, a key, the page-token secret, which the first process that
+// needs it makes), so it would serve what it reads and fail every write.
+func (db *DB) writable() error {
+	var readOnly bool
+	err := db.pin.Raw(func(c any) error {
+		conn, ok := c.(interface{ IsReadOnly(string) (bool, error) })
+		if !ok {
+			return nil // another driver: its writes will tell
+		}
+		var err error
+		readOnly, err = conn.IsReadOnly("main")
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case readOnly:
+		return fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
+			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
 	}
 	return nil
 }
@@ -147,6 +189,7 @@ func dsn(path string, busyTimeout time.Duration) string {
 
 // Close closes the file. Calls made after it fail with store.ErrUnavailable.
 func (db *DB) Close() error {
+	db.stopWatching()
 	db.stmts.close()
 	db.pin.Close()
 	err := db.sql.Close()
@@ -161,6 +204,9 @@ func (db *DB) Close() error {
 // beginWrite starts a write transaction, after the writes of this process before it.
 // The caller calls the returned done once the transaction has ended.
 func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
+	if err := db.refuseWrites(); err != nil {
+		return nil, nil, err
+	}
 	select {
 	case db.writes <- struct{}{}:
 	case <-ctx.Done():

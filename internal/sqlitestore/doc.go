@@ -33,5 +33,8 @@
 //
 // Every connection runs in WAL mode with synchronous=FULL and a busy timeout; dsn in db.go
 // says why. Failures of the database itself wrap store.ErrUnavailable; a row the service
-// cannot use wraps store.ErrCorrupt, naming the record.
+// cannot use wraps store.ErrCorrupt, naming the record, and so does a damaged file. The
+// faults an operator must see (a damaged file, a full disk, the file or its -shm replaced
+// under the process) are also reported to whom DB.OnFault names, and those that last until a
+// restart are DB.Fault's (faults.go). A file this process cannot write is refused at Open.
 package sqlitestore

@@ -59,18 +59,20 @@ func TestCancelledContextIsReturnedAsIs(t *testing.T) {
 	}
 }
 
+// TestCannotOpenIsUnavailable: a file that cannot be opened is an outage; one that is no
+// database is corrupt.
 func TestCannotOpenIsUnavailable(t *testing.T) {
 	dir := t.TempDir()
 	notADB := filepath.Join(dir, "not.db")
 	if err := os.WriteFile(notADB, []byte(strings.Repeat("not a database file ", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{filepath.Join(dir, "missing", "orderd.db"), notADB} {
-		if db, err := sqlitestore.Open(path, 0); !errors.Is(err, store.ErrUnavailable) {
+	for path, want := range map[string]error{filepath.Join(dir, "missing", "orderd.db"): store.ErrUnavailable, notADB: store.ErrCorrupt} {
+		if db, err := sqlitestore.Open(path, 0); !errors.Is(err, want) {
 			if db != nil {
 				db.Close()
 			}
-			t.Errorf("Open(%s) = %v, want ErrUnavailable", path, err)
+			t.Errorf("Open(%s) = %v, want %v", path, err, want)
 		}
 	}
 }

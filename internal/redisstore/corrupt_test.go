@@ -1,0 +1,86 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// TestRecordsThatDoNotParseAreCorrupt: an order or a key that another writer left in a form
+// the layout does not allow is store.ErrCorrupt, answered 500 and logged, not a plain error
+// nor an outage: retrying will not mend it.
+func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
+	ctx := context.Background()
+	rdb := client(t, redistest.Start(t))
+	wantCorrupt := func(t *testing.T, what string, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s: %v; want store.ErrCorrupt", what, err)
+		}
+	}
+
+	for field, value := range map[string]string{"data": "not json", "status": "lost"} {
+		t.Run("Order"+field, func(t *testing.T) {
+			p := redistest.Prefix(t)
+			s := ordersWithPrefix(t, rdb, p)
+			id := pendingID(t, s)
+			if err := rdb.HSet(ctx, "{"+p+":orders}:"+field, strconv.FormatInt(id, 10), value).Err(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.List(ctx)
+			wantCorrupt(t, "List", err)
+			_, _, err = s.Cancel(ctx, id)
+			wantCorrupt(t, "Cancel", err)
+		})
+	}
+
+	t.Run("Key", func(t *testing.T) {
+		p := redistest.Prefix(t)
+		s, err := redisstore.NewKeys(rdb, p, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := auth.HashOf("a key another system wrote")
+		if err := rdb.HSet(ctx, "{"+p+":keys}:by-hash", string(h), `{"name":`).Err(); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Lookup(ctx, h)
+		wantCorrupt(t, "Lookup", err)
+		_, err = s.List(ctx)
+		wantCorrupt(t, "List", err)
+	})
+
+	t.Run("OrderNotInTheLayout", func(t *testing.T) {
+		p := redistest.Prefix(t)
+		s := ordersWithPrefix(t, rdb, p)
+		if err := rdb.HSet(ctx, "{"+p+":orders}:data", "7", `{"petId":1,"quantity":-1}`).Err(); err != nil {
+			t.Fatal(err)
+		}
+		rdb.HSet(ctx, "{"+p+":orders}:status", "7", string(order.StatusPending))
+		_, err := s.List(ctx)
+		wantCorrupt(t, "List", err)
+	})
+}
+
+// TestVersionThatDoesNotParseIsCorrupt: a version counter that is no number, read by a
+// request, is a corrupt record, not an outage: no Retry-After will mend it.
+func TestVersionThatDoesNotParseIsCorrupt(t *testing.T) {
+	ctx := context.Background()
+	rdb := client(t, redistest.Start(t))
+	p := redistest.Prefix(t)
+	s := ordersWithPrefix(t, rdb, p)
+	if err := rdb.Set(ctx, "{"+p+":orders}:version", "not a number", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Version(ctx); !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Version: %v; want store.ErrCorrupt only", err)
+	}
+}

@@ -1,0 +1,14 @@
+package sqlitestore
+
+import "context"
+
+// LimitPages makes the file refuse to grow past the pages it has, as a full disk would:
+// every connection of db but the pin is closed but one, which gets PRAGMA max_page_count
+// (a setting of the connection). Writes that need a new page then fail with SQLITE_FULL.
+func LimitPages(ctx context.Context, db *DB) error {
+	db.sql.SetMaxIdleConns(0)
+	db.sql.SetMaxOpenConns(2) // the pin and one more
+	db.sql.SetMaxIdleConns(2)
+	_, err := db.sql.ExecContext(ctx, "PRAGMA max_page_count = 1") // SQLite keeps the pages there are
+	return err
+}

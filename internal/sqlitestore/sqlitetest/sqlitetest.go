@@ -1,0 +1,43 @@
+// Package sqlitetest damages SQLite files for tests, as a failing disk or a stray write
+// would.
+package sqlitetest
+
+import (
+	"database/sql"
+	"os"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite" // the driver "sqlite"
+)
+
+// DamageLeafPage writes garbage over a leaf page of table in the SQLite file at path, which
+// no process may have open: its last connection has checkpointed the WAL into the file.
+// SQLite answers SQLITE_CORRUPT to the reads of the table that reach that page.
+func DamageLeafPage(tb testing.TB, path, table string) {
+	tb.Helper()
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var page, size int64
+	// Not the first leaf: the page of the lowest ids holds what a test reads first.
+	err = raw.QueryRow("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 3", table).Scan(&page)
+	if err == nil {
+		err = raw.QueryRow("PRAGMA page_size").Scan(&size)
+	}
+	if cerr := raw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		tb.Fatalf("%s: no leaf page of %s to damage: %v", path, table, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte(strings.Repeat("\xff", int(size))), (page-1)*size); err != nil {
+		tb.Fatal(err)
+	}
+}
