@@ -131,11 +131,12 @@ func (s *Stores) Mode() string {
 // probe caller within its timeout, so that a Redis that answers PING but refuses the work
 // (out of memory, read-only, busy, not permitted) is not ready (redisstore.Ready says why);
 // the SQLite file unless it has a fault that lasts until a restart (a *store.Fault: it is
-// corrupt, or it or its -shm was replaced under the process). A file that cannot be written
-// is refused at start; a failing disk fails the requests themselves, with 503.
+// corrupt, or it or its -shm was replaced under the process) or its disk was last found full
+// (sqlitestore.DB.Ready). A file that cannot be written is refused at start; a failing disk
+// fails the requests themselves, with 503.
 func (s *Stores) Ready(ctx context.Context) error {
 	if s.rdb == nil {
-		return s.db.Fault()
+		return s.db.Ready(ctx)
 	}
 	return redisstore.Ready(ctx, s.rdb, s.cfg.RedisPrefix, s.cfg.RedisTimeout)
 }

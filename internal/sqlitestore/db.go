@@ -225,10 +225,17 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 
 // commit commits tx, a transaction of beginWrite, and empties the read cache (readCache.forget
 // says why). A transaction that ends in a rollback changed nothing and leaves the cache be:
-// the cancel of an unknown order is one, on every such request.
+// the cancel of an unknown order is one, on every such request. A commit ends a full disk's
+// state: there was room for this write (Ready).
 func (db *DB) commit(tx *sql.Tx) error {
 	defer db.cache.forget()
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if db.faults.full.Load() != nil {
+		db.faults.full.Store(nil)
+	}
+	return nil
 }
 
 // pointRead is the context of a read of one row through an index, on every request. Such a

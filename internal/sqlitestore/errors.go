@@ -44,6 +44,7 @@ func (db *DB) fail(ctx context.Context, err error) error {
 	case sqlite3.SQLITE_FULL:
 		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full",
 			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)}
+		db.faults.full.Store(f)
 		db.reportFault(f)
 		return f
 	}

@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -38,6 +39,9 @@ const watchEvery = 250 * time.Millisecond
 type faults struct {
 	report  atomic.Pointer[func(*store.Fault)]
 	lasting atomic.Pointer[store.Fault] // the first fault that lasts until a restart
+	// full is the last write's full disk, until a write commits again: while it is set the
+	// file cannot be written, and Ready tries a write of its own to learn when it can.
+	full    atomic.Pointer[store.Fault]
 	stop    chan struct{}
 	stopped sync.WaitGroup
 }
@@ -60,6 +64,35 @@ func (db *DB) Fault() error {
 		return f
 	}
 	return nil
+}
+
+// Ready reports whether the file can do the work of a request now: not while a fault lasts,
+// nor while the last write found the disk full and none has committed since. Then it makes a
+// write of its own (probeWrite), so that the service is ready again as soon as there is room,
+// with no request needed to find out; the probe costs nothing while the disk has room.
+func (db *DB) Ready(ctx context.Context) error {
+	if err := db.Fault(); err != nil {
+		return err
+	}
+	if db.faults.full.Load() == nil {
+		return nil
+	}
+	return db.probeWrite(ctx)
+}
+
+// probeWrite writes a row of its own in the settings table, which nothing reads, and commits:
+// a commit that succeeds ends the full state (commit).
+func (db *DB) probeWrite(ctx context.Context) error {
+	tx, done, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write-probe', randomblob(16))
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`); err != nil {
+		return db.fail(ctx, err)
+	}
+	return db.fail(ctx, db.commit(tx))
 }
 
 // reportFault reports f, and keeps it as the lasting fault when it lasts and none came first.
