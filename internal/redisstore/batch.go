@@ -49,6 +49,8 @@ const maxBatchGroups = 128
 //     nothing but its own wait. A request whose context ended before its batch left is not
 //     sent at all; once sent, its commands run (as they would on a connection of their
 //     own) and their result is dropped.
+//   - Sent once: a batch whose connection breaks fails as an outage; it is never sent
+//     again, since it may have run (sentOnce).
 //   - Shutdown: closing the client fails the pipeline in flight and every later one
 //     (redis: client is closed), so each waiting request ends with an outage error; the
 //     flushing goroutine ends once the queue is empty.
@@ -192,7 +194,7 @@ func (b *batcher) send(q []*batchGroup) {
 		cmds, spread := pipelineOf(ctx, live)
 		_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, c := range cmds {
-				_ = p.Process(ctx, c)
+				_ = p.Process(ctx, sentOnce{c})
 			}
 			return nil
 		})
@@ -204,6 +206,17 @@ func (b *batcher) send(q []*batchGroup) {
 		close(g.done)
 	}
 }
+
+// sentOnce is a command of a batch: go-redis must not send it again once it may have run.
+// A pipeline whose connection breaks after it was written (the replies lost on the way back)
+// has run in Redis, and sending it again would run rate.lua again, counting each caller in
+// it twice. go-redis resends such a pipeline (a single node's client up to MaxRetries times,
+// a Cluster's up to MaxRedirects, whatever MaxRetries says) unless one of its commands says
+// NoRetry: each of a batch's does, so the batch fails as an outage instead.
+type sentOnce struct{ redis.Cmder }
+
+// NoRetry is true: see sentOnce.
+func (sentOnce) NoRetry() bool { return true }
 
 // stampPipelineError puts err, the error of the pipeline that sent cmds, on each command
 // without a result, unless err is one command's own error reply (go-redis returns the first
