@@ -151,7 +151,8 @@ func exchangeOf(c echo.Context) *exchange {
 //   - the deprecated operation: Deprecation, Sunset and Link, errors included;
 //   - a 429: Retry-After until the binding window (or the ban) ends; a 503:
 //     retryAfterUnavailable;
-//   - an error: Cache-Control: no-store, for an error is about this request only.
+//   - an error: Cache-Control: no-store, for an error is about this request only;
+//   - a request with a chunked body: Connection: close (closesConnection says why).
 func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
 	// The names are written canonical, as Header.Set would make them, without canonicalizing
 	// (and allocating) each one again on every request; the values are one-element slices
@@ -179,12 +180,16 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
 	if status >= 400 {
 		h["Cache-Control"] = noStore
 	}
+	if closesConnection(ex.Request()) {
+		h["Connection"] = connectionClose
+	}
 }
 
 // Header values that never change, shared by every answer (each cap == len: see writeHeaders).
 var (
 	nosniff                    = []string{"nosniff"}
 	noStore                    = []string{"no-store"}
+	connectionClose            = []string{"close"}
 	retryAfterUnavailableValue = []string{strconv.Itoa(retryAfterUnavailable)}
 )
 
