@@ -89,7 +89,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 // depend on. observe makes it; admit fills in its decision. It is also the request's echo
 // context, as echo's docs extend one: observe passes it on in place of the context it got,
 // so the steps after it find it without a lookup (and without echo allocating a map per
-// request for c.Set). None of the middleware between them replaces the context.
+// request for c.Set); exchangeOf finds it too behind a step that replaced the context.
 type exchange struct {
 	echo.Context
 	requestID   [1]string         // the X-Request-Id value, as the header map holds it
@@ -136,9 +136,28 @@ func (w *headerHook) Write(b []byte) (int, error) {
 // Unwrap is the writer under it, for http.ResponseController (flushing, deadlines).
 func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// exchangeOf is the request's exchange, which observe made.
+// exchangeOf is the request's exchange, which observe made, or nil when observe did not run.
+// observe passes it on as the context, so the steps after it find it with a type assertion.
+// A step between them that replaced the context (as echo's docs extend one, wrapping it)
+// would hide it: it is then found under the response's writers, where observe put its
+// header hook, since every writer on top says what it wraps (Unwrap, which
+// http.ResponseController relies on too). So no step's context can fail a request here.
 func exchangeOf(c echo.Context) *exchange {
-	return c.(*exchange)
+	if ex, ok := c.(*exchange); ok {
+		return ex
+	}
+	w := c.Response().Writer
+	for w != nil {
+		if hook, ok := w.(*headerHook); ok {
+			return hook.ex
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	return nil
 }
 
 // writeHeaders writes the headers that every answer of a route carries, whoever wrote the
