@@ -22,7 +22,9 @@ type wrappedContext struct{ echo.Context }
 // noKeys knows no key.
 type noKeys struct{ auth.KeyStore }
 
-func (noKeys) Lookup(context.Context, auth.Hash) (auth.Key, error) { return auth.Key{}, auth.ErrKeyNotFound }
+func (noKeys) Lookup(context.Context, auth.Hash) (auth.Key, error) {
+	return auth.Key{}, auth.ErrKeyNotFound
+}
 
 // TestAStepThatReplacesTheContext: a middleware between observe and admit that passes on a
 // context of its own neither fails the request (a panic, so a 500) nor loses admit's
