@@ -57,6 +57,7 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
+	s.stores.logReadCache(s.log)
 	// A Redis that does not answer yet is the start of an outage, warned of like any other:
 	// once, then once a minute from the readiness checks while it lasts.
 	outage := newOutageLog(s.log, cfg.Now)

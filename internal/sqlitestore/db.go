@@ -97,11 +97,16 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	if err := db.pin.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&version); err != nil {
 		return err
 	}
-	if mode == "wal" {
-		if wal, err := openWalIndex(db.path); err == nil {
-			db.cache.wal.Store(wal)
-		}
+	if mode != "wal" {
+		db.cache.off = fmt.Errorf("the file's journal mode is %q, not WAL", mode)
+		return nil
 	}
+	wal, err := openWalIndex(db.path)
+	if err != nil {
+		db.cache.off = err
+		return nil
+	}
+	db.cache.wal.Store(wal)
 	return nil
 }
 
