@@ -50,7 +50,7 @@ const maxBatchGroups = 128
 //     sent at all; once sent, its commands run (as they would on a connection of their
 //     own) and their result is dropped.
 //   - Sent once: a batch whose connection breaks fails as an outage; it is never sent
-//     again, since it may have run (sentOnce).
+//     again, since it may have run (once.go).
 //   - Shutdown: closing the client fails the pipeline in flight and every later one
 //     (redis: client is closed), so each waiting request ends with an outage error; the
 //     flushing goroutine ends once the queue is empty.
@@ -207,17 +207,6 @@ func (b *batcher) send(q []*batchGroup) {
 	}
 }
 
-// sentOnce is a command of a batch: go-redis must not send it again once it may have run.
-// A pipeline whose connection breaks after it was written (the replies lost on the way back)
-// has run in Redis, and sending it again would run rate.lua again, counting each caller in
-// it twice. go-redis resends such a pipeline (a single node's client up to MaxRetries times,
-// a Cluster's up to MaxRedirects, whatever MaxRetries says) unless one of its commands says
-// NoRetry: each of a batch's does, so the batch fails as an outage instead.
-type sentOnce struct{ redis.Cmder }
-
-// NoRetry is true: see sentOnce.
-func (sentOnce) NoRetry() bool { return true }
-
 // stampPipelineError puts err, the error of the pipeline that sent cmds, on each command
 // without a result, unless err is one command's own error reply (go-redis returns the first
 // command's). go-redis stamps its commands with a failure to connect, write or read, but not
@@ -260,17 +249,25 @@ func (b *batcher) runScript(ctx context.Context, rdb redis.Scripter, script *red
 }
 
 // eval runs script with EVAL, outside the batch, within the batcher's timeout: for a Redis
-// that does not hold the script yet.
+// that does not hold the script yet. Sent once, as the batch is (once.go).
 func (b *batcher) eval(ctx context.Context, rdb redis.Scripter, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	ctx, cancel := callContext(ctx, b.timeout)
 	defer cancel()
+	if b.rdb != nil {
+		rdb = onceScripter{p: b.rdb}
+	}
 	return script.Eval(ctx, rdb, keys, args...)
 }
 
 // evalShaCmd is script's EVALSHA, not sent.
 func evalShaCmd(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return scriptCmd(ctx, "evalsha", script.Hash(), keys, args)
+}
+
+// scriptCmd is an EVAL or EVALSHA (name) of script (its source or its hash), not sent.
+func scriptCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
 	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, "evalsha", script.Hash(), len(keys))
+	cmdArgs = append(cmdArgs, name, script, len(keys))
 	for _, k := range keys {
 		cmdArgs = append(cmdArgs, k)
 	}

@@ -51,7 +51,6 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	// that hangs up still holds its connection until Redis answers or the bound passes,
 	// which the bound keeps short.)
 	//
-	//
 	// And no call is sent twice. A command whose connection breaks after it was written may
 	// have run; go-redis would send it again (MaxRetries), and a write run twice answers
 	// wrongly: rate.lua counts its caller again, an added key answers that its name is
@@ -60,9 +59,9 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	// reach Redis (a 503, or the limiter's fallback). Nothing relies on the retries: go-redis
 	// checks a pooled connection before using it, so what is lost is the retry of a failed
 	// dial or of a READONLY just after a failover, each one request's 503. So a URL may not
-	// set max_retries. A Cluster client also resends on its redirect loop (max_redirects),
-	// which MOVED and ASK need: the batch's commands refuse that themselves (sentOnce), but
-	// a script run alone on a Cluster, such as adding a key, can still be sent twice.
+	// set max_retries. The writes refuse to be resent themselves too (once.go), which a
+	// Cluster client needs: it also resends on its redirect loop (max_redirects), which
+	// MOVED and ASK need.
 	if q.Has("max_retries") {
 		return nil, fmt.Errorf("redis URL: max_retries is not allowed: a call that may have run is never sent again")
 	}

@@ -64,6 +64,7 @@ func (p *Cutter) take(request []byte) bool {
 		return false
 	}
 	p.marker = nil
+	p.cuts.Add(1) // before the client can see its connection closed
 	return true
 }
 
@@ -126,7 +127,6 @@ func (p *Cutter) serve(client net.Conn) {
 				case <-time.After(5 * time.Second):
 				}
 			}
-			p.cuts.Add(1)
 			return
 		}
 		if n > 0 {
