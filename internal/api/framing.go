@@ -9,6 +9,6 @@ import "net/http"
 // Transfer-Encoding and removes Content-Length before any handler sees the request, so a
 // request that came with both cannot be told from one with Transfer-Encoding alone: every
 // request with a chunked body is answered with Connection: close, which Go's server honours
-// by closing after the answer. The API's bodies are small and clients send their length, so
-// the reconnection is rare.
+// by closing after the answer. No operation of the API takes a body, so a client that sends
+// one chunked pays a reconnection for nothing it needed.
 func closesConnection(r *http.Request) bool { return len(r.TransferEncoding) > 0 }
