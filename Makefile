@@ -49,7 +49,12 @@ build:
 # would otherwise take every command to Redis.
 RUN_DB  := $(RUN_DIR)/orderd.db
 RUN_BIN := ORDERD_REDIS_URL= $(BIN)
+# A second `make run` while one serves must not replace the first one's keys: it stops before
+# touching anything when something answers on $(ADDR) (bash's /dev/tcp connects; an empty
+# host is this machine).
 run: build
+	@if timeout 2 bash -c 'a="$(ADDR)"; h="$${a%:*}"; h="$${h#[}"; h="$${h%]}"; exec 3<>"/dev/tcp/$${h:-127.0.0.1}/$${a##*:}"' 2>/dev/null; then \
+	  echo "make run: $(ADDR) is in use (another 'make run'?); nothing was changed. Stop it, or use another address: make run ADDR=127.0.0.1:8081" >&2; exit 1; fi
 	@mkdir -p $(RUN_DIR)
 	@$(RUN_BIN) import --db $(RUN_DB) --orders testdata/demo/orders.json --pets testdata/demo/pets.json
 	@for p in free pro business enterprise; do $(RUN_BIN) keys revoke demo-$$p --db $(RUN_DB) >/dev/null 2>&1; done; \

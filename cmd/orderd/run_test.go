@@ -52,6 +52,14 @@ func importInto(t *testing.T, db string, args ...string) {
 // and a function that stops it (as SIGTERM would) and returns run's error.
 func serveInBackground(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
+	base, stop, _ := serveLogged(t, args...)
+	return base, stop
+}
+
+// serveLogged is serveInBackground that also returns the lines serve logs: logs waits for
+// serve to have stopped.
+func serveLogged(t *testing.T, args ...string) (base string, stop func() error, logs func() [][]byte) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logR, logW := io.Pipe()
 	done := make(chan error, 1)
@@ -61,9 +69,13 @@ func serveInBackground(t *testing.T, args ...string) (string, func() error) {
 		done <- err
 	}()
 	addr := make(chan string, 1)
+	var lines [][]byte
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(logR)
 		for sc.Scan() {
+			lines = append(lines, bytes.Clone(sc.Bytes()))
 			var line struct{ Msg, Addr string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
 				addr <- line.Addr
@@ -71,7 +83,7 @@ func serveInBackground(t *testing.T, args ...string) (string, func() error) {
 		}
 		close(addr)
 	}()
-	stop := func() error {
+	stop = func() error {
 		cancel()
 		select {
 		case err := <-done:
@@ -81,16 +93,20 @@ func serveInBackground(t *testing.T, args ...string) (string, func() error) {
 			return nil
 		}
 	}
+	logs = func() [][]byte {
+		<-scanned
+		return lines
+	}
 	select {
 	case a, ok := <-addr:
 		if !ok {
 			t.Fatalf("serve stopped before listening: %v", <-done)
 		}
-		return "http://" + a, stop
+		return "http://" + a, stop, logs
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not start listening")
 	}
-	return "", stop
+	return "", stop, logs
 }
 
 func TestServeEndToEnd(t *testing.T) {

@@ -102,30 +102,34 @@ func (s slowReader) Read(p []byte) (int, error) {
 // ECONNRESET before any byte of an answer: a connection the kernel had completed but the
 // server had not yet accepted when the listener closed is reset, and so is a request that
 // meets the close of an idle connection on its way in (net/http's Transport retries that one
-// on a reused connection, and its retry may then meet the first case). Neither request was
-// seen by the service; an answer cut short fails the body's decoding instead.
+// on a reused connection, and its retry may then meet the first case). A reset is only
+// right for a request the service never read, so each request carries an id of its own and
+// the access log decides: every request the service logged got its whole answer, once, and
+// no request that was refused or reset is in the log.
 func TestShutdownUnderSteadyLoad(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "orderd.db")
 	key := createKey(t, db, "--plan", "enterprise", "--per-minute", "1000000000", "--per-day", "1000000000")
 	importInto(t, db, "--orders", "../../testdata/demo/orders.json")
-	base, stop := serveInBackground(t, "--db", db)
+	base, stop, logs := serveLogged(t, "--db", db)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	var mu sync.Mutex
-	answered, refused := 0, 0
+	answered, refused := map[string]bool{}, map[string]bool{}
 	var failures []string
 	var wg sync.WaitGroup
-	for range 8 {
+	for w := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
+			for i := 0; ; i++ {
+				id := fmt.Sprintf("load-%d-%d", w, i)
 				req, _ := http.NewRequest("GET", base+"/v1/store/orders", nil)
 				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("X-Request-Id", id)
 				res, err := client.Do(req)
 				if err != nil {
 					mu.Lock()
 					if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
-						refused++
+						refused[id] = true
 					} else {
 						failures = append(failures, err.Error())
 					}
@@ -137,9 +141,9 @@ func TestShutdownUnderSteadyLoad(t *testing.T) {
 				res.Body.Close()
 				mu.Lock()
 				if res.StatusCode != 200 || decodeErr != nil || len(list) != 21 {
-					failures = append(failures, fmt.Sprintf("status %d, %d orders, %v", res.StatusCode, len(list), decodeErr))
+					failures = append(failures, fmt.Sprintf("%s: status %d, %d orders, %v", id, res.StatusCode, len(list), decodeErr))
 				} else {
-					answered++
+					answered[id] = true
 				}
 				mu.Unlock()
 			}
@@ -150,7 +154,33 @@ func TestShutdownUnderSteadyLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	if len(failures) > 0 || answered == 0 || refused != 8 {
-		t.Fatalf("answered %d, refused %d, failed %d: %v", answered, refused, len(failures), failures[:min(5, len(failures))])
+	logged := map[string]int{}
+	for _, l := range logs() {
+		var line struct {
+			Msg       string
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(l, &line) == nil && line.Msg == "request" {
+			logged[line.RequestID]++
+		}
 	}
+	for id, n := range logged {
+		switch {
+		case refused[id]:
+			failures = append(failures, id+": refused or reset, but the service read it")
+		case !answered[id]:
+			failures = append(failures, id+": logged by the service, never answered whole")
+		case n > 1:
+			failures = append(failures, fmt.Sprintf("%s: read %d times", id, n))
+		}
+	}
+	for id := range answered {
+		if logged[id] == 0 {
+			failures = append(failures, id+": answered, not in the access log")
+		}
+	}
+	if len(failures) > 0 || len(answered) == 0 || len(refused) != 8 {
+		t.Fatalf("answered %d, refused %d, failed %d: %v", len(answered), len(refused), len(failures), failures[:min(5, len(failures))])
+	}
+	t.Logf("answered %d, each in the access log; refused %d, none in it", len(answered), len(refused))
 }

@@ -48,6 +48,11 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 				return next(c)
 			}
 			ex := exchangeOf(c)
+			if ex == nil {
+				// No observe before this step (a handler built without it): the decision
+				// still holds, with no hook to write its headers.
+				ex = &exchange{Context: c, op: ct.operationAt(c)}
+			}
 			if ex.op != nil && ex.op.unlimited {
 				// Static and public (the served document): no key to look up, nothing to
 				// count; the access line names the client by address.

@@ -17,8 +17,14 @@ import (
 // api.MaxHeaderBytes counts them, and returns the answer, checked against the contract.
 func (h *harness) sendSized(t *testing.T, path string, size int) (*http.Response, []byte) {
 	t.Helper()
+	return h.sendSizedWith(t, path, size, "", "")
+}
+
+// sendSizedWith is sendSized with more header fields (each line with its CRLF) and a body, sent.
+func (h *harness) sendSizedWith(t *testing.T, path string, size int, fields, sent string) (*http.Response, []byte) {
+	t.Helper()
 	host := strings.TrimPrefix(h.srv.URL, "http://")
-	head := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n", path, host, h.key)
+	head := fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n%s", path, host, h.key, fields)
 	pad := size - len(head) - len("X-Pad: \r\n")
 	if pad < 0 {
 		t.Fatalf("size %d is below the request's own %d bytes", size, len(head))
@@ -28,7 +34,7 @@ func (h *harness) sendSized(t *testing.T, path string, size int) (*http.Response
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := fmt.Fprintf(conn, "%sX-Pad: %s\r\n\r\n", head, strings.Repeat("a", pad)); err != nil {
+	if _, err := fmt.Fprintf(conn, "%sX-Pad: %s\r\n\r\n%s", head, strings.Repeat("a", pad), sent); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := http.NewRequest("GET", h.srv.URL+path, nil)
@@ -62,4 +68,16 @@ func TestHeaderLimitIsExact(t *testing.T) {
 	if res, _ := h.sendSized(t, "/healthz", api.MaxHeaderBytes+1); res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("/healthz one byte over: %d", res.StatusCode)
 	}
+}
+
+// TestHeaderLimitCountsTransferEncoding: Go takes Transfer-Encoding out of the fields the
+// handler sees; the limit still counts it, as the field it was.
+func TestHeaderLimitCountsTransferEncoding(t *testing.T) {
+	h := newHarness(t)
+	const chunked = "Transfer-Encoding: chunked\r\n"
+	if res, body := h.sendSizedWith(t, "/v1/store/orders", api.MaxHeaderBytes, chunked, "0\r\n\r\n"); res.StatusCode != 200 {
+		t.Fatalf("at the limit: %d %s", res.StatusCode, body)
+	}
+	res, body := h.sendSizedWith(t, "/v1/store/orders", api.MaxHeaderBytes+1, chunked, "0\r\n\r\n")
+	wantError(t, res, body, http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge)
 }

@@ -89,7 +89,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 // depend on. observe makes it; admit fills in its decision. It is also the request's echo
 // context, as echo's docs extend one: observe passes it on in place of the context it got,
 // so the steps after it find it without a lookup (and without echo allocating a map per
-// request for c.Set). None of the middleware between them replaces the context.
+// request for c.Set); exchangeOf finds it too behind a step that replaced the context.
 type exchange struct {
 	echo.Context
 	requestID   [1]string         // the X-Request-Id value, as the header map holds it
@@ -136,9 +136,28 @@ func (w *headerHook) Write(b []byte) (int, error) {
 // Unwrap is the writer under it, for http.ResponseController (flushing, deadlines).
 func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// exchangeOf is the request's exchange, which observe made.
+// exchangeOf is the request's exchange, which observe made, or nil when observe did not run.
+// observe passes it on as the context, so the steps after it find it with a type assertion.
+// A step between them that replaced the context (as echo's docs extend one, wrapping it)
+// would hide it: it is then found under the response's writers, where observe put its
+// header hook, since every writer on top says what it wraps (Unwrap, which
+// http.ResponseController relies on too). So no step's context can fail a request here.
 func exchangeOf(c echo.Context) *exchange {
-	return c.(*exchange)
+	if ex, ok := c.(*exchange); ok {
+		return ex
+	}
+	w := c.Response().Writer
+	for w != nil {
+		if hook, ok := w.(*headerHook); ok {
+			return hook.ex
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	return nil
 }
 
 // writeHeaders writes the headers that every answer of a route carries, whoever wrote the
@@ -151,7 +170,8 @@ func exchangeOf(c echo.Context) *exchange {
 //   - the deprecated operation: Deprecation, Sunset and Link, errors included;
 //   - a 429: Retry-After until the binding window (or the ban) ends; a 503:
 //     retryAfterUnavailable;
-//   - an error: Cache-Control: no-store, for an error is about this request only.
+//   - an error: Cache-Control: no-store, for an error is about this request only;
+//   - a request with a chunked body: Connection: close (closesConnection says why).
 func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
 	// The names are written canonical, as Header.Set would make them, without canonicalizing
 	// (and allocating) each one again on every request; the values are one-element slices
@@ -179,12 +199,16 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
 	if status >= 400 {
 		h["Cache-Control"] = noStore
 	}
+	if closesConnection(ex.Request()) {
+		h["Connection"] = connectionClose
+	}
 }
 
 // Header values that never change, shared by every answer (each cap == len: see writeHeaders).
 var (
 	nosniff                    = []string{"nosniff"}
 	noStore                    = []string{"no-store"}
+	connectionClose            = []string{"close"}
 	retryAfterUnavailableValue = []string{strconv.Itoa(retryAfterUnavailable)}
 )
 

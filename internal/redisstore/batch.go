@@ -49,6 +49,8 @@ const maxBatchGroups = 128
 //     nothing but its own wait. A request whose context ended before its batch left is not
 //     sent at all; once sent, its commands run (as they would on a connection of their
 //     own) and their result is dropped.
+//   - Sent once: a batch whose connection breaks fails as an outage; it is never sent
+//     again, since it may have run (once.go).
 //   - Shutdown: closing the client fails the pipeline in flight and every later one
 //     (redis: client is closed), so each waiting request ends with an outage error; the
 //     flushing goroutine ends once the queue is empty.
@@ -192,7 +194,7 @@ func (b *batcher) send(q []*batchGroup) {
 		cmds, spread := pipelineOf(ctx, live)
 		_, err := b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, c := range cmds {
-				_ = p.Process(ctx, c)
+				_ = p.Process(ctx, sentOnce{c})
 			}
 			return nil
 		})
@@ -247,17 +249,25 @@ func (b *batcher) runScript(ctx context.Context, rdb redis.Scripter, script *red
 }
 
 // eval runs script with EVAL, outside the batch, within the batcher's timeout: for a Redis
-// that does not hold the script yet.
+// that does not hold the script yet. Sent once, as the batch is (once.go).
 func (b *batcher) eval(ctx context.Context, rdb redis.Scripter, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	ctx, cancel := callContext(ctx, b.timeout)
 	defer cancel()
+	if b.rdb != nil {
+		rdb = onceScripter{p: b.rdb}
+	}
 	return script.Eval(ctx, rdb, keys, args...)
 }
 
 // evalShaCmd is script's EVALSHA, not sent.
 func evalShaCmd(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return scriptCmd(ctx, "evalsha", script.Hash(), keys, args)
+}
+
+// scriptCmd is an EVAL or EVALSHA (name) of script (its source or its hash), not sent.
+func scriptCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
 	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, "evalsha", script.Hash(), len(keys))
+	cmdArgs = append(cmdArgs, name, script, len(keys))
 	for _, k := range keys {
 		cmdArgs = append(cmdArgs, k)
 	}

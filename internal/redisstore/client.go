@@ -40,6 +40,9 @@ func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
 	return conn{rdb: rdb, batch: newBatcher(rdb, timeout), k: k, timeout: timeout}, nil
 }
 
+// once is c's client for the scripts that write alone: each command sent once (once.go).
+func (c conn) once() redis.Scripter { return onceScripter{p: c.rdb} }
+
 // call bounds one Redis call in time: a Redis that does not answer costs at most timeout.
 // The bound carries its own cause, so that classify tells it from the request's own
 // cancellation or deadline.

@@ -57,7 +57,7 @@ func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 			args = append(args, fields[i], member(id))
 		}
 		if len(args) > 0 {
-			n, err := reindexScript.Run(callCtx, s.rdb, keys, args...).Int64()
+			n, err := reindexScript.Run(callCtx, s.once(), keys, args...).Int64()
 			if err != nil {
 				err = classify(callCtx, err)
 				cancel()

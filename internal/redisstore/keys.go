@@ -143,7 +143,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	added, err := addKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
+	added, err := addKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
 		k.Name, string(k.Hash), string(record), newGeneration()).Int64()
 	if err != nil {
 		return classify(ctx, err)
@@ -193,7 +193,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	raw, err := revokeKeyScript.Run(ctx, s.rdb, []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
+	raw, err := revokeKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
 		k.Name, string(k.Hash), newGeneration()).Text()
 	if errors.Is(err, redis.Nil) {
 		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, k.Name)

@@ -50,13 +50,29 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	// deadline applies. (go-redis v9 reads only the deadline, not a cancellation: a client
 	// that hangs up still holds its connection until Redis answers or the bound passes,
 	// which the bound keeps short.)
-	defaults := func(dial, read, write, pool *time.Duration, contextTimeout *bool) {
+	//
+	// And no call is sent twice. A command whose connection breaks after it was written may
+	// have run; go-redis would send it again (MaxRetries), and a write run twice answers
+	// wrongly: rate.lua counts its caller again, an added key answers that its name is
+	// taken, a cancel that the order was already cancelled. With MaxRetries -1 the call
+	// fails as an outage, which the stores and the limiter handle as every other failure to
+	// reach Redis (a 503, or the limiter's fallback). Nothing relies on the retries: go-redis
+	// checks a pooled connection before using it, so what is lost is the retry of a failed
+	// dial or of a READONLY just after a failover, each one request's 503. So a URL may not
+	// set max_retries. The writes refuse to be resent themselves too (once.go), which a
+	// Cluster client needs: it also resends on its redirect loop (max_redirects), which
+	// MOVED and ASK need.
+	if q.Has("max_retries") {
+		return nil, fmt.Errorf("redis URL: max_retries is not allowed: a call that may have run is never sent again")
+	}
+	defaults := func(dial, read, write, pool *time.Duration, contextTimeout *bool, maxRetries *int) {
 		for name, d := range map[string]*time.Duration{"dial_timeout": dial, "read_timeout": read, "write_timeout": write, "pool_timeout": pool} {
 			if !q.Has(name) {
 				*d = timeout
 			}
 		}
 		*contextTimeout = true
+		*maxRetries = -1
 	}
 	switch {
 	case strings.HasSuffix(u.Scheme, "+cluster"):
@@ -65,21 +81,21 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries)
 		return redis.NewClusterClient(o), nil
 	case q.Has("master_name"):
 		o, err := redis.ParseFailoverURL(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries)
 		return redis.NewFailoverClient(o), nil
 	case u.Scheme == "redis" || u.Scheme == "rediss":
 		o, err := redis.ParseURL(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled)
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries)
 		return redis.NewClient(o), nil
 	}
 	return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", u.Scheme)

@@ -26,7 +26,7 @@ func TestOpen(t *testing.T) {
 		}
 		c.Close()
 	}
-	for _, bad := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:6379?bogus=1", "::"} {
+	for _, bad := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:6379?bogus=1", "::", "redis://127.0.0.1:6379?max_retries=3"} {
 		if _, err := Open(bad, 0); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
@@ -35,6 +35,9 @@ func TestOpen(t *testing.T) {
 	o := c.(*redis.Client).Options()
 	if o.ReadTimeout != 7*time.Second || o.WriteTimeout != 2*time.Second {
 		t.Errorf("timeouts: read %v write %v", o.ReadTimeout, o.WriteTimeout)
+	}
+	if o.MaxRetries != 0 { // -1 before go-redis reads it: no retry
+		t.Errorf("MaxRetries %d; want none", o.MaxRetries)
 	}
 }
 

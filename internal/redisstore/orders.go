@@ -181,7 +181,7 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 		}
 		callCtx, cancel := s.call(ctx)
 		keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
-		n, err := importScript.Run(callCtx, s.rdb, keys, args...).Int64()
+		n, err := importScript.Run(callCtx, s.once(), keys, args...).Int64()
 		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
 		if err != nil {

@@ -61,6 +61,7 @@ func (s *Service) open(ctx context.Context) error {
 	// The faults of the SQLite file are logged and counted as the store finds them, at most a
 	// line a minute per kind.
 	s.stores.OnFault(newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
+	s.stores.logReadCache(s.log)
 	// A Redis that does not answer yet is the start of an outage, warned of like any other:
 	// once, then once a minute from the readiness checks while it lasts.
 	outage := newOutageLog(s.log, cfg.Now)

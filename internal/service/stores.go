@@ -94,6 +94,24 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	}, nil
 }
 
+// logReadCache says, once, whether the SQLite file's unchanged reads are answered from
+// memory (sqlitestore.DB.ReadCache), and why not: at info where that is by design (the
+// system), as a warning otherwise. Nothing in Redis mode.
+func (s *Stores) logReadCache(log *slog.Logger) {
+	if s.db == nil {
+		return
+	}
+	err := s.db.ReadCache()
+	switch {
+	case err == nil:
+		log.Info("sqlite read cache: on; a read of an unchanged file is answered from memory")
+	case errors.Is(err, sqlitestore.ErrReadCacheUnsupported):
+		log.Info("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
+	default:
+		log.Warn("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
+	}
+}
+
 // checkDB says, before SQLite tries, why cfg.DB cannot be opened, in the operator's words:
 // SQLite's own message would be "unable to open database file" for each of these.
 func checkDB(cfg StoreConfig) error {

@@ -16,6 +16,7 @@ import (
 // did.
 type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
+	off     error                    // why wal is nil since Open (nil when it was mapped)
 	version atomic.Pointer[cachedVersion]
 	// keys holds only keys found: a lookup of a key that is not in the file always costs
 	// its query, so random keys sent by anyone add nothing.
@@ -25,6 +26,12 @@ type readCache struct {
 	// bound of a headerCache caps what random ids can add.
 	orders headerCache[int64, orderRead]
 }
+
+// ReadCache reports why the read cache is off, or nil when it is on: Open mapped the file's
+// wal-index, so that a request reads nothing from the file that no one has changed since it
+// was last read. Off, every read queries the file, as correct and slower; the service logs
+// which, once, when it starts.
+func (db *DB) ReadCache() error { return db.cache.off }
 
 // orderRead is what reading an order by its id found: the order, or that there is none.
 type orderRead struct {

@@ -110,11 +110,15 @@ func (db *DB) watch(ctx context.Context) (err error) {
 		return err
 	}
 	var shm os.FileInfo
-	if mode == "wal" {
+	if mode != "wal" {
+		db.cache.off = fmt.Errorf("the file's journal mode is %q, not WAL", mode)
+	} else {
 		if shm, err = os.Stat(db.path + "-shm"); err != nil {
 			return err
 		}
-		if wal, err := openWalIndex(db.path); err == nil {
+		if wal, err := openWalIndex(db.path); err != nil {
+			db.cache.off = err
+		} else {
 			db.cache.wal.Store(wal)
 		}
 	}

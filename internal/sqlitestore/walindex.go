@@ -1,5 +1,7 @@
 package sqlitestore
 
+import "errors"
+
 // The wal-index header: how this process learns, without a query, that no connection of any
 // process has committed since it last read the file.
 //
@@ -50,3 +52,8 @@ const walIndexVersion = 3007000
 
 // walIndexHeaderSize is the size of the two copies of the header together.
 const walIndexHeaderSize = 2 * 48
+
+// ErrReadCacheUnsupported is why the read cache is off where the wal-index cannot be mapped
+// by design (DB.ReadCache): on a system that is not unix, or whose memory page is larger
+// than the -shm file SQLite sized (a 64 KiB page, against SQLite's 32 KiB regions).
+var ErrReadCacheUnsupported = errors.New("the wal-index cannot be mapped on this system")

@@ -2,13 +2,13 @@
 
 package sqlitestore
 
-import "errors"
+import "fmt"
 
 // walIndex is not read on this platform: every read queries the file, as without a cache.
 type walIndex struct{}
 
 func openWalIndex(string) (*walIndex, error) {
-	return nil, errors.New("the wal-index is read on unix systems only")
+	return nil, fmt.Errorf("%w: it is mapped on unix systems only", ErrReadCacheUnsupported)
 }
 
 func (w *walIndex) release() error { return nil }

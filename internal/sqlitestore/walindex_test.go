@@ -4,6 +4,8 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -61,5 +63,26 @@ func TestWalIndexHeader(t *testing.T) {
 		if v := db.cache.version.Load(); v == nil || v.header != h {
 			t.Fatalf("commit %d: Version did not keep what it read: %+v", i, v)
 		}
+	}
+}
+
+// TestReadCacheSaysWhyItIsOff: a DB whose wal-index is mapped reports the read cache on; a
+// -shm file smaller than a memory page (what a 64 KiB page makes of SQLite's 32 KiB
+// regions) is refused as unsupported by design, which the service logs at info.
+func TestReadCacheSaysWhyItIsOff(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "orderd.db"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.ReadCache(); err != nil {
+		t.Fatalf("read cache off: %v", err)
+	}
+	small := filepath.Join(t.TempDir(), "small.db")
+	if err := os.WriteFile(small+"-shm", make([]byte, os.Getpagesize()/2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openWalIndex(small); !errors.Is(err, ErrReadCacheUnsupported) {
+		t.Fatalf("a -shm smaller than a page: %v; want ErrReadCacheUnsupported", err)
 	}
 }

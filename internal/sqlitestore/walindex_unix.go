@@ -58,7 +58,7 @@ func openWalIndex(path string) (*walIndex, error) {
 	pageSize := os.Getpagesize()
 	if info.Size() < int64(pageSize) {
 		// Reading a mapped page past the end of the file faults: leave this file alone.
-		return nil, fmt.Errorf("%s: %d bytes, less than a page", shm, info.Size())
+		return nil, fmt.Errorf("%w: %s is %d bytes, less than a memory page (%d bytes)", ErrReadCacheUnsupported, shm, info.Size(), pageSize)
 	}
 	f, err := os.Open(shm)
 	if err != nil {

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/ratelimit"
+)
+
+// wrappedContext is a step's own context, as echo's docs extend one.
+type wrappedContext struct{ echo.Context }
+
+// noKeys knows no key.
+type noKeys struct{ auth.KeyStore }
+
+func (noKeys) Lookup(context.Context, auth.Hash) (auth.Key, error) {
+	return auth.Key{}, auth.ErrKeyNotFound
+}
+
+// TestAStepThatReplacesTheContext: a middleware between observe and admit that passes on a
+// context of its own neither fails the request (a panic, so a 500) nor loses admit's
+// decision: the 401 of a request without a key carries its rate-limit headers, compressed
+// or not, and with no observe at all the decision is still made.
+func TestAStepThatReplacesTheContext(t *testing.T) {
+	ct, err := loadContract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	limiter := inmem.NewLimiter(time.Now, ratelimit.DefaultBanPolicy)
+	replace := func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { return next(wrappedContext{c}) }
+	}
+	admitting := admit(noKeys{}, limiter, ct, time.Now, noObserver{}, ratelimit.DefaultIPv6Prefix)
+	for _, tc := range []struct {
+		name    string
+		chain   []echo.MiddlewareFunc
+		gzip    bool
+		headers bool
+	}{
+		{"replaced", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, sunsetHeaders{}), gzipLarge(), recoverPanics(log), replace, admitting}, false, true},
+		{"replaced, compressed", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, sunsetHeaders{}), gzipLarge(), recoverPanics(log), replace, admitting}, true, true},
+		{"no observe", []echo.MiddlewareFunc{recoverPanics(log), replace, admitting}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := echo.New()
+			e.HTTPErrorHandler = errorHandler(log)
+			e.GET(BasePath+"/store/orders", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+			e.Use(composeOnce(tc.chain...))
+			req := httptest.NewRequest("GET", BasePath+"/store/orders", nil)
+			if tc.gzip {
+				req.Header.Set("Accept-Encoding", "gzip")
+			}
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if rec.Code != http.StatusUnauthorized {
+				t.Fatalf("status %d, want 401: %s", rec.Code, rec.Body)
+			}
+			if got := rec.Header().Get("X-Ratelimit-Limit") != ""; got != tc.headers {
+				t.Fatalf("X-RateLimit-Limit sent: %v, want %v (headers %v)", got, tc.headers, rec.Header())
+			}
+			if tc.headers { // the served chain's answer, but for the step added
+				if err := apitest.Load(t).Check(req, rec.Result(), rec.Body.Bytes()); err != nil {
+					t.Errorf("the answer breaks the contract: %v", err)
+				}
+			}
+		})
+	}
+}
