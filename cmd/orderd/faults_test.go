@@ -1,58 +1,21 @@
 package main
 
 import (
-	"bufio"
 	"database/sql"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
 )
 
 // serveLogging starts `orderd serve` with args as serveProcess does, and also returns the
-// records of its log, as it writes them.
+// records of its log from "listening" on.
 func serveLogging(t *testing.T, args ...string) (string, <-chan map[string]any) {
 	t.Helper()
-	cmd := orderdCommand(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	logs, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	records := make(chan map[string]any, 1000)
-	go func() {
-		defer close(records)
-		sc := bufio.NewScanner(logs)
-		for sc.Scan() {
-			var rec map[string]any
-			if json.Unmarshal(sc.Bytes(), &rec) == nil {
-				records <- rec
-			}
-		}
-	}()
-	deadline := time.After(20 * time.Second)
-	for {
-		select {
-		case rec, ok := <-records:
-			if !ok {
-				t.Fatal("serve exited before listening")
-			}
-			if rec["msg"] == "listening" {
-				return "http://" + rec["addr"].(string), records
-			}
-		case <-deadline:
-			t.Fatal("serve did not start listening")
-		}
-	}
+	return startLogging(t, orderdCommand(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...))
 }
 
 // TestFilesReplacedUnderServe: within a second of the SQLite file being replaced (a restore:
@@ -126,26 +89,10 @@ func TestFilesReplacedUnderServe(t *testing.T) {
 func TestServeRefusesAReadOnlyFile(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "orderd.db")
 	orderdProcess(t, "import", "--db", db, "--orders", "../../testdata/demo/orders.json")
-	makeReadOnly(t, db)
+	sqlitetest.MakeReadOnly(t, db)
 	cmd := orderdCommand("serve", "--addr", "127.0.0.1:0", "--db", db)
 	out, err := cmd.CombinedOutput()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "read-only") {
 		t.Fatalf("serve on a read-only file: %v, %s; want exit status 2 saying read-only", err, out)
 	}
-}
-
-// makeReadOnly makes the file at path read-only for this process: by its mode, or, for root,
-// whom modes do not stop, by the immutable attribute (chattr +i), undone when the test ends.
-func makeReadOnly(tb testing.TB, path string) {
-	tb.Helper()
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(path, 0o400); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
-		tb.Skipf("running as root, and chattr +i failed (%v: %s): no way to make a file read-only", err, out)
-	}
-	tb.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
 }

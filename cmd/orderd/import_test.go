@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	openapi "github.com/petstore/orderd"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
@@ -18,28 +18,6 @@ var (
 	demoPet1003 = map[string]string{"id": "1003", "name": `"Bella"`, "status": `"available"`}
 	demoPet1004 = map[string]string{"id": "1004", "name": `"Max"`, "status": `"available"`}
 )
-
-// withFields is the JSON object of base with the fields of change set; an empty value
-// removes the field.
-func withFields(t *testing.T, base, change map[string]string) string {
-	t.Helper()
-	fields := map[string]json.RawMessage{}
-	for k, v := range base {
-		fields[k] = json.RawMessage(v)
-	}
-	for k, v := range change {
-		if v == "" {
-			delete(fields, k)
-		} else {
-			fields[k] = json.RawMessage(v)
-		}
-	}
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
 
 // TestImportRefusesARecordTheContractDoesNotAllow: a record of the orders or the pets file
 // that the contract's Order or Pet does not allow (a field missing or null, of another type,
@@ -112,12 +90,12 @@ func TestImportRefusesARecordTheContractDoesNotAllow(t *testing.T) {
 					dir := t.TempDir()
 					// Each file holds a valid change of another record on its line 2, and the
 					// bad one goes on line 3: neither may be written.
-					orders := "[\n" + withFields(t, demoOrder5, map[string]string{"quantity": "99"}) + "\n]\n"
-					pets := "[\n" + withFields(t, demoPet1004, map[string]string{"name": `"Max II"`}) + "\n]\n"
+					orders := "[\n" + record(t, demoOrder5, map[string]string{"quantity": "99"}) + "\n]\n"
+					pets := "[\n" + record(t, demoPet1004, map[string]string{"name": `"Max II"`}) + "\n]\n"
 					if c.file == "orders" {
-						orders = strings.Replace(orders, "\n]", ",\n"+withFields(t, demoOrder4, c.change)+"\n]", 1)
+						orders = strings.Replace(orders, "\n]", ",\n"+record(t, demoOrder4, c.change)+"\n]", 1)
 					} else {
-						pets = strings.Replace(pets, "\n]", ",\n"+withFields(t, demoPet1003, c.change)+"\n]", 1)
+						pets = strings.Replace(pets, "\n]", ",\n"+record(t, demoPet1003, c.change)+"\n]", 1)
 					}
 					for name, data := range map[string]string{"orders": orders, "pets": pets} {
 						if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(data), 0o600); err != nil {
@@ -137,4 +115,9 @@ func TestImportRefusesARecordTheContractDoesNotAllow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// record is ordertest.Record as a string.
+func record(t *testing.T, base, change map[string]string) string {
+	return string(ordertest.Record(t, base, change))
 }

@@ -59,6 +59,16 @@ func serveProcess(t *testing.T, args ...string) (string, *exec.Cmd) {
 // startServing starts cmd, an `orderd serve` on a free loopback port, as serveProcess does.
 func startServing(t *testing.T, cmd *exec.Cmd) (string, *exec.Cmd) {
 	t.Helper()
+	base, _ := startLogging(t, cmd)
+	return base, cmd
+}
+
+// startLogging starts cmd as startServing does, and returns its base URL once it listens and
+// the records of its log from then on, as it writes them. The records wait in a buffer of
+// 1,000; past that, lines nobody reads are dropped, so that the server never blocks on its
+// log.
+func startLogging(t *testing.T, cmd *exec.Cmd) (string, <-chan map[string]any) {
+	t.Helper()
 	logs, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +81,25 @@ func startServing(t *testing.T, cmd *exec.Cmd) (string, *exec.Cmd) {
 		cmd.Wait()
 	})
 	addr := make(chan string, 1)
+	records := make(chan map[string]any, 1000)
 	go func() {
+		defer close(records)
+		listening := false
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
-				addr <- line.Addr
+			var rec map[string]any
+			if json.Unmarshal(sc.Bytes(), &rec) != nil {
+				continue
+			}
+			if !listening && rec["msg"] == "listening" {
+				listening = true
+				addr <- rec["addr"].(string)
+			}
+			if listening {
+				select {
+				case records <- rec:
+				default:
+				}
 			}
 		}
 		close(addr)
@@ -86,7 +109,7 @@ func startServing(t *testing.T, cmd *exec.Cmd) (string, *exec.Cmd) {
 		if !ok {
 			t.Fatal("serve exited before listening")
 		}
-		return "http://" + a, cmd
+		return "http://" + a, records
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not start listening")
 	}

@@ -8,29 +8,8 @@ import (
 
 	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
 )
-
-// record is the JSON object of base with the fields of change set; an empty value removes
-// the field.
-func record(t *testing.T, base, change map[string]string) []byte {
-	t.Helper()
-	fields := map[string]json.RawMessage{}
-	for k, v := range base {
-		fields[k] = json.RawMessage(v)
-	}
-	for k, v := range change {
-		if v == "" {
-			delete(fields, k)
-		} else {
-			fields[k] = json.RawMessage(v)
-		}
-	}
-	data, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
 
 var (
 	order4 = map[string]string{"id": "4", "petId": "1004", "quantity": "1", "shipDate": `"2026-11-05T13:00:00Z"`, "complete": "true", "status": `"shipped"`}
@@ -61,7 +40,7 @@ func TestOrderJSONNeedsEveryRequiredField(t *testing.T) {
 		for what, change := range map[string]string{field + " missing": "", field + ": must not be null": "null"} {
 			t.Run(what, func(t *testing.T) {
 				var o order.Order
-				err := json.Unmarshal(record(t, order4, map[string]string{field: change}), &o)
+				err := json.Unmarshal(ordertest.Record(t, order4, map[string]string{field: change}), &o)
 				if got, want := errString(err), who+": "+what; got != want {
 					t.Fatalf("error %q, want %q", got, want)
 				}
@@ -79,7 +58,7 @@ func TestPetJSONNeedsEveryRequiredField(t *testing.T) {
 		for what, change := range map[string]string{field + " missing": "", field + ": must not be null": "null"} {
 			t.Run(what, func(t *testing.T) {
 				var p order.Pet
-				err := json.Unmarshal(record(t, pet7, map[string]string{field: change}), &p)
+				err := json.Unmarshal(ordertest.Record(t, pet7, map[string]string{field: change}), &p)
 				if got, want := errString(err), who+": "+what; got != want {
 					t.Fatalf("error %q, want %q", got, want)
 				}
@@ -105,7 +84,7 @@ func TestOrderJSON(t *testing.T) {
 	for name, tc := range ok {
 		t.Run(name, func(t *testing.T) {
 			var o order.Order
-			if err := json.Unmarshal(record(t, order4, tc.change), &o); err != nil {
+			if err := json.Unmarshal(ordertest.Record(t, order4, tc.change), &o); err != nil {
 				t.Fatal(err)
 			}
 			if !o.ShipDate.Equal(tc.want.ShipDate) {
@@ -145,7 +124,7 @@ func TestOrderJSON(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var o order.Order
-			err := json.Unmarshal(record(t, order4, tc.change), &o)
+			err := json.Unmarshal(ordertest.Record(t, order4, tc.change), &o)
 			if got := errString(err); got != tc.want {
 				t.Fatalf("error %q, want %q", got, tc.want)
 			}
@@ -164,7 +143,7 @@ func TestOrderJSON(t *testing.T) {
 
 func TestPetJSON(t *testing.T) {
 	var p order.Pet
-	if err := json.Unmarshal(record(t, pet7, map[string]string{"name": `""`}), &p); err != nil || p != (order.Pet{ID: 7, Status: order.PetAvailable}) {
+	if err := json.Unmarshal(ordertest.Record(t, pet7, map[string]string{"name": `""`}), &p); err != nil || p != (order.Pet{ID: 7, Status: order.PetAvailable}) {
 		t.Fatalf("a pet with an empty name: %+v, %v", p, err)
 	}
 	for name, tc := range map[string]struct {
@@ -179,7 +158,7 @@ func TestPetJSON(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var p order.Pet
-			if got := errString(json.Unmarshal(record(t, pet7, tc.change), &p)); got != tc.want {
+			if got := errString(json.Unmarshal(ordertest.Record(t, pet7, tc.change), &p)); got != tc.want {
 				t.Fatalf("error %q, want %q", got, tc.want)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -171,7 +170,7 @@ func TestReplacedFilesAreFound(t *testing.T) {
 // refuses it, saying so, since every process on the file writes to it.
 func TestReadOnlyFileIsRefused(t *testing.T) {
 	path := newFile(t, ordertest.Fixture())
-	makeReadOnly(t, path)
+	sqlitetest.MakeReadOnly(t, path)
 	db, err := sqlitestore.Open(path, 0)
 	if err == nil {
 		db.Close()
@@ -180,20 +179,4 @@ func TestReadOnlyFileIsRefused(t *testing.T) {
 	if !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Open of a read-only file: %v; want it named read-only", err)
 	}
-}
-
-// makeReadOnly makes the file at path read-only for this process: by its mode, or, for root,
-// whom modes do not stop, by the immutable attribute (chattr +i), undone when the test ends.
-func makeReadOnly(tb testing.TB, path string) {
-	tb.Helper()
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(path, 0o400); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
-		tb.Skipf("running as root, and chattr +i failed (%v: %s): no way to make a file read-only", err, out)
-	}
-	tb.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
 }

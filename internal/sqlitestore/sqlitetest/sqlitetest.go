@@ -1,10 +1,11 @@
-// Package sqlitetest damages SQLite files for tests, as a failing disk or a stray write
-// would.
+// Package sqlitetest damages SQLite files for tests, as a failing disk, a stray write or an
+// operator would.
 package sqlitetest
 
 import (
 	"database/sql"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -40,4 +41,20 @@ func DamageLeafPage(tb testing.TB, path, table string) {
 	if _, err := f.WriteAt([]byte(strings.Repeat("\xff", int(size))), (page-1)*size); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// MakeReadOnly makes the file at path read-only for this process: by its mode, or, for root,
+// whom modes do not stop, by the immutable attribute (chattr +i), undone when the test ends.
+func MakeReadOnly(tb testing.TB, path string) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(path, 0o400); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+		tb.Skipf("running as root, and chattr +i failed (%v: %s): no way to make a file read-only", err, out)
+	}
+	tb.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
 }
