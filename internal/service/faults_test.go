@@ -1,12 +1,9 @@
 package service_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,36 +13,6 @@ import (
 	"github.com/petstore/orderd/internal/service/servicetest"
 	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
 )
-
-// lines is a log written by concurrent goroutines, read as JSON records.
-type lines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// at returns the records of level.
-func (l *lines) at(t *testing.T, level string) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var recs []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		if rec["level"] == level {
-			recs = append(recs, rec)
-		}
-	}
-	return recs
-}
 
 // TestCorruptFileIsAFault: a file with a damaged page of the orders table is no outage. The
 // requests that read the page answer 500 internal_error, the others are served; /readyz
@@ -61,7 +28,7 @@ func TestCorruptFileIsAFault(t *testing.T) {
 	cfg := servicetest.Embedded(t, orders, nil)
 	key := servicetest.AddKey(t, cfg.Store, "test", plan.Enterprise, plan.Limits{PerMinute: 1000, PerDay: 100000})
 	sqlitetest.DamageLeafPage(t, cfg.Store.DB, "orders")
-	var logs lines
+	var logs apitest.Log
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	svc := servicetest.Run(t, cfg)
 	contract := apitest.Load(t)
@@ -94,7 +61,7 @@ func TestCorruptFileIsAFault(t *testing.T) {
 		t.Errorf("/readyz after: %d %s; want 503 naming the cause, not the path", res.StatusCode, body)
 	}
 
-	errs := logs.at(t, "ERROR")
+	errs := logs.At(t, "ERROR")
 	if len(errs) != 1 || errs[0]["kind"] != "corrupt" ||
 		!strings.Contains(errs[0]["error"].(string), cfg.Store.DB) || !strings.Contains(errs[0]["error"].(string), "malformed") {
 		t.Errorf("error lines: %v; want one of the corrupt file, naming it and SQLite's message", errs)

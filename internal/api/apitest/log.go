@@ -1,0 +1,53 @@
+package apitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Log collects the JSON lines of a log written by concurrent requests, for a test to read
+// back as records.
+type Log struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *Log) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// Records returns every line written so far, decoded; a line that is not JSON fails the test.
+func (l *Log) Records(tb testing.TB) []map[string]any {
+	tb.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			tb.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// At returns the records of level (DEBUG, INFO, WARN, ERROR).
+func (l *Log) At(tb testing.TB, level string) []map[string]any {
+	tb.Helper()
+	var out []map[string]any
+	for _, rec := range l.Records(tb) {
+		if rec["level"] == level {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
