@@ -18,14 +18,17 @@ func BenchmarkChain(b *testing.B) {
 	handler := h.srv.Config.Handler
 	for _, bc := range []struct {
 		name, method, path string
-		authed             bool
+		authed, gzip       bool
 		want               int
 	}{
-		{"List", "GET", "/v1/store/orders", true, 200},
-		{"CancelUnknown", "DELETE", "/v1/store/orders/999999999", true, 404},
-		{"NoKey", "GET", "/v1/store/orders", false, 0}, // 401, then 429 once the address's quota is spent
+		{"List", "GET", "/v1/store/orders", true, false, 200},
+		// The list for a client that accepts gzip, as most send it by default.
+		{"ListGzip", "GET", "/v1/store/orders", true, true, 200},
+		{"CancelUnknown", "DELETE", "/v1/store/orders/999999999", true, false, 404},
+		{"NoKey", "GET", "/v1/store/orders", false, false, 0}, // 401, then 429 once the address's quota is spent
 		// Version 2's find, its query validated in full: a page of 10 of the pending orders.
-		{"FindV2", "GET", "/v2/store/orders?status=pending&pageSize=10", true, 200},
+		{"FindV2", "GET", "/v2/store/orders?status=pending&pageSize=10", true, false, 200},
+		{"FindV2Gzip", "GET", "/v2/store/orders?status=pending&pageSize=10", true, true, 200},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -34,6 +37,9 @@ func BenchmarkChain(b *testing.B) {
 					req := httptest.NewRequest(bc.method, bc.path, nil)
 					if bc.authed {
 						req.Header.Set("Authorization", "Bearer "+key)
+					}
+					if bc.gzip {
+						req.Header.Set("Accept-Encoding", "gzip, deflate, br, zstd")
 					}
 					rec := httptest.NewRecorder()
 					handler.ServeHTTP(rec, req)
