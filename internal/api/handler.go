@@ -129,8 +129,8 @@ func New(cfg Config) (*echo.Echo, error) {
 		// Request id; the one hook that writes the headers every answer of a route carries;
 		// errors rendered (errors.go); access line and metrics.
 		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers),
-		// Bodies worth compressing, for clients that accept gzip.
-		gzipLarge(),
+		// Vary: Accept-Encoding; gzip for clients that accept it (compress.go).
+		compress,
 		// A panic becomes a 500 rendered like any other error, its stack logged.
 		recoverPanics(cfg.Logger),
 		// Under a version's base: key → caller → rate-limit decision → 401 unless the
@@ -144,37 +144,6 @@ func New(cfg Config) (*echo.Echo, error) {
 	))
 	return e, nil
 }
-
-// gzipLarge compresses bodies from 256 bytes for clients that accept gzip: the list, mostly;
-// error bodies are smaller. /metrics compresses itself. A request that does not accept gzip
-// does not enter echo's middleware, which would add Vary (a new slice per request) and look
-// at Accept-Encoding again: the Vary it would add is added here, from a value made once.
-func gzipLarge() echo.MiddlewareFunc {
-	gzip := middleware.GzipWithConfig(middleware.GzipConfig{MinLength: 256})
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		compressing := gzip(next)
-		return func(c echo.Context) error {
-			if c.Path() == "/metrics" {
-				return next(c)
-			}
-			// The same test echo's gzip middleware makes before it compresses.
-			if strings.Contains(c.Request().Header.Get(echo.HeaderAcceptEncoding), "gzip") {
-				return compressing(c)
-			}
-			h := c.Response().Header()
-			if _, ok := h[echo.HeaderVary]; ok {
-				h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
-			} else {
-				h[echo.HeaderVary] = varyAcceptEncoding
-			}
-			return next(c)
-		}
-	}
-}
-
-// varyAcceptEncoding is the Vary of an answer that would be gzipped for another request
-// (cap == len: see writeHeaders).
-var varyAcceptEncoding = []string{echo.HeaderAcceptEncoding}
 
 // recoverPanics turns a panic into an error (a 500 for errorHandler) and logs it with its stack.
 func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {

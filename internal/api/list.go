@@ -26,13 +26,13 @@ func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject
 	return listAnswer{list}, nil
 }
 
-// listCache keeps the encoding of the list for one version of the orders: while they do not
-// change, a list request costs a version check and a write of shared bytes, however many
-// orders and readers there are (the heap does not grow with readers × orders).
+// listCache keeps the encodings of the list for one version of the orders, plain and gzip:
+// while they do not change, a list request costs a version check and a write of shared bytes,
+// however many orders and readers there are (the heap does not grow with readers × orders).
 type listCache struct {
 	orders order.Store
 	cur    atomic.Pointer[encodedList]
-	build  sync.Mutex // one encoding at a time; the others wait for it
+	build  sync.Mutex // one encoding at a time, plain or gzip; the others wait for it
 }
 
 // encodedList is the answer to a list request for one version, its header values made with
@@ -44,6 +44,16 @@ type encodedList struct {
 	// The header values, as the slices Header.Set would make: shared by every request of
 	// the version, so each has cap == len (an Add appends to a copy, never to them).
 	etagValue, contentLength []string
+	// The gzip encoding of body, made by the first request of the version that accepts
+	// gzip (listCache.gzipped), so that a version no such client asks for is never compressed.
+	gzip  atomic.Pointer[gzipList]
+	cache *listCache // the cache that made it, which makes its gzip encoding too
+}
+
+// gzipList is the list's body gzipped, with its own Content-Length.
+type gzipList struct {
+	body          []byte
+	contentLength []string
 }
 
 func (c *listCache) get(ctx context.Context) (*encodedList, error) {
@@ -68,9 +78,25 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	body := appendOrders(make([]byte, 0, 128*len(orders)+2), orders)
 	etag := etagOf(body)
 	e := &encodedList{version: v, body: body, etag: etag,
-		etagValue: []string{etag}, contentLength: []string{strconv.Itoa(len(body))}}
+		etagValue: []string{etag}, contentLength: contentLength(len(body)), cache: c}
 	c.cur.Store(e)
 	return e, nil
+}
+
+// gzipped is e's body gzipped at listLevel (compress.go), made once for e.
+func (c *listCache) gzipped(e *encodedList) *gzipList {
+	if z := e.gzip.Load(); z != nil {
+		return z
+	}
+	c.build.Lock()
+	defer c.build.Unlock()
+	if z := e.gzip.Load(); z != nil {
+		return z // made while this request waited
+	}
+	body := gzipBytes(e.body, listLevel)
+	z := &gzipList{body: body, contentLength: contentLength(len(body))}
+	e.gzip.Store(z)
+	return z
 }
 
 // appendOrders writes the list as encoding/json writes []gen.Order (the test holds it to
@@ -112,23 +138,35 @@ func appendOrders(b []byte, orders []order.Order) []byte {
 	return append(b, ']', '\n')
 }
 
-// listAnswer writes a cached list. It implements the generated response interface: the
-// generated 200 response would encode the list again on every request. Its rate-limit
-// headers, like every answer's, are written by observe's hook when the status is.
+// listAnswer writes a cached list: gzipped, with its own length, when the request accepts
+// gzip and the list is long enough (compress's writer then passes it through; a shorter one
+// it sends plain). It implements the generated response interface: the generated 200
+// response would encode the list again on every request. Its rate-limit headers, like every
+// answer's, are written by observe's hook when the status is. One pointer, so that it is
+// returned as the response interface without an allocation.
 type listAnswer struct{ *encodedList }
 
 func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
+	body, length := r.body, r.contentLength
 	h := w.Header()
+	if len(r.body) >= minGzipLength && gzipAccepted(w) {
+		z := r.cache.gzipped(r.encodedList)
+		body, length = z.body, z.contentLength
+		h["Content-Encoding"] = gzipEncoding
+	}
 	// Canonical names, as Header.Set would make them. Content-Length, because the body is
 	// whole: without it a list longer than net/http's 2 KB buffer is sent chunked, one more
-	// write per answer. The gzip middleware deletes it when it compresses.
+	// write per answer.
 	h["Content-Type"] = jsonContentType
 	h["Etag"] = r.etagValue
-	h["Content-Length"] = r.contentLength
+	h["Content-Length"] = length
 	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(r.body)
+	_, err := w.Write(body)
 	return err
 }
+
+// contentLength is a Content-Length value of n, as a header map holds it (cap == len).
+func contentLength(n int) []string { return []string{strconv.Itoa(n)} }
 
 // jsonContentType is the Content-Type value of the list, shared like encodedList's values.
 var jsonContentType = []string{"application/json"}

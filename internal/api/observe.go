@@ -106,7 +106,7 @@ type exchange struct {
 }
 
 // headerHook is the response writer that observe puts under every other step's writer: when
-// the status is written (by echo's Response, by the gzip middleware once it knows whether it
+// the status is written (by echo's Response, by compress's writer once it knows whether it
 // compresses, or implicitly by a first Write), it writes the exchange's headers (writeHeaders),
 // then passes the status on. It does as a writer what a Response.Before hook would, without
 // a closure and a slice of hooks to allocate per request.

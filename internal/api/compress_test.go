@@ -1,0 +1,100 @@
+package api
+
+import (
+	"bytes"
+	stdgzip "compress/gzip"
+	"io"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// TestListIsGzippedOnce: the requests of one version that ask for gzip at once share one
+// compression, and it is the plain body's.
+func TestListIsGzippedOnce(t *testing.T) {
+	c := &listCache{}
+	e := &encodedList{body: appendOrders(nil, benchOrders(1000)), cache: c}
+	got := make([]*gzipList, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i] = c.gzipped(e) })
+	}
+	wg.Wait()
+	for _, z := range got[1:] {
+		if z != got[0] {
+			t.Fatal("the list was compressed more than once")
+		}
+	}
+	zr, err := stdgzip.NewReader(bytes.NewReader(got[0].body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(plain, e.body) || got[0].contentLength[0] != strconv.Itoa(len(got[0].body)) {
+		t.Fatalf("not the plain body gzipped (%v), or Content-Length %q for %d bytes", err, got[0].contentLength, len(got[0].body))
+	}
+}
+
+// BenchmarkGzip measures the compressors and levels compress.go chooses from (the figures
+// are there): the list, compressed once per version, at 10,000 and 1,000,000 orders; a page
+// of 100 orders (version 2's default), compressed per request by a pooled writer.
+func BenchmarkGzip(b *testing.B) {
+	type compressor struct {
+		name  string
+		level int
+		new   func(w io.Writer, level int) (io.WriteCloser, error)
+	}
+	std := func(w io.Writer, level int) (io.WriteCloser, error) { return stdgzip.NewWriterLevel(w, level) }
+	klauspost := func(w io.Writer, level int) (io.WriteCloser, error) { return gzip.NewWriterLevel(w, level) }
+	for _, n := range []int{10_000, 1_000_000} {
+		plain := appendOrders(nil, benchOrders(n))
+		for _, c := range []compressor{
+			{"std", stdgzip.BestSpeed, std},
+			{"std", stdgzip.DefaultCompression, std},
+			{"klauspost", 1, klauspost},
+			{"klauspost", 3, klauspost},
+			{"klauspost", 5, klauspost},
+		} {
+			b.Run("list/"+strconv.Itoa(n)+"/"+c.name+"/"+strconv.Itoa(c.level), func(b *testing.B) {
+				var out bytes.Buffer
+				for b.Loop() {
+					out.Reset()
+					z, _ := c.new(&out, c.level)
+					z.Write(plain)
+					z.Close()
+				}
+				b.ReportMetric(100*float64(out.Len())/float64(len(plain)), "%size")
+			})
+		}
+	}
+	page := appendPage(nil, benchOrders(100), "")
+	type resetter interface {
+		io.WriteCloser
+		Reset(io.Writer)
+	}
+	for _, c := range []struct {
+		name string
+		new  func() resetter
+	}{
+		// echo's gzip middleware: a pooled compress/gzip writer at its default level.
+		{"std/-1", func() resetter { z, _ := stdgzip.NewWriterLevel(io.Discard, stdgzip.DefaultCompression); return z }},
+		{"std/1", func() resetter { z, _ := stdgzip.NewWriterLevel(io.Discard, stdgzip.BestSpeed); return z }},
+		{"klauspost/1", func() resetter { z, _ := gzip.NewWriterLevel(io.Discard, 1); return z }},
+	} {
+		b.Run("page/100/"+c.name, func(b *testing.B) {
+			pool := sync.Pool{New: func() any { return c.new() }}
+			var out bytes.Buffer
+			for b.Loop() {
+				out.Reset()
+				z := pool.Get().(resetter)
+				z.Reset(&out)
+				z.Write(page)
+				z.Close()
+				pool.Put(z)
+			}
+			b.ReportMetric(100*float64(out.Len())/float64(len(page)), "%size")
+		})
+	}
+}
