@@ -60,14 +60,14 @@ func loadContract() (*contract, error) {
 		ct.bases = append(ct.bases, v.Base)
 		ct.basesSlash = append(ct.basesSlash, v.Base+"/")
 		ct.labels[v.Base] = label
-		ct.addVersion(doc, v.Base, label)
+		ct.addVersion(doc, v.Name, v.Base, label)
 	}
 	return ct, nil
 }
 
-// addVersion adds the operations of one version's document, served under base and labelled
-// label+operationId.
-func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
+// addVersion adds the operations of one version's document, the file name, served under base
+// and labelled label+operationId.
+func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
 	// Echo has routed the request before validation runs, so the operation is known and
 	// kin-openapi's router (which would match the document's production server URLs, not the
 	// address the service is reached at) is not needed.
@@ -97,7 +97,7 @@ func (ct *contract) addVersion(doc *openapi3.T, base, label string) {
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(newValidation(r, opts))}
+			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(newValidation(r, opts, name))}
 		}
 	}
 }

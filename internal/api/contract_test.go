@@ -56,7 +56,7 @@ func TestValidationIsValidateRequest(t *testing.T) {
 				unsecured := *op
 				unsecured.Security = &openapi3.SecurityRequirements{}
 				route := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-				val := newValidation(route, opts)
+				val := newValidation(route, opts, v.Name)
 				var params []*openapi3.Parameter
 				for _, ref := range append(slices.Clone(item.Parameters), op.Parameters...) {
 					if _, ok := values[ref.Value.Name]; !ok {

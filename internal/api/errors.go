@@ -104,10 +104,6 @@ func problemFor(err error) *problem {
 			return &problem{row.status, row.code, msg}
 		}
 	}
-	var re *openapi3filter.RequestError
-	if errors.As(err, &re) {
-		return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re)}
-	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		return httpErrorProblem(he)
@@ -124,7 +120,7 @@ func httpErrorProblem(he *echo.HTTPError) *problem {
 	case he.Code == http.StatusMethodNotAllowed:
 		return &problem{http.StatusMethodNotAllowed, gen.ErrorCodeMethodNotAllowed, "method not allowed on this resource; see the Allow header"}
 	case he.Code >= 400 && he.Code < 500:
-		return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract in openapi.yaml"}
+		return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract"}
 	}
 	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal}
 }
@@ -175,14 +171,21 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
-// requestErrorMessage names the parameter and says what it must be, in words that do not
-// depend on kin-openapi's own messages.
-func requestErrorMessage(re *openapi3filter.RequestError) string {
+// requestErrorMessage names the parameter, says what it must be, in words that do not depend
+// on kin-openapi's own messages, and names doc, the document that says so.
+func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	if re.Parameter == nil {
-		return "invalid request: " + re.Error()
+		return "invalid request: " + re.Error() + "; see " + doc
 	}
 	p := re.Parameter
-	return fmt.Sprintf("%s parameter %s: %s", p.In, p.Name, expectation(p, re.Err))
+	var rule ruleError
+	why := ""
+	if errors.As(re.Err, &rule) {
+		why = string(rule)
+	} else {
+		why = expectation(p, re.Err)
+	}
+	return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
 }
 
 // expectation says what the parameter must be; for a string, by the rule of its schema that
@@ -213,7 +216,9 @@ func expectation(p *openapi3.Parameter, cause error) string {
 		case se != nil && se.SchemaField == "pattern" && s.Pattern != "":
 			return "must match the pattern " + s.Pattern
 		case s.Format == "date-time" && (se == nil || se.SchemaField != "maxLength"):
-			return "must be an RFC 3339 date-time, such as 2026-11-16T00:00:00Z"
+			return dateTimeShape
+		case s.MaxLength != nil && s.MinLength > 0:
+			return fmt.Sprintf("must be a string of %d to %d characters", s.MinLength, *s.MaxLength)
 		case s.MaxLength != nil:
 			return fmt.Sprintf("must be a string of at most %d characters", *s.MaxLength)
 		}

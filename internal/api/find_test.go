@@ -397,32 +397,81 @@ func TestFindRefusesTokens(t *testing.T) {
 	}
 }
 
-// TestFindRefusesBadParameters: the page size's bounds, an unknown status and a bad date are
-// 400 invalid_request naming the parameter.
+// TestFindRefusesBadParameters: the page size's bounds, an unknown status, a date RFC 3339
+// does not allow and a single-valued parameter sent twice are 400 invalid_request naming the
+// parameter, the reason and v2's document; dates at the edges of the rule are accepted.
 func TestFindRefusesBadParameters(t *testing.T) {
 	h := newFindHarness(t, ordertest.Many(20))
-	for _, size := range []string{"1", "1000"} {
-		if p := h.find(t, "/v2/store/orders?pageSize="+size); p.status != 200 {
-			t.Fatalf("pageSize=%s: %d %s", size, p.status, p.raw)
+	for _, q := range []string{"pageSize=1", "pageSize=1000", "shipDateFrom=2024-02-29T00:00:00Z",
+		"shipDateFrom=2026-11-03T11:00:00%2B23:59", "shipDateBefore=2026-11-03T11:00:00-00:00",
+		"shipDateFrom=2026-12-31T23:59:59.999999999Z", "status=pending&status=shipped"} {
+		if p := h.find(t, "/v2/store/orders?"+q); p.status != 200 {
+			t.Fatalf("%s: %d %s", q, p.status, p.raw)
 		}
 	}
-	for _, c := range []struct{ query, names string }{
-		{"pageSize=0", "pageSize"},
-		{"pageSize=1001", "pageSize"},
-		{"pageSize=x", "pageSize"},
-		{"status=bogus", "status"},
-		{"status=pending&status=bogus", "status"},
-		{"shipDateFrom=2026-13-01T00:00:00Z", "shipDateFrom"},
-		{"shipDateBefore=yesterday", "shipDateBefore"},
-		{"petId=-1", "petId"},
-		{"pageToken=not*base64", "pageToken"},
+	for _, c := range []struct{ query, names, reason string }{
+		{"pageSize=0", "pageSize", "must be an integer from 1 to 1000"},
+		{"pageSize=1001", "pageSize", "must be an integer from 1 to 1000"},
+		{"pageSize=x", "pageSize", "must be an integer"},
+		{"status=bogus", "status", "each value must be one of"},
+		{"status=pending&status=bogus", "status", "each value must be one of"},
+		{"shipDateFrom=2026-13-01T00:00:00Z", "shipDateFrom", "RFC 3339"},
+		{"shipDateBefore=yesterday", "shipDateBefore", "RFC 3339"},
+		{"shipDateFrom=2026-12-31T23:59:60Z", "shipDateFrom", "second 60 (a leap second) is not accepted"},
+		{"shipDateBefore=2026-02-30T00:00:00Z", "shipDateBefore", "February 2026 has no day 30"},
+		{"shipDateFrom=2026-11-03T11:00:00%2B99:00", "shipDateFrom", "offset +99:00 is out of range"},
+		{"shipDateFrom=2026-11-03T11:00:00%2B24:00", "shipDateFrom", "offset +24:00 is out of range"},
+		{"shipDateBefore=2026-11-03T11:00:00-23:60", "shipDateBefore", "offset -23:60 is out of range"},
+		{"petId=-1", "petId", "must be an integer from 0"},
+		{"pageToken=not*base64", "pageToken", "must match the pattern"},
+		{"pageToken=", "pageToken", "must be a string of 1 to 256 characters"},
+		{"pageSize=1&pageSize=2", "pageSize", "given 2 times; send it once"},
+		{"pageSize=5&pageSize=5&pageSize=5", "pageSize", "given 3 times; send it once"},
+		{"pageToken=abc&pageToken=def", "pageToken", "given 2 times; send it once"},
+		{"petId=1&petId=1", "petId", "given 2 times; send it once"},
+		{"shipDateFrom=2026-11-03T11:00:00Z&shipDateFrom=2026-11-03T11:00:00Z", "shipDateFrom", "given 2 times; send it once"},
+		{"shipDateBefore=2026-11-03T11:00:00Z&shipDateBefore=2026-11-04T11:00:00Z", "shipDateBefore", "given 2 times; send it once"},
 	} {
 		res, body := h.do(t, "GET", "/v2/store/orders?"+c.query, h.auth...)
 		e := wantError(t, res, body, 400, gen.ErrorCodeInvalidRequest)
-		if !strings.Contains(e.Message, c.names) {
-			t.Errorf("%s: message %q does not name %s", c.query, e.Message, c.names)
+		if want := "query parameter " + c.names + ": "; !strings.HasPrefix(e.Message, want) || !strings.Contains(e.Message, c.reason) ||
+			!strings.HasSuffix(e.Message, "; see openapi-v2.yaml") {
+			t.Errorf("%s: message %q, want %q…%q…; see openapi-v2.yaml", c.query, e.Message, want, c.reason)
 		}
-		t.Logf("%s → %s", c.query, e.Message)
+	}
+}
+
+// TestRefusalsNameTheirDocument: a parameter refused under /v1 names openapi.yaml, under /v2
+// openapi-v2.yaml: the document the client generated from.
+func TestRefusalsNameTheirDocument(t *testing.T) {
+	h := newHarness(t)
+	for path, doc := range map[string]string{"/v1/store/orders/x": "openapi.yaml", "/v2/store/orders/x": "openapi-v2.yaml"} {
+		res, body := h.authed(t, "DELETE", path)
+		e := wantError(t, res, body, 400, gen.ErrorCodeInvalidRequest)
+		if !strings.HasPrefix(e.Message, "path parameter orderId: ") || !strings.HasSuffix(e.Message, "; see "+doc) {
+			t.Errorf("DELETE %s: message %q, want it to name orderId and %s", path, e.Message, doc)
+		}
+	}
+}
+
+// TestFindEmptyRange: a ship-date range that holds no instant (from at or after before) is
+// one empty page with no next page, however many orders the store holds, rather than a walk
+// of every id in empty pages.
+func TestFindEmptyRange(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(2500)) // more than one call's budget
+	for _, q := range []string{
+		"shipDateFrom=2026-01-05T00:00:00Z&shipDateBefore=2026-01-05T00:00:00Z",
+		"shipDateFrom=2026-01-05T01:00:00%2B01:00&shipDateBefore=2026-01-05T00:00:00Z", // the same instant
+		"shipDateFrom=2026-01-06T00:00:00Z&shipDateBefore=2026-01-05T00:00:00Z&pageSize=1",
+		"status=pending&petId=3&shipDateFrom=2027-01-01T00:00:00Z&shipDateBefore=2026-01-01T00:00:00Z",
+	} {
+		p := h.find(t, "/v2/store/orders?"+q)
+		if p.status != 200 || len(p.body.Orders) != 0 || p.body.NextPageToken != nil || p.link != "" {
+			t.Fatalf("%s: %d, %d orders, token %v, Link %q; want one empty last page", q, p.status, len(p.body.Orders), p.body.NextPageToken, p.link)
+		}
+		if again := h.find(t, "/v2/store/orders?"+q, "If-None-Match", p.etag); again.status != http.StatusNotModified {
+			t.Fatalf("%s with its ETag: %d, want 304", q, again.status)
+		}
 	}
 }
 

@@ -31,9 +31,9 @@ func newFuzzTarget(f *testing.F) *fuzzTarget {
 }
 
 // serve answers one request and holds the answer to the rules every answer keeps: no panic,
-// no 5xx (the stores in memory are always there), a JSON Error for every 4xx, and nothing
-// outside openapi.yaml.
-func (ft *fuzzTarget) serve(t *testing.T, req *http.Request) (int, gen.ErrorCode) {
+// no 5xx (the stores in memory are always there), a JSON Error for every 4xx (returned), and
+// nothing outside openapi.yaml.
+func (ft *fuzzTarget) serve(t *testing.T, req *http.Request) (int, gen.Error) {
 	rec := httptest.NewRecorder()
 	ft.handler.ServeHTTP(rec, req)
 	res := rec.Result()
@@ -50,7 +50,7 @@ func (ft *fuzzTarget) serve(t *testing.T, req *http.Request) (int, gen.ErrorCode
 	if err := ft.contract.Check(req, res, body); err != nil {
 		t.Fatalf("%s %q → %d breaks the contract: %v", req.Method, req.URL.RequestURI(), res.StatusCode, err)
 	}
-	return res.StatusCode, e.Code
+	return res.StatusCode, e
 }
 
 // FuzzHandler feeds the whole handler random methods, paths, headers and bodies.
@@ -104,7 +104,8 @@ func FuzzCancelOrderID(f *testing.F) {
 		}
 		req.Header.Set("Authorization", "Bearer "+ft.key)
 		req.RemoteAddr = "127.0.0.1:1234"
-		status, code := ft.serve(t, req)
+		status, e := ft.serve(t, req)
+		code := e.Code
 		switch {
 		case status == 204 || code == gen.ErrorCodeOrderNotFound || code == gen.ErrorCodeOrderAlreadyShipped:
 			// Only a decimal int64 from 0 up reaches the store.
@@ -120,7 +121,9 @@ func FuzzCancelOrderID(f *testing.F) {
 }
 
 // FuzzFindQuery feeds v2's find any raw query: never a 5xx (serve's rule), every answer
-// within openapi-v2.yaml, and a 200 only for a query whose page size is in bounds.
+// within openapi-v2.yaml, and every 400 naming the parameter: one of validation's, which name
+// openapi-v2.yaml, or a refused pageToken; never the generated binding's refusal of a value
+// validation let through.
 func FuzzFindQuery(f *testing.F) {
 	ft := newFuzzTarget(f)
 	for _, q := range []string{
@@ -128,6 +131,9 @@ func FuzzFindQuery(f *testing.F) {
 		"petId=7&shipDateFrom=2026-11-16T00:00:00Z&shipDateBefore=2026-11-23T00:00:00%2B02:00",
 		"shipDateFrom=yesterday", "pageToken=AgAAAAAAAAAB", "pageToken=%ZZ", "status=pending&status=pending&status=pending&status=pending",
 		"pageSize=2&pageToken=" + strings.Repeat("A", 55), "x=1&pageSize=3", ";", "&&=&",
+		"shipDateFrom=2026-12-31T23:59:60Z", "shipDateBefore=2026-02-30T00:00:00Z", "shipDateFrom=2026-11-03T11:00:00%2B99:00",
+		"shipDateFrom=2026-11-03T11:00:00%2B24:00", "pageSize=1&pageSize=2", "pageToken=a&pageToken=b", "petId=1&petId=1",
+		"shipDateFrom=2026-11-23T00:00:00Z&shipDateBefore=2026-11-16T00:00:00Z", "pageToken=",
 	} {
 		f.Add(q)
 	}
@@ -142,9 +148,14 @@ func FuzzFindQuery(f *testing.F) {
 		}
 		req.Header.Set("Authorization", "Bearer "+ft.key)
 		req.RemoteAddr = "127.0.0.1:1234"
-		status, _ := ft.serve(t, req)
-		if status != 200 && status != 400 {
+		status, e := ft.serve(t, req)
+		msg := e.Message
+		switch {
+		case status == 200:
+		case status != 400:
 			t.Fatalf("%q → %d, want 200 or 400", query, status)
+		case !strings.HasPrefix(msg, "pageToken ") && !(strings.HasPrefix(msg, "query parameter ") && strings.HasSuffix(msg, "; see openapi-v2.yaml")):
+			t.Fatalf("%q → 400 %q: names no parameter of openapi-v2.yaml", query, msg)
 		}
 	})
 }

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd/gen"
 )
 
 // hasInput reports whether the operation declares anything of a request to validate: a
@@ -26,10 +30,15 @@ func hasInput(item *openapi3.PathItem, op *openapi3.Operation) bool {
 // optional one that is absent (no key in the query, no header of its name) decodes to nothing,
 // and nothing of it is checked. So a parameter is checked here when it is required, sent, or
 // of a kind whose presence is not one key (path and cookie parameters, content, objects);
-// an operation with a body is given to ValidateRequest whole.
+// an operation with a body is given to ValidateRequest whole. Beyond kin-openapi's checks, a
+// single-valued query parameter must be sent once, and a date-time must be one RFC 3339
+// allows (dateTimeFault): so that every value validation lets through is one the generated
+// binding reads, and every refusal names its parameter.
 type validation struct {
 	route *routers.Route
 	opts  *openapi3filter.Options
+	// doc is the file name of the operation's document, which every refusal names.
+	doc string
 	// whole is an operation with a body.
 	whole bool
 	// params are the parameters, in ValidateRequest's order: the path's (unless the operation
@@ -44,13 +53,18 @@ type parameterCheck struct {
 	// query is the query key, header the canonical header name, of an optional parameter of
 	// the query or a header; both empty for one that is always checked.
 	query, header string
+	// single is a query parameter of one value, which a query sends once: any but an
+	// exploded array (status=a&status=b).
+	single bool
+	// dateTime is a query parameter of format date-time, checked by dateTimeFault.
+	dateTime bool
 }
 
-// newValidation prepares the checks of route's operation; route.Operation is the one to
-// check (without security).
-func newValidation(route *routers.Route, opts *openapi3filter.Options) *validation {
+// newValidation prepares the checks of route's operation, of the document named doc;
+// route.Operation is the one to check (without security).
+func newValidation(route *routers.Route, opts *openapi3filter.Options, doc string) *validation {
 	op := route.Operation
-	v := &validation{route: route, opts: opts, whole: op.RequestBody != nil}
+	v := &validation{route: route, opts: opts, doc: doc, whole: op.RequestBody != nil}
 	for _, ref := range route.PathItem.Parameters {
 		if p := ref.Value; p != nil && op.Parameters.GetByInAndName(p.In, p.Name) == nil {
 			v.params = append(v.params, checkOf(p))
@@ -66,6 +80,12 @@ func newValidation(route *routers.Route, opts *openapi3filter.Options) *validati
 
 func checkOf(p *openapi3.Parameter) parameterCheck {
 	c := parameterCheck{Parameter: p}
+	if p.In == openapi3.ParameterInQuery && p.Schema != nil && p.Schema.Value != nil {
+		s := p.Schema.Value
+		exploded := p.Explode == nil || *p.Explode // form's default
+		c.single = !(s.Type.Is(openapi3.TypeArray) && exploded)
+		c.dateTime = s.Type.Is(openapi3.TypeString) && s.Format == "date-time"
+	}
 	if p.Required || p.Content != nil || p.Schema == nil || p.Schema.Value == nil || p.Schema.Value.Type.Is(openapi3.TypeObject) {
 		return c
 	}
@@ -103,15 +123,29 @@ func (v *validation) check(ctx context.Context, r *http.Request, pathParams map[
 		if in == nil {
 			in = input()
 		}
+		if n := len(query[p.Name]); p.single && n > 1 {
+			return &openapi3filter.RequestError{Input: in, Parameter: p.Parameter, Err: ruleError(fmt.Sprintf("given %d times; send it once", n))}
+		}
 		if err := openapi3filter.ValidateParameter(ctx, in, p.Parameter); err != nil {
 			return err
+		}
+		if p.dateTime {
+			if fault := dateTimeFault(query.Get(p.Name)); fault != "" {
+				return &openapi3filter.RequestError{Input: in, Parameter: p.Parameter, Err: ruleError(fault)}
+			}
 		}
 	}
 	return nil
 }
 
+// ruleError is a parameter's value refused by a check of validation's own, not kin-openapi's:
+// its text is the reason the client is told.
+type ruleError string
+
+func (e ruleError) Error() string { return string(e) }
+
 // validateRequest checks the parameters of a routed request against its operation; a
-// mismatch is an openapi3filter.RequestError, which errors.go answers 400 naming the parameter.
+// mismatch is answered 400 naming the parameter and the document (requestErrorMessage).
 func validateRequest(v *validation) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -136,9 +170,19 @@ func validateRequest(v *validation) echo.MiddlewareFunc {
 			}
 			combineListHeaders(req.Header, v.route.Operation.Parameters)
 			if err := v.check(req.Context(), req, params, query); err != nil {
+				var re *openapi3filter.RequestError
+				if errors.As(err, &re) {
+					return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, v.doc)}
+				}
 				return err
 			}
-			return next(c)
+			err := next(c)
+			if he := (*echo.HTTPError)(nil); errors.As(err, &he) && he.Code == http.StatusBadRequest {
+				// The generated binding refused a value the checks let through: a rule of the
+				// document they do not hold yet. Its text is not the service's to show.
+				return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract; see " + v.doc}
+			}
+			return err
 		}
 	}
 }

@@ -37,6 +37,12 @@ func (f Filter) Matches(o Order) bool {
 	return true
 }
 
+// Empty reports whether f selects no order, whatever the store holds: its ship dates leave no
+// instant between them (ShipFrom at or after ShipBefore). A find need not read a store for it.
+func (f Filter) Empty() bool {
+	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
+}
+
 // Validate reports a filter that names a state that does not exist.
 func (f Filter) Validate() error {
 	for _, s := range f.Statuses {

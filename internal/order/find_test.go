@@ -79,3 +79,34 @@ func TestFilterMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterEmpty: a filter is empty exactly when its ship-date range holds no instant, and
+// an empty filter matches no order, whatever its ship date.
+func TestFilterEmpty(t *testing.T) {
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	next, paris := day.Add(time.Nanosecond), day.In(time.FixedZone("CET", 3600))
+	for _, tc := range []struct {
+		f    Filter
+		want bool
+	}{
+		{Filter{}, false},
+		{Filter{ShipFrom: &day}, false},
+		{Filter{ShipBefore: &day}, false},
+		{Filter{ShipFrom: &day, ShipBefore: &next}, false},
+		{Filter{ShipFrom: &day, ShipBefore: &day}, true},
+		{Filter{ShipFrom: &day, ShipBefore: &paris}, true}, // the same instant in another zone
+		{Filter{ShipFrom: &next, ShipBefore: &day}, true},
+	} {
+		if got := tc.f.Empty(); got != tc.want {
+			t.Errorf("%+v.Empty = %v, want %v", tc.f, got, tc.want)
+		}
+		if !tc.f.Empty() {
+			continue
+		}
+		for _, at := range []time.Time{day.Add(-time.Hour), day, next, day.Add(time.Hour)} {
+			if tc.f.Matches(Order{ShipDate: at}) {
+				t.Errorf("the empty %+v matches an order shipped at %v", tc.f, at)
+			}
+		}
+	}
+}

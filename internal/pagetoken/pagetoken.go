@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,14 +65,36 @@ type SecretStore interface {
 }
 
 // Codec makes and reads tokens under one secret: a fixed one (a setting), or the one its
-// SecretStore holds, read on first use and read again when a token does not verify, so that
-// an instance follows a store that lost its secret and made a new one.
+// SecretStore holds. The store's is read on first use, and read again when a token does not
+// verify under it, so that an instance follows a store that lost its secret and made a new
+// one (another instance's, made after this one read the old); but at most once per
+// RereadEvery, so that altered tokens, sent as fast as a client may, cost the store nothing.
 type Codec struct {
 	store SecretStore
+	now   func() time.Time
 
-	secret  atomic.Pointer[[]byte] // the secret in use; nil until the store's is read
-	reading sync.Mutex             // one read of the store at a time
+	secret atomic.Pointer[[]byte] // the secret in use; nil until the store's is read
+	// reading is the read of the store under way, if any: the callers that need the secret
+	// meanwhile wait for it rather than read again.
+	reading atomic.Pointer[storeRead]
+	// lastRead is when (UnixNano) the last read of the store began.
+	lastRead atomic.Int64
 }
+
+// RereadEvery is the least time between two reads of the store's secret for tokens that do
+// not verify: a secret another instance made is followed within it, and forged tokens cost
+// one read of the store per RereadEvery at most, however many arrive.
+const RereadEvery = time.Second
+
+// storeRead is one read of the store's secret, shared by every caller that asks while it runs.
+type storeRead struct {
+	done   chan struct{} // closed when secret and err are set
+	secret []byte
+	err    error
+}
+
+// errUnfinished is the outcome of a read that did not return (the store panicked).
+var errUnfinished = errors.New("page token secret: the read of the store did not finish")
 
 // New returns a Codec with a fixed secret of at least MinSecretLen bytes.
 func New(secret []byte) (*Codec, error) {
@@ -87,11 +108,11 @@ func New(secret []byte) (*Codec, error) {
 }
 
 // FromStore returns a Codec whose secret is the one store holds.
-func FromStore(store SecretStore) *Codec { return &Codec{store: store} }
+func FromStore(store SecretStore) *Codec { return &Codec{store: store, now: time.Now} }
 
 // Make returns the token of the page that starts after the id after, for filter f.
 func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {
-	secret, err := c.current(ctx, nil)
+	secret, err := c.current(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -122,17 +143,18 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	if err != nil || len(b) != tokenLen {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
 	}
-	secret, err := c.current(ctx, nil)
+	secret, err := c.current(ctx)
 	if err != nil {
 		return 0, err
 	}
 	body, sum := b[:9+digestLen], b[9+digestLen:]
 	if !hmac.Equal(sum, mac(secret, body)) {
-		// Perhaps the store's secret is not the one this instance read: read it again once.
-		if secret, err = c.current(ctx, secret); err != nil {
+		// Perhaps the store holds a newer secret than the one this instance read.
+		newer, err := c.newer(ctx, secret)
+		if err != nil {
 			return 0, err
 		}
-		if !hmac.Equal(sum, mac(secret, body)) {
+		if newer == nil || !hmac.Equal(sum, mac(newer, body)) {
 			return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrAltered)
 		}
 	}
@@ -146,27 +168,78 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
 }
 
-// current returns the secret to use: the fixed one, or the store's, read when none is known
-// yet or when the known one is stale (it failed to verify a token).
-func (c *Codec) current(ctx context.Context, stale []byte) ([]byte, error) {
-	// The common case, on every find, without a lock: a secret is known and not known stale.
-	if p := c.secret.Load(); p != nil && (c.store == nil || stale == nil || !slices.Equal(*p, stale)) {
+// current returns the secret in use: the fixed one, or the store's, read when none is known
+// yet. Once one is known, it is returned without a lock or a wait.
+func (c *Codec) current(ctx context.Context) ([]byte, error) {
+	if p := c.secret.Load(); p != nil {
 		return *p, nil
 	}
-	c.reading.Lock()
-	defer c.reading.Unlock()
-	if p := c.secret.Load(); p != nil && (stale == nil || !slices.Equal(*p, stale)) {
-		return *p, nil // read by another request while this one waited
+	return c.readStore(ctx, false)
+}
+
+// newer returns a secret other than used that the store holds, to try a token that did not
+// verify under used: nil when there is none, or when the store was read less than
+// RereadEvery ago (then a secret another request read since is still returned).
+func (c *Codec) newer(ctx context.Context, used []byte) ([]byte, error) {
+	if c.store == nil {
+		return nil, nil // a fixed secret: there is no other
 	}
-	secret, err := c.store.PageTokenSecret(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("page token secret: %w", err)
+	secret, err := c.readStore(ctx, true)
+	if err != nil || slices.Equal(secret, used) {
+		return nil, err
 	}
-	if len(secret) < MinSecretLen {
-		return nil, fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
-	}
-	c.secret.Store(&secret)
 	return secret, nil
+}
+
+// readStore returns the store's secret, read once for every caller that asks while it is
+// read. A recheck (a token did not verify) reads only when the last read began RereadEvery
+// ago or more; otherwise it returns the secret in use. The read is not the first caller's
+// alone, so it does not end with that caller's request: it is bounded by the store's own
+// timeout.
+func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
+	for {
+		if r := c.reading.Load(); r != nil {
+			select {
+			case <-r.done:
+				return r.secret, r.err
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		now := c.now().UnixNano()
+		if recheck {
+			last := c.lastRead.Load()
+			if now-last < int64(RereadEvery) || !c.lastRead.CompareAndSwap(last, now) {
+				return *c.secret.Load(), nil // read lately (a recheck follows a first read)
+			}
+			recheck = false // this caller's turn: if another read is under way, its answer
+		}
+		r := &storeRead{done: make(chan struct{}), err: errUnfinished}
+		if !c.reading.CompareAndSwap(nil, r) {
+			continue // another caller began a read first: wait for it
+		}
+		c.lastRead.Store(now)
+		c.run(context.WithoutCancel(ctx), r)
+		return r.secret, r.err
+	}
+}
+
+// run reads the store's secret into r, and into the codec when it can be used.
+func (c *Codec) run(ctx context.Context, r *storeRead) {
+	defer func() {
+		c.reading.Store(nil)
+		close(r.done)
+	}()
+	secret, err := c.store.PageTokenSecret(ctx)
+	switch {
+	case err != nil:
+		r.err = fmt.Errorf("page token secret: %w", err)
+	case len(secret) < MinSecretLen:
+		r.err = fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
+	default:
+		c.secret.Store(&secret)
+		r.secret, r.err = secret, nil
+	}
 }
 
 func mac(secret, body []byte) []byte {

@@ -6,12 +6,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"math"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
+	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 )
 
 var secret = bytes.Repeat([]byte("k"), pagetoken.MinSecretLen)
@@ -133,26 +136,55 @@ func TestShortSecret(t *testing.T) {
 }
 
 // memSecrets is a SecretStore in memory whose secret the test can replace, as a Redis that
-// lost its data makes a new one.
+// lost its data makes a new one. When gate is set, each read waits for it to be closed.
 type memSecrets struct {
 	secret atomic.Pointer[[]byte]
 	reads  atomic.Int32
+	gate   chan struct{}
 }
 
 func (m *memSecrets) PageTokenSecret(context.Context) ([]byte, error) {
 	m.reads.Add(1)
+	if m.gate != nil {
+		<-m.gate
+	}
 	return *m.secret.Load(), nil
+}
+
+func newMemSecrets(secret []byte) *memSecrets {
+	m := &memSecrets{}
+	m.secret.Store(&secret)
+	return m
+}
+
+// clock is a time the test moves; every codec of a test reads it.
+type clock struct{ now atomic.Pointer[time.Time] }
+
+func newClock() *clock {
+	c := &clock{}
+	c.set(time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC))
+	return c
+}
+
+func (c *clock) Now() time.Time          { return *c.now.Load() }
+func (c *clock) set(t time.Time)         { c.now.Store(&t) }
+func (c *clock) advance(d time.Duration) { c.set(c.Now().Add(d)) }
+
+func (c *clock) codec(store pagetoken.SecretStore) *pagetoken.Codec {
+	codec := pagetoken.FromStore(store)
+	pagetoken.SetClock(codec, c.Now)
+	return codec
 }
 
 // TestStoreSecretFollowed: a codec reads the store's secret once, and again when a token
 // does not verify, so that an instance accepts the tokens of another instance that met a new
-// secret first; a token that verifies under neither is still refused.
+// secret first, once a second has passed since its last read; a token that verifies under
+// neither is still refused.
 func TestStoreSecretFollowed(t *testing.T) {
 	ctx := context.Background()
-	store := &memSecrets{}
-	first, second := bytes.Repeat([]byte("1"), 32), bytes.Repeat([]byte("2"), 32)
-	store.secret.Store(&first)
-	a, b := pagetoken.FromStore(store), pagetoken.FromStore(store)
+	clk := newClock()
+	store := newMemSecrets(bytes.Repeat([]byte("1"), 32))
+	a, b := clk.codec(store), clk.codec(store)
 	tok, err := a.Make(ctx, order.Filter{}, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -163,16 +195,132 @@ func TestStoreSecretFollowed(t *testing.T) {
 	if n := store.reads.Load(); n != 2 {
 		t.Fatalf("%d reads of the store, want one per codec", n)
 	}
+	second := bytes.Repeat([]byte("2"), 32)
 	store.secret.Store(&second)
-	// b still knows the first secret; a token made under the second is read after one more
-	// read of the store.
-	fresh := pagetoken.FromStore(store)
-	tok2, _ := fresh.Make(ctx, order.Filter{}, 4)
+	tok2, _ := clk.codec(store).Make(ctx, order.Filter{}, 4) // another instance, on the new secret
+	// b read the store less than a second ago: it does not read it again yet.
+	if _, err := b.Read(ctx, tok2, order.Filter{}); !errors.Is(err, pagetoken.ErrAltered) {
+		t.Fatalf("b.Read within a second of its read: %v, want %v", err, pagetoken.ErrAltered)
+	}
+	if n := store.reads.Load(); n != 3 {
+		t.Fatalf("%d reads of the store, want 3: b read it again within a second", n)
+	}
+	clk.advance(pagetoken.RereadEvery)
 	if got, err := b.Read(ctx, tok2, order.Filter{}); err != nil || got != 4 {
-		t.Fatalf("b.Read after the store's secret changed = %d, %v", got, err)
+		t.Fatalf("b.Read a second after the store's secret changed = %d, %v", got, err)
+	}
+	if n := store.reads.Load(); n != 4 {
+		t.Fatalf("%d reads of the store, want 4", n)
+	}
+	// b now makes its tokens under the new secret too.
+	if tok3, _ := b.Make(ctx, order.Filter{}, 4); tok3 != tok2 {
+		t.Fatalf("b makes %s, the new secret's token is %s", tok3, tok2)
 	}
 	if _, err := b.Read(ctx, tok, order.Filter{}); !errors.Is(err, pagetoken.ErrAltered) {
 		t.Fatalf("a token of the lost secret: %v, want %v", err, pagetoken.ErrAltered)
+	}
+}
+
+// TestForgedTokensReadTheStoreOncePerSecond: however many tokens fail to verify, at once or
+// one after another, the codec reads the store at most once per second for them.
+func TestForgedTokensReadTheStoreOncePerSecond(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	store := newMemSecrets(secret)
+	c := clk.codec(store)
+	tok, err := c.Make(ctx, order.Filter{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := pagetokentest.Forged(t, tok)
+	readAll := func() {
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 125 {
+					if _, err := c.Read(ctx, bad, order.Filter{}); !errors.Is(err, pagetoken.ErrAltered) {
+						t.Errorf("Read = %v, want %v", err, pagetoken.ErrAltered)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	readAll()
+	if n := store.reads.Load(); n != 1 {
+		t.Fatalf("1000 forged tokens within the first read's second: %d reads of the store, want the first only", n)
+	}
+	for second := range 3 {
+		clk.advance(pagetoken.RereadEvery)
+		readAll()
+		if n, want := store.reads.Load(), int32(second+2); n != want {
+			t.Fatalf("1000 forged tokens in second %d: %d reads of the store in all, want %d", second+1, n, want)
+		}
+	}
+}
+
+// TestFirstReadShared: callers that need the secret while the store is being read wait for
+// that read instead of making their own, and a caller that gives up does not end the read
+// for the others.
+func TestFirstReadShared(t *testing.T) {
+	store := newMemSecrets(secret)
+	store.gate = make(chan struct{})
+	c := newClock().codec(store)
+	first, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	wg.Go(func() {
+		_, err := c.Make(first, order.Filter{}, 1)
+		errs <- err
+	})
+	for store.reads.Load() == 0 {
+		time.Sleep(time.Millisecond) // until the first caller is reading the store
+	}
+	for range 19 {
+		wg.Go(func() {
+			_, err := c.Make(context.Background(), order.Filter{}, 1)
+			errs <- err
+		})
+	}
+	cancel()
+	time.Sleep(10 * time.Millisecond) // the others wait on the first read
+	close(store.gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Make: %v", err)
+		}
+	}
+	if n := store.reads.Load(); n != 1 {
+		t.Fatalf("%d reads of the store for 20 callers at once, want 1", n)
+	}
+}
+
+// failingSecrets is a store that cannot be reached.
+type failingSecrets struct{ reads atomic.Int32 }
+
+var errOut = errors.New("store out")
+
+func (f *failingSecrets) PageTokenSecret(context.Context) ([]byte, error) {
+	f.reads.Add(1)
+	return nil, errOut
+}
+
+// TestStoreFailure: a store that fails is the store's error, not a refused token, and the
+// next caller reads it again: without a secret there is nothing to answer with.
+func TestStoreFailure(t *testing.T) {
+	ctx := context.Background()
+	store := &failingSecrets{}
+	c := newClock().codec(store)
+	for i := range 3 {
+		if _, err := c.Read(ctx, strings.Repeat("A", 55), order.Filter{}); !errors.Is(err, errOut) || errors.Is(err, pagetoken.ErrInvalid) {
+			t.Fatalf("Read %d: %v, want the store's error", i, err)
+		}
+	}
+	if n := store.reads.Load(); n != 3 {
+		t.Fatalf("%d reads, want one per call while no secret is known", n)
 	}
 }
 

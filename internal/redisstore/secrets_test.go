@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/redisstore"
@@ -67,4 +70,61 @@ func TestSecretKey(t *testing.T) {
 	if _, err := s.PageTokenSecret(ctx); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("a hash at the secret's key: %v, want store.ErrCorrupt", err)
 	}
+}
+
+// TestForgedTokensCostNoRead: 1,000 forged tokens against a codec on Redis make at most a
+// few GETs of the secret (INFO commandstats counts them); a secret made by another instance
+// after the key was lost is still followed within a second.
+func TestForgedTokensCostNoRead(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	c := pagetoken.FromStore(newSecrets(t, srv, prefix))
+	f := order.Filter{PetID: new(int64(7))}
+	tok, err := c.Make(ctx, f, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := pagetokentest.Forged(t, tok)
+	gets := getCalls(t, srv)
+	start := time.Now()
+	for range 1000 {
+		if _, err := c.Read(ctx, bad, f); !errors.Is(err, pagetoken.ErrAltered) {
+			t.Fatalf("a forged token: %v, want %v", err, pagetoken.ErrAltered)
+		}
+	}
+	if n, most := getCalls(t, srv)-gets, 1+int(time.Since(start)/time.Second); n > most {
+		t.Fatalf("1000 forged tokens in %v: %d GETs, want at most %d", time.Since(start), n, most)
+	}
+
+	// The key is lost; another instance makes a new secret and a token under it.
+	srv.MustDo(t, "DEL", "{"+prefix+":settings}:page-token-secret")
+	fresh, err := pagetoken.FromStore(newSecrets(t, srv, prefix)).Make(ctx, f, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := time.Now()
+	for {
+		after, err := c.Read(ctx, fresh, f)
+		if err == nil && after == 6 {
+			break
+		}
+		if !errors.Is(err, pagetoken.ErrAltered) || time.Since(made) > pagetoken.RereadEvery+200*time.Millisecond {
+			t.Fatalf("%v after the new secret was made: %d, %v; want it followed within a second", time.Since(made), after, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// getCalls is how many GETs srv has answered (INFO commandstats).
+func getCalls(tb testing.TB, srv *redistest.Server) int {
+	tb.Helper()
+	info := srv.MustDo(tb, "INFO", "commandstats")
+	for _, line := range strings.Split(info, "\r\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_get:calls="); ok {
+			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			return n
+		}
+	}
+	return 0
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/sqlitestore"
@@ -67,5 +69,48 @@ func TestSecretIsInTheFile(t *testing.T) {
 	}
 	if _, err := sqlitestore.NewSecrets(reopened).PageTokenSecret(ctx); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("a 2-byte secret in the file: %v, want store.ErrCorrupt", err)
+	}
+}
+
+// TestNewSecretFollowed: a secret made by another process after the row was deleted (as the
+// README's rotation does) is followed within a second by a codec that read the old one,
+// forged tokens meanwhile or not; a token of the old secret is then refused.
+func TestNewSecretFollowed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "orderd.db")
+	c := pagetoken.FromStore(sqlitestore.NewSecrets(mustOpen(t, path)))
+	f := order.Filter{Statuses: []order.Status{order.StatusShipped}}
+	old, err := c.Make(ctx, f, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell, err := sql.Open("sqlite", path) // as a person with the sqlite3 shell would
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shell.Close()
+	if _, err := shell.ExecContext(ctx, "DELETE FROM settings WHERE name = 'page_token_secret'"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := pagetoken.FromStore(sqlitestore.NewSecrets(mustOpen(t, path))).Make(ctx, f, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := time.Now()
+	for {
+		after, err := c.Read(ctx, fresh, f)
+		if err == nil && after == 6 {
+			break
+		}
+		if !errors.Is(err, pagetoken.ErrAltered) || time.Since(made) > pagetoken.RereadEvery+200*time.Millisecond {
+			t.Fatalf("%v after the new secret was made: %d, %v; want it followed within a second", time.Since(made), after, err)
+		}
+		if _, err := c.Read(ctx, pagetokentest.Forged(t, old), f); !errors.Is(err, pagetoken.ErrAltered) {
+			t.Fatalf("a forged token: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.Read(ctx, old, f); !errors.Is(err, pagetoken.ErrAltered) {
+		t.Fatalf("a token of the deleted secret: %v, want %v", err, pagetoken.ErrAltered)
 	}
 }

@@ -234,10 +234,20 @@ type FindOrdersParams struct {
 	// PetId Keeps the orders of this pet.
 	PetId *int64 `form:"petId,omitempty" json:"petId,omitempty"`
 
-	// ShipDateFrom Keeps the orders with a `shipDate` at or after this instant (inclusive), RFC 3339.
+	// ShipDateFrom Keeps the orders with a `shipDate` at or after this instant (inclusive).
+	// An RFC 3339 date-time (section 5.6), exactly: `YYYY-MM-DDTHH:MM:SS`, an optional
+	// fraction of seconds (`.` and digits), then `Z` or an offset `+HH:MM` / `-HH:MM`. The
+	// day exists in its month and year; hours are 00 to 23, minutes and seconds 00 to 59
+	// (a leap second, 60, is refused); offset hours 00 to 23, minutes 00 to 59; `T` and
+	// `Z` are upper case. Anything else is answered 400 `invalid_request`.
 	ShipDateFrom *time.Time `form:"shipDateFrom,omitempty" json:"shipDateFrom,omitempty"`
 
-	// ShipDateBefore Keeps the orders with a `shipDate` strictly before this instant (exclusive), RFC 3339.
+	// ShipDateBefore Keeps the orders with a `shipDate` strictly before this instant (exclusive).
+	// An RFC 3339 date-time (section 5.6), exactly: `YYYY-MM-DDTHH:MM:SS`, an optional
+	// fraction of seconds (`.` and digits), then `Z` or an offset `+HH:MM` / `-HH:MM`. The
+	// day exists in its month and year; hours are 00 to 23, minutes and seconds 00 to 59
+	// (a leap second, 60, is refused); offset hours 00 to 23, minutes 00 to 59; `T` and
+	// `Z` are upper case. Anything else is answered 400 `invalid_request`.
 	ShipDateBefore *time.Time `form:"shipDateBefore,omitempty" json:"shipDateBefore,omitempty"`
 
 	// PageSize The most orders the page may hold. A page may hold fewer, even none, and still

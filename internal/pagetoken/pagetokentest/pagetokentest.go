@@ -6,8 +6,12 @@ package pagetokentest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
@@ -115,4 +119,57 @@ func RunSecretStore(t *testing.T, newStore NewStore) {
 			t.Fatalf("another handle's codec read %d, %v; want 42", after, err)
 		}
 	})
+	t.Run("ForgedTokensReadRarely", func(t *testing.T) {
+		// A codec on this store reads it on first use, and for tokens that do not verify at
+		// most once a second: altered tokens, sent as fast as a client may, cost the store
+		// nothing.
+		s := &counting{SecretStore: newStore(t)()}
+		c := pagetoken.FromStore(s)
+		f := order.Filter{Statuses: []order.Status{order.StatusPending}}
+		tok, err := c.Make(ctx, f, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := Forged(t, tok)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 125 {
+					if _, err := c.Read(ctx, bad, f); !errors.Is(err, pagetoken.ErrAltered) {
+						t.Errorf("a forged token: %v, want %v", err, pagetoken.ErrAltered)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		// The first read, and one more for each second begun since.
+		if n, most := s.reads.Load(), 2+int64(time.Since(start)/time.Second); n > most {
+			t.Fatalf("1000 forged tokens in %v: %d reads of the store, want at most %d", time.Since(start), n, most)
+		}
+	})
+}
+
+// counting is a SecretStore that counts its reads.
+type counting struct {
+	pagetoken.SecretStore
+	reads atomic.Int64
+}
+
+func (c *counting) PageTokenSecret(ctx context.Context) ([]byte, error) {
+	c.reads.Add(1)
+	return c.SecretStore.PageTokenSecret(ctx)
+}
+
+// Forged is tok with one bit of its MAC changed: a token of the right form that the service
+// never made.
+func Forged(tb testing.TB, tok string) string {
+	tb.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		tb.Fatalf("token %q: %v", tok, err)
+	}
+	b[len(b)-1] ^= 1
+	return base64.RawURLEncoding.EncodeToString(b)
 }

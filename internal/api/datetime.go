@@ -1,0 +1,97 @@
+package api
+
+import (
+	"fmt"
+	"time"
+)
+
+// dateTimeShape is what an RFC 3339 date-time must look like, said to a client whose value
+// does not.
+const dateTimeShape = "must be an RFC 3339 date-time, such as 2026-11-16T00:00:00Z"
+
+// dateTimeFault says why s is not a date-time this service reads, or "" when it is one. The
+// rule is RFC 3339's date-time (section 5.6), exactly: YYYY-MM-DDTHH:MM:SS, an optional
+// fraction of any number of digits, then Z or an offset ±HH:MM; a day that exists in its
+// month and year, hours 00 to 23, minutes 00 to 59, seconds 00 to 59, offset hours 00 to 23
+// and minutes 00 to 59. T and Z are upper case, as RFC 3339 lets a format require. Second 60,
+// a leap second, is refused: no clock of the orders names one, and a time.Time cannot hold it.
+// kin-openapi's check of the format lets through second 60, days 29 to 31 of any month and
+// any two-digit offset: the generated binding then refuses some without naming the parameter,
+// and reads others (+24:00, +23:60) that RFC 3339 does not allow.
+func dateTimeFault(s string) string {
+	// The fixed part: "2006-01-02T15:04:05", 19 bytes.
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return dateTimeShape
+	}
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	hour, ok4 := digits(s[11:13])
+	minute, ok5 := digits(s[14:16])
+	second, ok6 := digits(s[17:19])
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		return dateTimeShape
+	}
+	rest := s[19:]
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 {
+			return dateTimeShape // a point without digits
+		}
+		rest = rest[n:]
+	}
+	switch {
+	case rest == "Z":
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := digits(rest[1:3])
+		om, ok2 := digits(rest[4:6])
+		if !ok1 || !ok2 {
+			return dateTimeShape
+		}
+		if oh > 23 || om > 59 {
+			return fmt.Sprintf("offset %s is out of range: hours 00 to 23, minutes 00 to 59", rest)
+		}
+	default:
+		return dateTimeShape
+	}
+	switch {
+	case month < 1 || month > 12:
+		return fmt.Sprintf("month %02d does not exist", month)
+	case day < 1 || day > daysIn(year, time.Month(month)):
+		return fmt.Sprintf("%s has no day %02d: it has %d days", monthOf(year, month), day, daysIn(year, time.Month(month)))
+	case hour > 23:
+		return fmt.Sprintf("hour %02d is out of range: 00 to 23", hour)
+	case minute > 59:
+		return fmt.Sprintf("minute %02d is out of range: 00 to 59", minute)
+	case second == 60:
+		return "second 60 (a leap second) is not accepted: seconds are 00 to 59"
+	case second > 59:
+		return fmt.Sprintf("second %02d is out of range: 00 to 59", second)
+	}
+	return ""
+}
+
+// digits reads s, of ASCII digits only (no sign, no space), as a number.
+func digits(s string) (int, bool) {
+	n := 0
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// daysIn is the number of days of the month in year, by the Gregorian calendar (which RFC
+// 3339 uses for every year, 0000 to 9999).
+func daysIn(year int, month time.Month) int {
+	return time.Date(year, month+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+func monthOf(year, month int) string {
+	return fmt.Sprintf("%s %04d", time.Month(month), year)
+}
