@@ -11,6 +11,7 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
@@ -29,7 +30,7 @@ func (k failingKeys) Lookup(context.Context, auth.Hash) (auth.Key, error) { retu
 // TestCorruptKeyRecordIsInternalError: a key whose record cannot be read is a 500 that says
 // nothing of the record, never a 503 (retrying cannot mend it); the log line names the record.
 func TestCorruptKeyRecordIsInternalError(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &apitest.Log{}
 	corrupt := fmt.Errorf("key record osk_s3RBqd (hash 1f2e…): %w: plan %q is unknown", store.ErrCorrupt, "gold")
 	h := newHarness(t, func(c *api.Config) {
 		c.Keys = failingKeys{c.Keys, corrupt}
@@ -45,7 +46,7 @@ func TestCorruptKeyRecordIsInternalError(t *testing.T) {
 		t.Fatalf("rate-limit headers %+v; want the address's first request of the free plan", got)
 	}
 	var logged bool
-	for _, l := range logs.lines(t) {
+	for _, l := range logs.Records(t) {
 		if l["level"] == "ERROR" && l["status"] == float64(500) {
 			msg, _ := l["error"].(string)
 			if !strings.Contains(msg, "osk_s3RBqd") || !strings.Contains(msg, "corrupt record") {
@@ -68,7 +69,7 @@ func TestCorruptKeyRecordIsInternalError(t *testing.T) {
 // plan known (that of callers without a key) and claim nothing spent: the minute window with
 // its whole limit, ending with the minute.
 func TestKeyStoreUnavailable(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &apitest.Log{}
 	h := newHarness(t, func(c *api.Config) {
 		c.Keys = failingKeys{c.Keys, errors.Join(store.ErrUnavailable, errors.New("dial tcp 10.1.2.3:6379: i/o timeout"))}
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -77,7 +78,7 @@ func TestKeyStoreUnavailable(t *testing.T) {
 	// as an error line per request (the outage warnings say it once a minute).
 	defer func() {
 		var debug int
-		for _, l := range logs.lines(t) {
+		for _, l := range logs.Records(t) {
 			if l["msg"] == "request failed" {
 				if l["level"] != "DEBUG" {
 					t.Errorf("a 503 logged at %v: %v", l["level"], l)

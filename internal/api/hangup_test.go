@@ -12,6 +12,7 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/contract"
 	"github.com/petstore/orderd/internal/metrics"
@@ -52,7 +53,7 @@ func TestHungUpRequestIsNoOutage(t *testing.T) {
 	}
 	for _, step := range []string{"key lookup", "limiter"} {
 		t.Run(step, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &apitest.Log{}
 			m := metrics.New()
 			entered := make(chan struct{})
 			h := newHarness(t, func(c *api.Config) {
@@ -94,7 +95,7 @@ func TestHungUpRequestIsNoOutage(t *testing.T) {
 				t.Error("the answer claims the caller's quota spent")
 			}
 
-			for _, l := range logs.lines(t) {
+			for _, l := range logs.Records(t) {
 				if l["level"] == "ERROR" {
 					t.Errorf("error line for a hung-up request: %v", l)
 				}

@@ -11,40 +11,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
-
-// syncBuffer collects log lines written by concurrent requests.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 func TestRequestIDs(t *testing.T) {
 	h := newHarness(t)
@@ -203,7 +177,7 @@ func TestLongListIsSentWithItsLength(t *testing.T) {
 // TestAccessLogAndMetrics: one line per request naming the caller by key name and prefix,
 // never by key; metrics move with the requests.
 func TestAccessLogAndMetrics(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &apitest.Log{}
 	m := metrics.New()
 	h := newHarness(t, func(c *api.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
@@ -216,7 +190,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	h.authed(t, "DELETE", "/v1/store/orders/2")
 	h.do(t, "GET", "/v1/store/orders", "Authorization", "Bearer osk_wrong")
 
-	lines := logs.lines(t)
+	lines := logs.Records(t)
 	if len(lines) != 5 {
 		t.Fatalf("%d log lines, want 5", len(lines))
 	}
@@ -242,11 +216,9 @@ func TestAccessLogAndMetrics(t *testing.T) {
 			t.Errorf("line %d: duration_ms %v is no number", i, line["duration_ms"])
 		}
 	}
-	logs.mu.Lock()
-	if strings.Contains(logs.b.String(), h.key) || strings.Contains(logs.b.String(), "osk_wrong") {
+	if all := logs.String(); strings.Contains(all, h.key) || strings.Contains(all, "osk_wrong") {
 		t.Fatal("a key was logged")
 	}
-	logs.mu.Unlock()
 
 	res, err := http.Get(h.srv.URL + "/metrics")
 	if err != nil {

@@ -21,6 +21,13 @@ func (l *Log) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
+// String is everything written so far.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // Records returns every line written so far, decoded; a line that is not JSON fails the test.
 func (l *Log) Records(tb testing.TB) []map[string]any {
 	tb.Helper()
