@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: orderd against its ceiling (the same echo stack, no middleware, precomputed
-# bytes), in one run, with wrk on loopback. Writes docs/benchmarks.md. Figures are ratios to
-# the ceiling measured in the same run: absolute numbers on a shared 2-core machine are noise.
+# bytes), in one run, with wrk on loopback. Writes docs/benchmarks.md, which links to the notes
+# on the figures (bench/notes.md, written by hand). Figures are ratios to the ceiling measured
+# in the same run: absolute numbers on a shared 2-core machine are noise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -133,6 +134,9 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "machine: $(nproc) cores ($cpu), $(go version | cut -d' ' -f3); wrk and the servers share"
   echo "the cores, so the ratios, not the absolute figures, are the result."
   echo
+  echo "What the figures mean, what bounds each path and what was tried are in"
+  echo "[bench/notes.md](../bench/notes.md), written by hand."
+  echo
   echo "| path | server | requests/s | p50 | p99 | non-2xx | ratio to ceiling (median) | ratios of the rounds |"
   echo "|---|---|---:|---:|---:|---:|---:|---|"
   for entry in "${paths[@]}"; do
@@ -193,8 +197,6 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "internal/api's BenchmarkChain, the whole chain in process (-benchmem, 5 runs, medians)."
   echo
   chain_allocs
-  echo
-  cat bench/notes.md
   echo
   go run ./bench/scale -sizes "$SIZES"
   echo

@@ -5,7 +5,7 @@
 // list of 100 orders) and every request allocates a few KiB, so under load Go collects
 // dozens of times a second; each cycle costs far more than its share of marking would
 // say: its workers take a core from the requests, goroutines assist, and write barriers
-// are on. docs/benchmarks.md ("GC pacing") has the measurements.
+// are on. bench/notes.md ("GC pacing") has the measurements.
 //
 // The rule here: the heap may grow by Headroom beyond the live heap before a collection,
 // or by GOGC=100's doubling when that is more. A small heap gets a fixed room to grow in

@@ -92,6 +92,24 @@ const (
 	FallbackFail Fallback = "fail"
 )
 
+// limiterConfig is what the limiter is made from, besides the stores.
+type limiterConfig struct {
+	ban        ratelimit.BanPolicy
+	fallback   Fallback
+	now        func() time.Time
+	onFallback func() // each decision the fallback makes
+	// maxAnonymous caps the callers without a key that a limiter in the process remembers;
+	// onForget is told of each one forgotten for the cap.
+	maxAnonymous int
+	onForget     func()
+	log          *slog.Logger
+}
+
+// inProcess is the limiter that keeps its counters and bans in the process.
+func (c limiterConfig) inProcess() ratelimit.Limiter {
+	return inmem.NewLimiter(c.now, c.ban, inmem.MaxAnonymous(c.maxAnonymous), inmem.OnForget(c.onForget))
+}
+
 // DefaultConfig is the configuration of `orderd serve` without flags: the embedded mode on
 // DefaultDB.
 func DefaultConfig() Config {

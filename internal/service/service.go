@@ -73,9 +73,7 @@ func (s *Service) open(ctx context.Context) error {
 		}
 		return err
 	}
-	if cfg.Store.Redis() {
-		_ = ready(ctx)
-	}
+	_ = ready(ctx)
 	limiter, err := s.stores.limiter(limiterConfig{
 		ban: cfg.Ban, fallback: cfg.LimiterFallback, now: cfg.Now, onFallback: m.Fallback, log: s.log,
 		maxAnonymous: cfg.MaxAnonymousCallers, onForget: m.ForgottenCaller,
