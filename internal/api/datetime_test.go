@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
 // dateTimeCases are values of a date-time parameter and a part of the reason each is refused
@@ -37,28 +39,28 @@ var dateTimeCases = []struct{ value, fault string }{
 	{"2026-11-03T11:00:00+24:00", "offset +24:00 is out of range"},
 	{"2026-11-03T11:00:00+99:00", "offset +99:00 is out of range"},
 	{"2026-11-03T11:00:00-23:60", "offset -23:60 is out of range"},
-	{"2026-11-03T11:00:00+0100", dateTimeShape},
-	{"2026-11-03T11:00:00+01", dateTimeShape},
-	{"2026-11-03T11:00:00", dateTimeShape},
-	{"2026-11-03T11:00Z", dateTimeShape},
-	{"2026-11-03t11:00:00Z", dateTimeShape},
-	{"2026-11-03T11:00:00z", dateTimeShape},
-	{"2026-11-03 11:00:00Z", dateTimeShape},
-	{"2026-11-03T11:00:00.Z", dateTimeShape},
-	{"2026-11-03T11:00:00,5Z", dateTimeShape},
-	{"2026-11-03T11:00:00Z ", dateTimeShape},
-	{"+2026-11-03T11:00:00Z", dateTimeShape},
-	{"20261-11-03T11:00:00Z", dateTimeShape},
-	{"2026-1-03T11:00:00Z", dateTimeShape},
-	{"2026-11-03T11:00:00+-1:00", dateTimeShape},
-	{"２026-11-03T11:00:00Z", dateTimeShape},
-	{"2026-11-03", dateTimeShape},
-	{"", dateTimeShape},
+	{"2026-11-03T11:00:00+0100", order.DateTimeShape},
+	{"2026-11-03T11:00:00+01", order.DateTimeShape},
+	{"2026-11-03T11:00:00", order.DateTimeShape},
+	{"2026-11-03T11:00Z", order.DateTimeShape},
+	{"2026-11-03t11:00:00Z", order.DateTimeShape},
+	{"2026-11-03T11:00:00z", order.DateTimeShape},
+	{"2026-11-03 11:00:00Z", order.DateTimeShape},
+	{"2026-11-03T11:00:00.Z", order.DateTimeShape},
+	{"2026-11-03T11:00:00,5Z", order.DateTimeShape},
+	{"2026-11-03T11:00:00Z ", order.DateTimeShape},
+	{"+2026-11-03T11:00:00Z", order.DateTimeShape},
+	{"20261-11-03T11:00:00Z", order.DateTimeShape},
+	{"2026-1-03T11:00:00Z", order.DateTimeShape},
+	{"2026-11-03T11:00:00+-1:00", order.DateTimeShape},
+	{"２026-11-03T11:00:00Z", order.DateTimeShape},
+	{"2026-11-03", order.DateTimeShape},
+	{"", order.DateTimeShape},
 }
 
 func TestDateTimeFault(t *testing.T) {
 	for _, c := range dateTimeCases {
-		got := dateTimeFault(c.value)
+		got := order.DateTimeFault(c.value)
 		if (c.fault == "") != (got == "") || !strings.Contains(got, c.fault) {
 			t.Errorf("%q: %q, want %q", c.value, got, c.fault)
 		}
@@ -76,7 +78,7 @@ func FuzzDateTimeFault(f *testing.F) {
 		f.Add(c.value)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if dateTimeFault(s) != "" {
+		if order.DateTimeFault(s) != "" {
 			return
 		}
 		if !kinDateTime.MatchString(s) {

@@ -216,7 +216,7 @@ func expectation(p *openapi3.Parameter, cause error) string {
 		case se != nil && se.SchemaField == "pattern" && s.Pattern != "":
 			return "must match the pattern " + s.Pattern
 		case s.Format == "date-time" && (se == nil || se.SchemaField != "maxLength"):
-			return dateTimeShape
+			return order.DateTimeShape
 		case s.MaxLength != nil && s.MinLength > 0:
 			return fmt.Sprintf("must be a string of %d to %d characters", s.MinLength, *s.MaxLength)
 		case s.MaxLength != nil:

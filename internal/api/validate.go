@@ -14,6 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/gen"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
 // hasInput reports whether the operation declares anything of a request to validate: a
@@ -130,7 +132,7 @@ func (v *validation) check(ctx context.Context, r *http.Request, pathParams map[
 			return err
 		}
 		if p.dateTime {
-			if fault := dateTimeFault(query.Get(p.Name)); fault != "" {
+			if fault := order.DateTimeFault(query.Get(p.Name)); fault != "" {
 				return &openapi3filter.RequestError{Input: in, Parameter: p.Parameter, Err: ruleError(fault)}
 			}
 		}

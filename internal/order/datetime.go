@@ -1,27 +1,27 @@
-package api
+package order
 
 import (
 	"fmt"
 	"time"
 )
 
-// dateTimeShape is what an RFC 3339 date-time must look like, said to a client whose value
+// DateTimeShape is what an RFC 3339 date-time must look like, said to a client whose value
 // does not.
-const dateTimeShape = "must be an RFC 3339 date-time, such as 2026-11-16T00:00:00Z"
+const DateTimeShape = "must be an RFC 3339 date-time, such as 2026-11-16T00:00:00Z"
 
-// dateTimeFault says why s is not a date-time this service reads, or "" when it is one. The
+// DateTimeFault says why s is not a date-time this service reads, or "" when it is one: a
+// shipDate in a data file, or a date filter of v2. The
 // rule is RFC 3339's date-time (section 5.6), exactly: YYYY-MM-DDTHH:MM:SS, an optional
 // fraction of any number of digits, then Z or an offset ±HH:MM; a day that exists in its
 // month and year, hours 00 to 23, minutes 00 to 59, seconds 00 to 59, offset hours 00 to 23
 // and minutes 00 to 59. T and Z are upper case, as RFC 3339 lets a format require. Second 60,
 // a leap second, is refused: no clock of the orders names one, and a time.Time cannot hold it.
 // kin-openapi's check of the format lets through second 60, days 29 to 31 of any month and
-// any two-digit offset: the generated binding then refuses some without naming the parameter,
-// and reads others (+24:00, +23:60) that RFC 3339 does not allow.
-func dateTimeFault(s string) string {
+// any two-digit offset, and time.Parse reads +24:00 and +23:60, which RFC 3339 does not allow.
+func DateTimeFault(s string) string {
 	// The fixed part: "2006-01-02T15:04:05", 19 bytes.
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
-		return dateTimeShape
+		return DateTimeShape
 	}
 	year, ok1 := digits(s[0:4])
 	month, ok2 := digits(s[5:7])
@@ -30,7 +30,7 @@ func dateTimeFault(s string) string {
 	minute, ok5 := digits(s[14:16])
 	second, ok6 := digits(s[17:19])
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
-		return dateTimeShape
+		return DateTimeShape
 	}
 	rest := s[19:]
 	if rest[0] == '.' {
@@ -39,7 +39,7 @@ func dateTimeFault(s string) string {
 			n++
 		}
 		if n == 1 {
-			return dateTimeShape // a point without digits
+			return DateTimeShape // a point without digits
 		}
 		rest = rest[n:]
 	}
@@ -49,13 +49,13 @@ func dateTimeFault(s string) string {
 		oh, ok1 := digits(rest[1:3])
 		om, ok2 := digits(rest[4:6])
 		if !ok1 || !ok2 {
-			return dateTimeShape
+			return DateTimeShape
 		}
 		if oh > 23 || om > 59 {
 			return fmt.Sprintf("offset %s is out of range: hours 00 to 23, minutes 00 to 59", rest)
 		}
 	default:
-		return dateTimeShape
+		return DateTimeShape
 	}
 	switch {
 	case month < 1 || month > 12:
