@@ -113,7 +113,6 @@ done
 # run ADDR PATH [wrk args]: prints "rps p50 p99 non2xx"
 run() {
   local addr=$1 path=$2; shift 2
-  wrk -t2 -c"$CONNECTIONS" -d2s "$@" "http://$addr$path" >/dev/null 2>&1 # warm up
   wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency "$@" "http://$addr$path" > "$work/wrk.out" 2>&1
   awk '
     /Requests\/sec:/ {rps=$2}
@@ -190,11 +189,24 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo
   echo "Made by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d): orderd and its ceiling (the"
   echo "same echo stack with no middleware, answering precomputed bytes) driven in one run by wrk"
-  echo "on loopback, $CONNECTIONS connections, 2 threads, $DURATION a run after a 2s warm-up, in"
-  echo "$ROUNDS interleaved rounds; a ratio is the median of the rounds' ratios, and the figures"
-  echo "beside it are those of that round. The"
-  echo "machine: $(nproc) cores ($cpu), $(go version | cut -d' ' -f3); wrk and the servers share"
-  echo "the cores, so the ratios, not the absolute figures, are the result."
+  echo "on loopback, $CONNECTIONS connections, 2 threads, $DURATION a run, in $ROUNDS interleaved rounds; a"
+  echo "ratio is the median of the rounds' ratios, and the figures beside it are those of that"
+  echo "round. The machine: $(nproc) cores ($cpu), $(go version | cut -d' ' -f3); wrk and the"
+  echo "servers share the cores, so the ratios, not the absolute figures, are the result."
+  echo
+  echo "What the run does that a naive one (start the servers, run wrk against each) does not, so"
+  echo "that the figures are the ones such a run reproduces. There is no load before the measured"
+  echo "runs: only one request of each row to each server, to check that the ceiling sends"
+  echo "orderd's bytes, which fills no more than a server fills on its first request (the list's"
+  echo "encodings, the key). Until issue 26 each run came after a 2 s wrk warm-up, and the ceiling"
+  echo "sent the list chunked, a write more than orderd's answer with its Content-Length: both"
+  echo "raised orderd's ratio above what a naive run measures (on 2026-11-24, 3 rounds, the"
+  echo "embedded list: 0.81 with the warm-up, 0.72 without; the ceiling served 7 to 26% more with"
+  echo "Content-Length). The ceiling now sends Content-Length. orderd's access log goes to"
+  echo "/dev/null: to a file, a pipe read by another process or a terminal (a pty), no difference"
+  echo "stood out of the noise, and a run writes gigabytes of lines. Its key is an enterprise key"
+  echo "with limits no run reaches, so that every request is a 200: a free or pro key is refused"
+  echo "429 after its quota, which measures the refusal (the nokey row)."
   echo
   echo "| path | server | requests/s | p50 | p99 | non-2xx | ratio to ceiling (median) | ratios of the rounds |"
   echo "|---|---|---:|---:|---:|---:|---:|---|"
