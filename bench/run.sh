@@ -194,9 +194,9 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "round. The machine: $(nproc) cores ($cpu), $(go version | cut -d' ' -f3); wrk and the"
   echo "servers share the cores, so the ratios, not the absolute figures, are the result."
   echo
-  echo "What the run does that a naive one (start the servers, run wrk against each) does not, so"
-  echo "that the figures are the ones such a run reproduces. There is no load before the measured"
-  echo "runs: only one request of each row to each server, to check that the ceiling sends"
+  echo "How the run differs from a naive one (start the servers, run wrk against each), so that"
+  echo "its figures are the ones such a run reproduces: there is no load before the measured"
+  echo "runs, only one request of each row to each server, to check that the ceiling sends"
   echo "orderd's bytes, which fills no more than a server fills on its first request (the list's"
   echo "encodings, the key). Until issue 26 each run came after a 2 s wrk warm-up, and the ceiling"
   echo "sent the list chunked, a write more than orderd's answer with its Content-Length: both"
