@@ -103,17 +103,7 @@ func TestForgedTokensCostNoRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	made := time.Now()
-	for {
-		after, err := c.Read(ctx, fresh, f)
-		if err == nil && after == 6 {
-			break
-		}
-		if !errors.Is(err, pagetoken.ErrAltered) || time.Since(made) > pagetoken.RereadEvery+200*time.Millisecond {
-			t.Fatalf("%v after the new secret was made: %d, %v; want it followed within a second", time.Since(made), after, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	pagetokentest.AwaitNewSecret(t, c, fresh, f, 6)
 }
 
 // getCalls is how many GETs srv has answered (INFO commandstats).

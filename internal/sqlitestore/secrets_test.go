@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
@@ -96,20 +95,7 @@ func TestNewSecretFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	made := time.Now()
-	for {
-		after, err := c.Read(ctx, fresh, f)
-		if err == nil && after == 6 {
-			break
-		}
-		if !errors.Is(err, pagetoken.ErrAltered) || time.Since(made) > pagetoken.RereadEvery+200*time.Millisecond {
-			t.Fatalf("%v after the new secret was made: %d, %v; want it followed within a second", time.Since(made), after, err)
-		}
-		if _, err := c.Read(ctx, pagetokentest.Forged(t, old), f); !errors.Is(err, pagetoken.ErrAltered) {
-			t.Fatalf("a forged token: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	pagetokentest.AwaitNewSecret(t, c, fresh, f, 6)
 	if _, err := c.Read(ctx, old, f); !errors.Is(err, pagetoken.ErrAltered) {
 		t.Fatalf("a token of the deleted secret: %v, want %v", err, pagetoken.ErrAltered)
 	}

@@ -173,3 +173,25 @@ func Forged(tb testing.TB, tok string) string {
 	b[len(b)-1] ^= 1
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// AwaitNewSecret reads fresh, the token of the page after `after` for f made under a secret
+// the store has held since a moment ago, with c, until c follows that secret, as it must
+// within pagetoken.RereadEvery. Meanwhile a forged token of fresh is refused as altered.
+func AwaitNewSecret(tb testing.TB, c *pagetoken.Codec, fresh string, f order.Filter, after int64) {
+	tb.Helper()
+	ctx := context.Background()
+	made := time.Now()
+	for {
+		got, err := c.Read(ctx, fresh, f)
+		if err == nil && got == after {
+			return
+		}
+		if !errors.Is(err, pagetoken.ErrAltered) || time.Since(made) > pagetoken.RereadEvery+200*time.Millisecond {
+			tb.Fatalf("%v after the new secret was made: %d, %v; want it followed within a second", time.Since(made), got, err)
+		}
+		if _, err := c.Read(ctx, Forged(tb, fresh), f); !errors.Is(err, pagetoken.ErrAltered) {
+			tb.Fatalf("a forged token: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
