@@ -86,11 +86,11 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	var read []order.Candidate
 	switch statuses := f.StatusesToIndex(); {
 	case f.PetID != nil:
-		read, err = s.readRange(ctx, tx, findByPet, *f.PetID, after, limit)
+		read, err = s.readRange(ctx, tx, s.db.stmts.findByPet, *f.PetID, after, limit)
 	case statuses != nil:
 		for _, st := range statuses {
 			var part []order.Candidate
-			if part, err = s.readRange(ctx, tx, findByStatus, string(st), after, limit); err != nil {
+			if part, err = s.readRange(ctx, tx, s.db.stmts.findByStatus, string(st), after, limit); err != nil {
 				break
 			}
 			read = append(read, part...)
@@ -98,7 +98,7 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 		slices.SortFunc(read, func(a, b order.Candidate) int { return cmp.Compare(a.ID, b.ID) })
 		read = read[:min(len(read), limit)]
 	default:
-		read, err = s.readRange(ctx, tx, findByID, after, limit)
+		read, err = s.readRange(ctx, tx, s.db.stmts.findByID, after, limit)
 	}
 	if err != nil {
 		return order.Page{}, err
@@ -106,9 +106,11 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	return order.PageOf(f, req, read), nil
 }
 
-// readRange runs one of the find queries with args and returns its rows.
-func (s *Orders) readRange(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]order.Candidate, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
+// readRange runs one of the find statements with args in tx and returns its rows. The
+// statement is prepared once (statements.go): tx.StmtContext reuses what was prepared on the
+// transaction's connection, where a query string would be parsed again on every request.
+func (s *Orders) readRange(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, args ...any) ([]order.Candidate, error) {
+	rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, s.db.fail(ctx, err)
 	}

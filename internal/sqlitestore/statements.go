@@ -20,6 +20,8 @@ type statements struct {
 	cancelOrder   *sql.Stmt
 	selectPet     *sql.Stmt
 	lookupKey     *sql.Stmt
+	// v2's find reads one of these ranges (find.go), within its read transaction.
+	findByPet, findByStatus, findByID *sql.Stmt
 }
 
 func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
@@ -33,6 +35,9 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.cancelOrder, "UPDATE orders SET status = ? WHERE id = ?"},
 		{&s.selectPet, "SELECT name, status FROM pets WHERE id = ?"},
 		{&s.lookupKey, "SELECT " + keyColumns + " FROM api_keys WHERE hash = ?"},
+		{&s.findByPet, findByPet},
+		{&s.findByStatus, findByStatus},
+		{&s.findByID, findByID},
 	} {
 		stmt, err := db.PrepareContext(ctx, p.query)
 		if err != nil {
@@ -45,7 +50,8 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 }
 
 func (s *statements) close() {
-	for _, stmt := range []*sql.Stmt{s.ordersVersion, s.listOrders, s.selectOrder, s.cancelOrder, s.selectPet, s.lookupKey} {
+	for _, stmt := range []*sql.Stmt{s.ordersVersion, s.listOrders, s.selectOrder, s.cancelOrder, s.selectPet, s.lookupKey,
+		s.findByPet, s.findByStatus, s.findByID} {
 		if stmt != nil {
 			stmt.Close()
 		}
