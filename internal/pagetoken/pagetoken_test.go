@@ -141,10 +141,18 @@ type memSecrets struct {
 	secret atomic.Pointer[[]byte]
 	reads  atomic.Int32
 	gate   chan struct{}
+	// reading, when set, is told of each read as it begins (non-blocking: a buffer of one).
+	reading chan struct{}
 }
 
 func (m *memSecrets) PageTokenSecret(context.Context) ([]byte, error) {
 	m.reads.Add(1)
+	if m.reading != nil {
+		select {
+		case m.reading <- struct{}{}:
+		default:
+		}
+	}
 	if m.gate != nil {
 		<-m.gate
 	}
@@ -266,6 +274,7 @@ func TestForgedTokensReadTheStoreOncePerSecond(t *testing.T) {
 func TestFirstReadShared(t *testing.T) {
 	store := newMemSecrets(secret)
 	store.gate = make(chan struct{})
+	store.reading = make(chan struct{}, 1)
 	c := newClock().codec(store)
 	first, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -274,17 +283,21 @@ func TestFirstReadShared(t *testing.T) {
 		_, err := c.Make(first, order.Filter{}, 1)
 		errs <- err
 	})
-	for store.reads.Load() == 0 {
-		time.Sleep(time.Millisecond) // until the first caller is reading the store
-	}
+	<-store.reading // the first caller is reading the store
+	var started sync.WaitGroup
 	for range 19 {
+		started.Add(1)
 		wg.Go(func() {
+			started.Done()
 			_, err := c.Make(context.Background(), order.Filter{}, 1)
 			errs <- err
 		})
 	}
 	cancel()
-	time.Sleep(10 * time.Millisecond) // the others wait on the first read
+	// The gate opens once every other caller has started: those that reach the codec while
+	// the first read runs must wait on it, and one that comes after finds the secret; either
+	// way none reads the store again, so the count below holds whatever the scheduling.
+	started.Wait()
 	close(store.gate)
 	wg.Wait()
 	close(errs)

@@ -21,12 +21,20 @@ import (
 type faultLog struct {
 	mu     sync.Mutex
 	faults []*store.Fault
+	// reported, when set, is told of each fault as it is reported (non-blocking: a buffer).
+	reported chan struct{}
 }
 
 func (l *faultLog) report(f *store.Fault) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.faults = append(l.faults, f)
+	if l.reported != nil {
+		select {
+		case l.reported <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (l *faultLog) kinds() []string {
@@ -136,16 +144,16 @@ func TestReplacedFilesAreFound(t *testing.T) {
 			ctx := context.Background()
 			path := newFile(t, ordertest.Fixture())
 			db := mustOpen(t, path)
-			var faults faultLog
+			faults := faultLog{reported: make(chan struct{}, 1)}
 			db.OnFault(faults.report)
 			orders := sqlitestore.NewOrders(db)
 			if _, _, err := orders.Cancel(ctx, 1); err != nil {
 				t.Fatal(err)
 			}
 			replace(t, path)
-			deadline := time.Now().Add(time.Second)
-			for db.Fault() == nil && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
+			select {
+			case <-faults.reported:
+			case <-time.After(time.Second):
 			}
 			want := map[string]string{"File": sqlitestore.FaultReplaced, "Shm": sqlitestore.FaultShmRemoved}[name]
 			var f *store.Fault
@@ -158,7 +166,8 @@ func TestReplacedFilesAreFound(t *testing.T) {
 			if _, err := db.Import(ctx, ordertest.Fixture(), nil); !errors.Is(err, store.ErrUnavailable) {
 				t.Errorf("Import after: %v; want ErrUnavailable", err)
 			}
-			time.Sleep(600 * time.Millisecond) // two more checks
+			// Closing ends the watcher: what it reported by then is all it ever reports.
+			db.Close()
 			if got := faults.kinds(); len(got) != 1 || got[0] != want {
 				t.Errorf("reported %v; want one %s", got, want)
 			}
