@@ -67,10 +67,10 @@ func TestDateTimeFault(t *testing.T) {
 	}
 }
 
-// kinDateTime is kin-openapi's check of the format date-time, which runs before dateTimeFault.
+// kinDateTime is kin-openapi's check of the format date-time, which runs before order.DateTimeFault.
 var kinDateTime = regexp.MustCompile(openapi3.FormatOfStringDateTime)
 
-// FuzzDateTimeFault: every value dateTimeFault accepts is one kin-openapi's format check
+// FuzzDateTimeFault: every value order.DateTimeFault accepts is one kin-openapi's format check
 // accepts too, and one the generated binding reads (time.RFC3339Nano) as the instant it
 // names, with its offset.
 func FuzzDateTimeFault(f *testing.F) {

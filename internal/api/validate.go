@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/gen"
-
 	"github.com/petstore/orderd/internal/order"
 )
 
@@ -34,7 +33,7 @@ func hasInput(item *openapi3.PathItem, op *openapi3.Operation) bool {
 // of a kind whose presence is not one key (path and cookie parameters, content, objects);
 // an operation with a body is given to ValidateRequest whole. Beyond kin-openapi's checks, a
 // single-valued query parameter must be sent once, and a date-time must be one RFC 3339
-// allows (dateTimeFault): so that every value validation lets through is one the generated
+// allows (order.DateTimeFault): so that every value validation lets through is one the generated
 // binding reads, and every refusal names its parameter.
 type validation struct {
 	route *routers.Route
@@ -58,7 +57,7 @@ type parameterCheck struct {
 	// single is a query parameter of one value, which a query sends once: any but an
 	// exploded array (status=a&status=b).
 	single bool
-	// dateTime is a query parameter of format date-time, checked by dateTimeFault.
+	// dateTime is a query parameter of format date-time, checked by order.DateTimeFault.
 	dateTime bool
 }
 
