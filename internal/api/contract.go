@@ -1,7 +1,11 @@
 package api
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -10,6 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd"
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // contract is what the documents of every version (orderd.Versions) say about each operation,
@@ -68,13 +74,8 @@ func loadContract() (*contract, error) {
 // addVersion adds the operations of one version's document, the file name, served under base
 // and labelled label+operationId.
 func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
-	// Echo has routed the request before validation runs, so the operation is known and
-	// kin-openapi's router (which would match the document's production server URLs, not the
-	// address the service is reached at) is not needed.
-	// The request is left as sent: kin-openapi would write the parameters' defaults into its
-	// query, and the find's Link repeats the query as the client sent it. The handlers apply
-	// the defaults (defaultPageSize).
-	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
+	// Echo has routed the request, so kin-openapi's router (which would match the document's
+	// server URLs, not the address the service is reached at) is not needed.
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			o := &operation{label: label + op.OperationID}
@@ -89,15 +90,15 @@ func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
 			if method == http.MethodGet { // answered for HEAD too (routes.go)
 				ct.routes[route][http.MethodHead] = o
 			}
-			if !hasInput(item, op) {
-				continue // nothing to validate: ValidateRequest would check nothing
+			if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {
+				continue // nothing to validate
 			}
-			// admit has authenticated the request already; a copy of the operation without
-			// security keeps kin-openapi from checking it again on every request.
+			// admit has authenticated the request: without security, kin-openapi does not
+			// check it again.
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validateRequest(newValidation(r, opts, name))}
+			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validator(r, name)}
 		}
 	}
 }
@@ -155,4 +156,96 @@ func (ct *contract) labelOf(c echo.Context, op *operation) string {
 // echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
 func echoPath(p string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(p)
+}
+
+// validator checks a routed request against its operation with kin-openapi's ValidateRequest,
+// then two rules of the documents it does not hold: a query parameter of one value is sent
+// once, and a date-time is one RFC 3339 allows (order.DateTimeFault). So every value it lets
+// through is one the generated binding reads, and every refusal (a 400) names its parameter
+// and doc, the document that says so (requestErrorMessage).
+func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
+	// Without defaults written into the query: the find's Link repeats the query as sent.
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
+	params := append(slices.Clone(route.PathItem.Parameters), route.Operation.Parameters...)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			combineListHeaders(req.Header, params)
+			pathParams := map[string]string{}
+			for i, name := range c.ParamNames() {
+				v := c.ParamValues()[i]    // one whole path segment: unmatched has checked it
+				if req.URL.RawPath != "" { // echo leaves escapes in when the path had any
+					if u, err := url.PathUnescape(v); err == nil {
+						v = u
+					}
+				}
+				pathParams[name] = v
+			}
+			in := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams,
+				QueryParams: c.QueryParams(), Route: route, Options: opts}
+			err := ownRules(in, params, true)
+			if err == nil {
+				err = openapi3filter.ValidateRequest(req.Context(), in)
+			}
+			if err == nil {
+				err = ownRules(in, params, false)
+			}
+			if re := (*openapi3filter.RequestError)(nil); errors.As(err, &re) {
+				return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, doc)}
+			} else if err != nil {
+				return err
+			}
+			err = next(c)
+			if he := (*echo.HTTPError)(nil); errors.As(err, &he) && he.Code == http.StatusBadRequest {
+				// The generated binding refused a value validation let through: a rule of the
+				// document not checked yet. Its text is not the service's to show.
+				return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract; see " + doc}
+			}
+			return err
+		}
+	}
+}
+
+// ownRules checks the query parameters of params by validator's own rules: before
+// ValidateRequest, that one of a single value is sent once (else the binding would read only
+// the first); after it, that a date-time is one RFC 3339 allows.
+func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, before bool) error {
+	for _, ref := range params {
+		p := ref.Value
+		if p == nil || p.In != openapi3.ParameterInQuery || p.Schema == nil || p.Schema.Value == nil {
+			continue
+		}
+		s, values := p.Schema.Value, in.QueryParams[p.Name]
+		fault := ""
+		switch {
+		case before && len(values) > 1 && !(s.Type.Is(openapi3.TypeArray) && (p.Explode == nil || *p.Explode)):
+			fault = fmt.Sprintf("given %d times; send it once", len(values))
+		case !before && len(values) > 0 && s.Format == "date-time":
+			fault = order.DateTimeFault(values[0])
+		}
+		if fault != "" {
+			return &openapi3filter.RequestError{Input: in, Parameter: p, Err: ruleError(fault)}
+		}
+	}
+	return nil
+}
+
+// ruleError is a parameter's value refused by a rule of validator's own, not kin-openapi's:
+// its text is the reason the client is told.
+type ruleError string
+
+func (e ruleError) Error() string { return string(e) }
+
+// combineListHeaders joins the lines of a header parameter sent as several lines into one,
+// with commas, as RFC 9110 (§5.3) says to combine a list header: it is validated and bound as
+// one value.
+func combineListHeaders(h http.Header, params openapi3.Parameters) {
+	for _, ref := range params {
+		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
+			name := http.CanonicalHeaderKey(p.Name)
+			if v := h[name]; len(v) > 1 {
+				h[name] = []string{strings.Join(v, ", ")}
+			}
+		}
+	}
 }
