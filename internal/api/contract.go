@@ -87,7 +87,7 @@ func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
 				ct.routes[route] = map[string]*operation{}
 			}
 			ct.routes[route][method] = o
-			if method == http.MethodGet { // answered for HEAD too (routes.go)
+			if method == http.MethodGet { // answered for HEAD too (handler.go's routes)
 				ct.routes[route][http.MethodHead] = o
 			}
 			if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {

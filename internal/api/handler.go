@@ -98,7 +98,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
-	// Routes; every GET route answers HEAD too (routes.go). Outside the versions' bases:
+	// Routes; every GET route answers HEAD too (routes). Outside the versions' bases:
 	// health, metrics and docs, neither limited nor authenticated.
 	routes := routes{e}
 	health(routes, cfg.Ready)
@@ -124,8 +124,8 @@ func New(cfg Config) (*echo.Echo, error) {
 		OperationMiddlewares: ct.validatorsOf(BasePathV2),
 	})
 
-	// Middleware, in the order it runs (outermost first), composed once (routes.go).
-	e.Use(composeOnce(
+	// Middleware, in the order it runs (outermost first).
+	e.Use(
 		// Request id; the one hook that writes the headers every answer of a route carries;
 		// errors rendered (errors.go); access line and metrics.
 		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers),
@@ -141,8 +141,18 @@ func New(cfg Config) (*echo.Echo, error) {
 		// A path that matches no template: 404; a known path with another method: 405 with
 		// an Allow that lists what works.
 		unmatched,
-	))
+	)
 	return e, nil
+}
+
+// routes registers every GET route for HEAD too, with the same handler and middleware: HEAD
+// is answered as GET would be (same status, headers, limits and authentication), and Go's
+// server drops the body, keeping the Content-Length of a whole one (RFC 9110 §9.3.2).
+type routes struct{ *echo.Echo }
+
+func (r routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	r.Echo.HEAD(path, h, m...)
+	return r.Echo.GET(path, h, m...)
 }
 
 // recoverPanics turns a panic into an error (a 500 for errorHandler) and logs it with its stack.
