@@ -156,16 +156,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if p.status == http.StatusUnauthorized {
 			h.Set("WWW-Authenticate", `Bearer realm="orders"`)
 		}
-		// What c.JSON would write (?pretty indents it), without parsing a query that is not
-		// there nor making a Content-Type value per answer.
-		if h.Get(echo.HeaderContentType) == "" {
-			h[echo.HeaderContentType] = jsonContentType
-		}
-		indent := ""
-		if c.Request().URL.RawQuery != "" && c.QueryParams().Has("pretty") {
-			indent = "  "
-		}
-		if err := c.JSONPretty(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}, indent); err != nil {
+		if err := c.JSON(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}); err != nil {
 			log.Debug("writing an error answer failed", slog.String("error", err.Error()))
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,10 +18,34 @@ const defaultPageSize = 100
 // FindOrders answers one page of the orders that match the request's filters, from where its
 // pageToken says (the first order without one), or 304 when the client's tag is the page's.
 // The store bounds the work of each call (order.ScanBudget); the page's token is bound to the
-// filters, so the next page is read with the same ones.
+// filters, so the next page is read with the same ones. A page asked for again at the same
+// version of the orders is answered from the page cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
-	p := req.Params
-	f := filterOf(p)
+	p, f := req.Params, filterOf(req.Params)
+	// The version is read before the page, as the list's is (listCache.get): never older.
+	v, err := s.v1.orders.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	query := queryOf(ctx)
+	pg, ok := s.pages.get(v, query)
+	if ok && !s.tokensHold(ctx, pg, p.PageToken, f) {
+		ok = false
+	}
+	if !ok {
+		if pg, err = s.findPage(ctx, p, f, query); err != nil {
+			return nil, err
+		}
+		s.pages.put(v, query, pg)
+	}
+	if p.IfNoneMatch != nil && etagMatches(*p.IfNoneMatch, pg.etag) {
+		return genv2.FindOrders304Response{Headers: genv2.FindOrders304ResponseHeaders{ETag: pg.etag}}, nil
+	}
+	return pageAnswer{pg}, nil
+}
+
+// findPage reads and encodes the page that p asks for.
+func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f order.Filter, query string) (*encodedPage, error) {
 	page := order.PageRequest{Size: defaultPageSize}
 	if p.PageSize != nil {
 		page.Size = int(*p.PageSize)
@@ -44,21 +68,79 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 			return nil, err
 		}
 	}
-	var next string
+	pg := &encodedPage{}
 	if !found.End {
-		if next, err = s.tokens.Make(ctx, f, found.Resume); err != nil {
+		if pg.next, err = s.tokens.Make(ctx, f, found.Resume); err != nil {
 			return nil, err
 		}
+		pg.link = nextLink(query, pg.next)
 	}
-	body := appendPage(make([]byte, 0, 128*len(found.Orders)+96), found.Orders, next)
-	answer := pageAnswer{body: body, etag: etagOf(body)}
-	if p.IfNoneMatch != nil && etagMatches(*p.IfNoneMatch, answer.etag) {
-		return genv2.FindOrders304Response{Headers: genv2.FindOrders304ResponseHeaders{ETag: answer.etag}}, nil
+	pg.encoded = newEncoded(appendPage(make([]byte, 0, 128*len(found.Orders)+96), found.Orders, pg.next), pageLevel)
+	return pg, nil
+}
+
+// tokensHold reports whether a cached page may answer: the request's token and the page's
+// next one verify under the secret in use now. The secret is the deployment's, and a store
+// that lost it makes a new one while the orders stay as they were.
+func (s *ServerV2) tokensHold(ctx context.Context, pg *encodedPage, sent *string, f order.Filter) bool {
+	for _, t := range []*string{sent, &pg.next} {
+		if t != nil && *t != "" {
+			if _, err := s.tokens.Read(ctx, *t, f); err != nil {
+				return false
+			}
+		}
 	}
-	if next != "" {
-		answer.link = nextLink(queryOf(ctx), next)
+	return true
+}
+
+// encodedPage is one page of a find, as the request that found it answered it.
+type encodedPage struct {
+	*encoded
+	next string // the next page's token, or "" on the last page
+	link string // its Link header
+}
+
+// pageAnswer writes a page, as listAnswer writes the list.
+type pageAnswer struct{ *encodedPage }
+
+func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
+	if r.link != "" {
+		w.Header().Set("Link", r.link)
 	}
-	return answer, nil
+	return r.write(w)
+}
+
+// pageCache keeps the pages found at one version of the orders, by query as sent: a page
+// asked for again costs what the list costs. A new version drops them all. It holds at most
+// maxCachedPages pages and maxCachedBytes of their bodies, and starts again empty when full,
+// so that queries made to miss cost memory no more than the pages a version can hold.
+type pageCache struct {
+	mu      sync.Mutex
+	version uint64
+	pages   map[string]*encodedPage
+	bytes   int
+}
+
+const (
+	maxCachedPages = 1024
+	maxCachedBytes = 16 << 20
+)
+
+func (c *pageCache) get(version uint64, query string) (*encodedPage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pg, ok := c.pages[query]
+	return pg, ok && c.version == version
+}
+
+func (c *pageCache) put(version uint64, query string, pg *encodedPage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pages == nil || version != c.version || len(c.pages) >= maxCachedPages || c.bytes+len(pg.body) > maxCachedBytes {
+		c.pages, c.version, c.bytes = map[string]*encodedPage{}, version, 0
+	}
+	c.pages[query] = pg
+	c.bytes += len(pg.body)
 }
 
 // filterOf is the filter the request's parameters name; validation has checked them.
@@ -87,36 +169,15 @@ func appendPage(b []byte, orders []order.Order, next string) []byte {
 	return append(b, '}', '\n')
 }
 
-// pageAnswer writes one page of a find. It implements the generated response interface, as
-// listAnswer does, so that the body is encoded once (its ETag is made from it) and sent
-// whole, with its Content-Length. The rate-limit headers are written by observe's hook.
-type pageAnswer struct {
-	body []byte
-	etag string
-	link string // the Link header, when there is a next page
-}
-
-func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
-	h := w.Header()
-	h["Content-Type"] = jsonContentType
-	h["Etag"] = []string{r.etag}
-	if r.link != "" {
-		h["Link"] = []string{r.link}
-	}
-	h["Content-Length"] = []string{strconv.Itoa(len(r.body))}
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(r.body)
-	return err
-}
-
 // findQueryParameters are the query parameters of the find that its Link repeats: all but
 // pageToken, which it replaces. Any other parameter is none of the contract's and is dropped,
 // which also bounds the Link's length.
 var findQueryParameters = []string{"status", "petId", "shipDateFrom", "shipDateBefore", "pageSize"}
 
-// nextLink is the Link header of the next page (RFC 8288): the request as sent, its
-// pageToken set to next.
-func nextLink(sent url.Values, next string) string {
+// nextLink is the Link header of the next page (RFC 8288): the request as sent (its raw
+// query, which validation has parsed as well), its pageToken set to next.
+func nextLink(query, next string) string {
+	sent, _ := url.ParseQuery(query)
 	q := url.Values{}
 	for _, name := range findQueryParameters {
 		if v, ok := sent[name]; ok {
@@ -127,24 +188,24 @@ func nextLink(sent url.Values, next string) string {
 	return "<" + BasePathV2 + "/store/orders?" + q.Encode() + `>; rel="next"`
 }
 
-// queryKey is the context key of the request's query, which withQuery puts there.
+// queryKey is the context key of the request's raw query, which withQuery puts there.
 type queryKey struct{}
 
 // withQuery gives the find's handler the query as sent, which the strict interface does not
-// pass on: the Link repeats it.
+// pass on: the Link repeats it, and the page cache is keyed by it.
 func withQuery(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandlerFunc {
 	if operationID != "FindOrders" {
 		return f
 	}
 	return func(c echo.Context, req any) (any, error) {
 		r := c.Request()
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), queryKey{}, c.QueryParams())))
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), queryKey{}, r.URL.RawQuery)))
 		return f(c, req)
 	}
 }
 
-// queryOf is the query withQuery put in ctx.
-func queryOf(ctx context.Context) url.Values {
-	q, _ := ctx.Value(queryKey{}).(url.Values)
+// queryOf is the raw query withQuery put in ctx.
+func queryOf(ctx context.Context) string {
+	q, _ := ctx.Value(queryKey{}).(string)
 	return q
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,6 +23,8 @@ import (
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/pagetoken"
+	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
@@ -607,5 +611,50 @@ func TestV1AndV2ShareOneQuota(t *testing.T) {
 	for _, path := range []string{"/v1/store/orders", "/v2/store/orders"} {
 		res, body := h.do(t, "GET", path, key...)
 		wantError(t, res, body, 429, gen.ErrorCodeRateLimitExceeded)
+	}
+}
+
+// TestCachedPageFollowsANewSecret: a page answered again at the same version of the orders
+// (from the page cache) names a next page the service still accepts after the deployment's
+// secret was made anew: the cache does not hand out a token of the old secret.
+func TestCachedPageFollowsANewSecret(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "orderd.db")
+	db, err := sqlitestore.Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, ordertest.Many(20), nil); err != nil {
+		t.Fatal(err)
+	}
+	store, codec := sqlitestore.NewOrders(db), pagetoken.FromStore(sqlitestore.NewSecrets(db))
+	h := &findHarness{harness: newHarness(t, func(c *api.Config) { c.Orders, c.Finder, c.PageTokens = store, store, codec })}
+	h.auth = []string{"Authorization", "Bearer " + h.addKey(t, "walker", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})}
+	first := h.find(t, "/v2/store/orders?pageSize=5")
+	if first.status != 200 || first.body.NextPageToken == nil {
+		t.Fatalf("first page: %d %s", first.status, first.raw)
+	}
+
+	shell, err := sql.Open("sqlite", path) // as a person with the sqlite3 shell would
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shell.Close()
+	if _, err := shell.ExecContext(ctx, "DELETE FROM settings WHERE name = 'page_token_secret'"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := pagetoken.FromStore(sqlitestore.NewSecrets(db)).Make(ctx, order.Filter{}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pagetokentest.AwaitNewSecret(t, codec, fresh, order.Filter{}, 5)
+
+	again := h.find(t, "/v2/store/orders?pageSize=5")
+	if again.status != 200 || again.body.NextPageToken == nil || *again.body.NextPageToken == *first.body.NextPageToken {
+		t.Fatalf("the first page again: %d, token %v (was %v): want a token of the new secret", again.status, again.body.NextPageToken, *first.body.NextPageToken)
+	}
+	if next := h.find(t, "/v2/store/orders?pageSize=5&pageToken="+*again.body.NextPageToken); next.status != 200 {
+		t.Fatalf("its next page: %d %s", next.status, next.raw)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/order"
 )
@@ -23,37 +24,22 @@ func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject
 	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, list.etag) {
 		return gen.ListOrders304Response{Headers: gen.ListOrders304ResponseHeaders{ETag: list.etag}}, nil
 	}
-	return listAnswer{list}, nil
+	return listAnswer{list.encoded}, nil
 }
 
-// listCache keeps the encodings of the list for one version of the orders, plain and gzip:
-// while they do not change, a list request costs a version check and a write of shared bytes,
-// however many orders and readers there are (the heap does not grow with readers × orders).
+// listCache keeps the list encoded for one version of the orders: while the orders do not
+// change, a list request costs a version check and a write of shared bytes, however many
+// orders and readers there are.
 type listCache struct {
 	orders order.Store
 	cur    atomic.Pointer[encodedList]
-	build  sync.Mutex // one encoding at a time, plain or gzip; the others wait for it
+	build  sync.Mutex // one encoding at a time; the others wait for it
 }
 
-// encodedList is the answer to a list request for one version, its header values made with
-// it: a list request allocates none of them.
+// encodedList is the list of one version of the orders.
 type encodedList struct {
 	version uint64
-	body    []byte
-	etag    string
-	// The header values, as the slices Header.Set would make: shared by every request of
-	// the version, so each has cap == len (an Add appends to a copy, never to them).
-	etagValue, contentLength []string
-	// The gzip encoding of body, made by the first request of the version that accepts
-	// gzip (listCache.gzipped), so that a version no such client asks for is never compressed.
-	gzip  atomic.Pointer[gzipList]
-	cache *listCache // the cache that made it, which makes its gzip encoding too
-}
-
-// gzipList is the list's body gzipped, with its own Content-Length.
-type gzipList struct {
-	body          []byte
-	contentLength []string
+	*encoded
 }
 
 func (c *listCache) get(ctx context.Context) (*encodedList, error) {
@@ -75,29 +61,56 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := appendOrders(make([]byte, 0, 128*len(orders)+2), orders)
-	etag := etagOf(body)
-	e := &encodedList{version: v, body: body, etag: etag,
-		etagValue: []string{etag}, contentLength: contentLength(len(body)), cache: c}
+	e := &encodedList{v, newEncoded(appendOrders(make([]byte, 0, 128*len(orders)+2), orders), listLevel)}
 	c.cur.Store(e)
 	return e, nil
 }
 
-// gzipped is e's body gzipped at listLevel (compress.go), made once for e.
-func (c *listCache) gzipped(e *encodedList) *gzipList {
-	if z := e.gzip.Load(); z != nil {
-		return z
+// encoded is an answer's body made once and sent many times (the list of a version, a page
+// of a version): plain, and gzipped at level by the first request that accepts gzip, so that
+// a body no such client asks for is never compressed.
+type encoded struct {
+	body  []byte
+	etag  string
+	level int
+	gzip  struct {
+		once sync.Once
+		body []byte
 	}
-	c.build.Lock()
-	defer c.build.Unlock()
-	if z := e.gzip.Load(); z != nil {
-		return z // made while this request waited
-	}
-	body := gzipBytes(e.body, listLevel)
-	z := &gzipList{body: body, contentLength: contentLength(len(body))}
-	e.gzip.Store(z)
-	return z
 }
+
+func newEncoded(body []byte, level int) *encoded {
+	return &encoded{body: body, etag: etagOf(body), level: level}
+}
+
+// gzipped is e's body gzipped, made once.
+func (e *encoded) gzipped() []byte {
+	e.gzip.once.Do(func() { e.gzip.body = gzipBytes(e.body, e.level) })
+	return e.gzip.body
+}
+
+// write sends e's body with its ETag and Content-Length: gzipped when the request accepts
+// gzip and the body is long enough (compress's writer then passes it through as it is).
+func (e *encoded) write(w http.ResponseWriter) error {
+	body, h := e.body, w.Header()
+	if len(body) >= minGzipLength && gzipAccepted(w) {
+		body = e.gzipped()
+		h.Set(echo.HeaderContentEncoding, "gzip")
+	}
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set("ETag", e.etag)
+	// Content-Length, as the body is whole: without it a body over net/http's 2 KB buffer is
+	// sent chunked, a write more per answer.
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body)
+	return err
+}
+
+// listAnswer writes the list; the generated 200 response would encode it on every request.
+type listAnswer struct{ *encoded }
+
+func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error { return r.write(w) }
 
 // appendOrders writes the list as encoding/json writes []gen.Order (the test holds it to
 // that, byte for byte), without reflection or an allocation per field.
@@ -137,39 +150,6 @@ func appendOrders(b []byte, orders []order.Order) []byte {
 	}
 	return append(b, ']', '\n')
 }
-
-// listAnswer writes a cached list: gzipped, with its own length, when the request accepts
-// gzip and the list is long enough (compress's writer then passes it through; a shorter one
-// it sends plain). It implements the generated response interface: the generated 200
-// response would encode the list again on every request. Its rate-limit headers, like every
-// answer's, are written by observe's hook when the status is. One pointer, so that it is
-// returned as the response interface without an allocation.
-type listAnswer struct{ *encodedList }
-
-func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
-	body, length := r.body, r.contentLength
-	h := w.Header()
-	if len(r.body) >= minGzipLength && gzipAccepted(w) {
-		z := r.cache.gzipped(r.encodedList)
-		body, length = z.body, z.contentLength
-		h["Content-Encoding"] = gzipEncoding
-	}
-	// Canonical names, as Header.Set would make them. Content-Length, because the body is
-	// whole: without it a list longer than net/http's 2 KB buffer is sent chunked, one more
-	// write per answer.
-	h["Content-Type"] = jsonContentType
-	h["Etag"] = r.etagValue
-	h["Content-Length"] = length
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(body)
-	return err
-}
-
-// contentLength is a Content-Length value of n, as a header map holds it (cap == len).
-func contentLength(n int) []string { return []string{strconv.Itoa(n)} }
-
-// jsonContentType is the Content-Type value of the list, shared like encodedList's values.
-var jsonContentType = []string{"application/json"}
 
 // etagOf is a weak tag of the encoded list: weak, because the same list is sent plain or
 // gzipped, and both are the same content.

@@ -96,3 +96,33 @@ func benchOrders(n int) []order.Order {
 	}
 	return out
 }
+
+// TestPageCacheIsBounded: the page cache holds one version's pages, at most maxCachedPages of
+// them and maxCachedBytes of bodies, and a new version drops the old one's.
+func TestPageCacheIsBounded(t *testing.T) {
+	var c pageCache
+	small := &encodedPage{encoded: newEncoded([]byte("{}"), pageLevel)}
+	for i := range maxCachedPages + 10 {
+		c.put(1, strconv.Itoa(i), small)
+		if len(c.pages) > maxCachedPages {
+			t.Fatalf("%d pages held", len(c.pages))
+		}
+	}
+	if _, ok := c.get(1, strconv.Itoa(maxCachedPages+9)); !ok {
+		t.Fatal("the page put last is not held")
+	}
+	big := &encodedPage{encoded: newEncoded(make([]byte, maxCachedBytes/3), pageLevel)}
+	for i := range 10 {
+		c.put(1, "big"+strconv.Itoa(i), big)
+		if c.bytes > maxCachedBytes {
+			t.Fatalf("%d bytes held", c.bytes)
+		}
+	}
+	c.put(2, "new", small)
+	if _, ok := c.get(1, "big9"); ok {
+		t.Fatal("a page of an older version is still answered")
+	}
+	if _, ok := c.get(2, "new"); !ok || len(c.pages) != 1 {
+		t.Fatalf("after a new version: %d pages held", len(c.pages))
+	}
+}

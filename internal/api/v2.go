@@ -19,6 +19,7 @@ type ServerV2 struct {
 	v1     *Server // the cancel, one rule for both versions
 	finder order.Finder
 	tokens *pagetoken.Codec
+	pages  pageCache
 }
 
 // GetOrder answers the order with the id, or 404 order_not_found.
