@@ -51,7 +51,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if ex == nil {
 				// No observe before this step (a handler built without it): the decision
 				// still holds, with no hook to write its headers.
-				ex = &exchange{Context: c, op: ct.operationAt(c)}
+				ex = &exchange{op: ct.operationAt(c)}
 			}
 			if ex.op != nil && ex.op.unlimited {
 				// Static and public (the served document): no key to look up, nothing to
@@ -172,43 +172,34 @@ func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 	return ratelimit.AddrCaller(c.Addr, ipv6Prefix), anonymousLimits
 }
 
-// tooManyRequests is the 429 of d. Its message is appended into one buffer: a flood is
-// answered this way, request after request.
+// tooManyRequests is the 429 of d.
 func tooManyRequests(d ratelimit.Decision) error {
-	var buf [160]byte
 	secs := int64(d.RetryAfter.Seconds())
-	code := gen.ErrorCodeRateLimitExceeded
-	b := buf[:0]
 	if d.Banned {
-		code = gen.ErrorCodeApiKeyBanned
-		b = append(b, "temporarily banned for sending requests before Retry-After had passed"...)
-	} else {
-		b = append(b, "rate limit of "...)
-		b = strconv.AppendInt(b, d.Binding.Limit, 10)
-		b = append(b, " requests per "...)
-		b = append(b, d.Binding.Name...)
-		b = append(b, " exceeded"...)
+		return &problem{http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned,
+			fmt.Sprintf("temporarily banned for sending requests before Retry-After had passed; retry after %d seconds", secs)}
 	}
-	b = append(b, "; retry after "...)
-	b = strconv.AppendInt(b, secs, 10)
-	b = append(b, " seconds"...)
-	return &problem{http.StatusTooManyRequests, code, string(b)}
+	return &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
+		fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
 }
 
 // rateLimitHeaders are the rate-limit header values of one request, made when admit decides.
-// Each is the one-element []string observe's hook puts in the header map as it is: a request
-// allocates the values once, not a slice per header (cap == len, so an Add copies).
 type rateLimitHeaders struct {
-	limit, remaining, reset [1]string
-	ietf, policy            [1]string
-	retryAfter              [1]string // the IETF t: seconds until the binding window ends
+	limit, remaining, reset, ietf, policy string
+	retryAfter                            string // the IETF t: seconds until the binding window ends
 }
 
-// setLimit makes the rate-limit headers of d the answer's, in the exchange's own storage
-// (one allocation fewer per request than a struct of their own).
+// setLimit makes the rate-limit headers of d the answer's.
 func (ex *exchange) setLimit(d ratelimit.Decision) {
-	ex.limitValues.format(d)
-	ex.limit = &ex.limitValues
+	w, secs := d.Binding, int64(d.RetryAfter.Seconds())
+	ex.limit = &rateLimitHeaders{
+		limit:      strconv.FormatInt(w.Limit, 10),
+		remaining:  strconv.FormatInt(w.Remaining, 10),
+		reset:      strconv.FormatInt(w.End.Unix(), 10),
+		ietf:       fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs),
+		policy:     policyItem(d.Minute) + ", " + policyItem(d.Day),
+		retryAfter: strconv.FormatInt(secs, 10),
+	}
 }
 
 // undecidedDecision is what the rate-limit headers say of a request for which no decision
@@ -223,48 +214,7 @@ func undecidedDecision(limits plan.Limits, now time.Time) ratelimit.Decision {
 	return ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 }
 
-// format writes every value of d's headers into one buffer and makes one string of it, of
-// which the values are parts: one allocation per request where a string per number and per
-// concatenation made eight.
-func (r *rateLimitHeaders) format(d ratelimit.Decision) {
-	w := d.Binding
-	secs := int64(d.RetryAfter.Seconds())
-	var buf [256]byte
-	b := strconv.AppendInt(buf[:0], w.Limit, 10)
-	endLimit := len(b)
-	b = strconv.AppendInt(b, w.Remaining, 10)
-	endRemaining := len(b)
-	b = strconv.AppendInt(b, w.End.Unix(), 10)
-	endReset := len(b)
-	b = append(b, '"')
-	b = append(b, w.Name...)
-	b = append(b, `";r=`...)
-	b = strconv.AppendInt(b, w.Remaining, 10)
-	b = append(b, ";t="...)
-	b = strconv.AppendInt(b, secs, 10)
-	endIETF := len(b)
-	b = appendPolicy(b, d.Minute)
-	b = append(b, ", "...)
-	b = appendPolicy(b, d.Day)
-	endPolicy := len(b)
-	b = strconv.AppendInt(b, secs, 10)
-	s := string(b)
-	*r = rateLimitHeaders{
-		limit:      [1]string{s[:endLimit]},
-		remaining:  [1]string{s[endLimit:endRemaining]},
-		reset:      [1]string{s[endRemaining:endReset]},
-		ietf:       [1]string{s[endReset:endIETF]},
-		policy:     [1]string{s[endIETF:endPolicy]},
-		retryAfter: [1]string{s[endPolicy:]},
-	}
-}
-
-// appendPolicy appends w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
-func appendPolicy(b []byte, w ratelimit.Window) []byte {
-	b = append(b, '"')
-	b = append(b, w.Name...)
-	b = append(b, `";q=`...)
-	b = strconv.AppendInt(b, w.Limit, 10)
-	b = append(b, ";w="...)
-	return strconv.AppendInt(b, w.Seconds(), 10)
+// policyItem is w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
+func policyItem(w ratelimit.Window) string {
+	return fmt.Sprintf(`"%s";q=%d;w=%d`, w.Name, w.Limit, w.Seconds())
 }

@@ -22,7 +22,7 @@ import (
 //   - a value folded onto a next line (obs-fold), joined with one space;
 //   - a Content-Length repeated with the same value, kept once;
 //   - a Content-Length sent beside Transfer-Encoding, removed (such a request's connection
-//     is closed after it: see closesConnection).
+//     is closed after it: see writeHeaders).
 //
 // Transfer-Encoding, which Go also takes out of the fields, is counted as the field it was.
 // So only those bytes can take a request past MaxHeaderBytes unrefused, and never past

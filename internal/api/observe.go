@@ -15,12 +15,11 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// observe is the outermost middleware: it gives every request an id, puts in the one hook
+// observe is the outermost middleware: it gives every request an id, registers the one hook
 // that writes the headers every answer of the route carries, renders the request's error
 // itself (so that the status is known here), then writes one access line and the metrics.
 // The line names the caller by key name and prefix, or address: never the key.
 func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders) echo.MiddlewareFunc {
-	access := log.Handler()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -29,16 +28,13 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 			if !validRequestID(id) {
 				id = newRequestID()
 			}
-			h := res.Header()
-			ex := &exchange{Context: c, requestID: [1]string{id}, sunset: &sunset, op: ct.operationAt(c)}
-			// Canonical names, as Header.Set would make them, and values made once (see
-			// writeHeaders).
-			h["X-Request-Id"] = ex.requestID[:] // for errorHandler's log line; the hook writes it again
-			h["X-Content-Type-Options"] = nosniff
-			ex.hook = headerHook{ResponseWriter: res.Writer, ex: ex}
-			res.Writer = &ex.hook
+			ex := &exchange{requestID: id, sunset: &sunset, op: ct.operationAt(c)}
+			c.Set(exchangeKey, ex)
+			res.Header().Set(echo.HeaderXRequestID, id) // for errorHandler's log line
+			res.Header().Set("X-Content-Type-Options", "nosniff")
+			res.Before(func() { ex.writeHeaders(res.Header(), res.Status, c.Path(), c.Request()) })
 
-			err := next(ex)
+			err := next(c)
 			if err != nil {
 				c.Error(err)
 			}
@@ -50,24 +46,12 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				obs.StoreError(op) // a client that hung up is not a store that failed
 			}
 			req := c.Request()
-			if !access.Enabled(req.Context(), slog.LevelInfo) {
+			if !log.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
-			// The record goes to the handler as Logger.LogAttrs would give it, but without the
-			// caller's program counter, which LogAttrs walks the stack for on every line: the
-			// access line names its route, not a line of this file (a handler that adds the
-			// source omits it for a record without one).
-			// Room for every field, so that naming the caller does not grow the slice onto
-			// the heap; the record takes them in one call, so that it grows its own once.
-			var fields [8]slog.Attr
-			attrs := append(fields[:0],
-				slog.String("request_id", id),
-				slog.String("method", req.Method),
-				slog.String("route", routeOf(c)),
-				slog.Int("status", res.Status),
-				slog.Float64("duration_ms", float64(took.Microseconds())/1000),
-				slog.Int64("bytes", res.Size),
-			)
+			attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", req.Method),
+				slog.String("route", routeOf(c)), slog.Int("status", res.Status),
+				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size)}
 			if caller := auth.CallerFrom(req.Context()); caller != nil {
 				if caller.Key != nil {
 					attrs = append(attrs, slog.String("key_name", caller.Key.Name), slog.String("key_prefix", caller.Key.Prefix))
@@ -75,89 +59,32 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 					attrs = append(attrs, slog.String("client", caller.Addr))
 				}
 			}
-			r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-			r.AddAttrs(attrs...)
-			// A handler's error is dropped, as Logger.LogAttrs drops it: the line is lost, the
-			// request is not.
-			_ = access.Handle(req.Context(), r)
+			log.LogAttrs(req.Context(), slog.LevelInfo, "request", attrs...)
 			return nil
 		}
 	}
 }
 
+// exchangeKey is the echo context key of the request's exchange.
+const exchangeKey = "orderd.exchange"
+
 // exchange is what the steps of the chain learn about one request that its answer's headers
-// depend on. observe makes it; admit fills in its decision. It is also the request's echo
-// context, as echo's docs extend one: observe passes it on in place of the context it got,
-// so the steps after it find it without a lookup (and without echo allocating a map per
-// request for c.Set); exchangeOf finds it too behind a step that replaced the context.
+// depend on. observe makes it; admit fills in its decision and the caller.
 type exchange struct {
-	echo.Context
-	requestID   [1]string         // the X-Request-Id value, as the header map holds it
-	op          *operation        // the contract's operation of the route and method, or nil
-	limit       *rateLimitHeaders // admit's decision: &limitValues, or nil outside the versions' bases
-	limitValues rateLimitHeaders
-	sunset      *sunsetHeaders
-	hook        headerHook // the writer under every other step's (see headerHook)
-	// The caller of a request under a version's base, its key and its Trip, which admit
-	// makes: kept here, with the request's other state, rather than allocated on their own.
+	requestID string
+	op        *operation        // the contract's operation of the route and method, or nil
+	limit     *rateLimitHeaders // admit's decision, or nil outside the versions' bases
+	sunset    *sunsetHeaders
+	// The caller of a request under a version's base, its key and its round trip (store.Trip).
 	caller auth.Caller
 	key    auth.Key
-	trip   store.Trip // the request's round trip, for admit (as store.Begin makes it)
+	trip   store.Trip
 }
 
-// headerHook is the response writer that observe puts under every other step's writer: when
-// the status is written (by echo's Response, by compress's writer once it knows whether it
-// compresses, or implicitly by a first Write), it writes the exchange's headers (writeHeaders),
-// then passes the status on. It does as a writer what a Response.Before hook would, without
-// a closure and a slice of hooks to allocate per request.
-type headerHook struct {
-	http.ResponseWriter
-	ex    *exchange
-	wrote bool
-}
-
-// WriteHeader writes the exchange's headers, then the status.
-func (w *headerHook) WriteHeader(status int) {
-	if !w.wrote {
-		w.wrote = true
-		w.ex.writeHeaders(w.Header(), status, w.ex.Path())
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-// Write writes b, after the headers of a 200 when no status was written.
-func (w *headerHook) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap is the writer under it, for http.ResponseController (flushing, deadlines).
-func (w *headerHook) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// exchangeOf is the request's exchange, which observe made, or nil when observe did not run.
-// observe passes it on as the context, so the steps after it find it with a type assertion.
-// A step between them that replaced the context (as echo's docs extend one, wrapping it)
-// would hide it: it is then found under the response's writers, where observe put its
-// header hook, since every writer on top says what it wraps (Unwrap, which
-// http.ResponseController relies on too). So no step's context can fail a request here.
+// exchangeOf is the request's exchange, or nil when observe did not run.
 func exchangeOf(c echo.Context) *exchange {
-	if ex, ok := c.(*exchange); ok {
-		return ex
-	}
-	w := c.Response().Writer
-	for w != nil {
-		if hook, ok := w.(*headerHook); ok {
-			return hook.ex
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			break
-		}
-		w = u.Unwrap()
-	}
-	return nil
+	ex, _ := c.Get(exchangeKey).(*exchange)
+	return ex
 }
 
 // writeHeaders writes the headers that every answer of a route carries, whoever wrote the
@@ -171,46 +98,37 @@ func exchangeOf(c echo.Context) *exchange {
 //   - a 429: Retry-After until the binding window (or the ban) ends; a 503:
 //     retryAfterUnavailable;
 //   - an error: Cache-Control: no-store, for an error is about this request only;
-//   - a request with a chunked body: Connection: close (closesConnection says why).
-func (ex *exchange) writeHeaders(h http.Header, status int, route string) {
-	// The names are written canonical, as Header.Set would make them, without canonicalizing
-	// (and allocating) each one again on every request; the values are one-element slices
-	// made once, per request or per process, never a new []string per header. Each has
-	// cap == len, so a Header.Add after this appends to a copy, never to a shared array.
-	h["X-Request-Id"] = ex.requestID[:]
+//   - a request with a chunked body: Connection: close. RFC 9112 §6.1: a server that receives
+//     both Transfer-Encoding and Content-Length must close the connection after answering
+//     (request smuggling), and Go's server removes the Content-Length before a handler can
+//     tell; no operation takes a body, so closing costs a client nothing it needed.
+func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *http.Request) {
+	h.Set(echo.HeaderXRequestID, ex.requestID)
 	if l := ex.limit; l != nil {
-		h["X-Ratelimit-Limit"] = l.limit[:]
-		h["X-Ratelimit-Remaining"] = l.remaining[:]
-		h["X-Ratelimit-Reset"] = l.reset[:]
-		h["Ratelimit"] = l.ietf[:]
-		h["Ratelimit-Policy"] = l.policy[:]
+		h.Set("X-RateLimit-Limit", l.limit)
+		h.Set("X-RateLimit-Remaining", l.remaining)
+		h.Set("X-RateLimit-Reset", l.reset)
+		h.Set("RateLimit", l.ietf)
+		h.Set("RateLimit-Policy", l.policy)
 	}
 	if route == petRoute {
-		h["Deprecation"] = ex.sunset.deprecation[:]
-		h["Sunset"] = ex.sunset.sunset[:]
-		h["Link"] = ex.sunset.link[:]
+		h.Set("Deprecation", ex.sunset.deprecation)
+		h.Set("Sunset", ex.sunset.sunset)
+		h.Set("Link", ex.sunset.link)
 	}
 	switch {
 	case status == http.StatusTooManyRequests && ex.limit != nil:
-		h["Retry-After"] = ex.limit.retryAfter[:]
+		h.Set("Retry-After", ex.limit.retryAfter)
 	case status == http.StatusServiceUnavailable:
-		h["Retry-After"] = retryAfterUnavailableValue
+		h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 	}
 	if status >= 400 {
-		h["Cache-Control"] = noStore
+		h.Set("Cache-Control", "no-store")
 	}
-	if closesConnection(ex.Request()) {
-		h["Connection"] = connectionClose
+	if len(r.TransferEncoding) > 0 {
+		h.Set(echo.HeaderConnection, "close")
 	}
 }
-
-// Header values that never change, shared by every answer (each cap == len: see writeHeaders).
-var (
-	nosniff                    = []string{"nosniff"}
-	noStore                    = []string{"no-store"}
-	connectionClose            = []string{"close"}
-	retryAfterUnavailableValue = []string{strconv.Itoa(retryAfterUnavailable)}
-)
 
 // validRequestID accepts ids a client may choose: short, and only characters that cannot
 // forge a log line or a header.

@@ -15,19 +15,18 @@ type Sunset struct {
 	headers sunsetHeaders
 }
 
-// sunsetHeaders are the header values every answer of the operation carries, made once;
-// observe's header hook writes them, as the header map holds them.
+// sunsetHeaders are the header values every answer of the operation carries, made once.
 type sunsetHeaders struct {
-	deprecation [1]string // RFC 9745
-	sunset      [1]string // RFC 8594
-	link        [1]string
+	deprecation string // RFC 9745
+	sunset      string // RFC 8594
+	link        string
 }
 
 func (s *Sunset) prepare() {
 	s.headers = sunsetHeaders{
-		deprecation: [1]string{"@" + strconv.FormatInt(s.DeprecatedAt.Unix(), 10)},
-		sunset:      [1]string{s.SunsetAt.UTC().Format(http.TimeFormat)},
-		link:        [1]string{"<" + s.Link + `>; rel="sunset"`},
+		deprecation: "@" + strconv.FormatInt(s.DeprecatedAt.Unix(), 10),
+		sunset:      s.SunsetAt.UTC().Format(http.TimeFormat),
+		link:        "<" + s.Link + `>; rel="sunset"`,
 	}
 }
 
