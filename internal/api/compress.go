@@ -3,7 +3,10 @@ package api
 import (
 	"bytes"
 	"io"
+	"math"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -11,26 +14,10 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// This file is the one place that decides compression: which requests accept gzip
-// (acceptsGzip), which answers are compressed as they are written (compress, gzipWriter),
-// and the levels. The list is compressed once per version of the orders instead (list.go's
-// listCache.gzipped), and written as it is through the same writer.
-//
-// klauspost/compress's gzip, not compress/gzip: at level 1 it is 1.5 to 2 times as fast as
-// compress/gzip's BestSpeed, and smaller. BenchmarkGzip (go1.26, 2 cores, a shared machine,
-// medians of 3; the orders as appendOrders writes them; % is the compressed size):
-//
-//	                          compress/gzip                  klauspost/compress/gzip
-//	                          BestSpeed      Default (echo)  1 (pageLevel)  3 (listLevel)  5
-//	page of 100, pooled writer  57 µs 16.3%   167 µs 12.5%    30 µs 14.2%
-//	list of 10,000             5.5 ms 12.4%    17 ms  8.8%   3.8 ms 11.9%   4.9 ms 10.5%   7.3 ms 9.5%
-//	list of 1,000,000          502 ms 12.2%   1.3 s   8.5%   270 ms 11.5%   349 ms 10.3%   459 ms 9.3%
-//
-// A page is compressed on every request: speed decides, level 1. The list is compressed once
-// per version and then sent to every gzip reader, so size counts, but each change of the
-// orders costs it again and the first gzip readers after one wait for it: level 3, a tenth
-// smaller than level 1 for a third more time (at a million orders, 80 ms more, after the
-// plain encoding's 171 ms); level 5 saves another tenth for another third.
+// compress.go decides compression: which requests accept gzip, which answers are gzipped as
+// they are written, and the levels (klauspost/compress: faster and smaller than compress/gzip;
+// the figures are in bench/notes.md). A page is gzipped per request, so speed decides; the
+// list once per version (list.go), so size counts more.
 const (
 	pageLevel = gzip.BestSpeed
 	listLevel = 3
@@ -69,37 +56,24 @@ func acceptsGzip(h http.Header) bool {
 }
 
 // qvalue is the weight of an element's parameters in thousandths: 1000 without a q, -1 when
-// q is no qvalue ("0", "0.5", "1.000"; RFC 9110, 12.4.2).
+// q is no qvalue (RFC 9110, 12.4.2).
 func qvalue(params string) int {
 	for p := range strings.SplitSeq(params, ";") {
 		name, v, _ := strings.Cut(p, "=")
 		if !strings.EqualFold(strings.TrimSpace(name), "q") {
 			continue
 		}
-		whole, frac, _ := strings.Cut(strings.TrimSpace(v), ".")
-		if (whole != "0" && whole != "1") || len(frac) > 3 {
+		v = strings.TrimSpace(v)
+		if !qvalueSyntax.MatchString(v) {
 			return -1
 		}
-		n := 0
-		for i := range 3 {
-			n *= 10
-			if i < len(frac) {
-				if frac[i] < '0' || frac[i] > '9' {
-					return -1
-				}
-				n += int(frac[i] - '0')
-			}
-		}
-		switch {
-		case whole == "0":
-			return n
-		case n == 0:
-			return 1000
-		}
-		return -1 // above 1
+		q, _ := strconv.ParseFloat(v, 64)
+		return int(math.Round(q * 1000))
 	}
 	return 1000
 }
+
+var qvalueSyntax = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
 
 // compress answers a request that accepts gzip through a gzipWriter, and tells every answer
 // but /metrics' (which compresses itself) that it varies with Accept-Encoding.
@@ -109,28 +83,19 @@ func compress(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		res := c.Response()
-		h := res.Header()
-		if _, ok := h[echo.HeaderVary]; ok {
-			h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
-		} else {
-			h[echo.HeaderVary] = varyAcceptEncoding
-		}
+		res.Header().Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
 		if !acceptsGzip(c.Request().Header) {
 			return next(c)
 		}
 		w := &gzipWriter{ResponseWriter: res.Writer}
 		res.Writer = w
-		// The writer under it is put back whatever happens: an error answer is written
-		// after this returns, by observe, plain (the error bodies are short).
+		// Put back whatever happens: observe writes an error answer after this returns, plain.
 		defer func() { res.Writer = w.ResponseWriter }()
 		err := next(c)
 		w.finish()
 		return err
 	}
 }
-
-// varyAcceptEncoding is the Vary of every answer but /metrics' (cap == len: see writeHeaders).
-var varyAcceptEncoding = []string{echo.HeaderAcceptEncoding}
 
 // gzipWriter compresses a body of at least minGzipLength bytes, at pageLevel, as it is
 // written; a shorter one, or none (a 304, a HEAD's), is sent as it is. An answer that sets its
@@ -186,10 +151,10 @@ func (w *gzipWriter) startGzip(b []byte) {
 		if len(w.pending) > 0 {
 			sniff = w.pending
 		}
-		h[echo.HeaderContentType] = []string{http.DetectContentType(sniff)}
+		h.Set(echo.HeaderContentType, http.DetectContentType(sniff))
 	}
-	delete(h, echo.HeaderContentLength) // the plain length
-	h[echo.HeaderContentEncoding] = gzipEncoding
+	h.Del(echo.HeaderContentLength) // the plain length
+	h.Set(echo.HeaderContentEncoding, "gzip")
 	w.ResponseWriter.WriteHeader(w.status)
 	w.z = pageWriters.Get().(*gzip.Writer)
 	w.z.Reset(w.ResponseWriter)
@@ -262,6 +227,3 @@ func gzipBytes(b []byte, level int) []byte {
 	z.Close()
 	return out.Bytes()
 }
-
-// gzipEncoding is the Content-Encoding value of a gzipped body (cap == len: see writeHeaders).
-var gzipEncoding = []string{"gzip"}

@@ -24,42 +24,35 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-// BasePath is where the operations of openapi.yaml (version 1) are served.
-const BasePath = "/v1"
+// The bases of the versions' operations: openapi.yaml's, openapi-v2.yaml's.
+const (
+	BasePath   = "/v1"
+	BasePathV2 = "/v2"
+)
 
-// BasePathV2 is where the operations of openapi-v2.yaml (version 2) are served.
-const BasePathV2 = "/v2"
-
-// petRoute is the echo route of the deprecated operation, whose every answer is marked.
+// petRoute is the route of the deprecated operation, whose every answer is marked.
 const petRoute = BasePath + "/pets/:petId"
 
 // Config is what the HTTP layer needs. Only interfaces: the stores may be in memory or remote.
 type Config struct {
 	Orders order.Store
-	// Finder finds the orders of Orders by filter, a page at a time (version 2).
-	Finder order.Finder
-	// PageTokens makes and reads version 2's page tokens; every instance of a deployment
-	// must share its secret.
+	Finder order.Finder // the orders of Orders by filter, a page at a time (version 2)
+	// PageTokens makes and reads version 2's page tokens; a deployment shares its secret.
 	PageTokens *pagetoken.Codec
 	Pets       order.PetStore
 	Keys       auth.KeyStore
 	Limiter    ratelimit.Limiter
 	Sunset     Sunset
 	// TrustedProxies are the peers whose X-Forwarded-For names the client. None by default:
-	// the header is anyone's to write, and the client address is what unauthenticated
-	// callers are limited by.
+	// anyone may write the header, and callers without a key are limited by address.
 	TrustedProxies []*net.IPNet
-	// IPv6Prefix is the prefix length by which callers without a key on IPv6 are counted
-	// together (ratelimit.DefaultIPv6Prefix when zero).
+	// IPv6Prefix groups callers without a key on IPv6 (ratelimit.DefaultIPv6Prefix when 0).
 	IPv6Prefix int
-	// Ready reports whether the stores answer, for /readyz; nil means always ready.
-	Ready func(context.Context) error
-	// Observer is told of requests, decisions and outcomes (metrics); none by default.
-	Observer Observer
-	// Metrics, when set, is served at /metrics on this handler.
-	Metrics http.Handler
-	Logger  *slog.Logger
-	Now     func() time.Time // for tests; time.Now by default
+	Ready      func(context.Context) error // whether the stores answer (/readyz); nil: always
+	Observer   Observer                    // told of requests, decisions and outcomes; none by default
+	Metrics    http.Handler                // served at /metrics when set
+	Logger     *slog.Logger
+	Now        func() time.Time // for tests; time.Now by default
 }
 
 // New returns the service's HTTP handler: the routes, then the middleware in the order it runs.
@@ -98,26 +91,23 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
-	// Routes; every GET route answers HEAD too (routes). Outside the versions' bases:
-	// health, metrics and docs, neither limited nor authenticated.
+	// Outside the versions' bases, neither limited nor authenticated: health, docs (the
+	// newest document first), metrics.
 	routes := routes{e}
 	health(routes, cfg.Ready)
-	// /docs offers both documents, the newest first.
 	docs.Register(routes,
 		docs.Document{Name: "v2", URL: BasePathV2 + "/openapi.yaml"},
 		docs.Document{Name: "v1", URL: BasePath + "/openapi.yaml"})
 	if cfg.Metrics != nil {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
-	// The operations of openapi.yaml, each behind its validator (contract.go), then the
-	// handler (server.go, list.go).
+	// Each version's operations, each behind its validator (contract.go).
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,
 		OperationMiddlewares: ct.validatorsOf(BasePath),
 	})
-	// The operations of openapi-v2.yaml, the same way (v2.go, find.go); the find's handler
-	// learns the query as sent, for its Link.
+	// The find learns the query as sent (withQuery), for its Link and page cache.
 	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens}
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}), genv2.RegisterHandlersOptions{
 		BaseURL:              BasePathV2,
@@ -126,27 +116,23 @@ func New(cfg Config) (*echo.Echo, error) {
 
 	// Middleware, in the order it runs (outermost first).
 	e.Use(
-		// Request id; the one hook that writes the headers every answer of a route carries;
-		// errors rendered (errors.go); access line and metrics.
+		// Request id; the header hook; errors rendered (errors.go); access line, metrics.
 		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers),
-		// Vary: Accept-Encoding; gzip for clients that accept it (compress.go).
+		// Vary: Accept-Encoding; gzip for clients that accept it.
 		compress,
-		// A panic becomes a 500 rendered like any other error, its stack logged.
+		// A panic is a 500 like any other error, its stack logged.
 		recoverPanics(cfg.Logger),
-		// Under a version's base: key → caller → rate-limit decision → 401 unless the
-		// operation is public.
+		// Under a version's base: key → caller → rate-limit decision → 401 unless public.
 		admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
-		// Request line and header fields past MaxHeaderBytes: 431 (headerlimit.go).
+		// Request line and header fields past MaxHeaderBytes: 431.
 		limitHeaders,
-		// A path that matches no template: 404; a known path with another method: 405 with
-		// an Allow that lists what works.
+		// A path no template matches: 404; a known path, another method: 405 with its Allow.
 		unmatched,
 	)
 	return e, nil
 }
 
-// routes registers every GET route for HEAD too, with the same handler and middleware: HEAD
-// is answered as GET would be (same status, headers, limits and authentication), and Go's
+// routes registers every GET route for HEAD too: HEAD is answered as GET would be, and Go's
 // server drops the body, keeping the Content-Length of a whole one (RFC 9110 §9.3.2).
 type routes struct{ *echo.Echo }
 
@@ -168,10 +154,9 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	})
 }
 
-// unmatched answers 404 a request whose path matches no path template of the service, and
-// 405 a path that matches one with a method it does not serve, as the contract says, where
-// echo would answer OPTIONS itself with a bare 204; Allow lists only the methods that work
-// (echo's list starts with OPTIONS, which the service does not serve).
+// unmatched answers 404 a path that matches no template, and 405 a known path with a method
+// it does not serve, OPTIONS included (echo would answer it a bare 204); Allow lists only the
+// methods that work, not echo's OPTIONS.
 func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !matchesTemplate(c) {
@@ -186,34 +171,25 @@ func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// matchesTemplate reports whether the path matches the route echo chose by the document's
-// rules: a template parameter ({orderId}) is one whole, non-empty path segment. echo's last
-// parameter takes the rest of the path, slashes and all (/store/orders/1/items gives
-// "1/items", /store/orders//1 gives "/1"), a trailing slash gives an empty one, and when the
-// method is not served echo keeps the route but no parameters; so the path is matched
-// against the route's template here, segment by segment (escaped: %2F is no separator). A
-// wildcard route (/docs/assets/*) takes the rest of the path by design.
+// matchesTemplate reports whether the path matches its route as the document reads a
+// template: each parameter one whole, non-empty segment (escaped: %2F is no separator).
+// echo's last parameter takes the rest of the path, slashes and all, and keeps none when the
+// method is not served. A wildcard route (/docs/assets/*) takes the rest by design.
 func matchesTemplate(c echo.Context) bool {
 	route := c.Path()
 	if route == "" || strings.HasSuffix(route, "*") {
 		return true
 	}
-	// The segments of both, side by side, without splitting them into slices on every request.
-	path := c.Request().URL.EscapedPath()
-	for {
-		want, routeRest, routeMore := strings.Cut(route, "/")
-		got, pathRest, pathMore := strings.Cut(path, "/")
-		if strings.HasPrefix(want, ":") && got == "" {
-			return false
-		}
-		if routeMore != pathMore { // not as many segments
-			return false
-		}
-		if !routeMore {
-			return true
-		}
-		route, path = routeRest, pathRest
+	want, got := strings.Split(route, "/"), strings.Split(c.Request().URL.EscapedPath(), "/")
+	if len(want) != len(got) {
+		return false
 	}
+	for i, w := range want {
+		if strings.HasPrefix(w, ":") && got[i] == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // clientAddress is the peer's address, or, when the peer is a trusted proxy, the address

@@ -27,9 +27,8 @@ func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject
 	return listAnswer{list.encoded}, nil
 }
 
-// listCache keeps the list encoded for one version of the orders: while the orders do not
-// change, a list request costs a version check and a write of shared bytes, however many
-// orders and readers there are.
+// listCache keeps the list encoded for one version of the orders: while they do not change,
+// a list request costs a version check and a write of shared bytes.
 type listCache struct {
 	orders order.Store
 	cur    atomic.Pointer[encodedList]
@@ -66,9 +65,8 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	return e, nil
 }
 
-// encoded is an answer's body made once and sent many times (the list of a version, a page
-// of a version): plain, and gzipped at level by the first request that accepts gzip, so that
-// a body no such client asks for is never compressed.
+// encoded is a body made once and sent many times (the list or a page of a version): plain,
+// and gzipped at level by the first request that accepts gzip.
 type encoded struct {
 	body  []byte
 	etag  string
@@ -99,8 +97,7 @@ func (e *encoded) write(w http.ResponseWriter) error {
 	}
 	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	h.Set("ETag", e.etag)
-	// Content-Length, as the body is whole: without it a body over net/http's 2 KB buffer is
-	// sent chunked, a write more per answer.
+	// The body is whole: without a length, one over net/http's 2 KB buffer is sent chunked.
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(body)
@@ -113,20 +110,9 @@ type listAnswer struct{ *encoded }
 func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error { return r.write(w) }
 
 // appendOrders writes the list as encoding/json writes []gen.Order (the test holds it to
-// that, byte for byte), without reflection or an allocation per field.
-//
-// Why not encoding/json of the generated type: the encoding is made once per version, but
-// while it is made every list reader waits, and its garbage is the service's peak heap.
-// BenchmarkEncodeList (go1.26, 2 cores; median of 3, -benchmem):
-//
-//	orders      appendOrders                      json.Marshal([]gen.Order)
-//	10,000        1.9 ms    1.3 MB       1 alloc     12.6 ms    2.9 MB     30k allocs
-//	100,000      16 ms     13 MB         1 alloc    113 ms     34 MB      300k allocs
-//	1,000,000   171 ms    128 MB         1 alloc   1279 ms    263-531 MB    3M allocs
-//
-// At a million orders encoding/json would add a second to the first list request after
-// every cancel (docs/benchmarks.md measures 0.49 s to its first byte) and two to four times
-// the memory while it runs: it matters, so the hand-written encoder stays.
+// that, byte for byte), without reflection: list readers wait while it runs, and at a million
+// orders encoding/json takes seven times as long and two to four times the memory
+// (bench/notes.md).
 func appendOrders(b []byte, orders []order.Order) []byte {
 	b = append(b, '[')
 	for i := range orders {

@@ -15,10 +15,10 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// observe is the outermost middleware: it gives every request an id, registers the one hook
-// that writes the headers every answer of the route carries, renders the request's error
-// itself (so that the status is known here), then writes one access line and the metrics.
-// The line names the caller by key name and prefix, or address: never the key.
+// observe is the outermost middleware: it gives every request an id, registers the hook that
+// writes the headers every answer of the route carries, renders the request's error itself
+// (so that the status is known here), then writes one access line and the metrics. The line
+// names the caller by key name and prefix, or address: never the key.
 func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -68,14 +68,14 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 // exchangeKey is the echo context key of the request's exchange.
 const exchangeKey = "orderd.exchange"
 
-// exchange is what the steps of the chain learn about one request that its answer's headers
-// depend on. observe makes it; admit fills in its decision and the caller.
+// exchange is what the chain learns of one request that its answer's headers depend on.
+// observe makes it; admit fills in its decision and the caller.
 type exchange struct {
 	requestID string
 	op        *operation        // the contract's operation of the route and method, or nil
 	limit     *rateLimitHeaders // admit's decision, or nil outside the versions' bases
 	sunset    *sunsetHeaders
-	// The caller of a request under a version's base, its key and its round trip (store.Trip).
+	// Under a version's base: the caller, its key and its round trip (store.Trip).
 	caller auth.Caller
 	key    auth.Key
 	trip   store.Trip
@@ -87,21 +87,18 @@ func exchangeOf(c echo.Context) *exchange {
 	return ex
 }
 
-// writeHeaders writes the headers that every answer of a route carries, whoever wrote the
-// answer: a handler, the router or errorHandler. It runs when the status is written, after
-// the generated responses have set their declared headers (the handlers leave those zero),
-// so the values here are the ones sent. This is the one rule of which route carries which:
+// writeHeaders writes the headers every answer of a route carries, whoever wrote it (a
+// handler, the router or errorHandler). It runs when the status is written, after a generated
+// response has set its declared headers (the handlers leave them zero), so these are sent:
 //
-//   - every answer: X-Request-Id (a generated response sets its declared one, empty);
+//   - every answer: X-Request-Id;
 //   - under a version's base: the rate-limit headers of admit's decision;
 //   - the deprecated operation: Deprecation, Sunset and Link, errors included;
-//   - a 429: Retry-After until the binding window (or the ban) ends; a 503:
-//     retryAfterUnavailable;
-//   - an error: Cache-Control: no-store, for an error is about this request only;
-//   - a request with a chunked body: Connection: close. RFC 9112 §6.1: a server that receives
-//     both Transfer-Encoding and Content-Length must close the connection after answering
-//     (request smuggling), and Go's server removes the Content-Length before a handler can
-//     tell; no operation takes a body, so closing costs a client nothing it needed.
+//   - a 429: Retry-After until the binding window (or the ban) ends; a 503: retryAfterUnavailable;
+//   - an error: Cache-Control: no-store, for it is about this request only;
+//   - a request with a chunked body: Connection: close. It may also have carried a
+//     Content-Length, which Go's server removes before a handler can tell (request
+//     smuggling): RFC 9112 §6.1 requires the close, and no operation takes a body.
 func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *http.Request) {
 	h.Set(echo.HeaderXRequestID, ex.requestID)
 	if l := ex.limit; l != nil {
@@ -145,7 +142,7 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// Request ids are a random prefix per process and a counter: unique, and cheap to make.
+// Request ids are a random prefix per process and a counter: unique, and cheap.
 var (
 	requestIDPrefix = func() string {
 		var b [6]byte
@@ -165,3 +162,22 @@ func routeOf(c echo.Context) string {
 	}
 	return "unmatched"
 }
+
+// Observer is told what the service does, for metrics; internal/metrics implements it.
+type Observer interface {
+	// Request is one answered request: its operation (labelOf), status and duration.
+	Request(operation string, status int, took time.Duration)
+	// RateLimit is one decision: admitted, limited, banned or unavailable.
+	RateLimit(outcome string)
+	// Cancel is one cancel's outcome: cancelled, already_cancelled, shipped, not_found or error.
+	Cancel(outcome string)
+	// StoreError is a store that could not be reached during an operation.
+	StoreError(operation string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Request(string, int, time.Duration) {}
+func (noObserver) RateLimit(string)                   {}
+func (noObserver) Cancel(string)                      {}
+func (noObserver) StoreError(string)                  {}

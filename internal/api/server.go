@@ -89,3 +89,8 @@ func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject
 
 // orderError is a refusal about one order, as its answer's message says it: "order 10: …".
 func orderError(id int64, err error) error { return fmt.Errorf("order %d: %w", id, err) }
+
+// toAPIPet converts a domain pet to the generated type; the schema requires every field.
+func toAPIPet(p order.Pet) gen.Pet {
+	return gen.Pet{Id: p.ID, Name: p.Name, Status: gen.PetStatus(p.Status)}
+}
