@@ -21,8 +21,7 @@ import (
 // the guessing of keys.
 var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 
-// admit decides whether a request under the base of a version (/v1, /v2) may reach its route,
-// in one step, in this order of work:
+// admit decides whether a request under a version's base may reach its route, in this order:
 //
 //  1. the bearer token, and the key it names (one lookup);
 //  2. the caller: the key when it is valid, or else the client address;
@@ -30,16 +29,10 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 //     guessing keys is limited like any other traffic;
 //  4. 401 unless the key is valid or the operation is public.
 //
-// It runs after echo has routed the request but before its parameters are validated: an
-// unknown route or method under a version's base is limited and authenticated like the rest.
-// The caller is the same whatever the version, so a key has one quota for /v1 and /v2 alike.
-// Requests outside the bases (health, metrics, docs) pass untouched, and so do those of an
-// operation that declares no rate-limit headers (the served document: see
-// contract.unlimited). The decision's headers go to observe's header hook through ex.
-//
-// A request whose own context ended (its client hung up) while the key store or the limiter
-// worked ends with the context's error: it is no decision, so no outcome is counted, and it
-// says nothing about the stores (see requestEnded).
+// It runs after routing but before validation, so an unknown route or method is limited and
+// authenticated too. A key has one quota for every version. Requests outside the bases pass
+// untouched, and so do those of an unlimited operation (the served documents). A request
+// whose client hung up meanwhile is no decision: nothing is counted (requestEnded).
 func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -48,21 +41,17 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 				return next(c)
 			}
 			ex := exchangeOf(c)
-			if ex == nil {
-				// No observe before this step (a handler built without it): the decision
-				// still holds, with no hook to write its headers.
+			if ex == nil { // no observe before: the decision holds, without its headers
 				ex = &exchange{op: ct.operationAt(c)}
 			}
 			if ex.op != nil && ex.op.unlimited {
-				// Static and public (the served document): no key to look up, nothing to
-				// count; the access line names the client by address.
+				// No key to look up, nothing to count; the access line names the address.
 				ex.caller.Addr = c.RealIP()
 				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &ex.caller)))
 				return next(c)
 			}
-			// The key lookup may answer from what the key store keeps, provisionally: the
-			// limiter's round trip carries what confirms it (store.Trip).
-			// store.Begin's Trip, in the exchange's storage rather than one of its own.
+			// The lookup may answer provisionally from what the key store keeps; the
+			// limiter's round trip carries what confirms it (store.Trip, as store.Begin makes).
 			ex.trip = store.Trip{Context: req.Context()}
 			ctx := context.Context(&ex.trip)
 			caller := &ex.caller
@@ -71,17 +60,15 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
 			id, limits := rateLimitKey(caller, ipv6Prefix)
 			if noDecision(ctx, keyErr) {
-				// Who calls cannot be known; limiting the request by address would tell the
-				// client of a valid key to wait out a minute for a store that may be back in
-				// a second. So the limiter is not asked.
+				// Who calls is unknown: limiting by address would tell a valid key's client to
+				// wait a minute for a store that may be back in a second.
 				return undecided(ctx, ex, limits, now(), obs, keyErr)
 			}
 			d, err := limiter.Allow(ctx, id, limits)
 			if err == nil && caller.Key != nil {
 				if cerr := store.Confirm(ctx); cerr != nil {
-					// The key changed since the answer the lookup gave: the request is one
-					// without a valid key, limited by address like any other (or answered
-					// 503 like a lookup that cannot reach the key store).
+					// The key changed since the lookup: the request has no valid key (or
+					// answers 503, as a lookup that cannot reach the key store does).
 					caller.Key, keyErr = nil, lookupError(ctx, cerr)
 					id, limits = rateLimitKey(caller, ipv6Prefix)
 					if noDecision(ctx, keyErr) {
@@ -114,11 +101,9 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 	}
 }
 
-// identify names the caller of a request: by its key when the Authorization header carries a
-// valid one (it is then written to key, and caller.Key points to it), and always by its client
-// address (caller.Addr, set before the call). keyErr says why there is no key: no or a
-// malformed header, an unknown key, or the key store's failure (store.ErrUnavailable, or
-// store.ErrCorrupt for a record it cannot use), or the request's own context ending.
+// identify sets the caller's key (written to key) when Authorization carries a valid one;
+// keyErr says why there is none: no or a malformed header, an unknown key, the key store's
+// failure, or the request's own end.
 func identify(ctx context.Context, keys auth.KeyStore, authorization []string, caller *auth.Caller, key *auth.Key) (keyErr error) {
 	token, err := auth.BearerToken(authorization)
 	if err != nil {
@@ -132,25 +117,25 @@ func identify(ctx context.Context, keys auth.KeyStore, authorization []string, c
 	return lookupError(ctx, err)
 }
 
-// noDecision reports whether err leaves the request without a rate-limit decision: the store
-// behind the keys or the limiter cannot be reached, or the request's own context ended.
+// noDecision reports whether err leaves the request without a rate-limit decision: a store
+// cannot be reached, or the request ended.
 func noDecision(ctx context.Context, err error) bool {
 	return errors.Is(err, store.ErrUnavailable) || requestEnded(ctx, err)
 }
 
-// undecided ends a request for which no decision could be made, with headers that claim
-// nothing the caller has not spent. Only a store's failure is counted as an outcome: a client
-// that hung up is no outage.
+// undecided ends a request for which no decision could be made. Its headers describe the
+// caller's plan as if nothing had been counted (the minute binds, its whole limit remaining):
+// the counts are unknown, and this never claims a quota the caller has not spent; when to
+// come back is Retry-After's to say. Only a store's failure is counted as an outcome.
 func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.Time, obs Observer, err error) error {
-	ex.setLimit(undecidedDecision(limits, now))
+	ex.setLimit(ratelimit.Decide(ratelimit.Outcome{}, limits, now))
 	if !requestEnded(ctx, err) {
 		obs.RateLimit("unavailable")
 	}
 	return err
 }
 
-// lookupError is why a key lookup (or its confirmation) gave no key: an unknown key, or the
-// key store's failure, or the request's own context ending.
+// lookupError is why a key lookup (or its confirmation) gave no key.
 func lookupError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, auth.ErrKeyNotFound):
@@ -158,13 +143,12 @@ func lookupError(ctx context.Context, err error) error {
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt), requestEnded(ctx, err):
 		return err
 	}
-	// A KeyStore fails only in the ways package store names; anything else is a fault of
-	// the service, answered 500 like a corrupt record, never as unavailable.
+	// A KeyStore fails only in the ways package store names; anything else is a 500.
 	return fmt.Errorf("looking up a key: %w", err)
 }
 
-// rateLimitKey names the caller to the limiter, with package ratelimit's caller ids: the key,
-// or else the client's network (its IPv4 address, or its IPv6 /ipv6Prefix).
+// rateLimitKey names the caller to the limiter: the key, or else the client's network (its
+// IPv4 address, or its IPv6 /ipv6Prefix).
 func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 	if c.Key != nil {
 		return ratelimit.KeyCaller(string(c.Key.Hash)), c.Key.Limits()
@@ -200,18 +184,6 @@ func (ex *exchange) setLimit(d ratelimit.Decision) {
 		policy:     policyItem(d.Minute) + ", " + policyItem(d.Day),
 		retryAfter: strconv.FormatInt(secs, 10),
 	}
-}
-
-// undecidedDecision is what the rate-limit headers say of a request for which no decision
-// was made: the key store or the limiter could not be reached (a 503), or the client hung up.
-// They describe the caller's own plan (the key's limits when the key was found, else those of
-// callers without a key) as it applies to this request, which counted in neither window: the
-// windows as if nothing had been counted, so the minute binds, with its whole limit remaining,
-// ending with the UTC minute. The counts are unknown, and this never claims a quota the caller
-// has not spent (Remaining: 0 with a Reset a day away would tell a client with requests left
-// to stop until tomorrow); when to come back is Retry-After's to say.
-func undecidedDecision(limits plan.Limits, now time.Time) ratelimit.Decision {
-	return ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 }
 
 // policyItem is w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.

@@ -19,41 +19,30 @@ import (
 )
 
 // contract is what the documents of every version (orderd.Versions) say about each operation,
-// in the forms the chain needs, built once from the documents when the handler is made.
+// in the forms the chain needs, built once when the handler is made.
 type contract struct {
-	// bases are the paths the versions are served under, oldest first: "/v1", "/v2".
-	bases []string
-	// basesSlash are the bases followed by a slash, the prefix of every path under them.
-	basesSlash []string
-	// routes are the operations by echo route ("/v1/store/orders/:orderId", with the base of
-	// their version), then by method: looked up once per request (operationAt), without a
-	// "METHOD route" key to build.
+	bases []string // the versions' bases, oldest first: "/v1", "/v2"
+	// routes are the operations by echo route ("/v1/store/orders/:orderId"), then by method.
 	routes map[string]map[string]*operation
-	// labels is the prefix of the labels of each version's operations, by base: "" for the
-	// first, "v2." for /v2.
-	labels map[string]string
-	// validators checks a request against its operation, by label; none for an operation
-	// that declares no parameters and no body.
-	validators map[string][]echo.MiddlewareFunc
+	// validators check a request against its operation, by base, then by operationId; none
+	// for an operation that declares no parameters and no body.
+	validators map[string]map[string][]echo.MiddlewareFunc
 }
 
 // operation is what the contract says of one route of one method.
 type operation struct {
 	// label is the metrics label: the operationId, prefixed by the version ("v2.findOrders")
-	// for every version after the first, whose labels stay as they were before there was a
-	// second. One label value per operation, and a bounded number in all.
+	// after the first, whose labels stay as they were before there was a second.
 	label string
-	// public is an operation whose security is empty: it needs no key (it is still rate
-	// limited, by client address, unless unlimited).
+	// public: the security is empty, no key is needed (still limited, by address).
 	public bool
-	// unlimited is an operation whose success declares no rate-limit headers: static and
-	// public (the document), neither limited nor authenticated.
+	// unlimited: public, and the 200 declares no rate-limit headers (the documents, static):
+	// neither limited nor authenticated.
 	unlimited bool
 }
 
 func loadContract() (*contract, error) {
-	ct := &contract{routes: map[string]map[string]*operation{}, labels: map[string]string{},
-		validators: map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{routes: map[string]map[string]*operation{}, validators: map[string]map[string][]echo.MiddlewareFunc{}}
 	for i, v := range orderd.Versions {
 		doc, err := v.Load()
 		if err != nil {
@@ -64,18 +53,16 @@ func loadContract() (*contract, error) {
 			label = strings.TrimPrefix(v.Base, "/") + "."
 		}
 		ct.bases = append(ct.bases, v.Base)
-		ct.basesSlash = append(ct.basesSlash, v.Base+"/")
-		ct.labels[v.Base] = label
+		ct.validators[v.Base] = map[string][]echo.MiddlewareFunc{}
 		ct.addVersion(doc, v.Name, v.Base, label)
 	}
 	return ct, nil
 }
 
 // addVersion adds the operations of one version's document, the file name, served under base
-// and labelled label+operationId.
+// and labelled label+operationId. Echo has routed the request: kin-openapi's router, which
+// matches the document's server URLs, is not needed.
 func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
-	// Echo has routed the request, so kin-openapi's router (which would match the document's
-	// server URLs, not the address the service is reached at) is not needed.
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			o := &operation{label: label + op.OperationID}
@@ -91,58 +78,44 @@ func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
 				ct.routes[route][http.MethodHead] = o
 			}
 			if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {
-				continue // nothing to validate
+				continue
 			}
 			// admit has authenticated the request: without security, kin-openapi does not
 			// check it again.
 			unsecured := *op
 			unsecured.Security = &openapi3.SecurityRequirements{}
 			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[label+op.OperationID] = []echo.MiddlewareFunc{validator(r, name)}
+			ct.validators[base][op.OperationID] = []echo.MiddlewareFunc{validator(r, name)}
 		}
 	}
-}
-
-// validatorsOf are the validators of the version served under base by operationId, as its
-// generated RegisterHandlersOptions.OperationMiddlewares takes them.
-func (ct *contract) validatorsOf(base string) map[string][]echo.MiddlewareFunc {
-	label := ct.labels[base]
-	out := map[string][]echo.MiddlewareFunc{}
-	for name, v := range ct.validators {
-		if op, ok := strings.CutPrefix(name, label); ok && (label != "" || !strings.Contains(name, ".")) {
-			out[op] = v
-		}
-	}
-	return out
 }
 
 // underBase reports whether path is under the base of a version: where requests are
 // authenticated and rate limited.
 func (ct *contract) underBase(path string) bool {
-	for i, base := range ct.bases {
-		if path == base || strings.HasPrefix(path, ct.basesSlash[i]) {
+	for _, base := range ct.bases {
+		if path == base || strings.HasPrefix(path, base+"/") {
 			return true
 		}
 	}
 	return false
 }
 
-// operationAt is the operation of the request's route and method, or nil for a route outside
-// the contract, or a method it does not serve there.
+// operationAt is the operation of the request's route and method, or nil outside the contract.
 func (ct *contract) operationAt(c echo.Context) *operation {
 	return ct.routes[c.Path()][c.Request().Method]
 }
 
-// declaresRateLimit reports whether the operation's 200 answer declares the rate-limit
-// headers: the contract's word on whether the operation is limited.
+// declaresRateLimit reports whether the operation's 200 declares the rate-limit headers: the
+// contract's word on whether the operation is limited.
 func declaresRateLimit(op *openapi3.Operation) bool {
 	ok := op.Responses.Status(http.StatusOK)
 	return ok == nil || ok.Value == nil || ok.Value.Headers["X-RateLimit-Limit"] != nil
 }
 
 // labelOf is the metrics label of the request, whose operation is op (operationAt): its
-// operationId, the route itself for the few fixed routes outside the contract (/healthz,
-// /readyz, /metrics, /docs), else "unknown".
+// label, the route itself for the fixed routes outside the versions (/healthz, /readyz,
+// /metrics, /docs), else "unknown".
 func (ct *contract) labelOf(c echo.Context, op *operation) string {
 	if op != nil {
 		return op.label
@@ -159,10 +132,8 @@ func echoPath(p string) string {
 }
 
 // validator checks a routed request against its operation with kin-openapi's ValidateRequest,
-// then two rules of the documents it does not hold: a query parameter of one value is sent
-// once, and a date-time is one RFC 3339 allows (order.DateTimeFault). So every value it lets
-// through is one the generated binding reads, and every refusal (a 400) names its parameter
-// and doc, the document that says so (requestErrorMessage).
+// plus two rules of the documents it does not hold (ownRules). So every value it passes is one
+// the generated binding reads, and every 400 names its parameter and doc, the document.
 func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 	// Without defaults written into the query: the find's Link repeats the query as sent.
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
@@ -197,8 +168,7 @@ func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 			}
 			err = next(c)
 			if he := (*echo.HTTPError)(nil); errors.As(err, &he) && he.Code == http.StatusBadRequest {
-				// The generated binding refused a value validation let through: a rule of the
-				// document not checked yet. Its text is not the service's to show.
+				// The binding refused a value validation passed: its text is not ours to show.
 				return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract; see " + doc}
 			}
 			return err
@@ -206,9 +176,9 @@ func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 	}
 }
 
-// ownRules checks the query parameters of params by validator's own rules: before
-// ValidateRequest, that one of a single value is sent once (else the binding would read only
-// the first); after it, that a date-time is one RFC 3339 allows.
+// ownRules checks the query parameters by validator's own rules: before ValidateRequest, that
+// one of a single value is sent once (the binding would read the first); after it, that a
+// date-time is one RFC 3339 allows (order.DateTimeFault).
 func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, before bool) error {
 	for _, ref := range params {
 		p := ref.Value
@@ -230,15 +200,13 @@ func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Paramet
 	return nil
 }
 
-// ruleError is a parameter's value refused by a rule of validator's own, not kin-openapi's:
-// its text is the reason the client is told.
+// ruleError is a value refused by ownRules; its text is the reason the client is told.
 type ruleError string
 
 func (e ruleError) Error() string { return string(e) }
 
-// combineListHeaders joins the lines of a header parameter sent as several lines into one,
-// with commas, as RFC 9110 (§5.3) says to combine a list header: it is validated and bound as
-// one value.
+// combineListHeaders joins the lines of a header parameter into one, with commas, as RFC 9110
+// §5.3 combines a list header: it is validated and bound as one value.
 func combineListHeaders(h http.Header, params openapi3.Parameters) {
 	for _, ref := range params {
 		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {

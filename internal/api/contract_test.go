@@ -12,7 +12,7 @@ func TestValidatorsWhereTheContractDeclaresInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for op, want := range map[string]bool{"listOrders": true, "cancelOrder": true, "getPetById": true, "getOpenAPIDocument": false} {
-		if got := len(ct.validators[op]) > 0; got != want {
+		if got := len(ct.validators[BasePath][op]) > 0; got != want {
 			t.Errorf("%s: validated %v, want %v", op, got, want)
 		}
 	}

@@ -105,13 +105,13 @@ func New(cfg Config) (*echo.Echo, error) {
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
 		BaseURL:              BasePath,
-		OperationMiddlewares: ct.validatorsOf(BasePath),
+		OperationMiddlewares: ct.validators[BasePath],
 	})
 	// The find learns the query as sent (withQuery), for its Link and page cache.
 	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens}
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}), genv2.RegisterHandlersOptions{
 		BaseURL:              BasePathV2,
-		OperationMiddlewares: ct.validatorsOf(BasePathV2),
+		OperationMiddlewares: ct.validators[BasePathV2],
 	})
 
 	// Middleware, in the order it runs (outermost first).

@@ -9,24 +9,12 @@ import (
 	"github.com/petstore/orderd/gen"
 )
 
-// MaxHeaderBytes is the most that a request's line and header fields may take together,
-// counted as the lines "METHOD target HTTP/1.1" and "Name: value", each with its CRLF. The
-// server gives it to http.Server.MaxHeaderBytes, which reads 4096 bytes past it before it
-// refuses a request itself (in plain text); limitHeaders refuses what lies between exactly,
-// as a JSON Error.
-//
-// What is counted is the request as Go's server parsed it (the handler sees nothing else):
-// its bytes on the wire, but for what Go changes before, which counts less:
-//
-//   - whitespace around a field's value (not part of the value: RFC 9110 §5.5), trimmed;
-//   - a value folded onto a next line (obs-fold), joined with one space;
-//   - a Content-Length repeated with the same value, kept once;
-//   - a Content-Length sent beside Transfer-Encoding, removed (such a request's connection
-//     is closed after it: see writeHeaders).
-//
-// Transfer-Encoding, which Go also takes out of the fields, is counted as the field it was.
-// So only those bytes can take a request past MaxHeaderBytes unrefused, and never past
-// http.Server's own bound, which counts the bytes as sent.
+// MaxHeaderBytes bounds a request's line and header fields, counted as the lines
+// "METHOD target HTTP/1.1" and "Name: value", each with its CRLF. http.Server.MaxHeaderBytes
+// reads 4096 bytes past it before it refuses a request (in plain text); limitHeaders refuses
+// what lies between, exactly, as a JSON Error. It counts the request as Go parsed it, which is
+// all a handler sees: trimmed whitespace around a value (RFC 9110 §5.5), a folded line's break
+// and a repeated or overridden Content-Length are not counted; Transfer-Encoding is.
 const MaxHeaderBytes = 16 << 10
 
 // errHeaderTooLarge is the message of a 431.
@@ -43,9 +31,8 @@ func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// headerBytes is the size of the request line and header fields as MaxHeaderBytes counts
-// them. Go keeps Host and Transfer-Encoding apart from the other fields; each is counted as
-// the field it was.
+// headerBytes is the size MaxHeaderBytes bounds; Go keeps Host and Transfer-Encoding apart
+// from the other fields, so each is counted as the field it was.
 func headerBytes(r *http.Request) int {
 	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
 	if r.Host != "" {
