@@ -40,7 +40,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if !ct.underBase(req.URL.Path) {
 				return next(c)
 			}
-			ex := exchangeOf(c)
+			ex, _ := c.Get(exchangeKey).(*exchange)
 			if ex == nil { // no observe before: the decision holds, without its headers
 				ex = &exchange{op: ct.operationAt(c)}
 			}

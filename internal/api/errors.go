@@ -21,7 +21,7 @@ import (
 )
 
 // problem is an answer given as an Error object. Handlers and middleware return it (or a
-// domain error) as an error; errorHandler is the one place that renders it.
+// domain error); errorHandler renders it.
 type problem struct {
 	status  int
 	code    gen.ErrorCode
@@ -40,10 +40,9 @@ const (
 	msgEnded       = "the request ended before it was answered"
 )
 
-// errorTable maps errors to answers: the domain's refusals, the credentials' faults and the
-// storage's failures. An empty message means the error's own text, which the service composes
-// itself and so never carries internals; the storage's errors carry addresses and record
-// names, so their answers have a fixed message (the log line of a 5xx keeps the text).
+// errorTable maps errors to answers. An empty message means the error's own text, which the
+// service composes; the storage's errors carry addresses and record names, so their answers
+// have a fixed message (a 5xx's log line keeps the text).
 var errorTable = []struct {
 	err     error
 	status  int
@@ -57,8 +56,7 @@ var errorTable = []struct {
 	{auth.ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{auth.ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset, ""},
-	// A find no store can answer, and the ways a page token is refused (each wraps
-	// pagetoken.ErrInvalid): the client's errors, saying which.
+	// A find no store can answer, and the ways a page token is refused, saying which.
 	{order.ErrBadRequest, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""},
 	{pagetoken.ErrMalformed, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is malformed"},
 	{pagetoken.ErrAltered, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was altered"},
@@ -69,18 +67,15 @@ var errorTable = []struct {
 	{store.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
 	// Retrying cannot mend a damaged record: a 500, and the log line names the record.
 	{store.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
-	// The request's own context ended (requestEnded): the stores return its error, never an
-	// outage's. The client has hung up, so nobody reads this answer, but it is still one the
-	// contract allows every operation: a 503, the status of "not answered now, nothing
-	// changed". It is not an outage: observe does not count it as a store error, admit
-	// counts no decision for it, and errorHandler does not log it as a failure.
+	// The request's own end (requestEnded): nobody reads the answer, but it is one the
+	// contract allows every operation, "not answered now, nothing changed". It is no outage:
+	// neither counted as a store error or a decision, nor logged as a failure.
 	{context.Canceled, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
 }
 
-// requestEnded reports whether err is the request's own end: its context (ctx) is done, the
-// client having hung up or its deadline passed, and err is that context's error. It is no
-// failure of a store: a client that hangs up changes nothing for anyone else.
+// requestEnded reports whether err is the request's own end (ctx done: the client hung up or
+// its deadline passed), no failure of a store.
 func requestEnded(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
@@ -104,31 +99,22 @@ func problemFor(err error) *problem {
 			return &problem{row.status, row.code, msg}
 		}
 	}
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		return httpErrorProblem(he)
+	// echo's own errors: routing, and binding (whose text is no contract to parse).
+	if he := (*echo.HTTPError)(nil); errors.As(err, &he) {
+		switch {
+		case he.Code == http.StatusNotFound:
+			return &problem{http.StatusNotFound, gen.ErrorCodeNotFound, "no such resource"}
+		case he.Code == http.StatusMethodNotAllowed:
+			return &problem{http.StatusMethodNotAllowed, gen.ErrorCodeMethodNotAllowed, "method not allowed on this resource; see the Allow header"}
+		case he.Code >= 400 && he.Code < 500:
+			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract"}
+		}
 	}
 	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal}
 }
 
-// httpErrorProblem maps echo's own errors: routing, and binding (which request validation
-// makes unreachable, but the text of which is not a contract to parse).
-func httpErrorProblem(he *echo.HTTPError) *problem {
-	switch {
-	case he.Code == http.StatusNotFound:
-		return &problem{http.StatusNotFound, gen.ErrorCodeNotFound, "no such resource"}
-	case he.Code == http.StatusMethodNotAllowed:
-		return &problem{http.StatusMethodNotAllowed, gen.ErrorCodeMethodNotAllowed, "method not allowed on this resource; see the Allow header"}
-	case he.Code >= 400 && he.Code < 500:
-		return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract"}
-	}
-	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal}
-}
-
-// errorHandler renders every error that reaches echo, from handlers, middleware, the router
-// or a recovered panic, as an Error object. observe calls it, so that the status is known to
-// the access line; the headers every answer of the route carries are written by observe's
-// hook, not here.
+// errorHandler renders every error that reaches echo as an Error object. observe calls it, so
+// that the access line knows the status; observe's hook writes the route's headers.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -137,13 +123,9 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		p := problemFor(err)
 		h := c.Response().Header()
 		if p.status >= 500 && !requestEnded(c.Request().Context(), err) {
-			// A 500 is a fault to look into, one line each. A 503 is the store being out: every
-			// request says so while it lasts, which the access line (status 503), the store
-			// error metric and the warnings (the rate limiter's when it falls back and when
-			// Redis answers again, the readiness checks' once a minute) already tell; its
-			// cause per request is there at debug level. So is that of a fault of the store
-			// (a corrupt file: every request that reads the damaged page fails), which the
-			// service logs and counts as the store reports it, a line a minute.
+			// A 500 is a fault to look into, one line each. A 503 (the store is out) and a
+			// store's fault (a corrupt page) are told already, by the access line, the
+			// metrics and the stores' own warnings: per request, at debug level.
 			level := slog.LevelError
 			var fault *store.Fault
 			if p.status == http.StatusServiceUnavailable || errors.As(err, &fault) {
@@ -162,25 +144,22 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
-// requestErrorMessage names the parameter, says what it must be, in words that do not depend
-// on kin-openapi's own messages, and names doc, the document that says so.
+// requestErrorMessage names the parameter, says what it must be (not in kin-openapi's words)
+// and names doc, the document that says so.
 func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	if re.Parameter == nil {
 		return "invalid request: " + re.Error() + "; see " + doc
 	}
 	p := re.Parameter
-	var rule ruleError
-	why := ""
-	if errors.As(re.Err, &rule) {
+	why := expectation(p, re.Err)
+	if rule := ruleError(""); errors.As(re.Err, &rule) {
 		why = string(rule)
-	} else {
-		why = expectation(p, re.Err)
 	}
 	return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
 }
 
 // expectation says what the parameter must be; for a string, by the rule of its schema that
-// the value broke (cause, kin-openapi's error), since a short value may fail its pattern.
+// the value broke (cause), since a short value may fail its pattern.
 func expectation(p *openapi3.Parameter, cause error) string {
 	if p.Schema == nil || p.Schema.Value == nil {
 		return "invalid value"

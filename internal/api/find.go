@@ -15,14 +15,12 @@ import (
 // defaultPageSize is the page size of a find that names none, as openapi-v2.yaml says.
 const defaultPageSize = 100
 
-// FindOrders answers one page of the orders that match the request's filters, from where its
-// pageToken says (the first order without one), or 304 when the client's tag is the page's.
-// The store bounds the work of each call (order.ScanBudget); the page's token is bound to the
-// filters, so the next page is read with the same ones. A page asked for again at the same
-// version of the orders is answered from the page cache.
+// FindOrders answers one page of the orders that match the filters, from where pageToken says,
+// or 304 when the client's tag is the page's. The store bounds each call's work
+// (order.ScanBudget); a page asked for again at the same version is answered from the cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
 	p, f := req.Params, filterOf(req.Params)
-	// The version is read before the page, as the list's is (listCache.get): never older.
+	// The version is read before the page, as listCache.get does.
 	v, err := s.v1.orders.Version(ctx)
 	if err != nil {
 		return nil, err
@@ -51,16 +49,14 @@ func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f ord
 		page.Size = int(*p.PageSize)
 	}
 	if p.PageToken != nil {
-		// A refused token is a client's error (errors.go says which); any other error is
-		// the secret store's, answered like the order store's.
+		// A refused token is the client's error (errors.go); any other, the secret store's.
 		after, err := s.tokens.Read(ctx, *p.PageToken, f)
 		if err != nil {
 			return nil, err
 		}
 		page.After = &after
 	}
-	// A range of ship dates that holds no instant matches nothing: one empty last page, rather
-	// than a walk of every id, a page and a request of the caller's quota each.
+	// A ship-date range without an instant matches nothing: one empty last page, not a walk.
 	found := order.Page{End: true}
 	var err error
 	if !f.Empty() {
@@ -80,8 +76,7 @@ func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f ord
 }
 
 // tokensHold reports whether a cached page may answer: the request's token and the page's
-// next one verify under the secret in use now. The secret is the deployment's, and a store
-// that lost it makes a new one while the orders stay as they were.
+// next one verify under the secret now in use, which a store that lost it makes anew.
 func (s *ServerV2) tokensHold(ctx context.Context, pg *encodedPage, sent *string, f order.Filter) bool {
 	for _, t := range []*string{sent, &pg.next} {
 		if t != nil && *t != "" {
@@ -110,10 +105,9 @@ func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
 	return r.write(w)
 }
 
-// pageCache keeps the pages found at one version of the orders, by query as sent: a page
-// asked for again costs what the list costs. A new version drops them all. It holds at most
-// maxCachedPages pages and maxCachedBytes of their bodies, and starts again empty when full,
-// so that queries made to miss cost memory no more than the pages a version can hold.
+// pageCache keeps the pages found at one version of the orders, by query as sent; a new
+// version drops them all. It starts again empty when full (maxCachedPages, maxCachedBytes),
+// so that queries made to miss cost bounded memory.
 type pageCache struct {
 	mu      sync.Mutex
 	version uint64
@@ -155,8 +149,7 @@ func filterOf(p genv2.FindOrdersParams) order.Filter {
 	return f
 }
 
-// appendPage writes the OrderPage of orders and, unless it is empty, the next page's token:
-// the orders as list.go's appendOrders writes them (the same bytes, for the same reasons).
+// appendPage writes the OrderPage of orders and, unless it is empty, the next page's token.
 func appendPage(b []byte, orders []order.Order, next string) []byte {
 	b = append(b, `{"orders":`...)
 	b = appendOrders(b, orders)
@@ -169,13 +162,11 @@ func appendPage(b []byte, orders []order.Order, next string) []byte {
 	return append(b, '}', '\n')
 }
 
-// findQueryParameters are the query parameters of the find that its Link repeats: all but
-// pageToken, which it replaces. Any other parameter is none of the contract's and is dropped,
-// which also bounds the Link's length.
+// findQueryParameters are the parameters the Link repeats: all of the find's but pageToken,
+// which it replaces; any other is dropped, which also bounds the Link's length.
 var findQueryParameters = []string{"status", "petId", "shipDateFrom", "shipDateBefore", "pageSize"}
 
-// nextLink is the Link header of the next page (RFC 8288): the request as sent (its raw
-// query, which validation has parsed as well), its pageToken set to next.
+// nextLink is the Link of the next page (RFC 8288): the query as sent, pageToken set to next.
 func nextLink(query, next string) string {
 	sent, _ := url.ParseQuery(query)
 	q := url.Values{}
@@ -188,11 +179,10 @@ func nextLink(query, next string) string {
 	return "<" + BasePathV2 + "/store/orders?" + q.Encode() + `>; rel="next"`
 }
 
-// queryKey is the context key of the request's raw query, which withQuery puts there.
 type queryKey struct{}
 
-// withQuery gives the find's handler the query as sent, which the strict interface does not
-// pass on: the Link repeats it, and the page cache is keyed by it.
+// withQuery gives the find's handler the raw query, which the strict interface does not pass
+// on: the Link repeats it, and the page cache is keyed by it.
 func withQuery(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandlerFunc {
 	if operationID != "FindOrders" {
 		return f

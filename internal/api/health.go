@@ -12,11 +12,9 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// health serves /healthz (the process answers) and /readyz (its store answers too), outside
-// /v1: no key, no limit, for load balancers and orchestrators. Not ready is a 503 written
-// by errorHandler, an Error object like every 5xx, with its Retry-After from observe's
-// header hook. The cause is not logged here: a probe meets it every few seconds, and the
-// outage log, or the fault log when the store found a fault, already tells of it.
+// health serves /healthz (the process answers) and /readyz (its store answers too), without
+// key or limit. Not ready is a 503 Error, as every 5xx. Its cause is not logged: a probe meets
+// it every few seconds, and the store's outage or fault log already tells of it.
 func health(e interface {
 	GET(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
 }, ready func(context.Context) error) {
@@ -28,8 +26,7 @@ func health(e interface {
 			ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 			defer cancel()
 			if err := ready(ctx); err != nil {
-				// A fault that lasts is named, in words without paths: an operator reading
-				// the probe's answer learns what to mend; the log line has the details.
+				// A lasting fault is named, without paths: the operator learns what to mend.
 				msg := msgUnavailable
 				var fault *store.Fault
 				if errors.As(err, &fault) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -46,9 +47,6 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 				obs.StoreError(op) // a client that hung up is not a store that failed
 			}
 			req := c.Request()
-			if !log.Enabled(req.Context(), slog.LevelInfo) {
-				return nil
-			}
 			attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", req.Method),
 				slog.String("route", routeOf(c)), slog.Int("status", res.Status),
 				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size)}
@@ -65,8 +63,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders)
 	}
 }
 
-// exchangeKey is the echo context key of the request's exchange.
-const exchangeKey = "orderd.exchange"
+const exchangeKey = "orderd.exchange" // of the exchange, in echo's context store
 
 // exchange is what the chain learns of one request that its answer's headers depend on.
 // observe makes it; admit fills in its decision and the caller.
@@ -79,12 +76,6 @@ type exchange struct {
 	caller auth.Caller
 	key    auth.Key
 	trip   store.Trip
-}
-
-// exchangeOf is the request's exchange, or nil when observe did not run.
-func exchangeOf(c echo.Context) *exchange {
-	ex, _ := c.Get(exchangeKey).(*exchange)
-	return ex
 }
 
 // writeHeaders writes the headers every answer of a route carries, whoever wrote it (a
@@ -129,18 +120,7 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 
 // validRequestID accepts ids a client may choose: short, and only characters that cannot
 // forge a log line or a header.
-func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
-			return false
-		}
-	}
-	return true
-}
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`).MatchString
 
 // Request ids are a random prefix per process and a counter: unique, and cheap.
 var (

@@ -1,6 +1,6 @@
-// Package api is the HTTP face of the service: the strict-server implementations of the
-// operations of each version (openapi.yaml at /v1, openapi-v2.yaml at /v2), the middleware
-// chain in front of them, and the one place that turns errors into Error objects.
+// Package api is the HTTP face of the service: the operations of each version (openapi.yaml
+// at /v1, openapi-v2.yaml at /v2), the middleware in front of them, and the one place that
+// turns errors into Error objects.
 package api
 
 import (
@@ -27,9 +27,8 @@ type Server struct {
 	obs    Observer
 }
 
-// CancelOrder cancels a pending order (see cancel). A refusal (404, 409) is returned as the
-// error it is, and rendered by errorHandler from the one error table (errors.go), like every
-// other Error answer: the generated 404 and 409 responses would encode the same object.
+// CancelOrder cancels a pending order (see cancel). A refusal (404, 409) is returned as an
+// error, which errorHandler renders like every other Error answer.
 func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObject) (gen.CancelOrderResponseObject, error) {
 	if err := s.cancel(ctx, req.OrderId); err != nil {
 		return nil, err
@@ -37,10 +36,8 @@ func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObje
 	return gen.CancelOrder204Response{}, nil
 }
 
-// cancel is the cancel operation of every version: it cancels a pending order (see
-// order.Order.Cancel for the rule) and counts the outcome. nil means 204: cancelled now, or
-// already. A refusal is order.ErrNotFound or order.ErrAlreadyShipped, wrapped with the
-// order's id as the answer's message says it; anything else is the store's failure.
+// cancel is every version's cancel (order.Order.Cancel has the rule), its outcome counted. nil
+// means 204: cancelled now, or already. A refusal names the order; else the store failed.
 func (s *Server) cancel(ctx context.Context, id int64) error {
 	_, changed, err := s.orders.Cancel(ctx, id)
 	switch {
@@ -70,9 +67,7 @@ func (s *Server) GetOpenAPIDocument(context.Context, gen.GetOpenAPIDocumentReque
 }
 
 // GetPetById answers a pet until the sunset date, and 410 from then on. The declared
-// Deprecation, Sunset and Link headers are left zero here, like the rate-limit ones: observe's
-// header hook writes them on every answer of the route, these and the errors alike. A refusal
-// is rendered by errorHandler, as every Error answer is.
+// Deprecation, Sunset and Link headers are left zero: writeHeaders writes them.
 func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject) (gen.GetPetByIdResponseObject, error) {
 	if s.sunset.Passed(s.now()) {
 		return nil, errSunset

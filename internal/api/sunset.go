@@ -15,7 +15,7 @@ type Sunset struct {
 	headers sunsetHeaders
 }
 
-// sunsetHeaders are the header values every answer of the operation carries, made once.
+// sunsetHeaders are the values every answer of the operation carries, made once.
 type sunsetHeaders struct {
 	deprecation string // RFC 9745
 	sunset      string // RFC 8594

@@ -13,8 +13,8 @@ import (
 
 var _ genv2.StrictServerInterface = (*ServerV2)(nil)
 
-// ServerV2 implements the operations of openapi-v2.yaml: the find (find.go), reading one
-// order, and version 1's cancel and document operations in version 2's types.
+// ServerV2 implements the operations of openapi-v2.yaml: the find (find.go), one order, and
+// version 1's cancel and document in version 2's types.
 type ServerV2 struct {
 	v1     *Server // the cancel, one rule for both versions
 	finder order.Finder
@@ -34,8 +34,7 @@ func (s *ServerV2) GetOrder(ctx context.Context, req genv2.GetOrderRequestObject
 	return nil, err
 }
 
-// CancelOrder cancels a pending order as version 1 does (Server.cancel); a refusal is
-// rendered by errorHandler, as version 1's is.
+// CancelOrder cancels a pending order as version 1 does (Server.cancel).
 func (s *ServerV2) CancelOrder(ctx context.Context, req genv2.CancelOrderRequestObject) (genv2.CancelOrderResponseObject, error) {
 	if err := s.v1.cancel(ctx, req.OrderId); err != nil {
 		return nil, err
