@@ -16,8 +16,8 @@ import (
 
 // compress.go decides compression: which requests accept gzip, which answers are gzipped as
 // they are written, and the levels (klauspost/compress: faster and smaller than compress/gzip;
-// the figures are in bench/notes.md). A page is gzipped per request, so speed decides; the
-// list once per version (list.go), so size counts more.
+// the figures are in bench/notes.md). A page is gzipped once per page found, and a walk finds
+// many: speed decides. The list once per version, read by many: size counts more.
 const (
 	pageLevel = gzip.BestSpeed
 	listLevel = 3
@@ -99,7 +99,7 @@ func compress(next echo.HandlerFunc) echo.HandlerFunc {
 
 // gzipWriter compresses a body of at least minGzipLength bytes, at pageLevel, as it is
 // written; a shorter one, or none (a 304, a HEAD's), is sent as it is. An answer that sets its
-// own Content-Encoding (the list, gzipped once per version) is passed through untouched.
+// own Content-Encoding (an encoded list or page) is passed through untouched.
 type gzipWriter struct {
 	http.ResponseWriter
 	status  int    // the status to write, once it is known whether the body is compressed
@@ -134,17 +134,15 @@ func (w *gzipWriter) Write(b []byte) (int, error) {
 		w.pending = append(w.pending, b...)
 		return len(b), nil
 	}
-	w.startGzip(b)
-	pending := w.pending
-	w.pending = nil
-	if _, err := w.z.Write(pending); err != nil {
+	if err := w.startGzip(b); err != nil {
 		return 0, err
 	}
 	return w.z.Write(b)
 }
 
-// startGzip writes the headers of a compressed body, whose first bytes are in w.pending or b.
-func (w *gzipWriter) startGzip(b []byte) {
+// startGzip writes the headers of a compressed body, whose first bytes are in w.pending or b,
+// and compresses the pending ones.
+func (w *gzipWriter) startGzip(b []byte) error {
 	h := w.Header()
 	if _, ok := h[echo.HeaderContentType]; !ok { // else net/http would sniff the gzip bytes
 		sniff := b
@@ -158,6 +156,9 @@ func (w *gzipWriter) startGzip(b []byte) {
 	w.ResponseWriter.WriteHeader(w.status)
 	w.z = pageWriters.Get().(*gzip.Writer)
 	w.z.Reset(w.ResponseWriter)
+	_, err := w.z.Write(w.pending)
+	w.pending = nil
+	return err
 }
 
 // Flush compresses what is pending (the length of the rest is unknown) and sends it.
@@ -167,8 +168,6 @@ func (w *gzipWriter) Flush() {
 			w.status = http.StatusOK
 		}
 		w.startGzip(nil)
-		w.z.Write(w.pending)
-		w.pending = nil
 	}
 	if w.z != nil {
 		w.z.Flush()
@@ -221,7 +220,6 @@ var pageWriters = sync.Pool{New: func() any {
 // gzipBytes is b compressed at level, for a body compressed once and sent many times.
 func gzipBytes(b []byte, level int) []byte {
 	var out bytes.Buffer
-	out.Grow(len(b)/8 + 64)
 	z, _ := gzip.NewWriterLevel(&out, level)
 	z.Write(b) // a Buffer's writes cannot fail
 	z.Close()

@@ -65,26 +65,16 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	return e, nil
 }
 
-// encoded is a body made once and sent many times (the list or a page of a version): plain,
-// and gzipped at level by the first request that accepts gzip.
+// encoded is a body made once and sent many times (the list or a page of a version).
 type encoded struct {
-	body  []byte
-	etag  string
-	level int
-	gzip  struct {
-		once sync.Once
-		body []byte
-	}
+	body    []byte
+	etag    string
+	gzipped func() []byte // body at its level, made by the first request that accepts gzip
 }
 
 func newEncoded(body []byte, level int) *encoded {
-	return &encoded{body: body, etag: etagOf(body), level: level}
-}
-
-// gzipped is e's body gzipped, made once.
-func (e *encoded) gzipped() []byte {
-	e.gzip.once.Do(func() { e.gzip.body = gzipBytes(e.body, e.level) })
-	return e.gzip.body
+	gzipped := sync.OnceValue(func() []byte { return gzipBytes(body, level) })
+	return &encoded{body: body, etag: etagOf(body), gzipped: gzipped}
 }
 
 // write sends e's body with its ETag and Content-Length: gzipped when the request accepts

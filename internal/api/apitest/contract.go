@@ -16,35 +16,31 @@ import (
 
 // Contract checks answers of a test server against the document of each version.
 type Contract struct {
-	// versions are the checkers of orderd.Versions, in its order, with their bases.
-	versions []*contract.Checker
+	versions []*contract.Checker // of orderd.Versions, in its order
 	bases    []string
 }
 
-var (
-	loadOnce sync.Once
-	loaded   *Contract
-	loadErr  error
-)
+// load loads the contract once per test binary, for servers at any address.
+var load = sync.OnceValues(func() (*Contract, error) {
+	c := &Contract{}
+	for _, v := range orderd.Versions {
+		ch, err := contract.NewVersion(v, v.Base)
+		if err != nil {
+			return nil, err
+		}
+		c.versions, c.bases = append(c.versions, ch), append(c.bases, v.Base)
+	}
+	return c, nil
+})
 
-// Load returns the contract, loaded once per test binary, for servers at any address.
+// Load returns the contract, loaded once per test binary.
 func Load(tb testing.TB) *Contract {
 	tb.Helper()
-	loadOnce.Do(func() {
-		c := &Contract{}
-		for _, v := range orderd.Versions {
-			var ch *contract.Checker
-			if ch, loadErr = contract.NewVersion(v, v.Base); loadErr != nil {
-				return
-			}
-			c.versions, c.bases = append(c.versions, ch), append(c.bases, v.Base)
-		}
-		loaded = c
-	})
-	if loadErr != nil {
-		tb.Fatalf("loading the documents: %v", loadErr)
+	c, err := load()
+	if err != nil {
+		tb.Fatalf("loading the documents: %v", err)
 	}
-	return loaded
+	return c
 }
 
 // Check validates one answer against the document of the version its path is under; a path
