@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -83,7 +82,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			case err != nil:
 				return err
 			}
-			ex.setLimit(d)
+			ex.limit = &d
 			switch {
 			case d.Banned:
 				obs.RateLimit("banned")
@@ -128,7 +127,8 @@ func noDecision(ctx context.Context, err error) bool {
 // the counts are unknown, and this never claims a quota the caller has not spent; when to
 // come back is Retry-After's to say. Only a store's failure is counted as an outcome.
 func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.Time, obs Observer, err error) error {
-	ex.setLimit(ratelimit.Decide(ratelimit.Outcome{}, limits, now))
+	d := ratelimit.Decide(ratelimit.Outcome{}, limits, now)
+	ex.limit = &d
 	if !requestEnded(ctx, err) {
 		obs.RateLimit("unavailable")
 	}
@@ -165,28 +165,4 @@ func tooManyRequests(d ratelimit.Decision) error {
 	}
 	return &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
 		fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
-}
-
-// rateLimitHeaders are the rate-limit header values of one request, made when admit decides.
-type rateLimitHeaders struct {
-	limit, remaining, reset, ietf, policy string
-	retryAfter                            string // the IETF t: seconds until the binding window ends
-}
-
-// setLimit makes the rate-limit headers of d the answer's.
-func (ex *exchange) setLimit(d ratelimit.Decision) {
-	w, secs := d.Binding, int64(d.RetryAfter.Seconds())
-	ex.limit = &rateLimitHeaders{
-		limit:      strconv.FormatInt(w.Limit, 10),
-		remaining:  strconv.FormatInt(w.Remaining, 10),
-		reset:      strconv.FormatInt(w.End.Unix(), 10),
-		ietf:       fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs),
-		policy:     policyItem(d.Minute) + ", " + policyItem(d.Day),
-		retryAfter: strconv.FormatInt(secs, 10),
-	}
-}
-
-// policyItem is w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
-func policyItem(w ratelimit.Window) string {
-	return fmt.Sprintf(`"%s";q=%d;w=%d`, w.Name, w.Limit, w.Seconds())
 }

@@ -76,7 +76,6 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Observer == nil {
 		cfg.Observer = noObserver{}
 	}
-	cfg.Sunset.prepare()
 	ct, err := loadContract()
 	if err != nil {
 		return nil, err
@@ -117,7 +116,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	// Middleware, in the order it runs (outermost first).
 	e.Use(
 		// Request id; the header hook; errors rendered (errors.go); access line, metrics.
-		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset.headers),
+		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset),
 		// Vary: Accept-Encoding; gzip for clients that accept it.
 		compress,
 		// A panic is a 500 like any other error, its stack logged.

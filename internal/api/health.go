@@ -15,9 +15,7 @@ import (
 // health serves /healthz (the process answers) and /readyz (its store answers too), without
 // key or limit. Not ready is a 503 Error, as every 5xx. Its cause is not logged: a probe meets
 // it every few seconds, and the store's outage or fault log already tells of it.
-func health(e interface {
-	GET(string, echo.HandlerFunc, ...echo.MiddlewareFunc) *echo.Route
-}, ready func(context.Context) error) {
+func health(e routes, ready func(context.Context) error) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})

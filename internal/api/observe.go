@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/store"
 )
 
@@ -20,7 +22,7 @@ import (
 // writes the headers every answer of the route carries, renders the request's error itself
 // (so that the status is known here), then writes one access line and the metrics. The line
 // names the caller by key name and prefix, or address: never the key.
-func observe(log *slog.Logger, obs Observer, ct *contract, sunset sunsetHeaders) echo.MiddlewareFunc {
+func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -69,9 +71,9 @@ const exchangeKey = "orderd.exchange" // of the exchange, in echo's context stor
 // observe makes it; admit fills in its decision and the caller.
 type exchange struct {
 	requestID string
-	op        *operation        // the contract's operation of the route and method, or nil
-	limit     *rateLimitHeaders // admit's decision, or nil outside the versions' bases
-	sunset    *sunsetHeaders
+	op        *operation          // the contract's operation of the route and method, or nil
+	limit     *ratelimit.Decision // admit's, or nil outside the versions' bases
+	sunset    *Sunset
 	// Under a version's base: the caller, its key and its round trip (store.Trip).
 	caller auth.Caller
 	key    auth.Key
@@ -92,22 +94,23 @@ type exchange struct {
 //     smuggling): RFC 9112 §6.1 requires the close, and no operation takes a body.
 func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *http.Request) {
 	h.Set(echo.HeaderXRequestID, ex.requestID)
-	if l := ex.limit; l != nil {
-		h.Set("X-RateLimit-Limit", l.limit)
-		h.Set("X-RateLimit-Remaining", l.remaining)
-		h.Set("X-RateLimit-Reset", l.reset)
-		h.Set("RateLimit", l.ietf)
-		h.Set("RateLimit-Policy", l.policy)
+	if d := ex.limit; d != nil {
+		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
+		h.Set("X-RateLimit-Limit", strconv.FormatInt(w.Limit, 10))
+		h.Set("X-RateLimit-Remaining", strconv.FormatInt(w.Remaining, 10))
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(w.End.Unix(), 10))
+		h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs))
+		h.Set("RateLimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
+		if status == http.StatusTooManyRequests {
+			h.Set("Retry-After", strconv.FormatInt(secs, 10))
+		}
 	}
 	if route == petRoute {
-		h.Set("Deprecation", ex.sunset.deprecation)
-		h.Set("Sunset", ex.sunset.sunset)
-		h.Set("Link", ex.sunset.link)
+		h.Set("Deprecation", "@"+strconv.FormatInt(ex.sunset.DeprecatedAt.Unix(), 10)) // RFC 9745
+		h.Set("Sunset", ex.sunset.SunsetAt.UTC().Format(http.TimeFormat))              // RFC 8594
+		h.Set("Link", "<"+ex.sunset.Link+`>; rel="sunset"`)
 	}
-	switch {
-	case status == http.StatusTooManyRequests && ex.limit != nil:
-		h.Set("Retry-After", ex.limit.retryAfter)
-	case status == http.StatusServiceUnavailable:
+	if status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 	}
 	if status >= 400 {
@@ -116,6 +119,11 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 	if len(r.TransferEncoding) > 0 {
 		h.Set(echo.HeaderConnection, "close")
 	}
+}
+
+// policyItem is w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
+func policyItem(w ratelimit.Window) string {
+	return fmt.Sprintf(`"%s";q=%d;w=%d`, w.Name, w.Limit, w.Seconds())
 }
 
 // validRequestID accepts ids a client may choose: short, and only characters that cannot

@@ -82,6 +82,16 @@ func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject
 	return nil, err
 }
 
+// Sunset is the schedule of the deprecated pets operation.
+type Sunset struct {
+	DeprecatedAt time.Time
+	SunsetAt     time.Time
+	Link         string // migration notes
+}
+
+// Passed reports whether the operation is retired at now.
+func (s *Sunset) Passed(now time.Time) bool { return !now.Before(s.SunsetAt) }
+
 // orderError is a refusal about one order, as its answer's message says it: "order 10: …".
 func orderError(id int64, err error) error { return fmt.Errorf("order %d: %w", id, err) }
 
