@@ -27,10 +27,7 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 	}
 	query := queryOf(ctx)
 	pg, ok := s.pages.get(v, query)
-	if ok && !s.tokensHold(ctx, pg, p.PageToken, f) {
-		ok = false
-	}
-	if !ok {
+	if !ok || !s.tokensHold(ctx, pg, p.PageToken, f) {
 		if pg, err = s.findPage(ctx, p, f, query); err != nil {
 			return nil, err
 		}
