@@ -33,12 +33,9 @@ type contract struct {
 type operation struct {
 	// label is the metrics label: the operationId, prefixed by the version ("v2.findOrders")
 	// after the first, whose labels stay as they were before there was a second.
-	label string
-	// public: the security is empty, no key is needed (still limited, by address).
-	public bool
-	// unlimited: public, and the 200 declares no rate-limit headers (the documents, static):
-	// neither limited nor authenticated.
-	unlimited bool
+	label     string
+	public    bool // the security is empty: no key needed (still limited, by address)
+	unlimited bool // public, and its 200 declares no rate-limit headers: not even limited
 }
 
 func loadContract() (*contract, error) {
