@@ -1,6 +1,7 @@
 package sqlitestore
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -80,6 +81,29 @@ func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
 	if len(set.found) < maxCachedEntries {
 		set.found[k] = v
 	}
+}
+
+// cachedRead returns what c holds for k under the current wal-index header, or else what
+// read finds with a context that is not watched (pointRead), and keeps it unless read failed.
+func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache[K, V], k K, read func(context.Context) (V, error)) (V, error) {
+	var none V
+	readCtx, err := pointRead(ctx)
+	if err != nil {
+		return none, err
+	}
+	h, cacheable := db.cache.header() // before the query: see readCache
+	if !cacheable {
+		return read(readCtx)
+	}
+	if v, ok := c.at(h, k); ok {
+		return v, nil
+	}
+	v, err := read(readCtx)
+	if err != nil {
+		return none, err
+	}
+	c.keep(h, k, v)
+	return v, nil
 }
 
 // header reads the wal-index header; ok is false when it cannot vouch for a cached value.

@@ -27,26 +27,17 @@ const (
 // Get reads one order by its id, or answers from what the last read of it found while no
 // process has committed since (cache.go).
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
-	readCtx, err := pointRead(ctx)
-	if err != nil {
-		return order.Order{}, err
-	}
-	header, cacheable := s.db.cache.header() // before the query: see readCache
-	r, ok := s.db.cache.orders.at(header, id)
-	if !cacheable || !ok {
+	r, err := cachedRead(ctx, s.db, &s.db.cache.orders, id, func(readCtx context.Context) (orderRead, error) {
 		o, err := scanOrder(s.db.stmts.selectOrder.QueryRowContext(readCtx, id))
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return order.Order{}, s.db.fail(ctx, err)
+			return orderRead{}, s.db.fail(ctx, err)
 		}
-		r = orderRead{order: o, found: err == nil}
-		if cacheable {
-			s.db.cache.orders.keep(header, id, r)
-		}
+		return orderRead{order: o, found: err == nil}, nil
+	})
+	if err == nil && !r.found {
+		err = order.ErrNotFound
 	}
-	if !r.found {
-		return order.Order{}, order.ErrNotFound
-	}
-	return r.order, nil
+	return r.order, err
 }
 
 // Find reads one page of the orders f keeps. The ranges of a filter on two states are read in

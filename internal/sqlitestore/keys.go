@@ -23,27 +23,13 @@ func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
 // Lookup returns the key with hash h.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	readCtx, err := pointRead(ctx)
-	if err != nil {
-		return auth.Key{}, err
-	}
-	header, cacheable := s.db.cache.header() // before the query: see readCache
-	if cacheable {
-		if k, ok := s.db.cache.keys.at(header, h); ok {
-			return k, nil
+	return cachedRead(ctx, s.db, &s.db.cache.keys, h, func(readCtx context.Context) (auth.Key, error) {
+		k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return auth.Key{}, auth.ErrKeyNotFound
 		}
-	}
-	k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return auth.Key{}, auth.ErrKeyNotFound
-	}
-	if err != nil {
-		return auth.Key{}, s.db.fail(ctx, err)
-	}
-	if cacheable {
-		s.db.cache.keys.keep(header, h, k)
-	}
-	return k, nil
+		return k, s.db.fail(ctx, err)
+	})
 }
 
 // Add stores k if no key has its name: the check and the insert are one statement, atomic
