@@ -10,15 +10,12 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-// importData runs `orderd import`: orders and pets from the data files into the store. New
-// records are added and the data of existing ones updated, but the status of an order
-// already in the store is left as it is: running it twice changes nothing, and it never
-// undoes a cancel.
+// importData runs `orderd import`: orders and pets from the data files into the store, as
+// service.Stores.Import does.
 func importData(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	var sc service.StoreConfig
-	registerDB(fs, &sc)
-	registerRedis(fs, &sc)
+	registerStore(fs, &sc)
 	ordersFile := fs.String("orders", "", "JSON file of orders (an array of Order with status); required")
 	petsFile := fs.String("pets", "", "JSON file of pets (an array of Pet)")
 	fs.Usage = flagUsage(fs, "orderd import --orders FILE [--pets FILE] [--db FILE | --redis-url URL]")
@@ -35,8 +32,7 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	case *ordersFile == "":
 		return usageErrorf("import: --orders is required")
 	}
-	// Both files are read and checked before the store is opened (which may create the
-	// SQLite file): nothing half-imported.
+	// Both files are read and checked before the store is opened, which may create the file.
 	orderList, err := service.ReadOrders(*ordersFile)
 	if err != nil {
 		return usageError{err}
