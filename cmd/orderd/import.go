@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/petstore/orderd/internal/jsonfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/service"
 )
@@ -33,13 +34,14 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 		return usageErrorf("import: --orders is required")
 	}
 	// Both files are read and checked before the store is opened, which may create the file.
-	orderList, err := service.ReadOrders(*ordersFile)
+	// Each record is checked as it is read; the first refused is named by file:line:column.
+	orderList, err := jsonfile.ReadArray(*ordersFile, order.CheckEach[order.Order]())
 	if err != nil {
 		return usageError{err}
 	}
 	var petList []order.Pet
 	if *petsFile != "" {
-		if petList, err = service.ReadPets(*petsFile); err != nil {
+		if petList, err = jsonfile.ReadArray(*petsFile, order.CheckEach[order.Pet]()); err != nil {
 			return usageError{err}
 		}
 	}

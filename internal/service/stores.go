@@ -11,7 +11,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/jsonfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
@@ -81,17 +80,6 @@ func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.
 		return Imported{}, configError(err)
 	}
 	return s.importChecked(ctx, orders, pets)
-}
-
-// ReadOrders reads a data file of orders: a JSON array of the API's Order, with status, each
-// checked by order.CheckEach; the first refused one is reported with its file:line:column.
-func ReadOrders(path string) ([]order.Order, error) {
-	return jsonfile.ReadArray(path, order.CheckEach[order.Order]())
-}
-
-// ReadPets reads a data file of pets, as ReadOrders does orders.
-func ReadPets(path string) ([]order.Pet, error) {
-	return jsonfile.ReadArray(path, order.CheckEach[order.Pet]())
 }
 
 // redisStores are the stores in Redis: the client they share and the stores that import.
