@@ -58,8 +58,7 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
-	s.stores.OnFault(newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
-	s.stores.logReadCache(s.log)
+	s.stores.observe(s.log, newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
 	// A Redis that does not answer yet is the start of an outage, warned of like any other.
 	outage := newOutageLog(s.log, cfg.Now)
 	ready := func(ctx context.Context) error {

@@ -38,17 +38,16 @@ type backend interface {
 	Mode() string // "redis" or "embedded"
 	// Ready reports whether the stores can do the work of a request now.
 	Ready(ctx context.Context) error
-	// OnFault makes report be told of the faults of the SQLite file; in Redis, a record
-	// that does not parse fails its own request with store.ErrCorrupt.
-	OnFault(report func(*store.Fault))
 	Close() error
 	// importChecked is Import, once both lists are checked.
 	importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error)
 	// limiter returns the limiter that goes with the stores: in Redis, shared by every
 	// instance and falling back as cfg says; otherwise inProcess.
 	limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error)
-	// logReadCache says, once, whether the stores answer reads from memory.
-	logReadCache(log *slog.Logger)
+	// observe says in log, once, whether the stores answer reads from memory, and makes
+	// report be told of the faults of the SQLite file. (In Redis, a record that does not
+	// parse fails its own request with store.ErrCorrupt.)
+	observe(log *slog.Logger, report func(*store.Fault))
 }
 
 // OpenStores opens the stores that cfg names. It does not wait for Redis: go-redis connects
@@ -113,10 +112,9 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	return s, nil
 }
 
-func (r *redisStores) Mode() string               { return "redis" }
-func (r *redisStores) Close() error               { return r.rdb.Close() }
-func (r *redisStores) OnFault(func(*store.Fault)) {}
-func (r *redisStores) logReadCache(*slog.Logger)  {}
+func (r *redisStores) Mode() string                             { return "redis" }
+func (r *redisStores) Close() error                             { return r.rdb.Close() }
+func (r *redisStores) observe(*slog.Logger, func(*store.Fault)) {}
 
 // Ready lets Redis decide within its timeout: a Redis that answers PING but refuses the work
 // (out of memory, read-only, busy, not permitted) is not ready.
@@ -148,8 +146,7 @@ func (r *redisStores) limiter(cfg Config, inProcess ratelimit.Limiter, onFallbac
 	return l, configError(err)
 }
 
-// sqliteStores are the stores in the SQLite file; its Ready, OnFault and Close are the
-// file's (sqlitestore.DB).
+// sqliteStores are the stores in the SQLite file; its Ready and Close are the file's.
 type sqliteStores struct{ *sqlitestore.DB }
 
 func openEmbedded(cfg StoreConfig) (*Stores, error) {
@@ -204,9 +201,10 @@ func (s sqliteStores) limiter(_ Config, inProcess ratelimit.Limiter, _ func()) (
 	return inProcess, nil
 }
 
-// logReadCache says whether the file's unchanged reads are answered from memory, and why
-// not: at info where that is by design, as a warning otherwise.
-func (s sqliteStores) logReadCache(log *slog.Logger) {
+// observe logs whether the file's unchanged reads are answered from memory, and why not: at
+// info where that is by design, as a warning otherwise.
+func (s sqliteStores) observe(log *slog.Logger, report func(*store.Fault)) {
+	s.OnFault(report)
 	err := s.ReadCache()
 	switch {
 	case err == nil:

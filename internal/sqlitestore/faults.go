@@ -15,19 +15,14 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// The kinds of store.Fault this package reports.
+// The kinds of store.Fault this package reports (docs/design.md has their table). The two
+// found by watchFiles forbid writes: nobody else would read this process's writes into a
+// replaced file, and one with a new -shm would overwrite its commits in the WAL.
 const (
-	// FaultCorrupt: the file is damaged (SQLITE_CORRUPT) or not a database (SQLITE_NOTADB).
-	// It lasts: nothing the service does mends a damaged page.
-	FaultCorrupt = "corrupt"
-	// FaultFull: no room for a write (SQLITE_FULL). It ends when a write commits again.
-	FaultFull = "full"
-	// FaultReplaced: the path no longer names the file opened (moved, deleted, restored
-	// over). It lasts, and no write is made: nobody else would read it.
-	FaultReplaced = "replaced"
-	// FaultShmRemoved: the file's -shm was deleted or replaced. It lasts, and no write is
-	// made: a process with a new -shm would overwrite this one's commits in the WAL.
-	FaultShmRemoved = "shm_removed"
+	FaultCorrupt    = "corrupt"     // the file is damaged or not a database; it lasts
+	FaultFull       = "full"        // no room for a write, until a write commits again
+	FaultReplaced   = "replaced"    // the path no longer names the file opened; it lasts
+	FaultShmRemoved = "shm_removed" // the file's -shm was deleted or replaced; it lasts
 )
 
 // watchEvery is how often the watcher checks that the paths still name the files opened.

@@ -47,18 +47,14 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 		return err
 	}
 	defer done()
-	res, err := tx.ExecContext(ctx,
-		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
-		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt)
-	if err != nil {
-		return s.db.fail(ctx, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return s.db.fail(ctx, err)
-	}
-	if n == 0 {
+	err = tx.QueryRowContext(ctx,
+		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
+		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt).Scan(new(string))
+	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
+	}
+	if err != nil {
+		return s.db.fail(ctx, err)
 	}
 	return s.db.fail(ctx, s.db.commit(tx))
 }
