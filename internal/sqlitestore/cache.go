@@ -15,7 +15,7 @@ import (
 type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
 	off     error                    // why wal is nil since Open
-	version atomic.Pointer[cachedVersion]
+	version headerCache[struct{}, uint64]
 	// keys holds only keys found, so that random keys sent by anyone add nothing.
 	keys headerCache[auth.Hash, auth.Key]
 	// orders holds "no such order" too, so that a retried cancel of an unknown id is cheap.
@@ -30,11 +30,6 @@ func (db *DB) ReadCache() error { return db.cache.off }
 type orderRead struct {
 	order order.Order
 	found bool
-}
-
-type cachedVersion struct {
-	header walHeader
-	value  uint64
 }
 
 // maxCachedEntries bounds what a headerCache keeps for one header; reads past it query the
@@ -109,18 +104,10 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache
 // header reads the wal-index header; ok is false when it cannot vouch for a cached value.
 func (c *readCache) header() (walHeader, bool) { return c.wal.Load().header() }
 
-// versionAt returns the cached version, if it was found under header h.
-func (c *readCache) versionAt(h walHeader) (uint64, bool) {
-	if v := c.version.Load(); v != nil && v.header == h {
-		return v.value, true
-	}
-	return 0, false
-}
-
 // forget drops everything cached. The header moves with this process's commits too; DB.commit
 // calls it all the same, so that its own writes do not depend on the header to be seen.
 func (c *readCache) forget() {
-	c.version.Store(nil)
+	c.version.cur.Store(nil)
 	c.keys.cur.Store(nil)
 	c.orders.cur.Store(nil)
 }

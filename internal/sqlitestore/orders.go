@@ -34,24 +34,11 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 // Version returns the counter that the schema's triggers move with every change to the
 // orders, committed by any process, or its cached value while none has committed since.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
-	readCtx, err := pointRead(ctx)
-	if err != nil {
-		return 0, err
-	}
-	h, cacheable := s.db.cache.header() // before the query: see readCache
-	if cacheable {
-		if v, ok := s.db.cache.versionAt(h); ok {
-			return v, nil
-		}
-	}
-	var v int64
-	if err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(&v); err != nil {
-		return 0, s.db.fail(ctx, err)
-	}
-	if cacheable {
-		s.db.cache.version.Store(&cachedVersion{header: h, value: uint64(v)})
-	}
-	return uint64(v), nil
+	return cachedRead(ctx, s.db, &s.db.cache.version, struct{}{}, func(readCtx context.Context) (uint64, error) {
+		var v int64
+		err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(&v)
+		return uint64(v), s.db.fail(ctx, err)
+	})
 }
 
 // Cancel applies order.Order.Cancel to the order in a write transaction: reading the status
