@@ -51,15 +51,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		printVersion(stdout)
 		return nil
 	case "help", "-h", "--help", "-help":
-		if len(rest) == 0 || cmd != "help" {
+		if cmd != "help" || len(rest) == 0 || rest[0] == "help" || rest[0] == "version" {
 			fmt.Fprint(stdout, usage)
 			return nil
 		}
 		// `orderd help serve` is `orderd serve --help`: the command's own flags.
-		if rest[0] == "help" || rest[0] == "version" {
-			fmt.Fprint(stdout, usage)
-			return nil
-		}
 		return run(ctx, append(rest, "--help"), getenv, stdout, stderr)
 	default:
 		return usageErrorf("unknown command %q (want serve, keys, import, contract-check, version or help)", cmd)
