@@ -6,19 +6,17 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/petstore/orderd/internal/jsonfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/service"
 )
 
-// importData runs `orderd import`: orders and pets from the data files into the store. New
-// records are added and the data of existing ones updated, but the status of an order
-// already in the store is left as it is: running it twice changes nothing, and it never
-// undoes a cancel.
+// importData runs `orderd import`: orders and pets from the data files into the store, as
+// service.Stores.Import does.
 func importData(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	var sc service.StoreConfig
-	registerDB(fs, &sc)
-	registerRedis(fs, &sc)
+	registerStore(fs, &sc)
 	ordersFile := fs.String("orders", "", "JSON file of orders (an array of Order with status); required")
 	petsFile := fs.String("pets", "", "JSON file of pets (an array of Pet)")
 	fs.Usage = flagUsage(fs, "orderd import --orders FILE [--pets FILE] [--db FILE | --redis-url URL]")
@@ -35,15 +33,15 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	case *ordersFile == "":
 		return usageErrorf("import: --orders is required")
 	}
-	// Both files are read and checked before the store is opened (which may create the
-	// SQLite file): nothing half-imported.
-	orderList, err := service.ReadOrders(*ordersFile)
+	// Both files are read and checked before the store is opened, which may create the file.
+	// Each record is checked as it is read; the first refused is named by file:line:column.
+	orderList, err := jsonfile.ReadArray(*ordersFile, order.CheckEach[order.Order]())
 	if err != nil {
 		return usageError{err}
 	}
 	var petList []order.Pet
 	if *petsFile != "" {
-		if petList, err = service.ReadPets(*petsFile); err != nil {
+		if petList, err = jsonfile.ReadArray(*petsFile, order.CheckEach[order.Pet]()); err != nil {
 			return usageError{err}
 		}
 	}

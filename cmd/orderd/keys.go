@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,14 +17,12 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-const keysUsage = `Usage: orderd keys create|list|revoke [flags]
-
-  orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] [--db FILE | --redis-url URL]
-  orderd keys list [--db FILE | --redis-url URL]
-  orderd keys revoke NAME|PREFIX [--db FILE | --redis-url URL]
-
-orderd keys SUBCOMMAND --help lists the flags of each.
-`
+// keysSynopses are the synopses of the keys subcommands, in the order of keys --help.
+var keysSynopses = []string{
+	"orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] [--db FILE | --redis-url URL]",
+	"orderd keys list [--db FILE | --redis-url URL]",
+	"orderd keys revoke NAME|PREFIX [--db FILE | --redis-url URL]",
+}
 
 // keys runs `orderd keys create|list|revoke`.
 func keys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -31,15 +31,12 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, keysUsage)
+		fmt.Fprintf(stdout, "Usage: orderd keys create|list|revoke [flags]\n\n  %s\n\norderd keys SUBCOMMAND --help lists the flags of each.\n",
+			strings.Join(keysSynopses, "\n  "))
 		return errHelp
 	}
-	synopsis := map[string]string{
-		"create": "orderd keys create --plan PLAN [--per-minute N --per-day N] [--name NAME] [--db FILE | --redis-url URL]",
-		"list":   "orderd keys list [--db FILE | --redis-url URL]",
-		"revoke": "orderd keys revoke NAME|PREFIX [--db FILE | --redis-url URL]",
-	}[args[0]]
-	if synopsis == "" {
+	i := slices.IndexFunc(keysSynopses, func(s string) bool { return strings.HasPrefix(s, "orderd keys "+args[0]+" ") })
+	if i < 0 {
 		return usageErrorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
 	}
 	var (
@@ -55,9 +52,8 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		fs.Int64Var(perDay, "per-day", 0, "enterprise only: requests per UTC day")
 		fs.StringVar(name, "name", "", "a name for the key (default: key-<prefix>)")
 	}
-	registerDB(fs, &sc)
-	registerRedis(fs, &sc)
-	fs.Usage = flagUsage(fs, synopsis)
+	registerStore(fs, &sc)
+	fs.Usage = flagUsage(fs, keysSynopses[i])
 	rest, err := parseFlags(fs, args[1:], getenv, stdout)
 	if err != nil {
 		return err
@@ -132,9 +128,8 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 }
 
-// keysError is the failure of a keys command's store call: a name already taken or a key
-// not found is the operator's to fix (exit status 2, like a bad flag); a store that fails
-// at its work, once reached, may be cured by a retry (status 1).
+// keysError is the failure of a keys command's store call: a name taken or a key not found
+// is the operator's to fix (exit status 2); a store failing at its work may not be (1).
 func keysError(cmd string, err error) error {
 	if errors.Is(err, auth.ErrNameTaken) || errors.Is(err, auth.ErrKeyNotFound) {
 		return usageErrorf("keys %s: %w", cmd, err)

@@ -51,25 +51,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		printVersion(stdout)
 		return nil
 	case "help", "-h", "--help", "-help":
-		if len(rest) == 0 || cmd != "help" {
+		if cmd != "help" || len(rest) == 0 || rest[0] == "help" || rest[0] == "version" {
 			fmt.Fprint(stdout, usage)
 			return nil
 		}
 		// `orderd help serve` is `orderd serve --help`: the command's own flags.
-		if rest[0] == "help" || rest[0] == "version" {
-			fmt.Fprint(stdout, usage)
-			return nil
-		}
 		return run(ctx, append(rest, "--help"), getenv, stdout, stderr)
 	default:
 		return usageErrorf("unknown command %q (want serve, keys, import, contract-check, version or help)", cmd)
 	}
 }
 
-// usageError is a mistake in how the program was called or configured: a bad flag, a bad
-// file, a Redis URL where nothing answers, a key name taken or not found. It exits with
-// status 2, so that a script or an orchestrator can tell a setting to fix from a failure at
-// work (status 1) that a retry may cure.
+// usageError is a mistake in how the program was called or configured (a bad flag or file, a
+// Redis URL where nothing answers, a key name taken or not found): exit status 2, where a
+// failure at work that a retry may cure is 1.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -96,9 +91,8 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
-// parseFlags parses args into fs, then fills every flag not given on the command line from
-// its ORDERD_* variable, and returns the arguments that are not flags, wherever they stood.
-// Help is printed to stdout.
+// parseFlags parses args into fs, fills every flag not given from its ORDERD_* variable, and
+// returns the arguments that are not flags, wherever they stood. Help goes to stdout.
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, stdout io.Writer) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var positional []string

@@ -21,7 +21,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	logLevel := slog.LevelInfo
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on (host:port; port 0 picks a free one)")
-	registerDB(fs, &cfg.Store)
+	registerStore(fs, &cfg.Store)
 	fs.Var((*timeFlag)(&cfg.Sunset.DeprecatedAt), "pets-deprecated-at", "when GET /pets/{petId} was deprecated (RFC 3339 or YYYY-MM-DD)")
 	fs.Var((*timeFlag)(&cfg.Sunset.SunsetAt), "pets-sunset-at", "when GET /pets/{petId} stops working and answers 410 (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&cfg.Sunset.Link, "pets-sunset-link", cfg.Sunset.Link, "migration notes, sent in the Link header of the deprecated operation")
@@ -31,7 +31,6 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
 	fs.IntVar(&cfg.IPv6Prefix, "ipv6-prefix", cfg.IPv6Prefix, "callers without a key on IPv6 are counted together per network of this prefix length (1 to 128)")
 	fs.IntVar(&cfg.MaxAnonymousCallers, "anonymous-callers-max", cfg.MaxAnonymousCallers, "callers without a key the instance's own limiter remembers; past it the least recently seen are forgotten")
-	registerRedis(fs, &cfg.Store)
 	fs.StringVar(&cfg.PageTokenSecret, "page-token-secret", "", "the secret v2's page tokens are made under: at least 32 bytes; "+
 		"when empty the store's secret is used, made on first use; set the same value on every instance, or leave it empty everywhere")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
@@ -78,8 +77,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	// The collector paced for a small live heap (gcpace); GOGC in the environment wins.
 	defer gcpace.Start(getenv, gcpace.Headroom)()
-	// Buffered: a write system call per access line would cost more than the line. Lines
-	// reach stderr within 200ms, and all of them at shutdown.
+	// Buffered: a write system call per access line would cost more than the line.
 	logOut := logbuf.New(stderr, 200*time.Millisecond)
 	defer logOut.Close()
 	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel}))

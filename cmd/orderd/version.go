@@ -7,9 +7,8 @@ import (
 	"runtime/debug"
 )
 
-// version and commit are stamped by `make build` (-ldflags -X), from git describe and git
-// rev-parse. Without them, the build's own record answers: the module version, and the
-// commit when go build read it from git (-buildvcs).
+// version and commit are stamped by `make build` (-ldflags -X); without them, the build's
+// own record answers.
 var version, commit string
 
 // printVersion runs `orderd version`: the version, the commit and the Go version, one line.

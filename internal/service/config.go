@@ -1,12 +1,10 @@
 // Package service wires the Store Order Service together: a Config in, a running service
 // out. It is the one place that picks implementations: Redis when the Config names one,
-// otherwise one SQLite file for orders, pets and keys and the process's memory for the
-// rate-limit counters and bans.
-// cmd/orderd turns flags and environment into a Config; tests and benchmarks set one
-// directly.
+// otherwise one SQLite file, with the rate-limit counters in the process's memory.
 package service
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -38,13 +36,11 @@ type Config struct {
 	// IPv6Prefix is the prefix length by which callers without a key on IPv6 are counted
 	// together: one subscriber is commonly given a whole /64.
 	IPv6Prefix int
-	// MaxAnonymousCallers caps the callers without a key that a limiter in the process (the
-	// embedded one, or Redis's memory fallback) remembers; past it the least recently seen
-	// are forgotten, and start afresh if they return.
+	// MaxAnonymousCallers caps the callers without a key that a limiter in the process
+	// remembers; past it the least recently seen are forgotten.
 	MaxAnonymousCallers int
-	// PageTokenSecret is the secret v2's page tokens are made under: at least
-	// pagetoken.MinSecretLen bytes, the same on every instance. Empty: the store's secret,
-	// made by the first instance that needs one (pageTokens).
+	// PageTokenSecret is the secret of v2's page tokens, the same on every instance; empty:
+	// the store's secret, made by the first instance that needs one.
 	PageTokenSecret string
 	// Sunset is the schedule of the deprecated pets operation.
 	Sunset api.Sunset
@@ -64,17 +60,15 @@ type StoreConfig struct {
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
 	RedisTimeout time.Duration // bound on each Redis call
 
-	// DB is the SQLite file of the embedded mode (unused with Redis). It has no zero
-	// default, so that a Config made in a test never writes into the working directory.
+	// DB is the SQLite file of the embedded mode. It has no zero default, so that a Config
+	// made in a test never writes into the working directory.
 	DB string
-	// CreateDB makes a missing DB a new, empty file (for `orderd import` and `orderd keys
-	// create`); otherwise a missing file is an error, so that a mistyped path is not served
-	// as an empty store. Its directory must exist either way.
+	// CreateDB makes a missing DB a new, empty file; otherwise a missing file is an error,
+	// so that a mistyped path is not served as an empty store.
 	CreateDB bool
 }
 
-// DefaultDB is the SQLite file of the embedded mode when none is named: in the working
-// directory.
+// DefaultDB is the SQLite file of the embedded mode when none is named.
 const DefaultDB = "orderd.db"
 
 // Redis reports whether the deployment keeps everything in Redis.
@@ -83,44 +77,22 @@ func (c StoreConfig) Redis() bool { return c.RedisURL != "" }
 // Fallback is what the limiter does while Redis cannot be reached.
 type Fallback string
 
-// The two fallbacks.
 const (
 	// FallbackMemory lets each instance limit on its own, in memory, and says so in the log
-	// and the metrics: limits hold per instance, not across them, until Redis answers.
+	// and the metrics, until Redis answers.
 	FallbackMemory Fallback = "memory"
 	// FallbackFail answers 503 to every request the limiter cannot decide.
 	FallbackFail Fallback = "fail"
 )
 
-// limiterConfig is what the limiter is made from, besides the stores.
-type limiterConfig struct {
-	ban        ratelimit.BanPolicy
-	fallback   Fallback
-	now        func() time.Time
-	onFallback func() // each decision the fallback makes
-	// maxAnonymous caps the callers without a key that a limiter in the process remembers;
-	// onForget is told of each one forgotten for the cap.
-	maxAnonymous int
-	onForget     func()
-	log          *slog.Logger
-}
-
-// inProcess is the limiter that keeps its counters and bans in the process.
-func (c limiterConfig) inProcess() ratelimit.Limiter {
-	return inmem.NewLimiter(c.now, c.ban, inmem.MaxAnonymous(c.maxAnonymous), inmem.OnForget(c.onForget))
-}
-
-// DefaultConfig is the configuration of `orderd serve` without flags: the embedded mode on
-// DefaultDB.
+// DefaultConfig is the configuration of `orderd serve` without flags.
 func DefaultConfig() Config {
 	return Config{
-		Addr:            "127.0.0.1:8080",
-		Ban:             ratelimit.DefaultBanPolicy,
-		LimiterFallback: FallbackMemory,
-
+		Addr:                "127.0.0.1:8080",
+		Ban:                 ratelimit.DefaultBanPolicy,
+		LimiterFallback:     FallbackMemory,
 		IPv6Prefix:          ratelimit.DefaultIPv6Prefix,
 		MaxAnonymousCallers: inmem.DefaultMaxAnonymous,
-
 		Sunset: api.Sunset{
 			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
 			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
@@ -139,10 +111,7 @@ func DefaultConfig() Config {
 // has to fix it, and retrying as it is cannot help.
 type ConfigError struct{ Err error }
 
-// Error is the message of the setting's or the file's error.
 func (e *ConfigError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the setting's or the file's error.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 func configError(err error) error {
@@ -166,22 +135,14 @@ func checkLimits(c Config) error {
 // withDefaults returns c with its zero settings taken from DefaultConfig.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Addr == "" {
-		c.Addr = d.Addr
-	}
-	if c.LimiterFallback == "" {
-		c.LimiterFallback = d.LimiterFallback
-	}
-	if c.IPv6Prefix == 0 {
-		c.IPv6Prefix = d.IPv6Prefix
-	}
-	if c.MaxAnonymousCallers == 0 {
-		c.MaxAnonymousCallers = d.MaxAnonymousCallers
-	}
+	c.Addr = cmp.Or(c.Addr, d.Addr)
+	c.LimiterFallback = cmp.Or(c.LimiterFallback, d.LimiterFallback)
+	c.IPv6Prefix = cmp.Or(c.IPv6Prefix, d.IPv6Prefix)
+	c.MaxAnonymousCallers = cmp.Or(c.MaxAnonymousCallers, d.MaxAnonymousCallers)
 	if c.Sunset == (api.Sunset{}) {
 		c.Sunset = d.Sunset
 	}
-	orDefault(&c.ShutdownTimeout, d.ShutdownTimeout)
+	c.ShutdownTimeout = positiveOr(c.ShutdownTimeout, d.ShutdownTimeout)
 	c.Store = c.Store.withDefaults()
 	return c
 }
@@ -189,16 +150,15 @@ func (c Config) withDefaults() Config {
 // withDefaults returns c with its zero settings taken from DefaultConfig.
 func (c StoreConfig) withDefaults() StoreConfig {
 	d := DefaultConfig().Store
-	if c.RedisPrefix == "" {
-		c.RedisPrefix = d.RedisPrefix
-	}
-	orDefault(&c.RedisTimeout, d.RedisTimeout)
+	c.RedisPrefix = cmp.Or(c.RedisPrefix, d.RedisPrefix)
+	c.RedisTimeout = positiveOr(c.RedisTimeout, d.RedisTimeout)
 	return c
 }
 
-// orDefault sets *v to def unless it is positive: a zero interval would never tick.
-func orDefault(v *time.Duration, def time.Duration) {
-	if *v <= 0 {
-		*v = def
+// positiveOr returns v, or def unless v is positive: a zero interval would never tick.
+func positiveOr(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
 	}
+	return v
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/petstore/orderd/internal/store"
@@ -15,13 +14,9 @@ import (
 const warnEvery = time.Minute
 
 // repeats decides when a warning that would repeat on every call is logged: the first at
-// once, then at most one every period per kind, each saying how many it held back. The
-// store's outages and faults are met by every request, or every probe, for as long as they
-// last: logged each time, they would flood the log.
+// once, then at most one every warnEvery per kind, each saying how many it held back.
 type repeats struct {
-	period time.Duration
-	now    func() time.Time
-
+	now  func() time.Time
 	mu   sync.Mutex
 	last map[string]time.Time // the last line of each kind
 	held map[string]int64     // calls of each kind since its last line
@@ -31,7 +26,7 @@ func newRepeats(now func() time.Time) *repeats {
 	if now == nil {
 		now = time.Now
 	}
-	return &repeats{period: warnEvery, now: now, last: map[string]time.Time{}, held: map[string]int64{}}
+	return &repeats{now: now, last: map[string]time.Time{}, held: map[string]int64{}}
 }
 
 // due reports whether a line of kind is to be logged now and, if so, how many calls of that
@@ -40,7 +35,7 @@ func (r *repeats) due(kind string, restart bool) (ok bool, held int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
-	if last, seen := r.last[kind]; seen && !restart && now.Sub(last) < r.period {
+	if last, seen := r.last[kind]; seen && !restart && now.Sub(last) < warnEvery {
 		r.held[kind]++
 		return false, 0
 	}
@@ -49,75 +44,51 @@ func (r *repeats) due(kind string, restart bool) (ok bool, held int64) {
 	return true, held
 }
 
-// outageLog warns of an outage of the store without flooding the log: the readiness checks
-// (the one serve makes at start, then the probes of a load balancer or an orchestrator) can
-// meet a Redis that is down several times a second, for as long as it is down. Requests do
-// not report here: without probes, the rate limiter's own warnings (when it falls back to
-// limiting alone, and when Redis answers again) are what tells of an outage. It
-// warns once on entering the outage, once every warnEvery while it lasts (with how many
-// failures it saw since the last warning), and once when the store answers again.
+// outageLog warns of an outage of the store, as the readiness checks meet it (several times
+// a second, perhaps): once on entering it, once every warnEvery while it lasts, with how many
+// failures it saw since, and once when the store answers again. Requests do not report here.
 type outageLog struct {
 	log     *slog.Logger
-	now     func() time.Time
 	repeats *repeats
-
-	down  atomic.Bool // read without the lock on every success
-	mu    sync.Mutex
-	since time.Time // when the outage began
+	mu      sync.Mutex
+	down    bool
+	since   time.Time // when the outage began
 }
 
 func newOutageLog(log *slog.Logger, now func() time.Time) *outageLog {
-	r := newRepeats(now)
-	return &outageLog{log: log, now: r.now, repeats: r}
+	return &outageLog{log: log, repeats: newRepeats(now)}
 }
 
 // observe reports what a call to the store met: nil, an outage (store.ErrUnavailable), or
 // another error, which says nothing about an outage and is left to the caller.
 func (o *outageLog) observe(err error) {
+	if err != nil && !errors.Is(err, store.ErrUnavailable) {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := o.repeats.now()
 	switch {
+	case err == nil && o.down:
+		o.down = false
+		o.log.Info("store answers again", slog.String("down_for", now.Sub(o.since).Round(time.Second).String()))
 	case err == nil:
-		o.available()
-	case errors.Is(err, store.ErrUnavailable):
-		o.unavailable(err)
-	}
-}
-
-func (o *outageLog) unavailable(err error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	entering := !o.down.Load()
-	if entering {
-		o.down.Store(true)
-		o.since = o.now()
-	}
-	ok, held := o.repeats.due("outage", entering)
-	switch {
-	case entering:
+	case !o.down:
+		o.down, o.since = true, now
+		o.repeats.due("outage", true)
 		o.log.Warn("store unavailable: answering 503 until it answers again", slog.String("error", err.Error()))
-	case ok:
-		o.log.Warn("store still unavailable", slog.String("error", err.Error()),
-			slog.String("down_for", o.now().Sub(o.since).Round(time.Second).String()),
-			slog.Int64("failures_since_last_warning", held+1))
+	default:
+		if ok, held := o.repeats.due("outage", false); ok {
+			o.log.Warn("store still unavailable", slog.String("error", err.Error()),
+				slog.String("down_for", now.Sub(o.since).Round(time.Second).String()),
+				slog.Int64("failures_since_last_warning", held+1))
+		}
 	}
-}
-
-func (o *outageLog) available() {
-	if !o.down.Load() {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.down.Load() {
-		return
-	}
-	o.down.Store(false)
-	o.log.Info("store answers again", slog.String("down_for", o.now().Sub(o.since).Round(time.Second).String()))
 }
 
 // faultLog logs and counts the faults a store reports (store.Fault): each is counted, and
-// logged at most once every warnEvery per kind, with how many it held back. A fault that
-// lasts until a restart is an error (/readyz answers 503 from then on, and an operator must
-// mend the storage); one that ends by itself (a full disk, once there is room) a warning.
+// logged at most once every warnEvery per kind. A fault that lasts until a restart is an
+// error (an operator must mend the storage); one that ends by itself a warning.
 type faultLog struct {
 	log     *slog.Logger
 	count   func(kind string)

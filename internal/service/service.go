@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/store"
 )
@@ -18,13 +20,11 @@ import (
 // Service is the Store Order Service, listening: Open makes it, Run serves until its context
 // ends, Close releases what Open took.
 type Service struct {
-	cfg     Config
-	log     *slog.Logger
-	stores  *Stores
-	handler http.Handler
-
-	ln  net.Listener
-	srv *http.Server
+	cfg    Config
+	log    *slog.Logger
+	stores *Stores
+	ln     net.Listener
+	srv    *http.Server
 	// On a listener of their own when Config.MetricsAddr is set; nil otherwise.
 	metricsLn  net.Listener
 	metricsSrv *http.Server
@@ -35,12 +35,12 @@ type Service struct {
 // 503 until it does. A bad setting or data file is a *ConfigError.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
-	s := &Service{cfg: cfg, log: cfg.Logger}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	} else {
-		redisstore.SetLogger(s.log)
+		redisstore.SetLogger(cfg.Logger)
 	}
+	s := &Service{cfg: cfg, log: cfg.Logger}
 	if err := s.open(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -58,12 +58,8 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
-	// The faults of the SQLite file are logged and counted as the store finds them, at most a
-	// line a minute per kind.
-	s.stores.OnFault(newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
-	s.stores.logReadCache(s.log)
-	// A Redis that does not answer yet is the start of an outage, warned of like any other:
-	// once, then once a minute from the readiness checks while it lasts.
+	s.stores.observe(s.log, newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
+	// A Redis that does not answer yet is the start of an outage, warned of like any other.
 	outage := newOutageLog(s.log, cfg.Now)
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
@@ -74,15 +70,11 @@ func (s *Service) open(ctx context.Context) error {
 		return err
 	}
 	_ = ready(ctx)
-	limiter, err := s.stores.limiter(limiterConfig{
-		ban: cfg.Ban, fallback: cfg.LimiterFallback, now: cfg.Now, onFallback: m.Fallback, log: s.log,
-		maxAnonymous: cfg.MaxAnonymousCallers, onForget: m.ForgottenCaller,
-	})
+	inProcess := inmem.NewLimiter(cfg.Now, cfg.Ban, inmem.MaxAnonymous(cfg.MaxAnonymousCallers), inmem.OnForget(m.ForgottenCaller))
+	limiter, err := s.stores.limiter(cfg, inProcess, m.Fallback)
 	if err != nil {
 		return err
 	}
-	// The page tokens of v2: the setting's secret, or the store's, so that every instance
-	// accepts the tokens of every other.
 	pageTokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
 	if err != nil {
 		return err
@@ -91,7 +83,7 @@ func (s *Service) open(ctx context.Context) error {
 	if cfg.MetricsAddr == "" {
 		metricsOnMain = m.Handler()
 	}
-	if s.handler, err = api.New(api.Config{
+	handler, err := api.New(api.Config{
 		Observer:       m,
 		Metrics:        metricsOnMain,
 		Orders:         s.stores.Orders,
@@ -106,15 +98,15 @@ func (s *Service) open(ctx context.Context) error {
 		Sunset:         cfg.Sunset,
 		Logger:         s.log,
 		Now:            cfg.Now,
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return err
 	}
 	s.srv = &http.Server{
-		Handler: s.handler,
+		Handler: handler,
 		// A slow or huge client must not hold a connection or memory for long.
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
@@ -146,14 +138,8 @@ func (s *Service) MetricsAddr() string {
 	return s.metricsLn.Addr().String()
 }
 
-// Handler is the service's HTTP handler, the one Run serves.
-func (s *Service) Handler() http.Handler { return s.handler }
-
 // Run serves until ctx ends; then the listeners close at once and requests in flight have
-// Config.ShutdownTimeout to finish. It returns nil after a clean shutdown. Nothing runs in
-// the background to serve a request: every request reads what it needs to see every
-// acknowledged change (in Redis, in its one round trip; in SQLite, from the file). The one
-// background task is the SQLite store's watch of its file's paths (sqlitestore.DB.OnFault).
+// Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
 func (s *Service) Run(ctx context.Context) error {
 	served := make(chan error, 2)
 	go func() { served <- s.srv.Serve(s.ln) }()
@@ -199,4 +185,15 @@ func (s *Service) Close() error {
 		return nil
 	}
 	return s.stores.Close()
+}
+
+// pageTokens returns the codec of v2's page tokens: under secret when it is set, otherwise
+// under the stores' secret, which every instance on them shares without being told. A
+// secret too short is a *ConfigError.
+func pageTokens(secret string, s *Stores) (*pagetoken.Codec, error) {
+	if secret == "" {
+		return pagetoken.FromStore(s.Secrets), nil
+	}
+	c, err := pagetoken.New([]byte(secret))
+	return c, configError(err)
 }

@@ -23,8 +23,7 @@ import (
 // StoreConfig says. serve, keys and import all open theirs with OpenStores.
 type Stores struct {
 	Orders order.Store
-	// Finder finds the orders of Orders by filter, a page at a time: the same store.
-	Finder order.Finder
+	Finder order.Finder // the same store as Orders
 	Pets   order.PetStore
 	Keys   auth.KeyStore
 	// Secrets holds the page-token secret used when Config.PageTokenSecret is empty.
@@ -36,23 +35,19 @@ type Stores struct {
 // backend is what the stores do each in their own way: in Redis (redisStores) or in the
 // SQLite file (sqliteStores). OpenStores picks one; nothing else asks which.
 type backend interface {
-	// Mode is "redis" or "embedded".
-	Mode() string
+	Mode() string // "redis" or "embedded"
 	// Ready reports whether the stores can do the work of a request now.
 	Ready(ctx context.Context) error
-	// OnFault makes report be told of the faults the stores find: those of the SQLite file
-	// (sqlitestore.DB.OnFault). In Redis, a record that does not parse fails its request
-	// with store.ErrCorrupt, which the request's own log line names; nothing is reported.
-	OnFault(report func(*store.Fault))
-	// Close closes the connection to Redis or the SQLite file.
 	Close() error
 	// importChecked is Import, once both lists are checked.
 	importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error)
-	// limiter returns the limiter that goes with the stores: counters and bans in Redis,
-	// shared by every instance, or in the process.
-	limiter(c limiterConfig) (ratelimit.Limiter, error)
-	// logReadCache says, once, whether the stores answer reads from memory.
-	logReadCache(log *slog.Logger)
+	// limiter returns the limiter that goes with the stores: in Redis, shared by every
+	// instance and falling back as cfg says; otherwise inProcess.
+	limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error)
+	// observe says in log, once, whether the stores answer reads from memory, and makes
+	// report be told of the faults of the SQLite file. (In Redis, a record that does not
+	// parse fails its own request with store.ErrCorrupt.)
+	observe(log *slog.Logger, report func(*store.Fault))
 }
 
 // OpenStores opens the stores that cfg names. It does not wait for Redis: go-redis connects
@@ -66,8 +61,8 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 	return openEmbedded(cfg)
 }
 
-// Imported is what an import wrote. Each store counts in its own unit: the SQLite file
-// counts the records it added and updated, Redis the order fields it changed.
+// Imported is what an import wrote. The SQLite file counts the records it added and
+// updated, Redis the order fields it changed.
 type Imported struct {
 	sqlitestore.Imported
 	OrderFieldsChanged int64
@@ -75,9 +70,8 @@ type Imported struct {
 
 // Import writes orders and pets into the store: new records are added, the data of existing
 // ones updated, and the status of an existing order is left as it is (an import never
-// undoes a cancel). Running it twice changes nothing.
+// undoes a cancel). Both lists are checked before either is written.
 func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	// Both lists are checked before either is written: nothing half-imported.
 	if err := order.ValidateAll(orders); err != nil {
 		return Imported{}, configError(err)
 	}
@@ -118,13 +112,12 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	return s, nil
 }
 
-func (r *redisStores) Mode() string               { return "redis" }
-func (r *redisStores) Close() error               { return r.rdb.Close() }
-func (r *redisStores) OnFault(func(*store.Fault)) {}
-func (r *redisStores) logReadCache(*slog.Logger)  {} // Redis has no read cache
+func (r *redisStores) Mode() string                             { return "redis" }
+func (r *redisStores) Close() error                             { return r.rdb.Close() }
+func (r *redisStores) observe(*slog.Logger, func(*store.Fault)) {}
 
-// Ready lets Redis decide for a probe caller within its timeout: a Redis that answers PING
-// but refuses the work (out of memory, read-only, busy, not permitted) is not ready.
+// Ready lets Redis decide within its timeout: a Redis that answers PING but refuses the work
+// (out of memory, read-only, busy, not permitted) is not ready.
 func (r *redisStores) Ready(ctx context.Context) error {
 	return redisstore.Ready(ctx, r.rdb, r.cfg.RedisPrefix, r.cfg.RedisTimeout)
 }
@@ -137,31 +130,23 @@ func (r *redisStores) importChecked(ctx context.Context, orders []order.Order, p
 	return Imported{OrderFieldsChanged: changed}, err
 }
 
-// limiter falls back as c says while Redis cannot be reached.
-func (r *redisStores) limiter(c limiterConfig) (ratelimit.Limiter, error) {
+func (r *redisStores) limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error) {
 	var fallback ratelimit.Limiter
-	switch c.fallback {
+	switch cfg.LimiterFallback {
 	case FallbackMemory:
-		fallback = c.inProcess()
+		fallback = inProcess
 	case FallbackFail:
 	default:
-		return nil, configError(fmt.Errorf("limiter fallback must be %s or %s, not %q", FallbackMemory, FallbackFail, c.fallback))
+		return nil, configError(fmt.Errorf("limiter fallback must be %s or %s, not %q", FallbackMemory, FallbackFail, cfg.LimiterFallback))
 	}
 	l, err := redisstore.NewLimiter(r.rdb, redisstore.LimiterOptions{
-		Prefix: r.cfg.RedisPrefix, Timeout: r.cfg.RedisTimeout, Clock: c.now, Ban: c.ban,
-		Fallback: fallback, OnFallback: c.onFallback, Logger: c.log,
+		Prefix: r.cfg.RedisPrefix, Timeout: r.cfg.RedisTimeout, Clock: cfg.Now, Ban: cfg.Ban,
+		Fallback: fallback, OnFallback: onFallback, Logger: cfg.Logger,
 	})
-	if err != nil {
-		return nil, configError(err)
-	}
-	return l, nil
+	return l, configError(err)
 }
 
-// sqliteStores are the stores in the SQLite file: the file they share, which imports. Its
-// Ready, OnFault and Close are the file's (sqlitestore.DB): ready unless it has a fault that
-// lasts until a restart (it is corrupt, or it or its -shm was replaced under the process) or
-// its disk was last found full. A file that cannot be written is refused at start; a failing
-// disk fails the requests themselves, with 503.
+// sqliteStores are the stores in the SQLite file; its Ready and Close are the file's.
 type sqliteStores struct{ *sqlitestore.DB }
 
 func openEmbedded(cfg StoreConfig) (*Stores, error) {
@@ -170,8 +155,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	}
 	db, err := sqlitestore.Open(cfg.DB, 0)
 	if err != nil {
-		// The file exists or may be made, in a directory that exists: what is left is a
-		// file that is not SQLite, or not readable and writable by this process.
+		// What checkDB leaves: a file that is not SQLite, or that this process cannot use.
 		return nil, configError(err)
 	}
 	orders := sqlitestore.NewOrders(db)
@@ -181,8 +165,8 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	}, nil
 }
 
-// checkDB says, before SQLite tries, why cfg.DB cannot be opened, in the operator's words:
-// SQLite's own message would be "unable to open database file" for each of these.
+// checkDB says, in the operator's words, why cfg.DB cannot be opened, where SQLite would say
+// "unable to open database file" for each.
 func checkDB(cfg StoreConfig) error {
 	if cfg.DB == "" {
 		return errors.New("no SQLite file named: the embedded mode needs one")
@@ -206,18 +190,21 @@ func checkDB(cfg StoreConfig) error {
 	return nil
 }
 
+func (s sqliteStores) Mode() string { return "embedded" }
+
 func (s sqliteStores) importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
 	n, err := s.Import(ctx, orders, pets) // one transaction
 	return Imported{Imported: n}, err
 }
 
-func (s sqliteStores) Mode() string                                       { return "embedded" }
-func (s sqliteStores) limiter(c limiterConfig) (ratelimit.Limiter, error) { return c.inProcess(), nil }
+func (s sqliteStores) limiter(_ Config, inProcess ratelimit.Limiter, _ func()) (ratelimit.Limiter, error) {
+	return inProcess, nil
+}
 
-// logReadCache says whether the file's unchanged reads are answered from memory
-// (sqlitestore.DB.ReadCache), and why not: at info where that is by design (the system), as
-// a warning otherwise.
-func (s sqliteStores) logReadCache(log *slog.Logger) {
+// observe logs whether the file's unchanged reads are answered from memory, and why not: at
+// info where that is by design, as a warning otherwise.
+func (s sqliteStores) observe(log *slog.Logger, report func(*store.Fault)) {
+	s.OnFault(report)
 	err := s.ReadCache()
 	switch {
 	case err == nil:

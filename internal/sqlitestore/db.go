@@ -26,23 +26,20 @@ type DB struct {
 	path  string
 	sql   *sql.DB
 	stmts statements
-	// writes lets one write transaction of this process at a time ask SQLite for the write
-	// lock, so that its writers queue here rather than in SQLite's sleeping busy handler,
-	// which is left to arbitrate between processes. Reads never take it.
+	// writes queues this process's writers here, one at a time, rather than in SQLite's
+	// sleeping busy handler, which is left to arbitrate between processes.
 	writes chan struct{}
-	// pin is a connection held for the DB's lifetime, never used: its SHARED lock on the
-	// file keeps the -shm file that cache reads from being deleted by another process
-	// (walindex.go).
-	pin   *sql.Conn
-	cache readCache
-	// faults are the faults found in the file and whom to tell (faults.go).
+	// pin is a connection held, unused, for the DB's lifetime: its SHARED lock keeps the
+	// -shm file that the cache reads from being deleted (walindex.go).
+	pin    *sql.Conn
+	cache  readCache
 	faults faults
 }
 
 // Open opens the SQLite file at path, creating it and its schema if they are missing, and
 // migrating an older schema. A write waits up to busyTimeout (DefaultBusyTimeout if zero)
 // for another process's write.
-func Open(path string, busyTimeout time.Duration) (*DB, error) {
+func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	if busyTimeout <= 0 {
 		busyTimeout = DefaultBusyTimeout
 	}
@@ -51,44 +48,40 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	if err := createPrivate(path); err != nil {
 		return nil, db.fail(ctx, err)
 	}
-	var err error
 	if db.sql, err = sql.Open("sqlite", dsn(path, busyTimeout)); err != nil {
 		return nil, db.fail(ctx, err)
 	}
-	// Opening a connection runs the pragmas and reads the schema; keep every connection
-	// opened, so that a busy minute does not open and close them over and over.
-	// One more is the pin.
+	defer func() {
+		if err != nil {
+			db.stmts.close()
+			db.sql.Close()
+		}
+	}()
+	// Keep every connection opened (each runs the pragmas and reads the schema); +1: the pin.
 	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1
 	db.sql.SetMaxOpenConns(conns)
 	db.sql.SetMaxIdleConns(conns)
 	if err := db.migrate(ctx); err != nil {
-		db.sql.Close()
 		return nil, err
 	}
-	if err := db.stmts.prepare(ctx, db.sql); err != nil {
-		db.sql.Close()
-		return nil, db.fail(ctx, err)
+	if err = db.stmts.prepare(ctx, db.sql); err == nil {
+		err = db.watch(ctx)
 	}
-	if err := db.watch(ctx); err != nil {
-		db.stmts.close()
-		db.sql.Close()
+	if err != nil {
 		return nil, db.fail(ctx, err)
 	}
 	return db, nil
 }
 
-// watch pins a connection that has read the file in WAL mode, maps the file's wal-index for
-// the read cache, and starts watching the paths of the file and of its -shm (watchFiles).
-// Where the wal-index cannot be mapped, the cache stays off and every read queries the file.
-// A file this process cannot write is refused (see writable).
+// watch pins a connection that has read the file, maps the file's wal-index for the read
+// cache when it can, and starts watching the paths of the file and of its -shm (watchFiles).
 func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			// db.sql.Close does not close a connection in use: its handle, descriptors and
-			// locks would outlive the failed Open.
+			// db.sql.Close does not close a connection in use.
 			db.pin.Close()
 		}
 	}()
@@ -103,8 +96,7 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	if err := db.writable(); err != nil {
 		return err
 	}
-	// The files as the pinned connection found them: it has read the file, so SQLite has
-	// opened it and, in WAL mode, its -shm.
+	// The files as the pinned connection, which has read the file, found them.
 	file, err := os.Stat(db.path)
 	if err != nil {
 		return err
@@ -126,10 +118,8 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	return nil
 }
 
-// writable refuses a file that SQLite opened read-only, as it does, silently, when the file,
-// its directory or the filesystem cannot be written by this process: every process on the
-// file writes to it (a cancel, a key, the page-token secret, which the first process that
-// needs it makes), so it would serve what it reads and fail every write.
+// writable refuses a file that SQLite opened read-only, as it does silently when this process
+// cannot write the file or its directory: every process on the file writes to it.
 func (db *DB) writable() error {
 	var readOnly bool
 	err := db.pin.Raw(func(c any) error {
@@ -151,9 +141,8 @@ func (db *DB) writable() error {
 	return nil
 }
 
-// createPrivate creates the file, when it does not exist yet, readable and writable by its
-// owner only: it holds the orders and the keys' hashes, which are nobody else's business.
-// SQLite gives its -wal and -shm files the permissions of the database file.
+// createPrivate creates a missing file readable and writable by its owner only; SQLite gives
+// the -wal and -shm files the same permissions.
 func createPrivate(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
@@ -165,22 +154,12 @@ func createPrivate(path string) error {
 	return f.Close()
 }
 
-// dsn is the driver's name of the file, with the settings every connection gets:
-//
-//   - journal_mode=WAL: readers never wait for a writer, nor a writer for readers, so the
-//     requests of a server go on while `orderd import` or `orderd keys` writes.
-//   - synchronous=FULL: in WAL mode, each commit fsyncs the WAL before it returns, so a
-//     cancel answered 204 survives a crash of the machine, not only of the process. NORMAL
-//     fsyncs only at checkpoints: a power cut could lose the last commits, which the
-//     clients were told had happened.
-//   - busy_timeout: a write that finds another process writing waits for it instead of
-//     failing at once with SQLITE_BUSY.
-//   - _txlock=immediate: every transaction this package begins but Find's is a write, so it
-//     takes the write lock at BEGIN; a transaction that read first and asked for the lock
-//     later could fail without waiting, its snapshot outdated by another writer. Find's
-//     transaction is ReadOnly, which the driver begins deferred: one snapshot, no write lock.
-//
-// The path is made a file: URI, escaped, so that any file name works.
+// dsn is the file's URI, escaped, with the settings of every connection:
+//   - journal_mode=WAL: readers and the writer never wait for each other.
+//   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine.
+//   - busy_timeout: a write waits for another process's write instead of failing at once.
+//   - _txlock=immediate: a write transaction takes the write lock at BEGIN, so it cannot
+//     fail later with its snapshot outdated. Find's ReadOnly transaction begins deferred.
 func dsn(path string, busyTimeout time.Duration) string {
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	q := url.Values{}
@@ -193,20 +172,18 @@ func dsn(path string, busyTimeout time.Duration) string {
 
 // Close closes the file. Calls made after it fail with store.ErrUnavailable.
 func (db *DB) Close() error {
-	db.stopWatching()
+	db.faults.unwatch()
 	db.stmts.close()
 	db.pin.Close()
 	err := db.sql.Close()
-	// The wal-index last: releasing it may close a descriptor of the -shm file, which must
-	// not happen while a connection of this DB still uses the file (walIndexes says why).
-	// Calls after Close find no header and go to the closed database, which fails them.
+	// The wal-index last: its descriptor of the -shm must outlive the connections (walIndexes).
 	wal := db.cache.wal.Swap(nil)
 	db.cache.forget()
 	return errors.Join(err, wal.release())
 }
 
-// beginWrite starts a write transaction, after the writes of this process before it.
-// The caller calls the returned done once the transaction has ended.
+// beginWrite starts a write transaction, after the writes of this process before it; the
+// caller calls done once it has ended.
 func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
 	if err := db.refuseWrites(); err != nil {
 		return nil, nil, err
@@ -227,27 +204,20 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 	return tx, done, nil
 }
 
-// commit commits tx, a transaction of beginWrite, and empties the read cache (readCache.forget
-// says why). A transaction that ends in a rollback changed nothing and leaves the cache be:
-// the cancel of an unknown order is one, on every such request. A commit ends a full disk's
-// state: there was room for this write (Ready).
+// commit commits tx, a transaction of beginWrite, and empties the read cache. A commit ends
+// a full disk's state: there was room for this write.
 func (db *DB) commit(tx *sql.Tx) error {
 	defer db.cache.forget()
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if db.faults.full.Load() != nil {
-		db.faults.full.Store(nil)
-	}
+	db.faults.full.Store(nil)
 	return nil
 }
 
-// pointRead is the context of a read of one row through an index, on every request. Such a
-// read takes microseconds and, in WAL mode, does not wait for writers, so watching the
-// caller's context during it is not worth its price: database/sql and the driver each start
-// a goroutine per query to do so, which makes these reads three times slower
-// (BenchmarkVersion, BenchmarkLookup). A context that has already ended still ends the call.
-// The one wait left is a WAL recovery after a crash, bounded by the busy timeout.
+// pointRead is the context of a read of one row through an index: it takes microseconds and
+// waits for no writer, so the caller's context is not watched during it (database/sql and the
+// driver would each start a goroutine to do so, BenchmarkLookup). An ended context still fails.
 func pointRead(ctx context.Context) (context.Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

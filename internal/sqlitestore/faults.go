@@ -9,41 +9,72 @@ import (
 	"sync/atomic"
 	"time"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/petstore/orderd/internal/store"
 )
 
-// The kinds of store.Fault this package reports.
+// The kinds of store.Fault this package reports (docs/design.md has their table). The two
+// found by watchFiles forbid writes: nobody else would read this process's writes into a
+// replaced file, and one with a new -shm would overwrite its commits in the WAL.
 const (
-	// FaultCorrupt: SQLite found the file damaged (SQLITE_CORRUPT) or not a database
-	// (SQLITE_NOTADB). It lasts: nothing the service does mends a damaged page.
-	FaultCorrupt = "corrupt"
-	// FaultFull: the disk, or SQLite's page limit, has no room for a write (SQLITE_FULL).
-	// Each write that meets it fails; it ends when there is room again.
-	FaultFull = "full"
-	// FaultReplaced: the path no longer names the file this process opened (moved, deleted,
-	// or replaced, by a restore for instance). It lasts, and no write is made: this process
-	// would write into a file nobody else opens any more.
-	FaultReplaced = "replaced"
-	// FaultShmRemoved: the file's -shm (the wal-index every process shares) was deleted or
-	// replaced. It lasts, and no write is made: another process that opens the file makes a
-	// new -shm, and each would then overwrite the other's commits in the WAL.
-	FaultShmRemoved = "shm_removed"
+	FaultCorrupt    = "corrupt"     // the file is damaged or not a database; it lasts
+	FaultFull       = "full"        // no room for a write, until a write commits again
+	FaultReplaced   = "replaced"    // the path no longer names the file opened; it lasts
+	FaultShmRemoved = "shm_removed" // the file's -shm was deleted or replaced; it lasts
 )
 
 // watchEvery is how often the watcher checks that the paths still name the files opened.
-// A stat of two paths costs microseconds; four a second find a replacement well within a
-// second.
 const watchEvery = 250 * time.Millisecond
 
 // faults is what a DB knows of the faults of its file, and whom it tells.
 type faults struct {
 	report  atomic.Pointer[func(*store.Fault)]
 	lasting atomic.Pointer[store.Fault] // the first fault that lasts until a restart
-	// full is the last write's full disk, until a write commits again: while it is set the
-	// file cannot be written, and Ready tries a write of its own to learn when it can.
+	// full is set from a write that found the disk full until a write commits again.
 	full    atomic.Pointer[store.Fault]
-	stop    chan struct{}
-	stopped sync.WaitGroup
+	unwatch func() // stops watchFiles
+}
+
+// fail sorts an error of the database into the kinds the service tells apart, naming the
+// file and keeping SQLite's message: the caller's own context error, as is; a row the schema
+// refused (a bug or a race: the stores check what they write); a damaged file,
+// store.ErrCorrupt and a FaultCorrupt; a full disk, a FaultFull; anything else (cannot open,
+// I/O error, busy past the busy timeout, closed) store.ErrUnavailable.
+func (db *DB) fail(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
+		return err
+	}
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
+	}
+	switch e.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_CONSTRAINT:
+		return fmt.Errorf("%s: refused by the schema: %w", db.path, err)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return db.reportFault(&store.Fault{Kind: FaultCorrupt, Lasting: true, Public: "the database file is corrupt",
+			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrCorrupt, db.path, err)})
+	case sqlite3.SQLITE_FULL:
+		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full",
+			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)}
+		db.faults.full.Store(f)
+		return db.reportFault(f)
+	}
+	return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
+}
+
+// corrupt reports a row that the service cannot use; the message names it ("order 7: …").
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %w", store.ErrCorrupt, fmt.Errorf(format, args...))
 }
 
 // OnFault makes report be told of every fault of the file from now on: each operation that
@@ -57,8 +88,7 @@ func (db *DB) OnFault(report func(*store.Fault)) {
 	}
 }
 
-// Fault returns the fault that lasts until a restart, a *store.Fault, or nil: the file is
-// corrupt, or was replaced, or its -shm removed, under this process.
+// Fault returns the fault that lasts until a restart, a *store.Fault, or nil.
 func (db *DB) Fault() error {
 	if f := db.faults.lasting.Load(); f != nil {
 		return f
@@ -67,9 +97,8 @@ func (db *DB) Fault() error {
 }
 
 // Ready reports whether the file can do the work of a request now: not while a fault lasts,
-// nor while the last write found the disk full and none has committed since. Then it makes a
-// write of its own (probeWrite), so that the service is ready again as soon as there is room,
-// with no request needed to find out; the probe costs nothing while the disk has room.
+// nor while the disk was last found full, until a write of its own commits (probeWrite), so
+// that the service is ready again as soon as there is room, with no request needed.
 func (db *DB) Ready(ctx context.Context) error {
 	if err := db.Fault(); err != nil {
 		return err
@@ -80,8 +109,7 @@ func (db *DB) Ready(ctx context.Context) error {
 	return db.probeWrite(ctx)
 }
 
-// probeWrite writes a row of its own in the settings table, which nothing reads, and commits:
-// a commit that succeeds ends the full state (commit).
+// probeWrite writes a row of its own, which nothing reads, in the settings table.
 func (db *DB) probeWrite(ctx context.Context) error {
 	tx, done, err := db.beginWrite(ctx)
 	if err != nil {
@@ -95,19 +123,20 @@ func (db *DB) probeWrite(ctx context.Context) error {
 	return db.fail(ctx, db.commit(tx))
 }
 
-// reportFault reports f, and keeps it as the lasting fault when it lasts and none came first.
-func (db *DB) reportFault(f *store.Fault) {
+// reportFault reports f, keeps it as the lasting fault when it lasts and none came first,
+// and returns it.
+func (db *DB) reportFault(f *store.Fault) *store.Fault {
 	if f.Lasting {
 		db.faults.lasting.CompareAndSwap(nil, f)
 	}
 	if report := db.faults.report.Load(); report != nil {
 		(*report)(f)
 	}
+	return f
 }
 
-// refuseWrites returns the fault that forbids writing, or nil: the file was replaced or its
-// -shm removed. Corruption does not: what can still be written is, and SQLite refuses a
-// write that meets a damaged page itself.
+// refuseWrites returns the fault that forbids writing, or nil. Corruption does not: SQLite
+// refuses a write that meets a damaged page itself.
 func (db *DB) refuseWrites() error {
 	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
 		return f
@@ -116,27 +145,25 @@ func (db *DB) refuseWrites() error {
 }
 
 // watchFiles checks every watchEvery, until Close, that db.path and its -shm still name the
-// files that Open opened (os.SameFile: device and inode). SQLite keeps its descriptors of the
-// files it opened and never looks at the paths again, so a file replaced under it goes on
-// being served, and its writes go where nobody reads them; nor does it notice its -shm
-// deleted (walindex.go says why that cannot happen by SQLite's own doing). shm is nil when
-// the file has no -shm (not in WAL mode): the file alone is watched.
+// files that Open opened (os.SameFile). SQLite keeps its descriptors and never looks at the
+// paths again, so it would go on serving a file replaced under it. shm is nil when the file
+// is not in WAL mode.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
-	db.faults.stop = make(chan struct{})
-	db.faults.stopped.Add(1)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })
 	go func() {
-		defer db.faults.stopped.Done()
+		defer close(stopped)
 		tick := time.NewTicker(watchEvery)
 		defer tick.Stop()
 		for {
 			select {
-			case <-db.faults.stop:
+			case <-stop:
 				return
 			case <-tick.C:
 			}
 			if f := db.checkFiles(file, shm); f != nil {
 				db.reportFault(f)
-				return // it lasts until a restart: nothing more to watch for
+				return // it lasts until a restart
 			}
 		}
 	}()
@@ -167,13 +194,4 @@ func changed(err error) string {
 		return err.Error()
 	}
 	return "another file is there"
-}
-
-// stopWatching ends watchFiles, if it runs.
-func (db *DB) stopWatching() {
-	if db.faults.stop != nil {
-		close(db.faults.stop)
-		db.faults.stopped.Wait()
-		db.faults.stop = nil
-	}
 }

@@ -16,8 +16,8 @@ type Imported struct {
 }
 
 // An imported order's data replaces the stored one's only where it differs, and its status
-// is written only for a new order: re-running an import never undoes a cancel, and an import
-// that changes nothing writes nothing, so the version does not move.
+// is written only for a new order: an import never undoes a cancel, and one that changes
+// nothing writes nothing, so the version does not move.
 const upsertOrder = `
 INSERT INTO orders (` + orderColumns + `) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
@@ -32,11 +32,9 @@ INSERT INTO pets (id, name, status) VALUES (?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status
 WHERE (name, status) IS NOT (excluded.name, excluded.status)`
 
-// Import loads orders and pets into the file in one transaction: after an error, nothing of
-// it is written. New orders and pets are added; existing ones get the imported data, except
-// the status of an order, which belongs to the service once the order is in (a cancel made
-// since the last import stays). Importing the same data again changes nothing. Ids must be
-// distinct within each list.
+// Import loads orders and pets into the file in one transaction. New orders and pets are
+// added; existing ones get the imported data, except an order's status, which belongs to the
+// service once the order is in. Ids must be distinct within each list.
 func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return Imported{}, err
@@ -78,23 +76,18 @@ func orderRows(orders []order.Order) ([][]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("order %d: shipDate: %w", o.ID, err)
 		}
-		complete := 0
-		if o.Complete {
-			complete = 1
-		}
-		rows[i] = []any{o.ID, o.PetID, int64(o.Quantity), shipDate, complete, string(o.Status)}
+		rows[i] = []any{o.ID, o.PetID, int64(o.Quantity), shipDate, o.Complete, string(o.Status)} // the driver binds a bool as 0 or 1
 	}
 	return rows, nil
 }
 
-// upsert runs query for each row and counts the rows it added and updated: those it wrote,
-// less the growth of the table.
+// upsert runs query for each row and counts the rows it added (the growth of the table) and
+// updated (the rest of those it wrote).
 func upsert(ctx context.Context, tx *sql.Tx, table, query string, rows [][]any) (added, updated int, err error) {
 	if len(rows) == 0 {
 		return 0, 0, nil
 	}
 	count := func() (n int, err error) {
-		// table is one of ours, never input.
 		err = tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n)
 		return n, err
 	}

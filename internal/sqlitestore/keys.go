@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
+	"time"
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/plan"
@@ -13,10 +13,9 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in the api_keys table. A Lookup reads the table (by its unique
-// index on the hash) unless no connection of any process has committed since it found that
-// key (the read cache, cache.go), so a key that another process creates or revokes counts
-// from the next request on.
+// Keys is an auth.KeyStore in the api_keys table. A Lookup reads the table unless no process
+// has committed since it found that key (cache.go), so a key that another process creates or
+// revokes counts from the next request on.
 type Keys struct{ db *DB }
 
 // NewKeys returns the key store of db.
@@ -24,30 +23,13 @@ func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
 // Lookup returns the key with hash h.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	if err := ctx.Err(); err != nil {
-		return auth.Key{}, err
-	}
-	header, cacheable := s.db.cache.header() // before the query: see readCache
-	if cacheable {
-		if k, ok := s.db.cache.keys.at(header, h); ok {
-			return k, nil
+	return cachedRead(ctx, s.db, &s.db.cache.keys, h, func(readCtx context.Context) (auth.Key, error) {
+		k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return auth.Key{}, auth.ErrKeyNotFound
 		}
-	}
-	readCtx, err := pointRead(ctx)
-	if err != nil {
-		return auth.Key{}, err
-	}
-	k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return auth.Key{}, auth.ErrKeyNotFound
-	}
-	if err != nil {
-		return auth.Key{}, s.db.fail(ctx, err)
-	}
-	if cacheable {
-		s.db.cache.keys.keep(header, h, k)
-	}
-	return k, nil
+		return k, s.db.fail(ctx, err)
+	})
 }
 
 // Add stores k if no key has its name: the check and the insert are one statement, atomic
@@ -65,18 +47,14 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 		return err
 	}
 	defer done()
-	res, err := tx.ExecContext(ctx,
-		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
-		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt)
-	if err != nil {
-		return s.db.fail(ctx, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return s.db.fail(ctx, err)
-	}
-	if n == 0 {
+	err = tx.QueryRowContext(ctx,
+		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
+		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt).Scan(new(string))
+	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
+	}
+	if err != nil {
+		return s.db.fail(ctx, err)
 	}
 	return s.db.fail(ctx, s.db.commit(tx))
 }
@@ -87,16 +65,8 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	if err != nil {
 		return nil, s.db.fail(ctx, err)
 	}
-	defer rows.Close()
-	keys := []auth.Key{}
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, s.db.fail(ctx, err)
-		}
-		keys = append(keys, k)
-	}
-	return keys, s.db.fail(ctx, rows.Err())
+	keys, err := scanRows(rows, scanKey)
+	return keys, s.db.fail(ctx, err)
 }
 
 // Revoke removes the key named nameOrPrefix, or else, for a string that looks like the
@@ -126,41 +96,21 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 
 // scanKey reads the keyColumns of one row, and reports a row the service cannot use as
 // store.ErrCorrupt naming the key.
-func scanKey(row interface{ Scan(...any) error }) (auth.Key, error) {
-	r := keyRows.Get().(*keyRow)
-	defer r.release()
-	if err := row.Scan(r.dest[:]...); err != nil {
+func scanKey(row scanner) (auth.Key, error) {
+	var (
+		k                         auth.Key
+		planName, hash, createdAt string
+	)
+	if err := row.Scan(&k.Name, &planName, &k.Custom.PerMinute, &k.Custom.PerDay, &k.Prefix, &hash, &createdAt); err != nil {
 		return auth.Key{}, err
 	}
-	k := r.key
-	k.Plan, k.Hash = plan.Plan(r.plan), auth.Hash(r.hash)
+	k.Plan, k.Hash = plan.Plan(planName), auth.Hash(hash)
 	var err error
-	if k.CreatedAt, err = parseTimestamp(r.createdAt); err != nil {
-		return auth.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, r.createdAt, err)
+	if k.CreatedAt, err = time.Parse(timestampLayout, createdAt); err != nil {
+		return auth.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, createdAt, err)
 	}
 	if err := k.Validate(); err != nil {
 		return auth.Key{}, corrupt("%w", err)
 	}
 	return k, nil
-}
-
-// keyRow is where scanKey scans a row, with the pointers Scan takes made once: a key lookup
-// runs on every request, and scanning into fresh variables cost five allocations of it. It
-// is only a buffer: each scan overwrites every column, and what is read is copied out.
-type keyRow struct {
-	key                   auth.Key
-	plan, hash, createdAt string
-	dest                  [7]any // pointers to the fields above, in keyColumns' order
-}
-
-var keyRows = sync.Pool{New: func() any {
-	r := &keyRow{}
-	r.dest = [7]any{&r.key.Name, &r.plan, &r.key.Custom.PerMinute, &r.key.Custom.PerDay, &r.key.Prefix, &r.hash, &r.createdAt}
-	return r
-}}
-
-// release clears r, so that the pool keeps no key's strings alive, and returns it to the pool.
-func (r *keyRow) release() {
-	r.key, r.plan, r.hash, r.createdAt = auth.Key{}, "", "", ""
-	keyRows.Put(r)
 }

@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"math"
-	"sync"
+	"time"
 
 	"github.com/petstore/orderd/internal/order"
 )
 
-var _ order.Store = (*Orders)(nil)
+var (
+	_ order.Store    = (*Orders)(nil)
+	_ order.PetStore = (*Pets)(nil)
+)
 
 // Orders is an order.Store in the orders table.
 type Orders struct{ db *DB }
@@ -24,72 +27,26 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	if err != nil {
 		return nil, s.db.fail(ctx, err)
 	}
-	defer rows.Close()
-	out := []order.Order{} // never nil: an empty store is an empty list
-	for rows.Next() {
-		o, err := scanOrder(rows)
-		if err != nil {
-			return nil, s.db.fail(ctx, err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.db.fail(ctx, err)
-	}
-	return out, nil
+	list, err := scanRows(rows, scanOrder)
+	return list, s.db.fail(ctx, err)
 }
 
 // Version returns the counter that the schema's triggers move with every change to the
-// orders, committed by any process. It reads the file unless no connection of any process
-// has committed since it last did (the read cache, cache.go), so there is no staleness to
-// bound: a List after it starts from a state at least as new.
+// orders, committed by any process, or its cached value while none has committed since.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	h, cacheable := s.db.cache.header() // before the query: see readCache
-	if cacheable {
-		if v, ok := s.db.cache.versionAt(h); ok {
-			return v, nil
-		}
-	}
-	readCtx, err := pointRead(ctx)
-	if err != nil {
-		return 0, err
-	}
-	r := versionRows.Get().(*versionRow)
-	defer versionRows.Put(r)
-	if err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(r.dest[:]...); err != nil {
-		return 0, s.db.fail(ctx, err)
-	}
-	if cacheable {
-		s.db.cache.keepVersion(h, uint64(r.value))
-	}
-	return uint64(r.value), nil
+	return cachedRead(ctx, s.db, &s.db.cache.version, struct{}{}, func(readCtx context.Context) (uint64, error) {
+		var v int64
+		err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(&v)
+		return uint64(v), s.db.fail(ctx, err)
+	})
 }
-
-// versionRow is where Version scans the counter, with the pointer Scan takes made once: it
-// runs on every list request, and a fresh variable and its pointer cost allocations of it.
-// It is only a buffer: each scan overwrites it.
-type versionRow struct {
-	value int64
-	dest  [1]any // &value
-}
-
-var versionRows = sync.Pool{New: func() any {
-	r := &versionRow{}
-	r.dest[0] = &r.value
-	return r
-}}
 
 // Cancel applies order.Order.Cancel to the order in a write transaction: reading the status
 // and writing the new one are one step for every process that shares the file.
 //
-// Only a pending order needs that transaction. An unknown id, a shipped order and a cancelled
-// one are answered from a read, which runs beside other readers where a write transaction
-// takes its turn among every writer of the file: the read sees every commit made before it
-// started, and none of these answers can be undone by a later one (an order's status never
-// leaves shipped or cancelled, and orders are never deleted).
+// Only a pending order needs that transaction. An unknown, shipped or cancelled order is
+// answered from a read, which no later commit can make wrong: a status never leaves shipped
+// or cancelled, and orders are never deleted.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	current, err := s.Get(ctx, id)
 	if err != nil {
@@ -124,9 +81,52 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	return after, true, nil
 }
 
+// Pets is an order.PetStore in the pets table.
+type Pets struct{ db *DB }
+
+// NewPets returns the pet store of db.
+func NewPets(db *DB) *Pets { return &Pets{db: db} }
+
+// Pet reads one pet.
+func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
+	readCtx, err := pointRead(ctx)
+	if err != nil {
+		return order.Pet{}, err
+	}
+	p := order.Pet{ID: id}
+	err = s.db.stmts.selectPet.QueryRowContext(readCtx, id).Scan(&p.Name, &p.Status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return order.Pet{}, order.ErrPetNotFound
+	}
+	if err != nil {
+		return order.Pet{}, s.db.fail(ctx, err)
+	}
+	if err := p.Validate(); err != nil {
+		return order.Pet{}, corrupt("%w", err)
+	}
+	return p, nil
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// scanRows reads every row of rows with scan; the list is never nil.
+func scanRows[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // scanOrder reads the orderColumns of one row, and reports a row the service cannot use
 // as store.ErrCorrupt naming the order.
-func scanOrder(row interface{ Scan(...any) error }) (order.Order, error) {
+func scanOrder(row scanner) (order.Order, error) {
 	var (
 		o                  order.Order
 		quantity, complete int64
@@ -142,7 +142,7 @@ func scanOrder(row interface{ Scan(...any) error }) (order.Order, error) {
 		return order.Order{}, corrupt("order %d: complete is %d, not 0 or 1", o.ID, complete)
 	}
 	var err error
-	if o.ShipDate, err = parseTimestamp(shipDate); err != nil {
+	if o.ShipDate, err = time.Parse(timestampLayout, shipDate); err != nil {
 		return order.Order{}, corrupt("order %d: shipDate %q: %w", o.ID, shipDate, err)
 	}
 	o.Quantity, o.Complete, o.Status = int32(quantity), complete == 1, order.Status(status)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
-// migrations are the steps from one schema version to the next: migrations[i] takes a file
-// from user_version i to i+1. A later version of the service appends steps, never edits one,
-// so that a file written by any earlier version can be brought up to date.
+// migrations[i] takes a file from user_version i to i+1. Later versions append steps, never
+// edit one, so that a file written by any earlier version can be brought up to date.
 var migrations = []string{
 	// 0 → 1: orders, pets and API keys.
 	`
@@ -21,9 +21,7 @@ CREATE TABLE orders (
 	status    TEXT    NOT NULL CHECK (status IN ('pending', 'shipped', 'cancelled'))
 ) STRICT;
 
--- Each index ends with the rowid (the id), so a filter on its column answers in id order:
--- the keyset pages of a filtered list (WHERE col = ? AND id > ? ORDER BY id LIMIT n) read
--- the index and no sort.
+-- Each index ends with the rowid (the id), so a filter on its column answers in id order.
 CREATE INDEX orders_by_status    ON orders (status);
 CREATE INDEX orders_by_pet       ON orders (pet_id);
 CREATE INDEX orders_by_ship_date ON orders (ship_date);
@@ -34,8 +32,7 @@ CREATE TABLE orders_version (
 ) STRICT;
 INSERT INTO orders_version (one, value) VALUES (1, 0);
 
--- Every change to the orders moves the version in its own transaction, whoever writes: this
--- process, another orderd, or a person with the sqlite3 shell.
+-- Every change to the orders moves the version in its own transaction, whoever writes.
 CREATE TRIGGER orders_insert_moves_version AFTER INSERT ON orders
 BEGIN UPDATE orders_version SET value = value + 1; END;
 CREATE TRIGGER orders_update_moves_version AFTER UPDATE ON orders
@@ -60,8 +57,7 @@ CREATE TABLE api_keys (
 ) STRICT;
 CREATE INDEX api_keys_by_prefix ON api_keys (prefix, name);
 `,
-	// 1 → 2: the settings every process on the file shares, made by the first that needs
-	// one: the page-token secret (secrets.go).
+	// 1 → 2: settings every process on the file shares: the page-token secret (secrets.go).
 	`
 CREATE TABLE settings (
 	name  TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
@@ -70,8 +66,8 @@ CREATE TABLE settings (
 `,
 }
 
-// migrate brings the file's schema to the version of this code. The write transaction makes
-// two processes that open a new file at once create the schema once.
+// migrate brings the file's schema to the version of this code, in a write transaction, so
+// that two processes that open a new file at once create the schema once.
 func (db *DB) migrate(ctx context.Context) error {
 	current, err := db.schemaVersion(ctx, db.sql)
 	if err != nil || current == len(migrations) {
@@ -97,11 +93,14 @@ func (db *DB) migrate(ctx context.Context) error {
 	return db.fail(ctx, tx.Commit())
 }
 
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
 // schemaVersion reads the schema version of the file, and refuses a file that a newer
 // version of the service has migrated past what this code knows.
-func (db *DB) schemaVersion(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (int, error) {
+func (db *DB) schemaVersion(ctx context.Context, q querier) (int, error) {
 	var v int
 	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return 0, db.fail(ctx, err)
@@ -110,4 +109,23 @@ func (db *DB) schemaVersion(ctx context.Context, q interface {
 		return 0, fmt.Errorf("%s: schema version %d is newer than this program's %d", db.path, v, len(migrations))
 	}
 	return v, nil
+}
+
+// timestampLayout is how an instant is written: RFC 3339 in UTC with all nine digits of the
+// nanoseconds, so that every value has the same width and text order is time order (an
+// index on a ship date answers a date range).
+const timestampLayout = "2006-01-02T15:04:05.000000000Z"
+
+// timestampGlob is the CHECK that a column holds a timestamp in that layout.
+const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
+	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"
+
+// formatTimestamp writes t in timestampLayout; it refuses the years that do not have four
+// digits, which would break the order of the text.
+func formatTimestamp(t time.Time) (string, error) {
+	t = t.UTC()
+	if y := t.Year(); y < 0 || y > 9999 {
+		return "", fmt.Errorf("time %s is outside the years 0000 to 9999", t.Format(time.RFC3339Nano))
+	}
+	return t.Format(timestampLayout), nil
 }

@@ -14,19 +14,17 @@ var _ pagetoken.SecretStore = (*Secrets)(nil)
 // pageTokenSecret is the name of the page-token secret's row in settings.
 const pageTokenSecret = "page_token_secret"
 
-// Secrets is a pagetoken.SecretStore in the settings table: every process on the file
-// (every server of the embedded mode on it) gets the one secret, so each reads the page
-// tokens of the others, and a restart keeps the tokens it made valid.
+// Secrets is a pagetoken.SecretStore in the settings table: every process on the file gets
+// the one secret, so each reads the others' page tokens, and a restart keeps them valid.
 type Secrets struct{ db *DB }
 
 // NewSecrets returns the secret store of db.
 func NewSecrets(db *DB) *Secrets { return &Secrets{db: db} }
 
 // PageTokenSecret returns the secret in the file, making it first if the file holds none:
-// 32 random bytes, inserted unless another process's insert came first, and read back in
-// the same write transaction, so that every process returns the one that was kept.
+// inserted unless another process's insert came first, and read back in the same write
+// transaction, so that every process returns the one that was kept.
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
-	// Once made, the secret is only read: no write lock, no wait for another writer.
 	secret, err := s.read(ctx, s.db.sql)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return secret, err
@@ -48,11 +46,8 @@ func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	return secret, s.db.fail(ctx, tx.Commit())
 }
 
-// read reads the secret's row; sql.ErrNoRows when there is none. A secret too short to use
-// is store.ErrCorrupt: something other than this package wrote it.
-func (s *Secrets) read(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) ([]byte, error) {
+// read reads the secret's row; sql.ErrNoRows when there is none.
+func (s *Secrets) read(ctx context.Context, q querier) ([]byte, error) {
 	var secret []byte
 	err := q.QueryRowContext(ctx, "SELECT value FROM settings WHERE name = ?", pageTokenSecret).Scan(&secret)
 	switch {

@@ -11,20 +11,19 @@ const (
 	keyColumns   = "name, plan, per_minute, per_day, prefix, hash, created_at"
 )
 
-// statements are the queries of every request, prepared once: a request pays for running
-// them, not for parsing them.
+// statements are the queries of every request, prepared once.
 type statements struct {
-	ordersVersion *sql.Stmt
-	listOrders    *sql.Stmt
-	selectOrder   *sql.Stmt
-	cancelOrder   *sql.Stmt
-	selectPet     *sql.Stmt
-	lookupKey     *sql.Stmt
-	// v2's find reads one of these ranges (find.go), within its read transaction.
-	findByPet, findByStatus, findByID *sql.Stmt
+	ordersVersion                     *sql.Stmt
+	listOrders                        *sql.Stmt
+	selectOrder                       *sql.Stmt
+	cancelOrder                       *sql.Stmt
+	selectPet                         *sql.Stmt
+	lookupKey                         *sql.Stmt
+	findByPet, findByStatus, findByID *sql.Stmt // find.go
 }
 
-func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
+// prepare prepares the statements; the caller closes them after an error too.
+func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
@@ -39,12 +38,9 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) error {
 		{&s.findByStatus, findByStatus},
 		{&s.findByID, findByID},
 	} {
-		stmt, err := db.PrepareContext(ctx, p.query)
-		if err != nil {
-			s.close()
+		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
 			return err
 		}
-		*p.stmt = stmt
 	}
 	return nil
 }

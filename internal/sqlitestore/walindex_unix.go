@@ -25,20 +25,16 @@ type walIndex struct {
 // shmID names a -shm file by device and inode, whatever path reached it.
 type shmID struct{ dev, ino uint64 }
 
-// walIndexes are the mapped -shm files of the process. A -shm file is opened once per
-// process and closed only when no DB of the process uses it any more, because SQLite locks
-// the -shm with POSIX record locks, which belong to the process: closing ANY descriptor of
-// the file drops all of them, the locks of SQLite's connections included (a reader's read
-// mark, the lock that tells the next process not to reset the file). By the time the last
-// DB closes its descriptor, SQLite has closed its own connections to the file.
+// walIndexes are the mapped -shm files of the process, each opened once and closed when no
+// DB uses it: SQLite locks the -shm with POSIX record locks, which belong to the process, and
+// closing ANY descriptor of the file drops them all, those of SQLite's connections included.
 var walIndexes = struct {
 	mu   sync.Mutex
 	open map[shmID]*walIndex
 }{open: map[shmID]*walIndex{}}
 
 // openWalIndex maps the wal-index of the database file at path. The caller holds a
-// connection to the file that has read it in WAL mode, so the -shm exists and SQLite has
-// sized it to at least one region (32 KiB).
+// connection that has read the file in WAL mode, so SQLite has sized the -shm.
 func openWalIndex(path string) (*walIndex, error) {
 	walIndexes.mu.Lock()
 	defer walIndexes.mu.Unlock()
@@ -88,7 +84,7 @@ func shmIDOf(info os.FileInfo) (shmID, error) {
 }
 
 // release ends this DB's use of w; the last use unmaps and closes the file. The caller has
-// closed its connections to the database first (see walIndexes).
+// closed its connections to the database first.
 func (w *walIndex) release() error {
 	if w == nil {
 		return nil
@@ -103,17 +99,13 @@ func (w *walIndex) release() error {
 }
 
 // header reads the wal-index header, and reports whether it is one a commit wrote: its two
-// copies agree and are initialised. A header that is not is treated as changed (the caller
-// reads the file, and caches nothing).
-//
-// The words are read with atomic loads: another process writes them, and the loads of the
-// first copy must happen before those of the second, as in SQLite's reader.
+// copies agree and are initialised. Atomic loads: another process writes the words, and the
+// first copy must be read before the second, as in SQLite's reader.
 func (w *walIndex) header() (h walHeader, ok bool) {
 	if w == nil {
 		return walHeader{}, false
 	}
-	// The page cannot fault while SQLite keeps the file at its size (see walindex.go); should
-	// it all the same, this request reads the file instead of crashing the process.
+	// Should the page fault all the same, this request reads the file instead of crashing.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if recover() != nil {

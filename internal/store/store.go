@@ -1,19 +1,32 @@
-// Package store names the ways the storage behind any store of the service can fail: the
-// order, pet and key stores and the rate limiter alike, in every implementation. The HTTP
-// layer maps each to one answer in its one error table. It also holds a request's Trip:
-// what the request's first round trip to shared storage read for its later steps.
+// Package store names the ways the storage behind any store of the service can fail, in
+// every implementation, and holds a request's Trip: what its first round trip to shared
+// storage read for its later steps.
 package store
 
 import "errors"
 
 var (
 	// ErrUnavailable wraps every failure of the storage itself: no answer in time, a refused
-	// connection, or a reply that says the storage cannot do the work now (loading, read-only,
-	// out of memory…). It is answered 503 with Retry-After. A request's own cancellation is
-	// never one.
+	// connection, a reply that says it cannot do the work now. It is answered 503. A
+	// request's own cancellation is never one.
 	ErrUnavailable = errors.New("store unavailable")
-	// ErrCorrupt wraps a record the storage holds in a form the service cannot use (written
-	// by another system, or damaged). Its message names the record; it is answered 500, and
-	// logged, because retrying will not help.
+	// ErrCorrupt wraps a record the storage holds in a form the service cannot use. Its
+	// message names the record; it is answered 500, because retrying will not help.
 	ErrCorrupt = errors.New("corrupt record")
 )
+
+// Fault is a failure of the storage that an operator must see: one that retrying does not
+// mend (a corrupt file, a file replaced under the service) or that only an operator can end
+// (a full disk). Err wraps ErrCorrupt or ErrUnavailable and names the file, for the log;
+// Public says what it is without paths, for clients.
+type Fault struct {
+	Kind   string // a word for metrics and logs: corrupt, full, replaced…
+	Public string
+	Err    error
+	// Lasting is a fault that lasts until an operator mends the storage and restarts the
+	// service: while it lasts the service is not ready.
+	Lasting bool
+}
+
+func (f *Fault) Error() string { return f.Err.Error() }
+func (f *Fault) Unwrap() error { return f.Err }

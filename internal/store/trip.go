@@ -2,14 +2,11 @@ package store
 
 import "context"
 
-// A request's first round trip to shared storage may carry the reads that its later steps
-// need, so that a request costs one round trip in steady state and still sees every change
-// acknowledged before it started. A store may then answer an early step (a key lookup) from
-// what it keeps in the process, provisionally, and confirm that answer against what the round
-// trip read, once it has been made. Trip is the request's holder of those reads; stores that
-// keep nothing (the embedded ones) never use it, and Confirm is then a no-op.
-//
-// A request's steps run one after another, never at once, so a Trip needs no lock.
+// Trip carries what a request's first round trip to shared storage read for its later
+// steps, so that a store may answer an early step (a key lookup) from what the process
+// keeps, provisionally, and confirm that answer once the round trip is made. Stores that
+// keep nothing (the embedded ones) never use it. A request's steps run one after another,
+// so a Trip needs no lock.
 type Trip struct {
 	context.Context
 	// Carried is what the round trip read, and what waits for confirmation. It belongs to

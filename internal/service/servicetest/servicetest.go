@@ -1,11 +1,16 @@
-// Package servicetest runs the real service for tests, as `orderd serve` runs it, on a free
-// loopback port, and stops it when the test ends.
+// Package servicetest runs the real service for tests, as `orderd serve` runs it, on stores
+// filled as `orderd import` and `orderd keys create` fill them.
 package servicetest
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/service"
 )
 
@@ -31,4 +36,44 @@ func Run(tb testing.TB, cfg service.Config) *service.Service {
 		svc.Close()
 	})
 	return svc
+}
+
+// Embedded returns DefaultConfig in the embedded mode on a new SQLite file in tb.TempDir(),
+// into which orders and pets were imported as `orderd import` does.
+func Embedded(tb testing.TB, orders []order.Order, pets []order.Pet) service.Config {
+	tb.Helper()
+	cfg := service.DefaultConfig()
+	cfg.Store.DB = filepath.Join(tb.TempDir(), "orderd.db")
+	admin := cfg.Store
+	admin.CreateDB = true
+	withStores(tb, admin, func(s *service.Stores) error {
+		_, err := s.Import(context.Background(), orders, pets)
+		return err
+	})
+	return cfg
+}
+
+// AddKey adds a key named name, of plan p with limits (for enterprise), to the stores of sc
+// as `orderd keys create` does, and returns the key.
+func AddKey(tb testing.TB, sc service.StoreConfig, name string, p plan.Plan, limits plan.Limits) string {
+	tb.Helper()
+	key, rec, err := auth.NewKey(name, p, limits, time.Now())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	withStores(tb, sc, func(s *service.Stores) error { return s.Keys.Add(context.Background(), rec) })
+	return key
+}
+
+// withStores opens the stores of sc for f, and closes them.
+func withStores(tb testing.TB, sc service.StoreConfig, f func(*service.Stores) error) {
+	tb.Helper()
+	stores, err := service.OpenStores(sc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer stores.Close()
+	if err := f(stores); err != nil {
+		tb.Fatal(err)
+	}
 }
