@@ -9,16 +9,14 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// carried is what one request's round trip to Redis read for its later steps (see
-// store.Trip): the limiter's script is sent with the reads of the orders' and the keys'
-// versions, in one pipeline, and a key answered from the cache before it is confirmed
-// against the keys' version read there.
+// carried is what one request's round trip (the limiter's, see store.Trip) read for its later
+// steps: the orders' and the keys' versions, and a key answered from the cache before it is
+// confirmed against the keys' version read there.
 type carried struct {
-	prefix string // the deployment whose versions these are
-	// read: orders and keys hold the versions read in the round trip.
-	read         bool
+	prefix       string // the deployment whose versions these are
+	read         bool   // orders and keys hold the versions read in the round trip
 	orders, keys version
-	// A key answered from keys's cache, provisionally, while the cache was at answeredAt.
+	// A key answered from keyStore's cache, provisionally, while the cache was at answeredAt.
 	answered   bool
 	keyStore   *Keys
 	hash       auth.Hash
@@ -45,10 +43,9 @@ func carriedOf(ctx context.Context, prefix string) *carried {
 	return c
 }
 
-// Confirm confirms a key answered from the cache: nothing to do when the keys' version read
-// in the round trip is the cache's; otherwise (the keys moved, or the round trip did not
-// read them, as when the limiter's fallback decided) the key is read again, and
-// auth.ErrKeyNotFound says it is gone.
+// Confirm confirms a key answered from the cache: at once when the round trip read the
+// cache's version of the keys; otherwise the key is read again, and auth.ErrKeyNotFound says
+// it is gone.
 func (c *carried) Confirm(ctx context.Context) error {
 	if !c.answered {
 		return nil
@@ -61,9 +58,8 @@ func (c *carried) Confirm(ctx context.Context) error {
 	return err
 }
 
-// keep takes the versions read in the request's round trip (the replies of MGET counter
-// generation), when both were read whole. A version without a generation, or a failed read,
-// is left to the store that needs it, which reads it again.
+// keep takes the versions read in the round trip when both were read whole; otherwise the
+// store that needs one reads it again.
 func (c *carried) keep(orders, keys *redis.SliceCmd) {
 	if orders.Err() != nil || keys.Err() != nil {
 		return

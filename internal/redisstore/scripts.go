@@ -6,10 +6,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts, one per atomic step, each in a file of its own beside this one. A Script
-// runs with EVALSHA and falls back to EVAL once when Redis does not hold it yet (after a
-// restart or a failover). The scripts that write more than one key begin with writes.lua,
-// which checks those keys before the first write.
+// The Lua scripts, one per atomic step. A Script runs with EVALSHA and falls back to EVAL when
+// Redis does not hold it yet. Those that write several keys begin with writes.lua, which
+// checks those keys before the first write.
 var (
 	//go:embed writes.lua
 	writesSource string
