@@ -10,22 +10,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// maxBatchGroups bounds the requests one pipeline carries; the rest go in the next one.
-const maxBatchGroups = 128
+const maxBatchGroups = 128 // requests in one pipeline; the rest go in the next
 
-// batcher sends the hot path's commands (the limiter's decisions with the reads of the
-// versions, and cancel.lua) of the requests in flight at one moment in one pipeline, instead
-// of a round trip each; bench/notes.md has the figures, and why not go-redis's own
-// auto-pipeliner. One pipeline is in flight at a time: a lone request leaves at once, and
-// those that arrive meanwhile leave together when it returns, so batches grow with the load.
+// batcher sends the hot path's commands (the limiter's decisions with the versions' reads,
+// and cancel.lua) of the requests in flight at one moment in one pipeline (bench/notes.md
+// has the figures, and why not go-redis's auto-pipeliner). One pipeline is in flight at a
+// time: a lone request leaves at once, those that arrive meanwhile leave together after it.
 //
-// Each command is the one a request would send alone, sent after the request began, and
-// ends with its own reply or error. Every group is due back within timeout of when it was
-// queued: a batch's deadline is its earliest group's, and a group still queued when its time
-// is up fails as a timeout. Batches leave in the order their groups were queued, so one
-// timer per batch bounds every group. A waiter whose context ends stops waiting, and its
-// group is not sent if it has not left yet. A batch is never sent twice (sentOnce), and
-// closing the client fails every waiting request as an outage.
+// Each command is the one a request would send alone, after the request began, and ends
+// with its own reply or error. A group is due within timeout of being queued: a batch's
+// deadline is its earliest group's, and a group still queued past its own fails as a
+// timeout. A waiter whose context ends stops waiting, its group unsent if still queued.
 type batcher struct {
 	rdb     pipeliner // nil: each call is sent alone
 	timeout time.Duration
@@ -100,7 +95,6 @@ func (b *batcher) eval(ctx context.Context, script *redis.Script, keys []string,
 	return script.Eval(ctx, onceScripter{p: b.rdb}, keys, args...)
 }
 
-// wait queues g and waits for its batch, or for its context to end.
 func (b *batcher) wait(g *batchGroup) error {
 	g.due, g.done = time.Now().Add(b.timeout), make(chan struct{})
 	b.mu.Lock()
@@ -113,19 +107,16 @@ func (b *batcher) wait(g *batchGroup) error {
 	}
 	select {
 	case <-g.done:
-		if !g.sent {
-			return g.ctx.Err()
+		if g.sent {
+			return nil
 		}
-		return nil
 	case <-g.ctx.Done():
-		return g.ctx.Err()
 	}
+	return g.ctx.Err()
 }
 
-// errBatchTimeout is the error of a group whose bound passed while it was queued.
 var errBatchTimeout = fmt.Errorf("%w (queued behind a batch in flight)", errCallTimeout)
 
-// flush sends the queue, batch after batch, until it is empty.
 func (b *batcher) flush() {
 	for {
 		b.mu.Lock()
@@ -151,8 +142,12 @@ func (b *batcher) send(q []*batchGroup) {
 	for _, g := range q {
 		switch {
 		case g.ctx.Err() != nil: // gone: not sent
-		case !now.Before(g.due):
-			g.fail(errBatchTimeout)
+		case !now.Before(g.due): // not sent: an outage for this request
+			if g.step != nil {
+				g.step.err = errBatchTimeout
+			} else {
+				g.cmd.SetErr(errBatchTimeout)
+			}
 		default:
 			g.sent = true
 			live = append(live, g)
@@ -176,15 +171,6 @@ func (b *batcher) send(q []*batchGroup) {
 	}
 	for _, g := range q {
 		close(g.done)
-	}
-}
-
-func (g *batchGroup) fail(err error) {
-	if g.cmd != nil {
-		g.cmd.SetErr(err)
-	}
-	if g.step != nil {
-		g.step.err = err
 	}
 }
 

@@ -10,8 +10,7 @@ import (
 )
 
 // carried is what one request's round trip (the limiter's, see store.Trip) read for its later
-// steps: the orders' and the keys' versions, and a key answered from the cache before it is
-// confirmed against the keys' version read there.
+// steps, and a key answered from the cache before that round trip.
 type carried struct {
 	prefix       string // the deployment whose versions these are
 	read         bool   // orders and keys hold the versions read in the round trip
@@ -25,8 +24,8 @@ type carried struct {
 
 var _ store.Carried = (*carried)(nil)
 
-// carriedOf returns the reads of ctx's Trip for the deployment with prefix, made on first
-// use; nil without a Trip, or when the Trip carries another deployment's reads.
+// carriedOf returns the reads of ctx's Trip for the deployment with prefix; nil without a
+// Trip, or when it carries another deployment's.
 func carriedOf(ctx context.Context, prefix string) *carried {
 	t := store.TripOf(ctx)
 	if t == nil {
@@ -44,8 +43,7 @@ func carriedOf(ctx context.Context, prefix string) *carried {
 }
 
 // Confirm confirms a key answered from the cache: at once when the round trip read the
-// cache's version of the keys; otherwise the key is read again, and auth.ErrKeyNotFound says
-// it is gone.
+// cache's version of the keys, otherwise by reading it again.
 func (c *carried) Confirm(ctx context.Context) error {
 	if !c.answered {
 		return nil
@@ -58,8 +56,7 @@ func (c *carried) Confirm(ctx context.Context) error {
 	return err
 }
 
-// keep takes the versions read in the round trip when both were read whole; otherwise the
-// store that needs one reads it again.
+// keep takes the versions read in the round trip when both were read whole.
 func (c *carried) keep(orders, keys *redis.SliceCmd) {
 	if orders.Err() != nil || keys.Err() != nil {
 		return

@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rediser is the part of a go-redis client the stores use: one node, Sentinel or Cluster.
+// rediser is the part of a go-redis client the stores use.
 type rediser interface {
 	redis.Scripter
 	Get(ctx context.Context, key string) *redis.StringCmd
@@ -21,7 +21,6 @@ type rediser interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// conn is what every store of this package holds.
 type conn struct {
 	rdb     rediser
 	batch   *batcher // for cancel.lua, the hot path's script
@@ -66,14 +65,9 @@ func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) e
 	return err
 }
 
-// A command that may have run is never sent again: a write run twice answers wrongly (rate.lua
-// counts again, a cancel finds the order cancelled already). Open sets no retries, but a
-// Cluster client also resends on its MOVED/ASK loop unless the command says NoRetry; so the
-// batches and the scripts that write send their commands as sentOnce, and a lost reply is an
-// outage (classify).
-
-// sentOnce is a command go-redis must not send again once it may have run; MOVED and ASK,
-// which say it did not run, are still followed.
+// sentOnce is a command go-redis must not resend once it may have run, as a Cluster client
+// does on its MOVED/ASK loop (those two, which say it did not run, are still followed): a
+// write run twice answers wrongly. The batches and the scripts that write send it so.
 type sentOnce struct{ redis.Cmder }
 
 // NoRetry is true: see sentOnce.
@@ -82,8 +76,7 @@ func (sentOnce) NoRetry() bool { return true }
 // once is c's client for the scripts that write alone.
 func (c conn) once() redis.Scripter { return onceScripter{p: c.rdb} }
 
-// onceScripter runs scripts on p with each EVAL and EVALSHA sent once, in a pipeline of its
-// own (a Cluster client routes a pipeline's commands by their keys).
+// onceScripter runs scripts on p with each EVAL and EVALSHA sent once, in a pipeline of its own.
 type onceScripter struct {
 	redis.Scripter // nil: a Script's Run and Eval use only the two methods below
 	p              pipeliner

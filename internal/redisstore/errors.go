@@ -16,17 +16,10 @@ import (
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
 // classify turns the error of a Redis call made under ctx (from callContext) into what the
-// stores and the limiter report; it is the one place that decides what an outage is:
-//
-//   - The request's own context ended first: its error is returned as it is, never an outage.
-//   - An error reply: its code says whether Redis cannot do the work now (outageCode), or
-//     the request was wrong: a bug of ours (a plain error), or a key of the wrong type,
-//     written by something else (store.ErrCorrupt).
-//   - Anything else (our bound passed, a refused or broken connection, a closed client) is
-//     an outage.
-//
-// Outages wrap store.ErrUnavailable and never a context error, so that a caller testing for
-// context.Canceled or context.DeadlineExceeded only ever finds the request's own.
+// stores and the limiter report, the one place that decides what an outage is. The
+// request's own end is returned as it is; an error reply is an outage (outageCode), a key of
+// the wrong type (store.ErrCorrupt) or a bug of ours; anything else (our bound passed, no
+// connection) is an outage. Outages wrap store.ErrUnavailable and never a context error.
 func classify(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
 		return err
@@ -56,9 +49,8 @@ func classify(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
 }
 
-// outageCode tells an error reply that means "Redis cannot do this now" from one that means
-// "this request is wrong". Redis keeps the code of an error raised by redis.call inside a
-// script, while an error of the script itself is always ERR: one rule serves both.
+// outageCode tells "Redis cannot do this now" from "this request is wrong". An error raised by
+// redis.call in a script keeps its code; one of the script itself is ERR.
 func outageCode(code, msg string) bool {
 	switch code {
 	case "LOADING", // the dataset is being loaded after a restart

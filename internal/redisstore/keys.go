@@ -20,11 +20,9 @@ import (
 var _ auth.KeyStore = (*Keys)(nil)
 
 // Keys is an auth.KeyStore in Redis. It keeps the keys it has read at one version of the
-// keys (version.go), and answers a lookup from them only within a request whose round trip
-// (the limiter's) reads the keys' version: provisionally before that round trip (store.Confirm
-// then checks the answer), and outright after it when the version read is the cache's. So a
-// revoked key is refused by every instance from the first request that starts after the
-// revocation. Every other lookup reads Redis.
+// keys, and answers from them only within a request whose round trip (the limiter's) reads
+// that version: provisionally before it (store.Confirm then checks), outright after. So a
+// revoked key is refused from the first request that starts after the revocation.
 type Keys struct {
 	conn
 	cache atomic.Pointer[atVersion[auth.Hash, auth.Key]]
@@ -36,8 +34,7 @@ func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
 	return &Keys{conn: c}, err
 }
 
-// Lookup returns the key with hash h: from the cache within a Trip, as Keys says, and
-// otherwise read from Redis with the keys' version.
+// Lookup returns the key with hash h, from the cache within a Trip (see Keys), else from Redis.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil {
 		if cur := s.cache.Load(); cur != nil {
@@ -57,8 +54,8 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 }
 
 // read reads the keys' version, then the key with hash h, in one pipeline (not MULTI, which
-// Redis refuses when out of memory), and keeps the key for that version. Reading the version
-// first makes a key kept for a version newer than it, never older.
+// Redis refuses when out of memory), and keeps the key for that version: newer than it,
+// never older.
 func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
@@ -72,8 +69,7 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return auth.Key{}, classify(ctx, err)
 	}
-	// Keys without a generation (Redis lost it, and nothing has written since) are answered
-	// and not kept: no round trip can confirm a version that has none.
+	// Keys without a generation (Redis lost it) are answered and not kept.
 	v, verr := parseVersion(ver.Val())
 	if verr != nil && !errors.Is(verr, errNoGeneration) {
 		return auth.Key{}, classify(ctx, verr)
@@ -141,9 +137,8 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, nil
 }
 
-// Revoke removes the key that auth.Find finds for nameOrPrefix among every key. The script
-// revokes it only if its name still names it: a key revoked meanwhile, its name perhaps
-// given to a new key, is not found, and the new key stays.
+// Revoke removes the key that auth.Find finds for nameOrPrefix, if its name still names it
+// (a key that took the name meanwhile stays).
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	keys, err := s.List(ctx)
 	if err != nil {

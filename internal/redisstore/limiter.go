@@ -21,25 +21,22 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 type LimiterOptions struct {
 	Prefix  string        // starts every key; see docs/redis-layout.md
 	Timeout time.Duration // bounds each decision's round trip
-	// Clock is the time the decisions use (time.Now when nil): the caller's clock, not Redis's
-	// TIME, so one test suite drives the memory and the Redis limiter alike. rate.lua never
+	// Clock is the time the decisions use (time.Now when nil), not Redis's TIME. rate.lua never
 	// lets a window move backwards, so clock skew shifts a window's edge but never admits more.
 	Clock func() time.Time
 	Ban   ratelimit.BanPolicy
 	// Fallback decides while Redis is out (see classify); nil means such requests fail with
 	// store.ErrUnavailable.
 	Fallback ratelimit.Limiter
-	// RetryEvery is how long Redis is left alone after a failure, so that an outage does not
-	// cost every request a timeout.
+	// RetryEvery is how long Redis is left alone after a failure (default a second).
 	RetryEvery time.Duration
 	// OnFallback, when set, is called for every decision the fallback makes (for metrics).
 	OnFallback func()
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter in Redis, shared by every instance: rate.lua makes each
-// decision in one round trip. When Redis cannot be reached it can fall back to a limiter of
-// the instance's own.
+// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a fallback of the
+// instance's own while Redis cannot be reached.
 type Limiter struct {
 	rdb       redis.Scripter
 	batch     *batcher
@@ -50,9 +47,7 @@ type Limiter struct {
 	down      atomic.Bool
 }
 
-// maxRememberedBans bounds the bans a Limiter answers itself, about 150 bytes each; Redis
-// answers the rest.
-const maxRememberedBans = 10_000
+const maxRememberedBans = 10_000 // about 150 bytes each; Redis answers the rest
 
 // NewLimiter returns a limiter on rdb.
 func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
@@ -119,8 +114,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	return ratelimit.Decide(o, limits, now), nil
 }
 
-// failed handles a classified error: an outage goes to the fallback, when there is one, and
-// keeps Redis alone for RetryEvery; anything else is returned as it is.
+// failed sends an outage to the fallback, when there is one, for RetryEvery.
 func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits, err error) (ratelimit.Decision, error) {
 	if !errors.Is(err, store.ErrUnavailable) {
 		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
@@ -143,11 +137,9 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 	return l.o.Fallback.Allow(ctx, caller, limits)
 }
 
-// Ready reports whether Redis can do a request's work now: it makes one rate-limit decision
-// (a read and a write) for a probe caller that no request shares, under limits that never
-// refuse it, and returns what classify makes of its error. A PING would not do: a Redis out
-// of memory, read-only, failing its saves, busy, or refusing the service's ACL user answers
-// PING while it refuses every request.
+// Ready reports whether Redis can do a request's work now: one rate-limit decision (a read
+// and a write) for a probe caller no request shares. A PING would not do: a Redis out of
+// memory, read-only, failing its saves, busy, or refusing the ACL user answers PING.
 func Ready(ctx context.Context, rdb redis.Scripter, prefix string, timeout time.Duration) error {
 	l, err := NewLimiter(rdb, LimiterOptions{Prefix: prefix, Timeout: timeout})
 	if err != nil {

@@ -53,16 +53,13 @@ func newNames(prefix string) (names, error) {
 	}, nil
 }
 
-// rateLimit is caller's hash in the limiter. Caller ids (package ratelimit builds them) hold
-// no brace, so the hash tag is the whole caller.
+// rateLimit is caller's hash; caller ids hold no brace.
 func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }
 
-// statusSets are the three states' index sets in the order import.lua and reindex.lua take
-// them as their last keys: pending, shipped, cancelled.
+// statusSets are the states' index sets as import.lua and reindex.lua take them.
 func (n names) statusSets() []string {
 	return []string{n.ordersByStatus[order.StatusPending], n.ordersByStatus[order.StatusShipped], n.ordersByStatus[order.StatusCancelled]}
 }
 
-// member is id as a member of the index sets: zero-padded to 19 digits, so that the sets,
-// all of score 0, sort their members by their bytes in the order of the ids (find.go).
+// member is id in the index sets: zero-padded, so that their bytes sort as the ids.
 func member(id int64) string { return fmt.Sprintf("%019d", id) }

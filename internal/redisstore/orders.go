@@ -22,9 +22,7 @@ import (
 var _ order.Store = (*Orders)(nil)
 
 // Orders is an order.Store and an order.Finder in Redis: a hash of order data and a hash of
-// statuses, by id, and sorted sets of the ids that index them (find.go). Between requests it
-// keeps the orders it has reported half-written and what cancels that changed nothing found,
-// for one version of the orders (Cancel).
+// statuses, by id, and sorted sets of the ids that index them (docs/redis-layout.md).
 type Orders struct {
 	conn
 	halves   halfRecords
@@ -101,8 +99,8 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	}
 	v, err := parseVersion(vals)
 	if errors.Is(err, errNoGeneration) {
-		// Redis lost it, and nothing has written since: a generation for this read only, so
-		// nothing kept matches it. A reader never writes: reads work on a Redis that refuses writes.
+		// Redis lost it, and nothing has written since: one for this read only, which nothing
+		// kept matches (a reader never writes: reads work on a Redis that refuses writes).
 		v.generation, err = "unset:"+newGeneration(), nil
 	}
 	if err != nil {
@@ -111,16 +109,6 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	return v.id(), nil
 }
 
-// A cancel that changes nothing (no such order, shipped, cancelled already) is kept with the
-// version of the orders it was found at (Orders.outcomes), and a cancel whose request's round
-// trip read that same version answers from it, without a round trip of its own.
-//
-// Why that is exact: cancel.lua returns the outcome with the version read in the same atomic
-// step, and every write of the orders sets a new counter and generation with its change, so
-// one version is one state of the data. The carried version was read after the request
-// began; if it equals the kept one, Redis held the kept state during the request. A pending
-// order is never kept: its cancel must write.
-
 // cancelOutcome is the answer to a cancel that changes nothing: err is order.ErrNotFound,
 // order.ErrAlreadyShipped with the shipped order, or nil with the order already cancelled.
 type cancelOutcome struct {
@@ -128,11 +116,13 @@ type cancelOutcome struct {
 	err   error
 }
 
-// maxCachedOutcomes bounds what one version keeps: past it, ids cost their cancel.lua.
-const maxCachedOutcomes = 4096
+const maxCachedOutcomes = 4096 // per version; past it, ids cost their cancel.lua
 
-// Cancel runs cancel.lua: the check and the change are one atomic step in Redis, unless a
-// cancel of id changed nothing at the version the request's round trip read (see above).
+// Cancel runs cancel.lua, the check and the change in one atomic step, unless a cancel of id
+// changed nothing at the version of the orders the request's round trip read. That answer is
+// exact: cancel.lua returns its outcome with the version read in the same step, and every
+// write sets a new version with its change, so one version is one state of the data; the
+// carried version was read during the request. A pending order is never kept: it must write.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		if o, ok := s.outcomes.Load().at(c.orders, id); ok {
@@ -151,7 +141,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
-	// The version the outcome holds at; one without a generation, or unreadable, is not kept.
+	// The version the outcome holds at: kept only with a generation.
 	v, verr := parseVersion(res[2:4])
 	keep := func(o cancelOutcome) {
 		if verr == nil {
@@ -183,8 +173,8 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 }
 
 // Import loads orders as import.lua says, in batches, and returns how many fields changed;
-// then it runs Reindex, so that the indexes hold every order, also those written before
-// they existed. The whole list is checked before the first batch is written.
+// then Reindex indexes the orders written before the indexes existed. The whole list is
+// checked before the first batch is written.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
@@ -216,9 +206,8 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 }
 
 // Reindex puts every order with a status in the indexes its status says, a batch at a time
-// (HSCAN over the statuses, then reindex.lua, which reads each status again, so that a cancel
-// made meanwhile stands), and returns how many entries it added or removed. It changes no
-// order, so the version does not move.
+// (HSCAN, then reindex.lua, which reads each status again), and returns how many entries it
+// added or removed. It changes no order, so the version does not move.
 func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
 	var moved int64
@@ -246,8 +235,7 @@ func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 	}
 }
 
-// errBadRecord is data in Redis that another writer left in a form the layout does not allow:
-// a corrupt record, which retrying will not mend.
+// errBadRecord is data that another writer left in a form the layout does not allow.
 var errBadRecord = fmt.Errorf("%w: bad order record in redis", store.ErrCorrupt)
 
 func decodeOrder(field, data, status string) (order.Order, error) {
@@ -266,9 +254,8 @@ func decodeOrder(field, data, status string) (order.Order, error) {
 	return o, nil
 }
 
-// halfRecords reports orders that another system left half-written: data without a status,
-// or a status without data, which do not exist for listing or cancelling. Each is logged
-// once, up to maxHalfRecords ids, after which one line says that more are not logged.
+// halfRecords reports orders that another system left half-written, which do not exist for
+// listing or cancelling: each once, up to maxHalfRecords, then one line says more are not.
 type halfRecords struct {
 	log    atomic.Pointer[slog.Logger]
 	mu     sync.Mutex
@@ -277,8 +264,8 @@ type halfRecords struct {
 
 const maxHalfRecords = 1000
 
-// report logs the order with id field as half-written (with data and no status when hasData,
-// otherwise the reverse), unless it has been already.
+// report logs the order with id field as half-written: with data and no status when hasData,
+// otherwise the reverse.
 func (h *halfRecords) report(field string, hasData bool) {
 	h.mu.Lock()
 	first := !h.logged[field] && len(h.logged) < maxHalfRecords

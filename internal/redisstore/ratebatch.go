@@ -8,18 +8,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rateStep is one request's rate-limit decision, queued in a batch (batch.go). A batch
-// decides one caller's steps in one call of rate.lua, in the order they were queued, and
-// reads each version the steps ask for once: every request of the batch began before it was
-// sent, so one read serves each as a read of its own would.
+// rateStep is one request's rate-limit decision, queued in a batch. A batch decides one
+// caller's steps in one call of rate.lua, in their order, and reads each version once: every
+// request of the batch began before it was sent, so one read serves each.
 type rateStep struct {
 	key    string   // the caller's hash
 	limits [4]int64 // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
 	now    int64    // the request's time, Unix ms
 	with   *names   // the deployment whose versions to read with the decision; nil for none
 
-	// Set before the group's done is closed: the script's outcome, or the call's error (for
-	// classify), or a reply that is not the script's (a bug), and the versions read.
+	// Set before the group's done is closed: the outcome, or the call's error, or a reply
+	// that is not the script's (a bug), and the versions read.
 	outcome        [4]int64
 	err, bad       error
 	orders, keyVer *redis.SliceCmd
@@ -32,8 +31,8 @@ type merged struct {
 }
 
 // pipelineOf returns the commands that carry groups: each group's own command, one rate.lua
-// call per caller and limits, and one read of each version asked for. spread, called once
-// the pipeline has run, hands each step its part of the replies.
+// call per caller and limits, and one read of each version asked for. spread hands each
+// step its part of the replies.
 func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, spread func()) {
 	type caller struct {
 		key    string

@@ -10,25 +10,21 @@ import (
 	"sync/atomic"
 )
 
-// version is where the orders, or the keys, stand in Redis: a counter that every writer
-// increments with each change, and a generation, a random token that every writer sets anew
-// with it. A Redis that lost its data may count back to a number an instance has seen, but
-// never with a generation it has seen, so what is kept for one version is never taken for
-// another.
+// version is where the orders, or the keys, stand in Redis: a counter that every write
+// increments, and a generation, a random token that every write sets anew. A Redis that lost
+// its data may count back to a number seen before, but never with a generation seen before.
 type version struct {
 	generation string
 	counter    uint64
 }
 
-// id is the version as order.Store reports it: equal for equal versions, and, but for a
-// 2^-64 chance, different otherwise.
+// id is the version as order.Store reports it.
 func (v version) id() uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(v.generation + strconv.FormatUint(v.counter, 10)))
 	return h.Sum64()
 }
 
-// errNoGeneration says that a data set has no generation yet.
 var errNoGeneration = errors.New("no generation")
 
 // parseVersion reads the reply of MGET counter generation.
@@ -52,12 +48,10 @@ func parseVersion(vals []any) (version, error) {
 	return v, nil
 }
 
-// newGeneration is a random token; each write passes one to its script, which sets it as the
-// data set's generation with the change.
+// newGeneration is the generation a write's script sets with its change.
 func newGeneration() string { return rand.Text() }
 
-// atVersion is what was read at one version of a data set: a read at another version
-// replaces it (keepAt), so nothing kept for one version ever answers for another.
+// atVersion is what was read at one version of a data set.
 type atVersion[K comparable, V any] struct {
 	version version
 	mu      sync.RWMutex
@@ -76,11 +70,10 @@ func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
 	return val, ok
 }
 
-// keepAt keeps val (unless nil) for k, read at version v, in the cache p holds, up to max
-// entries; when v is not the cache's version, a cache for v replaces it. An older version may
-// come back so (a reply that crossed a newer one's), which costs reads, never a wrong answer;
-// keeping only higher counters would not do, since a Redis that lost its data counts again
-// from below.
+// keepAt keeps val (unless nil) for k, read at version v, in p's cache, up to max entries; a
+// read at another version starts a new cache. (An older version may come back so: that costs
+// reads, never a wrong answer. Keeping only higher counters would not do: a Redis that lost
+// its data counts again from below.)
 func keepAt[K comparable, V any](p *atomic.Pointer[atVersion[K, V]], v version, k K, val *V, max int) {
 	cur := p.Load()
 	if cur == nil || cur.version != v {

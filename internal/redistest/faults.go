@@ -84,42 +84,30 @@ func (s *Server) FailSaves(tb testing.TB) {
 type Cutter struct {
 	Addr   string // where clients connect
 	target string
-
 	mu     sync.Mutex
-	marker []byte            // lower case; nil when not armed
-	open   map[net.Conn]bool // closed when the test ends
+	marker []byte // lower case; nil when not armed
 	cuts   atomic.Int64
 }
 
-// Cutter starts a Cutter in front of s, stopped at the end of the test.
+// Cutter starts a Cutter in front of s, stopped at the end of the test. Its connections end
+// with the server's.
 func (s *Server) Cutter(tb testing.TB) *Cutter {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &Cutter{Addr: ln.Addr().String(), target: s.Addr, open: map[net.Conn]bool{}}
+	tb.Cleanup(func() { ln.Close() })
+	p := &Cutter{Addr: ln.Addr().String(), target: s.Addr}
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			p.track(c, true)
-			go func() {
-				p.serve(c)
-				p.track(c, false)
-			}()
+			go p.serve(c)
 		}
 	}()
-	tb.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for c := range p.open {
-			c.Close()
-		}
-	})
 	return p
 }
 
@@ -133,16 +121,6 @@ func (p *Cutter) Cut(marker string) {
 
 // Cuts is how many connections p has cut.
 func (p *Cutter) Cuts() int { return int(p.cuts.Load()) }
-
-func (p *Cutter) track(c net.Conn, open bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if open {
-		p.open[c] = true
-	} else {
-		delete(p.open, c)
-	}
-}
 
 // take reports whether request is the one to cut, and disarms p if so.
 func (p *Cutter) take(request []byte) bool {
