@@ -25,9 +25,8 @@ func StartReplica(tb testing.TB, primary *Server) *Server {
 	return s
 }
 
-// Busy runs a script that loops forever on a connection of its own, after lowering the
-// threshold past which Redis answers everyone else BUSY, and returns once it does. The
-// returned function (also run when the test ends) kills the script.
+// Busy runs a script that loops forever, so that Redis answers everyone else BUSY, and
+// returns once it does. stop (also run when the test ends) kills the script.
 func (s *Server) Busy(tb testing.TB) (stop func()) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "busy-reply-threshold", "20")
@@ -56,16 +55,14 @@ func (s *Server) Busy(tb testing.TB) (stop func()) {
 }
 
 // User creates an ACL user with password pass and the given rules (as ACL SETUSER takes
-// them, e.g. "~other:*", "+@read"), for tests of a deployment whose user may not do what the
-// service needs.
+// them, e.g. "~other:*", "+@read").
 func (s *Server) User(tb testing.TB, name, pass string, rules ...string) {
 	tb.Helper()
 	s.MustDo(tb, append([]string{"ACL", "SETUSER", name, "reset", "on", ">" + pass}, rules...)...)
 }
 
-// FailSaves makes a snapshot fail, with a save schedule set, so that Redis refuses writes
-// with MISCONF as it does when its disk fails. The server's directory is removed to that end:
-// the server cannot be restarted afterwards.
+// FailSaves makes a snapshot fail, so that Redis refuses writes with MISCONF as when its disk
+// fails. It removes the server's directory: the server cannot be restarted afterwards.
 func (s *Server) FailSaves(tb testing.TB) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "save", "3600 1")
@@ -134,8 +131,8 @@ func (p *Cutter) take(request []byte) bool {
 	return true
 }
 
-// serve forwards one connection. Its clients (go-redis) send a request and wait for its
-// replies before they send the next, so when a request is cut no other reply is owed.
+// serve forwards one connection. go-redis waits for a request's replies before it sends the
+// next, so when a request is cut no other reply is owed.
 func (p *Cutter) serve(client net.Conn) {
 	defer client.Close()
 	server, err := net.Dial("tcp", p.target)

@@ -36,8 +36,7 @@ func Start(tb testing.TB) *Server {
 }
 
 // StartPersistent runs a redis-server that writes every change to its append-only file
-// before answering, so that a Restart loses nothing: for outage tests that must tell what the
-// service lost from what Redis did.
+// before answering, so that a Restart loses nothing.
 func StartPersistent(tb testing.TB) *Server {
 	tb.Helper()
 	return start(tb, "--appendonly", "yes", "--appendfsync", "always")
@@ -119,17 +118,13 @@ func (s *Server) Stop() {
 
 // Pause freezes the server (SIGSTOP): connections stay open and nothing answers, the
 // hardest outage for a client, which only its timeouts end.
-func (s *Server) Pause(tb testing.TB) {
-	tb.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		tb.Fatal(err)
-	}
-}
+func (s *Server) Pause(tb testing.TB) { s.signal(tb, syscall.SIGSTOP) }
 
 // Resume undoes Pause.
-func (s *Server) Resume(tb testing.TB) {
-	tb.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+func (s *Server) Resume(tb testing.TB) { s.signal(tb, syscall.SIGCONT) }
+
+func (s *Server) signal(tb testing.TB, sig os.Signal) {
+	if err := s.cmd.Process.Signal(sig); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -163,14 +158,13 @@ func Prefix(tb testing.TB) string {
 	return fmt.Sprintf("t%d_%s", prefixes.Add(1), name)
 }
 
-// Cluster is a Redis Cluster of three primaries on loopback ports, stopped at the end of the
-// test.
+// Cluster is a Redis Cluster of three primaries, stopped at the end of the test.
 type Cluster struct {
 	Nodes []*Server
 }
 
-// StartCluster starts three cluster-enabled redis-servers and joins them, with every slot
-// assigned, the way `redis-cli --cluster create` does it.
+// StartCluster starts three cluster-enabled redis-servers and joins them with every slot
+// assigned (`redis-cli --cluster create`).
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
 	c := &Cluster{}
