@@ -100,16 +100,3 @@ func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
 	}
 	return out, nil
 }
-
-// whole decodes the order with id field from its halves; ok is false when there is no whole
-// order (an index entry of no order, or a half-written one, which is reported).
-func (s *Orders) whole(field, data, status string, hasData, hasStatus bool) (o order.Order, ok bool, err error) {
-	if !hasData || !hasStatus {
-		if hasData || hasStatus {
-			s.halves.report(field, hasData)
-		}
-		return o, false, nil
-	}
-	o, err = decodeOrder(field, data, status)
-	return o, err == nil, err
-}

@@ -63,18 +63,16 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	statuses := status.Val()
 	out := make([]order.Order, 0, len(data.Val()))
 	for field, raw := range data.Val() {
-		st, ok := statuses[field]
-		if !ok {
-			s.halves.report(field, true)
-			continue
-		}
-		o, err := decodeOrder(field, raw, st)
+		st, hasStatus := statuses[field]
+		o, ok, err := s.whole(field, raw, st, true, hasStatus)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, o)
+		if ok {
+			out = append(out, o)
+		}
 	}
-	if len(statuses) > len(out) {
+	if len(statuses) > len(out) { // statuses without data
 		for field := range statuses {
 			if _, ok := data.Val()[field]; !ok {
 				s.halves.report(field, false)
@@ -252,6 +250,19 @@ func decodeOrder(field, data, status string) (order.Order, error) {
 		return order.Order{}, fmt.Errorf("%w: %v", errBadRecord, err)
 	}
 	return o, nil
+}
+
+// whole decodes the order with id field from its halves; ok is false when there is no whole
+// order (an index entry of no order, or a half-written one, which is reported).
+func (s *Orders) whole(field, data, status string, hasData, hasStatus bool) (o order.Order, ok bool, err error) {
+	if !hasData || !hasStatus {
+		if hasData || hasStatus {
+			s.halves.report(field, hasData)
+		}
+		return o, false, nil
+	}
+	o, err = decodeOrder(field, data, status)
+	return o, err == nil, err
 }
 
 // halfRecords reports orders that another system left half-written, which do not exist for
