@@ -31,7 +31,7 @@ func TestOneRoundTripPerListRequest(t *testing.T) {
 // TestOneRoundTripPerCancelThatChangesNothing: a cancel of an unknown, a shipped or a
 // cancelled order, in either version, costs one round trip too, counted the same way, while
 // the orders do not change: the instance answers it from what an earlier cancel.lua found at
-// the orders' version that this round trip reads (redisstore's outcomeCache).
+// the orders' version that this round trip reads (redisstore's Orders.outcomes).
 func TestOneRoundTripPerCancelThatChangesNothing(t *testing.T) {
 	in, proxy, key := countedInstance(t)
 	for _, tc := range []struct {

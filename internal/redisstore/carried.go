@@ -9,16 +9,13 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// carried is what one request's round trip to Redis read for its later steps (see
-// store.Trip): the limiter's script is sent with the reads of the orders' and the keys'
-// versions, in one pipeline, and a key answered from the cache before it is confirmed
-// against the keys' version read there.
+// carried is what one request's round trip (the limiter's, see store.Trip) read for its later
+// steps, and a key answered from the cache before that round trip.
 type carried struct {
-	prefix string // the deployment whose versions these are
-	// read: orders and keys hold the versions read in the round trip.
-	read         bool
+	prefix       string // the deployment whose versions these are
+	read         bool   // orders and keys hold the versions read in the round trip
 	orders, keys version
-	// A key answered from keys's cache, provisionally, while the cache was at answeredAt.
+	// A key answered from keyStore's cache, provisionally, while the cache was at answeredAt.
 	answered   bool
 	keyStore   *Keys
 	hash       auth.Hash
@@ -27,8 +24,8 @@ type carried struct {
 
 var _ store.Carried = (*carried)(nil)
 
-// carriedOf returns the reads of ctx's Trip for the deployment with prefix, made on first
-// use; nil without a Trip, or when the Trip carries another deployment's reads.
+// carriedOf returns the reads of ctx's Trip for the deployment with prefix; nil without a
+// Trip, or when it carries another deployment's.
 func carriedOf(ctx context.Context, prefix string) *carried {
 	t := store.TripOf(ctx)
 	if t == nil {
@@ -45,10 +42,8 @@ func carriedOf(ctx context.Context, prefix string) *carried {
 	return c
 }
 
-// Confirm confirms a key answered from the cache: nothing to do when the keys' version read
-// in the round trip is the cache's; otherwise (the keys moved, or the round trip did not
-// read them, as when the limiter's fallback decided) the key is read again, and
-// auth.ErrKeyNotFound says it is gone.
+// Confirm confirms a key answered from the cache: at once when the round trip read the
+// cache's version of the keys, otherwise by reading it again.
 func (c *carried) Confirm(ctx context.Context) error {
 	if !c.answered {
 		return nil
@@ -61,9 +56,7 @@ func (c *carried) Confirm(ctx context.Context) error {
 	return err
 }
 
-// keep takes the versions read in the request's round trip (the replies of MGET counter
-// generation), when both were read whole. A version without a generation, or a failed read,
-// is left to the store that needs it, which reads it again.
+// keep takes the versions read in the round trip when both were read whole.
 func (c *carried) keep(orders, keys *redis.SliceCmd) {
 	if orders.Err() != nil || keys.Err() != nil {
 		return

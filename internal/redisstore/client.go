@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rediser is the part of a go-redis client the stores use: one node, Sentinel or Cluster.
+// rediser is the part of a go-redis client the stores use.
 type rediser interface {
 	redis.Scripter
 	Get(ctx context.Context, key string) *redis.StringCmd
@@ -21,10 +21,9 @@ type rediser interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// conn is what every store of this package holds.
 type conn struct {
 	rdb     rediser
-	batch   *batcher // for the hot path's scripts (batch.go), bounded by timeout
+	batch   *batcher // for cancel.lua, the hot path's script
 	k       names
 	timeout time.Duration
 }
@@ -40,12 +39,8 @@ func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
 	return conn{rdb: rdb, batch: newBatcher(rdb, timeout), k: k, timeout: timeout}, nil
 }
 
-// once is c's client for the scripts that write alone: each command sent once (once.go).
-func (c conn) once() redis.Scripter { return onceScripter{p: c.rdb} }
-
-// call bounds one Redis call in time: a Redis that does not answer costs at most timeout.
-// The bound carries its own cause, so that classify tells it from the request's own
-// cancellation or deadline.
+// call bounds one Redis call in time, with a cause of its own so that classify tells the
+// bound from the request's own end.
 func (c conn) call(ctx context.Context) (context.Context, context.CancelFunc) {
 	return callContext(ctx, c.timeout)
 }
@@ -55,8 +50,8 @@ func callContext(ctx context.Context, timeout time.Duration) (context.Context, c
 }
 
 // txPipelined runs fn's commands in one MULTI/EXEC. When Redis discards the transaction
-// (EXECABORT), the reason is the error of a command it refused to queue: that error is
-// returned first, so that classify judges the reason, not the abort.
+// (EXECABORT), the error of the command it refused to queue comes first, so that classify
+// judges the reason, not the abort.
 func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
 	cmds, err := c.rdb.TxPipelined(ctx, fn)
 	if !redis.IsExecAbortError(err) {
@@ -68,4 +63,35 @@ func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) e
 		}
 	}
 	return err
+}
+
+// sentOnce is a command go-redis must not resend once it may have run, as a Cluster client
+// does on its MOVED/ASK loop (those two, which say it did not run, are still followed): a
+// write run twice answers wrongly. The batches and the scripts that write send it so.
+type sentOnce struct{ redis.Cmder }
+
+// NoRetry is true: see sentOnce.
+func (sentOnce) NoRetry() bool { return true }
+
+// once is c's client for the scripts that write alone.
+func (c conn) once() redis.Scripter { return onceScripter{p: c.rdb} }
+
+// onceScripter runs scripts on p with each EVAL and EVALSHA sent once, in a pipeline of its own.
+type onceScripter struct {
+	redis.Scripter // nil: a Script's Run and Eval use only the two methods below
+	p              pipeliner
+}
+
+func (o onceScripter) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return o.send(ctx, scriptCmd(ctx, "eval", script, keys, args))
+}
+
+func (o onceScripter) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return o.send(ctx, scriptCmd(ctx, "evalsha", sha1, keys, args))
+}
+
+func (o onceScripter) send(ctx context.Context, cmd *redis.Cmd) *redis.Cmd {
+	_, err := o.p.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Process(ctx, sentOnce{cmd}) })
+	stampPipelineError([]redis.Cmder{cmd}, err)
+	return cmd
 }

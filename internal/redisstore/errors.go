@@ -15,25 +15,14 @@ import (
 // as opposed to the request's context ending first.
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
-// classify turns the error of a Redis call made under ctx (from callContext) into what
-// the stores and the limiter report. It is the one place that decides what an outage is:
-//
-//   - The request's own context ended (the client hung up, or its deadline passed) before
-//     our bound did: that says nothing about Redis. The context's error is returned as it
-//     is, and nobody may treat it as an outage.
-//   - Redis answered with an error reply: the reply's code (its first word) says whether
-//     Redis cannot do the work now (see outageCode), or whether the request was wrong. A
-//     wrong request is a bug in this service (an ERR from our Lua, a CROSSSLOT…) and is
-//     returned as a plain error; a key of the wrong type is a record written by something
-//     else, store.ErrCorrupt.
-//   - Anything else (no answer within our bound, a refused or broken connection, a client
-//     closed at shutdown) is an outage.
-//
-// Outages wrap store.ErrUnavailable, and never a context error, so that a caller testing for
-// context.Canceled or context.DeadlineExceeded only ever finds the request's own.
+// classify turns the error of a Redis call made under ctx (from callContext) into what the
+// stores and the limiter report, the one place that decides what an outage is. The
+// request's own end is returned as it is; an error reply is an outage (outageCode), a key of
+// the wrong type (store.ErrCorrupt) or a bug of ours; anything else (our bound passed, no
+// connection) is an outage. Outages wrap store.ErrUnavailable and never a context error.
 func classify(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
-		return err // classified already: a reply this package read and found corrupt is no outage
+		return err
 	}
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
 		return ctx.Err()
@@ -60,11 +49,8 @@ func classify(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
 }
 
-// outageCode tells an error reply that means "Redis cannot do this now" (whoever asks, and
-// however the request is written) from one that means "this request is wrong". Redis keeps
-// the code of an error raised by redis.call inside a script ("OOM command not allowed…
-// script: …"), while an error in the script itself (a runtime error of our Lua, a bad
-// argument) is always ERR; so the same rule serves scripts and plain commands.
+// outageCode tells "Redis cannot do this now" from "this request is wrong". An error raised by
+// redis.call in a script keeps its code; one of the script itself is ERR.
 func outageCode(code, msg string) bool {
 	switch code {
 	case "LOADING", // the dataset is being loaded after a restart
@@ -83,8 +69,7 @@ func outageCode(code, msg string) bool {
 		"UNKILLABLE":  // a script that wrote runs past the threshold and cannot be killed
 		return true
 	case "ERR":
-		// The one ERR that is about the server, not the request.
-		return strings.HasPrefix(msg, "ERR max number of clients reached")
+		return strings.HasPrefix(msg, "ERR max number of clients reached") // about the server
 	}
 	return false
 }

@@ -29,26 +29,21 @@ func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 	}
 	d, dataErr := data.Result()
 	st, statusErr := status.Result()
-	switch {
-	case errors.Is(dataErr, redis.Nil) && errors.Is(statusErr, redis.Nil):
-		return order.Order{}, order.ErrNotFound
-	case errors.Is(dataErr, redis.Nil):
-		s.halves.report(field, "no-data")
-		return order.Order{}, order.ErrNotFound
-	case errors.Is(statusErr, redis.Nil):
-		s.halves.report(field, "no-status")
-		return order.Order{}, order.ErrNotFound
-	case dataErr != nil || statusErr != nil:
-		return order.Order{}, classify(ctx, errors.Join(dataErr, statusErr))
+	hasData, hasStatus := !errors.Is(dataErr, redis.Nil), !errors.Is(statusErr, redis.Nil)
+	if err := errors.Join(dataErr, statusErr); hasData && hasStatus && err != nil {
+		return order.Order{}, classify(ctx, err)
 	}
-	return decodeOrder(field, d, st)
+	o, ok, err := s.whole(field, d, st, hasData, hasStatus)
+	if err == nil && !ok {
+		err = order.ErrNotFound
+	}
+	return o, err
 }
 
-// Find runs find.lua over the index that narrows f most: the sets of its states when it
-// names one or two, otherwise every id (a pet or a ship-date range is kept by
-// order.Filter.Matches on the orders read; see index.go). One script reads at most
-// req.Budget()+1 members and their orders, in one step, so the page is of one state of
-// Redis: an order cancelled meanwhile is in exactly one state's set.
+// Find runs find.lua over the index that narrows f most (docs/redis-layout.md): the sets of
+// its states when it names one or two, otherwise every id (order.Filter.Matches then keeps a
+// pet or a ship-date range). One script reads at most req.Budget()+1 members and their
+// orders, in one step, so the page is of one state of Redis.
 func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest) (order.Page, error) {
 	if err := order.CheckFind(f, req); err != nil {
 		return order.Page{}, err
@@ -99,21 +94,9 @@ func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
 		out[i].ID = id
 		d, hasData := data[i].(string)
 		st, hasStatus := statuses[i].(string)
-		field := strconv.FormatInt(id, 10)
-		switch {
-		case !hasData && !hasStatus: // an index entry of no order: examined, nothing to serve
-			continue
-		case !hasData:
-			s.halves.report(field, "no-data")
-			continue
-		case !hasStatus:
-			s.halves.report(field, "no-status")
-			continue
-		}
-		if out[i].Order, err = decodeOrder(field, d, st); err != nil {
+		if out[i].Order, out[i].Exists, err = s.whole(strconv.FormatInt(id, 10), d, st, hasData, hasStatus); err != nil {
 			return nil, err
 		}
-		out[i].Exists = true
 	}
 	return out, nil
 }

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,29 +19,13 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in Redis. It keeps the keys it has read, valid at one version of
-// the keys (see version.go), and answers a lookup from them only within a request whose
-// round trip (the limiter's) reads the keys' version: before that round trip provisionally,
-// store.Confirm then checking the answer against the version read, and after it when the
-// version read is the cache's. So a revoked key is refused by every instance at the first
-// request that starts after the revocation. Every other lookup reads Redis.
+// Keys is an auth.KeyStore in Redis. It keeps the keys it has read at one version of the
+// keys, and answers from them only within a request whose round trip (the limiter's) reads
+// that version: provisionally before it (store.Confirm then checks), outright after. So a
+// revoked key is refused from the first request that starts after the revocation.
 type Keys struct {
 	conn
-	cache atomic.Pointer[keyCache]
-}
-
-// keyCache is the keys read at one version of the keys. A new version replaces it.
-type keyCache struct {
-	version version
-	mu      sync.RWMutex
-	byHash  map[auth.Hash]auth.Key
-}
-
-func (c *keyCache) get(h auth.Hash) (auth.Key, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	k, ok := c.byHash[h]
-	return k, ok
+	cache atomic.Pointer[atVersion[auth.Hash, auth.Key]]
 }
 
 // NewKeys returns the store of the deployment whose keys start with prefix.
@@ -50,16 +34,17 @@ func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
 	return &Keys{conn: c}, err
 }
 
-// Lookup returns the key with hash h. Within a Trip, a key in the cache is answered from it:
-// at once and confirmed later (carried.Confirm) while the trip's round trip is still to come,
-// and outright when that round trip has read the keys' version and found the cache's.
-// Otherwise the key and the keys' version are read from Redis together.
+// Lookup returns the key with hash h, from the cache within a Trip (see Keys), else from Redis.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil {
-		if cur := s.cache.Load(); cur != nil && (!c.read || c.keys == cur.version) {
-			if k, ok := cur.get(h); ok {
+		if cur := s.cache.Load(); cur != nil {
+			v := c.keys
+			if !c.read {
+				v = cur.version
+			}
+			if k, ok := cur.at(v, h); ok {
 				if !c.read {
-					c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, cur.version
+					c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, v
 				}
 				return k, nil
 			}
@@ -68,11 +53,9 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	return s.read(ctx, h)
 }
 
-// read reads the keys' version, then the key with hash h, in one pipeline (not a transaction:
-// Redis refuses MULTI when it is out of memory, and a lookup must work then), and keeps the
-// key for that version. The version is read first: a change that lands between the two reads
-// makes the key newer than the version it is kept for, never older, and the next version
-// read drops it.
+// read reads the keys' version, then the key with hash h, in one pipeline (not MULTI, which
+// Redis refuses when out of memory), and keeps the key for that version: newer than it,
+// never older.
 func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
@@ -86,15 +69,14 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return auth.Key{}, classify(ctx, err)
 	}
-	// Keys without a generation (Redis lost it, and nothing has written since) are answered
-	// and not kept: no round trip can confirm a version that has none (version.go).
+	// Keys without a generation (Redis lost it) are answered and not kept.
 	v, verr := parseVersion(ver.Val())
 	if verr != nil && !errors.Is(verr, errNoGeneration) {
 		return auth.Key{}, classify(ctx, verr)
 	}
 	keep := func(k *auth.Key) {
 		if verr == nil {
-			s.keep(v, h, k)
+			keepAt(&s.cache, v, h, k, math.MaxInt)
 		}
 	}
 	raw, err := rec.Result()
@@ -111,25 +93,6 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	}
 	keep(&k)
 	return k, nil
-}
-
-// keep adds a key read at version v to the cache, or, when v is not the cache's version,
-// starts a cache for v: what was kept for another version is dropped.
-func (s *Keys) keep(v version, h auth.Hash, k *auth.Key) {
-	cur := s.cache.Load()
-	if cur == nil || cur.version != v {
-		next := &keyCache{version: v, byHash: map[auth.Hash]auth.Key{}}
-		if k != nil {
-			next.byHash[h] = *k
-		}
-		s.cache.CompareAndSwap(cur, next)
-		return
-	}
-	if k != nil {
-		cur.mu.Lock()
-		cur.byHash[h] = *k
-		cur.mu.Unlock()
-	}
 }
 
 // Add stores k if its name is unused.
@@ -174,10 +137,8 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, nil
 }
 
-// Revoke removes the key that auth.Find finds for nameOrPrefix among every key. Finding
-// reads every key and revoking is a script of its own, so the script revokes the key found
-// only if its name still names it: a key revoked meanwhile, its name perhaps given to a new
-// key, is not found, and the new key stays.
+// Revoke removes the key that auth.Find finds for nameOrPrefix, if its name still names it
+// (a key that took the name meanwhile stays).
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	keys, err := s.List(ctx)
 	if err != nil {
@@ -206,10 +167,11 @@ func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {
 
 func decodeKey(raw string) (auth.Key, error) {
 	var k auth.Key
-	if err := json.Unmarshal([]byte(raw), &k); err != nil {
-		return auth.Key{}, fmt.Errorf("%w: bad key record in redis: %w", store.ErrCorrupt, err)
+	err := json.Unmarshal([]byte(raw), &k)
+	if err == nil {
+		err = k.Validate()
 	}
-	if err := k.Validate(); err != nil {
+	if err != nil {
 		return auth.Key{}, fmt.Errorf("%w: bad key record in redis: %w", store.ErrCorrupt, err)
 	}
 	return k, nil

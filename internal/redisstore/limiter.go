@@ -21,37 +21,33 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 type LimiterOptions struct {
 	Prefix  string        // starts every key; see docs/redis-layout.md
 	Timeout time.Duration // bounds each decision's round trip
-	// Clock is the time the decisions use (time.Now when nil). It is the caller's clock, not
-	// Redis's TIME: the script takes it as an argument, which lets one test suite drive the
-	// memory and the Redis limiter alike, and the script never lets a window move backwards,
-	// so instances whose clocks differ can shift a window's edge by their skew but never
-	// admit more than a window's limit.
+	// Clock is the time the decisions use (time.Now when nil), not Redis's TIME. rate.lua never
+	// lets a window move backwards, so clock skew shifts a window's edge but never admits more.
 	Clock func() time.Time
 	Ban   ratelimit.BanPolicy
-	// Fallback decides while Redis is out (no answer within Timeout, no connection, or a
-	// reply saying it cannot do the work now); nil means such requests fail with
+	// Fallback decides while Redis is out (see classify); nil means such requests fail with
 	// store.ErrUnavailable.
 	Fallback ratelimit.Limiter
-	// RetryEvery is how long Redis is left alone after a failure before it is tried again, so
-	// that an outage does not cost every request a timeout.
+	// RetryEvery is how long Redis is left alone after a failure (default a second).
 	RetryEvery time.Duration
 	// OnFallback, when set, is called for every decision the fallback makes (for metrics).
 	OnFallback func()
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter in Redis, shared by every instance: one Lua script makes
-// each decision in one round trip. When Redis cannot be reached it can fall back to a
-// limiter of the instance's own.
+// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a fallback of the
+// instance's own while Redis cannot be reached.
 type Limiter struct {
 	rdb       redis.Scripter
-	batch     *batcher        // bounds and batches each decision's round trip (batch.go)
+	batch     *batcher
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
 	o         LimiterOptions
-	k         names        // of the versions a request's round trip reads (see Allow)
+	k         names
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
 	down      atomic.Bool
 }
+
+const maxRememberedBans = 10_000 // about 150 bytes each; Redis answers the rest
 
 // NewLimiter returns a limiter on rdb.
 func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
@@ -74,40 +70,26 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
 }
 
-// maxRememberedBans bounds the bans a Limiter answers itself (ratelimit.Bans): about 150
-// bytes each. The bans past it are answered by Redis, as all were before.
-const maxRememberedBans = 10_000
-
-// Allow runs rate.lua for caller. The caller's keys share one hash tag, so the script runs on
-// Redis Cluster too.
-//
-// Within a request's store.Trip whose round trip is still to come, the script is sent with
-// the reads of the orders' and the keys' versions, in one pipeline: the stores answer the
-// request's later steps from them (carried).
-//
-// A caller banned by Redis is answered from the instance's memory of the ban until it ends:
-// the same decision, without the round trip (so a banned flood costs Redis nothing).
-//
-// Only an outage of Redis (see classify) sends decisions to the fallback. A request whose
-// own context has ended gets the context's error and changes nothing: a client that hangs
-// up must not switch off the shared limits for everyone else.
+// Allow runs rate.lua for caller, whose keys share one hash tag (so it runs on Cluster too).
+// Within a store.Trip whose round trip is still to come, the reads of the orders' and the
+// keys' versions go with it, for the request's later steps (carried.go). A caller Redis
+// banned is answered from memory until the ban ends, as Redis would answer (ratelimit.Bans).
+// Only an outage sends decisions to the fallback: a request whose own context ended gets
+// its error and changes nothing, so a client that hangs up cannot switch the limits off.
 func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return ratelimit.Decision{}, err
 	}
 	now := l.o.Clock()
-	// A caller that Redis banned is answered here until the ban ends, as Redis would answer
-	// (ratelimit.Bans says why that is exact), whether Redis answers meanwhile or not.
 	if d, ok := l.bans.Decision(caller, limits, now); ok {
 		return d, nil
 	}
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
 		return l.fallback(ctx, caller, limits)
 	}
-	// The batcher bounds the call (batch.go), with no timer per request.
-	s := &rateStep{key: l.key(caller), now: now.UnixMilli(),
+	s := &rateStep{key: l.k.rateLimit(caller), now: now.UnixMilli(),
 		limits: [4]int64{limits.PerMinute, limits.PerDay, l.o.Ban.After, l.o.Ban.For.Milliseconds()}}
-	c := carriedOf(ctx, l.o.Prefix)
+	c := carriedOf(ctx, l.k.prefix)
 	if c != nil && !c.read {
 		s.with = &l.k
 	}
@@ -120,7 +102,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	if s.bad != nil {
 		return ratelimit.Decision{}, s.bad
 	}
-	if s.orders != nil { // read with the decision, for c
+	if s.orders != nil {
 		c.keep(s.orders, s.keyVer)
 	}
 	res := s.outcome
@@ -132,14 +114,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	return ratelimit.Decide(o, limits, now), nil
 }
 
-// pipeliner is the part of a go-redis client that sends several commands in one round trip.
-type pipeliner interface {
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
-
-// failed handles a classified error: an outage goes to the fallback, when there is one, and
-// keeps Redis alone for RetryEvery; the request's own cancellation, or a bug in rate.lua,
-// is returned as it is and leaves Redis's state as it was.
+// failed sends an outage to the fallback, when there is one, for RetryEvery.
 func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits, err error) (ratelimit.Decision, error) {
 	if !errors.Is(err, store.ErrUnavailable) {
 		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
@@ -162,8 +137,14 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 	return l.o.Fallback.Allow(ctx, caller, limits)
 }
 
-// key is the caller's hash. Caller ids (package ratelimit builds them) hold no brace, so the
-// hash tag is the whole caller.
-func (l *Limiter) key(caller string) string {
-	return "{" + l.o.Prefix + ":rl:" + caller + "}"
+// Ready reports whether Redis can do a request's work now: one rate-limit decision (a read
+// and a write) for a probe caller no request shares. A PING would not do: a Redis out of
+// memory, read-only, failing its saves, busy, or refusing the ACL user answers PING.
+func Ready(ctx context.Context, rdb redis.Scripter, prefix string, timeout time.Duration) error {
+	l, err := NewLimiter(rdb, LimiterOptions{Prefix: prefix, Timeout: timeout})
+	if err != nil {
+		return err
+	}
+	_, err = l.Allow(ctx, "ready:probe", plan.Limits{PerMinute: 1 << 50, PerDay: 1 << 50})
+	return err
 }

@@ -7,22 +7,17 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// names are the Redis keys of one deployment. The part in braces is the hash tag: keys that a
-// script touches together share it, so that they live in one Cluster slot.
+// names are the Redis keys of one deployment (docs/redis-layout.md). The part in braces is
+// the hash tag: keys that a script touches together share it, so they live in one Cluster slot.
 type names struct {
 	prefix                                  string
 	ordersData, ordersStatus, ordersVersion string
 	petsData                                string
 	keysByHash, keysByName, keysVersion     string
-	// ordersGeneration and keysGeneration name the data set that their version counts in:
-	// see version.go.
-	ordersGeneration, keysGeneration string
-	// ordersIDs and ordersByStatus are the indexes of the orders that Find reads: see
-	// index.go.
-	ordersIDs      string
-	ordersByStatus map[order.Status]string
-	// pageTokenSecret is the deployment's page-token secret: see secrets.go.
-	pageTokenSecret string
+	ordersGeneration, keysGeneration        string // see version.go
+	ordersIDs                               string // the indexes Find reads: see find.go
+	ordersByStatus                          map[order.Status]string
+	pageTokenSecret                         string
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -31,17 +26,9 @@ var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_:.-]{1,64}$`)
 // DefaultPrefix starts every key of the service.
 const DefaultPrefix = "orderd"
 
-// checkPrefix refuses a prefix that could not start every key of the service safely.
-func checkPrefix(prefix string) error {
-	if !validPrefix.MatchString(prefix) {
-		return fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
-	}
-	return nil
-}
-
 func newNames(prefix string) (names, error) {
-	if err := checkPrefix(prefix); err != nil {
-		return names{}, err
+	if !validPrefix.MatchString(prefix) {
+		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
 	}
 	orders, pets, keys := "{"+prefix+":orders}", "{"+prefix+":pets}", "{"+prefix+":keys}"
 	return names{
@@ -66,8 +53,13 @@ func newNames(prefix string) (names, error) {
 	}, nil
 }
 
-// statusSets are the three states' index sets in the order import.lua and reindex.lua take
-// them as their last keys: pending, shipped, cancelled.
+// rateLimit is caller's hash; caller ids hold no brace.
+func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }
+
+// statusSets are the states' index sets as import.lua and reindex.lua take them.
 func (n names) statusSets() []string {
 	return []string{n.ordersByStatus[order.StatusPending], n.ordersByStatus[order.StatusShipped], n.ordersByStatus[order.StatusCancelled]}
 }
+
+// member is id in the index sets: zero-padded, so that their bytes sort as the ids.
+func member(id int64) string { return fmt.Sprintf("%019d", id) }

@@ -1,8 +1,8 @@
 // Package redisstore keeps everything the instances of the service share in Redis: orders,
 // pets and API keys (the stores of packages order and auth), the rate-limit counters and
-// bans (a ratelimit.Limiter), and the page-token secret. docs/redis-layout.md describes the keys for the systems that
-// write orders in; names.go is where the code names them. Open makes the one client they
-// share from a URL: a single node, a Sentinel-watched primary, or a Cluster.
+// bans (a ratelimit.Limiter), and the page-token secret. docs/redis-layout.md describes the
+// keys; names.go names them. Open makes the one client they share from a URL: a single node,
+// a Sentinel-watched primary, or a Cluster.
 package redisstore
 
 import (
@@ -39,29 +39,10 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// defaults gives each of the four timeouts the default, unless the URL's query set it,
-	// and makes the deadline of each call's context bound its socket reads and writes.
-	//
-	// Every call runs under callContext: the request's context bounded by timeout. Without
-	// ContextTimeoutEnabled, go-redis bounds a read by ReadTimeout alone, whatever the
-	// context says; so a URL's read_timeout longer than timeout, or a request with a shorter
-	// deadline of its own, would hold a pooled connection (and the request) past the bound
-	// the stores and classify rely on. With it, the earlier of ReadTimeout and the context's
-	// deadline applies. (go-redis v9 reads only the deadline, not a cancellation: a client
-	// that hangs up still holds its connection until Redis answers or the bound passes,
-	// which the bound keeps short.)
-	//
-	// And no call is sent twice. A command whose connection breaks after it was written may
-	// have run; go-redis would send it again (MaxRetries), and a write run twice answers
-	// wrongly: rate.lua counts its caller again, an added key answers that its name is
-	// taken, a cancel that the order was already cancelled. With MaxRetries -1 the call
-	// fails as an outage, which the stores and the limiter handle as every other failure to
-	// reach Redis (a 503, or the limiter's fallback). Nothing relies on the retries: go-redis
-	// checks a pooled connection before using it, so what is lost is the retry of a failed
-	// dial or of a READONLY just after a failover, each one request's 503. So a URL may not
-	// set max_retries. The writes refuse to be resent themselves too (once.go), which a
-	// Cluster client needs: it also resends on its redirect loop (max_redirects), which
-	// MOVED and ASK need.
+	// Every call runs under callContext; ContextTimeoutEnabled makes its deadline bound the
+	// socket reads too, not ReadTimeout alone. And no call is sent twice (MaxRetries -1): one
+	// whose connection broke may have run, and a write run twice answers wrongly; it fails as
+	// an outage instead (client.go's sentOnce says more).
 	if q.Has("max_retries") {
 		return nil, fmt.Errorf("redis URL: max_retries is not allowed: a call that may have run is never sent again")
 	}
@@ -111,13 +92,10 @@ func CheckURL(rawURL string) error {
 }
 
 // SetLogger sends go-redis's own messages to log, so that every line the service writes is
-// JSON, and none reaches a command's standard error as go-redis's own text: the keys and
-// import commands give a logger that discards. The connection pool's failures to dial or to
-// get a connection are logged at debug: they repeat several times a second while Redis is
-// down, and the outage itself is what the service warns of (the limiter, the readiness
-// check). go-redis's other messages are warnings. The last call wins; go-redis's logger is
-// set once per process, since its goroutines read it without a lock.
-// It is also where the stores report records they cannot serve (Orders.LogTo overrides it).
+// JSON, and it is where the stores report records they cannot serve (Orders.LogTo overrides
+// it). The pool's failures to connect are logged at debug: they repeat while Redis is down,
+// and the outage itself is what the service warns of. The last call wins (go-redis's logger
+// is set once per process: its goroutines read it without a lock).
 func SetLogger(log *slog.Logger) {
 	storeLogger.Store(log)
 	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })

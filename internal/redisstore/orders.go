@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,14 +22,11 @@ import (
 var _ order.Store = (*Orders)(nil)
 
 // Orders is an order.Store and an order.Finder in Redis: a hash of order data and a hash of
-// statuses, by id, and sorted sets of the ids that index them (index.go). Between requests it
-// keeps the orders it has reported half-written (halves) and what cancels that changed
-// nothing found, for one version of the orders (outcomes; outcomes.go says why answering
-// from it is exact).
+// statuses, by id, and sorted sets of the ids that index them (docs/redis-layout.md).
 type Orders struct {
 	conn
 	halves   halfRecords
-	outcomes atomic.Pointer[outcomeCache]
+	outcomes atomic.Pointer[atVersion[int64, cancelOutcome]]
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
@@ -64,21 +63,19 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	statuses := status.Val()
 	out := make([]order.Order, 0, len(data.Val()))
 	for field, raw := range data.Val() {
-		st, ok := statuses[field]
-		if !ok {
-			s.halves.report(field, "no-status")
-			continue
-		}
-		o, err := decodeOrder(field, raw, st)
+		st, hasStatus := statuses[field]
+		o, ok, err := s.whole(field, raw, st, true, hasStatus)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, o)
+		if ok {
+			out = append(out, o)
+		}
 	}
-	if len(statuses) > len(out) {
+	if len(statuses) > len(out) { // statuses without data
 		for field := range statuses {
 			if _, ok := data.Val()[field]; !ok {
-				s.halves.report(field, "no-data")
+				s.halves.report(field, false)
 			}
 		}
 	}
@@ -86,25 +83,44 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	return out, nil
 }
 
-// Version is where the orders stand in Redis (their counter and generation, see version.go):
-// as read in this request's round trip when its Trip carries it, otherwise read now. Nothing
-// learned before the request is ever answered.
+// Version is where the orders stand in Redis (see version.go): as read in this request's
+// round trip when its Trip carries it, otherwise read now.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		return c.orders.id(), nil
 	}
 	ctx, cancel := s.call(ctx)
 	defer cancel()
-	v, err := readVersion(ctx, s.rdb, s.k.ordersVersion, s.k.ordersGeneration)
+	vals, err := s.rdb.MGet(ctx, s.k.ordersVersion, s.k.ordersGeneration).Result()
+	if err != nil {
+		return 0, classify(ctx, err)
+	}
+	v, err := parseVersion(vals)
+	if errors.Is(err, errNoGeneration) {
+		// Redis lost it, and nothing has written since: one for this read only, which nothing
+		// kept matches (a reader never writes: reads work on a Redis that refuses writes).
+		v.generation, err = "unset:"+newGeneration(), nil
+	}
 	if err != nil {
 		return 0, classify(ctx, err)
 	}
 	return v.id(), nil
 }
 
-// Cancel runs cancel.lua: the check and the change are one atomic step in Redis. A cancel
-// that would change nothing is answered without it when the request's round trip read the
-// orders' version and a cancel of id found its outcome at that very version (outcomeCache).
+// cancelOutcome is the answer to a cancel that changes nothing: err is order.ErrNotFound,
+// order.ErrAlreadyShipped with the shipped order, or nil with the order already cancelled.
+type cancelOutcome struct {
+	order order.Order
+	err   error
+}
+
+const maxCachedOutcomes = 4096 // per version; past it, ids cost their cancel.lua
+
+// Cancel runs cancel.lua, the check and the change in one atomic step, unless a cancel of id
+// changed nothing at the version of the orders the request's round trip read. That answer is
+// exact: cancel.lua returns its outcome with the version read in the same step, and every
+// write sets a new version with its change, so one version is one state of the data; the
+// carried version was read during the request. A pending order is never kept: it must write.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		if o, ok := s.outcomes.Load().at(c.orders, id); ok {
@@ -112,7 +128,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 		}
 	}
 	field := strconv.FormatInt(id, 10)
-	res, err := s.batch.runScript(ctx, s.rdb, cancelScript, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration,
+	res, err := s.batch.runScript(ctx, cancelScript, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration,
 		s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusCancelled]},
 		field, newGeneration(), member(id)).Slice()
 	if err != nil {
@@ -123,29 +139,24 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
-	// The version the outcome holds at. A version without a generation (Redis lost it) is
-	// not one a request can carry, and a counter that is no number not one it can parse: the
-	// outcome is answered and not kept.
+	// The version the outcome holds at: kept only with a generation.
 	v, verr := parseVersion(res[2:4])
 	keep := func(o cancelOutcome) {
 		if verr == nil {
-			s.keepOutcome(v, id, o)
+			keepAt(&s.outcomes, v, id, &o, maxCachedOutcomes)
 		}
 	}
 	switch outcome {
-	case "missing":
-		keep(cancelOutcome{err: order.ErrNotFound})
-		return order.Order{}, false, order.ErrNotFound
 	case "no-data", "no-status":
-		s.halves.report(field, outcome)
+		s.halves.report(field, outcome == "no-status")
+		fallthrough
+	case "missing":
 		keep(cancelOutcome{err: order.ErrNotFound})
 		return order.Order{}, false, order.ErrNotFound
 	case "cancelled", "already-cancelled":
 		o, err := decodeOrder(field, data, string(order.StatusCancelled))
 		if err == nil {
-			// After this call's change too: the version is the one the change set, at
-			// which the order is cancelled already.
-			keep(cancelOutcome{order: o})
+			keep(cancelOutcome{order: o}) // at the version this call's change set, if any
 		}
 		return o, outcome == "cancelled", err
 	case string(order.StatusShipped):
@@ -160,18 +171,16 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 }
 
 // Import loads orders as import.lua says, in batches, and returns how many fields changed;
-// then it runs Reindex, so that the indexes hold every order, also those written before
-// they existed. The whole list is checked before the first batch is written.
+// then Reindex indexes the orders written before the indexes existed. The whole list is
+// checked before the first batch is written.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
 	}
-	const batch = 1000
+	keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
 	var changed int64
-	for start := 0; start < len(orders); start += batch {
-		part := orders[start:min(start+batch, len(orders))]
-		args := make([]any, 1, 1+4*len(part))
-		args[0] = newGeneration()
+	for part := range slices.Chunk(orders, 1000) {
+		args := []any{newGeneration()}
 		for _, o := range part {
 			data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
 			if err != nil {
@@ -180,7 +189,6 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 			args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
 		}
 		callCtx, cancel := s.call(ctx)
-		keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
 		n, err := importScript.Run(callCtx, s.once(), keys, args...).Int64()
 		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
@@ -195,8 +203,37 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	return changed, nil
 }
 
-// errBadRecord is data in Redis that another writer left in a form the layout does not allow:
-// a corrupt record, which retrying will not mend.
+// Reindex puts every order with a status in the indexes its status says, a batch at a time
+// (HSCAN, then reindex.lua, which reads each status again), and returns how many entries it
+// added or removed. It changes no order, so the version does not move.
+func (s *Orders) Reindex(ctx context.Context) (int64, error) {
+	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
+	var moved int64
+	var cursor uint64
+	for {
+		callCtx, cancel := s.call(ctx)
+		fields, next, err := s.rdb.HScan(callCtx, s.k.ordersStatus, cursor, "", 1000).Result()
+		var args []any
+		for i := 0; err == nil && i+1 < len(fields); i += 2 {
+			if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 {
+				args = append(args, fields[i], member(id)) // others are no order: never listed
+			}
+		}
+		if len(args) > 0 {
+			var n int64
+			n, err = reindexScript.Run(callCtx, s.once(), keys, args...).Int64()
+			moved += n
+		}
+		err = classify(callCtx, err)
+		cancel()
+		if err != nil || next == 0 {
+			return moved, err
+		}
+		cursor = next
+	}
+}
+
+// errBadRecord is data that another writer left in a form the layout does not allow.
 var errBadRecord = fmt.Errorf("%w: bad order record in redis", store.ErrCorrupt)
 
 func decodeOrder(field, data, status string) (order.Order, error) {
@@ -213,4 +250,58 @@ func decodeOrder(field, data, status string) (order.Order, error) {
 		return order.Order{}, fmt.Errorf("%w: %v", errBadRecord, err)
 	}
 	return o, nil
+}
+
+// whole decodes the order with id field from its halves; ok is false when there is no whole
+// order (an index entry of no order, or a half-written one, which is reported).
+func (s *Orders) whole(field, data, status string, hasData, hasStatus bool) (o order.Order, ok bool, err error) {
+	if !hasData || !hasStatus {
+		if hasData || hasStatus {
+			s.halves.report(field, hasData)
+		}
+		return o, false, nil
+	}
+	o, err = decodeOrder(field, data, status)
+	return o, err == nil, err
+}
+
+// halfRecords reports orders that another system left half-written, which do not exist for
+// listing or cancelling: each once, up to maxHalfRecords, then one line says more are not.
+type halfRecords struct {
+	log    atomic.Pointer[slog.Logger]
+	mu     sync.Mutex
+	logged map[string]bool
+}
+
+const maxHalfRecords = 1000
+
+// report logs the order with id field as half-written: with data and no status when hasData,
+// otherwise the reverse.
+func (h *halfRecords) report(field string, hasData bool) {
+	h.mu.Lock()
+	first := !h.logged[field] && len(h.logged) < maxHalfRecords
+	if first {
+		if h.logged == nil {
+			h.logged = map[string]bool{}
+		}
+		h.logged[field] = true
+	}
+	full := first && len(h.logged) == maxHalfRecords
+	h.mu.Unlock()
+	if !first {
+		return
+	}
+	log := h.log.Load()
+	if log == nil {
+		log = packageLogger()
+	}
+	missing := "data"
+	if hasData {
+		missing = "status"
+	}
+	log.Warn("order in redis is half-written, so it is neither listed nor cancelled",
+		slog.String("order", field), slog.String("missing", missing))
+	if full {
+		log.Warn("more half-written orders are not logged", slog.Int("logged", maxHalfRecords))
+	}
 }

@@ -13,16 +13,16 @@ func TestOutcomeCacheIsBoundedPerVersion(t *testing.T) {
 	v1 := version{generation: "one", counter: 7}
 	notFound := cancelOutcome{err: order.ErrNotFound}
 	for id := range int64(maxCachedOutcomes + 10) {
-		s.keepOutcome(v1, id, notFound)
+		keepAt(&s.outcomes, v1, id, &notFound, maxCachedOutcomes)
 	}
-	if n := len(s.outcomes.Load().byID); n != maxCachedOutcomes {
+	if n := len(s.outcomes.Load().byKey); n != maxCachedOutcomes {
 		t.Fatalf("%d outcomes kept; want %d", n, maxCachedOutcomes)
 	}
 	if _, ok := s.outcomes.Load().at(v1, maxCachedOutcomes); ok {
 		t.Fatal("an id past the bound was kept")
 	}
 	shipped := cancelOutcome{order: order.Order{ID: 1, Status: order.StatusShipped}, err: order.ErrAlreadyShipped}
-	s.keepOutcome(v1, 1, shipped)
+	keepAt(&s.outcomes, v1, 1, &shipped, maxCachedOutcomes)
 	if o, ok := s.outcomes.Load().at(v1, 1); !ok || o != shipped {
 		t.Fatalf("an id kept already, kept again: %+v, %v", o, ok)
 	}
@@ -32,8 +32,8 @@ func TestOutcomeCacheIsBoundedPerVersion(t *testing.T) {
 		}
 	}
 	v2 := version{generation: "two", counter: 8}
-	s.keepOutcome(v2, 5, notFound)
-	if c := s.outcomes.Load(); c.version != v2 || len(c.byID) != 1 {
-		t.Fatalf("another version holds %d outcomes at %+v; want 1 at %+v", len(c.byID), c.version, v2)
+	keepAt(&s.outcomes, v2, 5, &notFound, maxCachedOutcomes)
+	if c := s.outcomes.Load(); c.version != v2 || len(c.byKey) != 1 {
+		t.Fatalf("another version holds %d outcomes at %+v; want 1 at %+v", len(c.byKey), c.version, v2)
 	}
 }

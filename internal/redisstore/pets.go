@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -45,8 +46,7 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	if err := json.Unmarshal([]byte(raw), &d); err != nil {
 		return order.Pet{}, fmt.Errorf("%w: pet %d in redis: %w", store.ErrCorrupt, id, err)
 	}
-	// Another system may have written it: a pet the contract does not allow (an unknown
-	// status, a name too long) is not served.
+	// Another system may have written a pet the contract does not allow.
 	p := order.Pet{ID: id, Name: d.Name, Status: d.Status}
 	if err := p.Validate(); err != nil {
 		return order.Pet{}, fmt.Errorf("%w: in redis: %w", store.ErrCorrupt, err)
@@ -60,8 +60,7 @@ func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
 	if err := order.ValidateAll(pets); err != nil {
 		return err
 	}
-	for start := 0; start < len(pets); start += 1000 {
-		part := pets[start:min(start+1000, len(pets))]
+	for part := range slices.Chunk(pets, 1000) {
 		ctx, cancel := s.call(ctx)
 		err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pet := range part {

@@ -8,19 +8,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rateStep is one request's rate-limit decision, queued in a batch (batch.go). The batch
-// decides the steps of one caller in one call of rate.lua, in the order they were queued,
-// and reads each version the steps ask for once: every request of the batch began before it
-// was sent, so one read after all of them began serves each as a read of its own would.
+// rateStep is one request's rate-limit decision, queued in a batch. A batch decides one
+// caller's steps in one call of rate.lua, in their order, and reads each version once: every
+// request of the batch began before it was sent, so one read serves each.
 type rateStep struct {
 	key    string   // the caller's hash
 	limits [4]int64 // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
 	now    int64    // the request's time, Unix ms
 	with   *names   // the deployment whose versions to read with the decision; nil for none
 
-	// Set before the group's done is closed: the script's outcome for this request, or the
-	// error of the call (for classify) or a reply that is not the script's (a bug, never an
-	// outage), and the reads of the versions (when asked for).
+	// Set before the group's done is closed: the outcome, or the call's error, or a reply
+	// that is not the script's (a bug), and the versions read.
 	outcome        [4]int64
 	err, bad       error
 	orders, keyVer *redis.SliceCmd
@@ -32,10 +30,9 @@ type merged struct {
 	steps []*rateStep
 }
 
-// pipelineOf returns the commands that carry groups: each group's own commands, in order, then
-// one rate.lua call per caller and set of limits for the groups' rate steps, and one read of
-// each version any step asks for. spread, called once the pipeline has run, hands each step
-// its part of the replies.
+// pipelineOf returns the commands that carry groups: each group's own command, one rate.lua
+// call per caller and limits, and one read of each version asked for. spread hands each
+// step its part of the replies.
 func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, spread func()) {
 	type caller struct {
 		key    string
@@ -47,7 +44,7 @@ func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, 
 	for _, g := range groups {
 		s := g.step
 		if s == nil {
-			cmds = append(cmds, g.cmds...)
+			cmds = append(cmds, g.cmd)
 			continue
 		}
 		c := caller{s.key, s.limits}
@@ -62,8 +59,8 @@ func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, 
 			r, ok := reads[s.with.prefix]
 			if !ok {
 				r = [2]*redis.SliceCmd{
-					mgetCmd(ctx, s.with.ordersVersion, s.with.ordersGeneration),
-					mgetCmd(ctx, s.with.keysVersion, s.with.keysGeneration),
+					redis.NewSliceCmd(ctx, "mget", s.with.ordersVersion, s.with.ordersGeneration),
+					redis.NewSliceCmd(ctx, "mget", s.with.keysVersion, s.with.keysGeneration),
 				}
 				reads[s.with.prefix] = r
 				cmds = append(cmds, r[0], r[1])
@@ -72,7 +69,7 @@ func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, 
 		}
 	}
 	for _, m := range calls {
-		m.cmd = evalShaCmd(ctx, rateScript, []string{m.steps[0].key}, rateArgs(m.steps)...)
+		m.cmd = scriptCmd(ctx, "evalsha", rateScript.Hash(), []string{m.steps[0].key}, rateArgs(m.steps))
 		cmds = append(cmds, m.cmd)
 	}
 	return cmds, func() {
@@ -82,8 +79,7 @@ func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, 
 	}
 }
 
-// alone decides s in a call of its own, which run makes (rate.lua's Run or Eval), and returns
-// the call's error.
+// alone decides s in a call of its own, which run makes, and returns the call's error.
 func (s *rateStep) alone(run func(keys []string, args ...any) *redis.Cmd) error {
 	m := &merged{steps: []*rateStep{s}}
 	m.cmd = run([]string{s.key}, rateArgs(m.steps)...)
@@ -94,8 +90,7 @@ func (s *rateStep) alone(run func(keys []string, args ...any) *redis.Cmd) error 
 // rateArgs are rate.lua's arguments for steps, which share a caller and limits.
 func rateArgs(steps []*rateStep) []any {
 	l := steps[0].limits
-	args := make([]any, 0, 4+len(steps))
-	args = append(args, l[0], l[1], l[2], l[3])
+	args := []any{l[0], l[1], l[2], l[3]}
 	for _, s := range steps {
 		args = append(args, strconv.FormatInt(s.now, 10))
 	}
@@ -114,14 +109,11 @@ func (m *merged) spread() {
 	if err == nil && len(res) != 4*len(m.steps) {
 		err = fmt.Errorf("%d values for %d requests", len(res), len(m.steps))
 	}
-	if err != nil {
-		err = fmt.Errorf("rate.lua returned %v: %w", m.cmd.Val(), err)
-		for _, s := range m.steps {
-			s.bad = err
-		}
-		return
-	}
 	for i, s := range m.steps {
-		copy(s.outcome[:], res[4*i:])
+		if err != nil {
+			s.bad = fmt.Errorf("rate.lua returned %v: %w", m.cmd.Val(), err)
+		} else {
+			copy(s.outcome[:], res[4*i:])
+		}
 	}
 }

@@ -25,11 +25,9 @@ func NewSecrets(rdb rediser, prefix string, timeout time.Duration) (*Secrets, er
 	return &Secrets{conn: c}, err
 }
 
-// PageTokenSecret returns the deployment's secret. It reads it (GET) and, when there is none
-// yet, makes one: 32 random bytes offered with SET NX GET (Redis 7.0 or later), which keeps
-// them unless another instance's came first and answers that one, so that every instance
-// ends with the one Redis kept. Reading first keeps pagination working on a Redis that
-// refuses writes (out of memory, a read-only replica), as every other read does.
+// PageTokenSecret returns the deployment's secret, made when there is none yet with SET NX GET,
+// so that every instance ends with the one Redis kept. It reads first, so that pagination
+// works on a Redis that refuses writes.
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()

@@ -1,46 +1,30 @@
 package redisstore
 
 import (
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"sync"
+	"sync/atomic"
 )
 
-// version is where the orders, or the keys, stand in Redis: their version counter, which
-// every writer increments with each change, and their generation, a random token beside it
-// (in the same hash tag) that every writer sets anew with each change. A Redis that lost its
-// data (a restart without persistence, FLUSHALL, a failover to a replica that lagged) may
-// count back to a number an instance has seen, but never with a generation it has seen: so
-// what an instance keeps for one version is never taken for another.
+// version is where the orders, or the keys, stand in Redis: a counter that every write
+// increments, and a generation, a random token that every write sets anew. A Redis that lost
+// its data may count back to a number seen before, but never with a generation seen before.
 type version struct {
 	generation string
 	counter    uint64
 }
 
-// id is the version as order.Store reports it: equal for equal versions, and, but for a
-// 2^-64 chance, different otherwise. Only equality is ever asked of it.
+// id is the version as order.Store reports it.
 func (v version) id() uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(v.generation))
-	var b [20]byte
-	h.Write(strconv.AppendUint(b[:0], v.counter, 10))
+	h.Write([]byte(v.generation + strconv.FormatUint(v.counter, 10)))
 	return h.Sum64()
 }
 
-// readVersion reads the counter and the generation of one data set in one command (the two
-// keys share a hash tag, so MGET runs on a Cluster too).
-func readVersion(ctx context.Context, rdb rediser, counterKey, generationKey string) (version, error) {
-	vals, err := rdb.MGet(ctx, counterKey, generationKey).Result()
-	if err != nil {
-		return version{}, err
-	}
-	return completeVersion(vals)
-}
-
-// errNoGeneration says that a data set has no generation yet.
 var errNoGeneration = errors.New("no generation")
 
 // parseVersion reads the reply of MGET counter generation.
@@ -64,19 +48,48 @@ func parseVersion(vals []any) (version, error) {
 	return v, nil
 }
 
-// completeVersion parses an MGET of a version. A data set without a generation (Redis lost
-// it, and nothing has written since) gets one of its own for this read only, which no other
-// read shares: whatever was kept for an earlier version is not used, and what is kept for
-// this one is never used either. A reader never writes, so reads go on working on a Redis
-// that refuses writes (out of memory, a read-only replica, a user without write rights).
-func completeVersion(vals []any) (version, error) {
-	v, err := parseVersion(vals)
-	if errors.Is(err, errNoGeneration) {
-		v.generation, err = "unset:"+newGeneration(), nil
-	}
-	return v, err
+// newGeneration is the generation a write's script sets with its change.
+func newGeneration() string { return rand.Text() }
+
+// atVersion is what was read at one version of a data set.
+type atVersion[K comparable, V any] struct {
+	version version
+	mu      sync.RWMutex
+	byKey   map[K]V
 }
 
-// newGeneration is a random token (crypto/rand.Text: 128 bits or more). Each write passes
-// one to its script, which sets it as the data set's generation with the change.
-func newGeneration() string { return rand.Text() }
+// at returns what is kept for k when the cache is at version v.
+func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
+	var val V
+	if c == nil || c.version != v {
+		return val, false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	val, ok := c.byKey[k]
+	return val, ok
+}
+
+// keepAt keeps val (unless nil) for k, read at version v, in p's cache, up to max entries; a
+// read at another version starts a new cache. (An older version may come back so: that costs
+// reads, never a wrong answer. Keeping only higher counters would not do: a Redis that lost
+// its data counts again from below.)
+func keepAt[K comparable, V any](p *atomic.Pointer[atVersion[K, V]], v version, k K, val *V, max int) {
+	cur := p.Load()
+	if cur == nil || cur.version != v {
+		next := &atVersion[K, V]{version: v, byKey: map[K]V{}}
+		if val != nil {
+			next.byKey[k] = *val
+		}
+		p.CompareAndSwap(cur, next)
+		return
+	}
+	if val == nil {
+		return
+	}
+	cur.mu.Lock()
+	defer cur.mu.Unlock()
+	if _, ok := cur.byKey[k]; ok || len(cur.byKey) < max {
+		cur.byKey[k] = *val
+	}
+}

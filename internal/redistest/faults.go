@@ -1,87 +1,18 @@
 package redistest
 
 import (
-	"bufio"
-	"fmt"
-	"io"
+	"bytes"
 	"net"
 	"os"
-	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// This file makes a running server refuse work the ways a real deployment can, each with
-// the error reply Redis gives for it: read-only replicas, long scripts, memory limits, ACLs.
-
-// Do sends one command to s on a connection of its own and returns the reply: a status or
-// an integer as its text, a bulk string as its contents, an error reply as "-CODE message".
-// Arrays are not read; Do is for setting faults up, not for reading data.
-func (s *Server) Do(tb testing.TB, args ...string) string {
-	tb.Helper()
-	reply, err := do(s.Addr, 5*time.Second, args...)
-	if err != nil {
-		tb.Fatalf("redis %v: %v", args, err)
-	}
-	return reply
-}
-
-// MustDo is Do that fails the test on an error reply.
-func (s *Server) MustDo(tb testing.TB, args ...string) string {
-	tb.Helper()
-	reply := s.Do(tb, args...)
-	if strings.HasPrefix(reply, "-") {
-		tb.Fatalf("redis %v: %s", args, reply)
-	}
-	return reply
-}
-
-func do(addr string, timeout time.Duration, args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(timeout))
-	return roundTrip(c, bufio.NewReader(c), args...)
-}
-
-func roundTrip(c net.Conn, r *bufio.Reader, args ...string) (string, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := c.Write([]byte(b.String())); err != nil {
-		return "", err
-	}
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	if line == "" {
-		return "", fmt.Errorf("empty reply")
-	}
-	switch line[0] {
-	case '+', ':':
-		return line[1:], nil
-	case '-':
-		return line, nil
-	case '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", err
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return "", err
-		}
-		return string(buf[:n]), nil
-	}
-	return "", fmt.Errorf("reply %q is not read by Do", line)
-}
+// This file makes a running server fail the ways a real deployment can, each with the error
+// Redis gives for it: read-only replicas, long scripts, memory limits, ACLs, lost replies.
 
 // StartReplica runs a redis-server that replicates primary, and waits until it has synced:
 // writes to it are refused with READONLY, as those to an old primary after a failover are.
@@ -89,20 +20,13 @@ func StartReplica(tb testing.TB, primary *Server) *Server {
 	tb.Helper()
 	host, port, _ := net.SplitHostPort(primary.Addr)
 	primary.MustDo(tb, "CONFIG", "SET", "repl-diskless-sync-delay", "0") // sync now, not in 5s
-	s := start(tb, false, "--replicaof", host, port)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.Do(tb, "INFO", "replication"), "master_link_status:up") {
-		if time.Now().After(deadline) {
-			tb.Fatal("the replica did not sync with its primary")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s := start(tb, "--replicaof", host, port)
+	s.await(tb, 10*time.Second, "master_link_status:up", "INFO", "replication")
 	return s
 }
 
-// Busy runs a script that loops forever on a connection of its own, after lowering the
-// threshold past which Redis answers everyone else BUSY, and returns once it does. The
-// returned function (also run when the test ends) kills the script.
+// Busy runs a script that loops forever, so that Redis answers everyone else BUSY, and
+// returns once it does. stop (also run when the test ends) kills the script.
 func (s *Server) Busy(tb testing.TB) (stop func()) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "busy-reply-threshold", "20")
@@ -114,21 +38,10 @@ func (s *Server) Busy(tb testing.TB) (stop func()) {
 	go func() {
 		defer close(done)
 		defer c.Close()
-		roundTrip(c, bufio.NewReader(c), "EVAL", "while true do end", "0")
+		roundTrip(c, "EVAL", "while true do end", "0")
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.HasPrefix(s.Do(tb, "PING"), "-BUSY") {
-		if time.Now().After(deadline) {
-			tb.Fatal("redis did not become busy")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
+	s.await(tb, 5*time.Second, "-BUSY", "PING")
+	stop = sync.OnceFunc(func() {
 		for range 100 {
 			if r, err := do(s.Addr, time.Second, "SCRIPT", "KILL"); err == nil && !strings.HasPrefix(r, "-BUSY") {
 				break
@@ -136,22 +49,20 @@ func (s *Server) Busy(tb testing.TB) (stop func()) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		<-done
-	}
+	})
 	tb.Cleanup(stop)
 	return stop
 }
 
 // User creates an ACL user with password pass and the given rules (as ACL SETUSER takes
-// them, e.g. "~other:*", "+@read"), for tests of a deployment whose user may not do what the
-// service needs.
+// them, e.g. "~other:*", "+@read").
 func (s *Server) User(tb testing.TB, name, pass string, rules ...string) {
 	tb.Helper()
 	s.MustDo(tb, append([]string{"ACL", "SETUSER", name, "reset", "on", ">" + pass}, rules...)...)
 }
 
-// FailSaves makes a snapshot fail, with a save schedule set, so that Redis refuses writes
-// with MISCONF as it does when its disk fails. The server's directory is removed to that end:
-// the server cannot be restarted afterwards.
+// FailSaves makes a snapshot fail, so that Redis refuses writes with MISCONF as when its disk
+// fails. It removes the server's directory: the server cannot be restarted afterwards.
 func (s *Server) FailSaves(tb testing.TB) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "save", "3600 1")
@@ -160,11 +71,105 @@ func (s *Server) FailSaves(tb testing.TB) {
 		tb.Fatal(err)
 	}
 	s.MustDo(tb, "BGSAVE")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(s.Do(tb, "INFO", "persistence"), "rdb_last_bgsave_status:err") {
-		if time.Now().After(deadline) {
-			tb.Fatal("the snapshot did not fail")
+	s.await(tb, 10*time.Second, "rdb_last_bgsave_status:err", "INFO", "persistence")
+}
+
+// Cutter is a TCP proxy in front of a Server that can lose one reply: armed with Cut, it
+// forwards the next request that contains a marker to Redis, waits for Redis to answer, drops
+// the answer and closes the client's connection. The command ran; the client only learns
+// that its connection broke, as after a network failure between the two.
+type Cutter struct {
+	Addr   string // where clients connect
+	target string
+	mu     sync.Mutex
+	marker []byte // lower case; nil when not armed
+	cuts   atomic.Int64
+}
+
+// Cutter starts a Cutter in front of s, stopped at the end of the test. Its connections end
+// with the server's.
+func (s *Server) Cutter(tb testing.TB) *Cutter {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	p := &Cutter{Addr: ln.Addr().String(), target: s.Addr}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}()
+	return p
+}
+
+// Cut arms p: the next request whose bytes contain marker (in any case, e.g. "evalsha") runs
+// in Redis and its client's connection is closed before the reply reaches it.
+func (p *Cutter) Cut(marker string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.marker = bytes.ToLower([]byte(marker))
+}
+
+// Cuts is how many connections p has cut.
+func (p *Cutter) Cuts() int { return int(p.cuts.Load()) }
+
+// take reports whether request is the one to cut, and disarms p if so.
+func (p *Cutter) take(request []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.marker == nil || !bytes.Contains(bytes.ToLower(request), p.marker) {
+		return false
+	}
+	p.marker = nil
+	p.cuts.Add(1) // before the client can see its connection closed
+	return true
+}
+
+// serve forwards one connection. go-redis waits for a request's replies before it sends the
+// next, so when a request is cut no other reply is owed.
+func (p *Cutter) serve(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	var cutting atomic.Bool
+	answered := make(chan struct{})
+	go func() { // Redis to the client
+		defer client.Close()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := server.Read(buf)
+			if n > 0 && cutting.Load() {
+				close(answered)
+				return
+			}
+			if _, werr := client.Write(buf[:n]); werr != nil || err != nil {
+				return
+			}
+		}
+	}()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		cut := n > 0 && p.take(buf[:n])
+		cutting.Store(cut)
+		if _, werr := server.Write(buf[:n]); werr != nil || err != nil {
+			return
+		}
+		if cut {
+			select {
+			case <-answered:
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
 	}
 }

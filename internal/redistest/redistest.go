@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -21,32 +22,29 @@ import (
 
 // Server is one redis-server process.
 type Server struct {
-	Addr    string
-	bin     string
-	dir     string
-	persist bool
-	cluster bool
-	extra   []string // more arguments for redis-server
-	cmd     *exec.Cmd
+	Addr string
+	bin  string
+	dir  string
+	args []string // redis-server's options beyond its port and files
+	cmd  *exec.Cmd
 }
 
 // Start runs a redis-server that persists nothing and is stopped at the end of the test.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	return start(tb, false)
+	return start(tb)
 }
 
 // StartPersistent runs a redis-server that writes every change to its append-only file
-// before answering, so that a Restart loses nothing: for outage tests that must tell what the
-// service lost from what Redis did.
+// before answering, so that a Restart loses nothing.
 func StartPersistent(tb testing.TB) *Server {
 	tb.Helper()
-	return start(tb, true)
+	return start(tb, "--appendonly", "yes", "--appendfsync", "always")
 }
 
-func start(tb testing.TB, persist bool, extra ...string) *Server {
+func start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
-	s, err := launch(tb.TempDir(), persist, extra...)
+	s, err := launch(tb.TempDir(), args...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -56,26 +54,26 @@ func start(tb testing.TB, persist bool, extra ...string) *Server {
 
 // Launch runs a redis-server that persists nothing, with its files in dir, for a program
 // that is not a test (bench/pages); the caller stops it with Stop.
-func Launch(dir string) (*Server, error) { return launch(dir, false) }
+func Launch(dir string) (*Server, error) { return launch(dir) }
 
-func launch(dir string, persist bool, extra ...string) (*Server, error) {
+func launch(dir string, args ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
 	}
-	s := &Server{bin: bin, dir: dir, persist: persist, extra: extra}
-	var lastErr error
+	s := &Server{bin: bin, dir: dir, args: args}
 	for range 5 { // a free port can be taken between finding it and binding it
-		port, err := freePort()
-		if err != nil {
-			return nil, err
+		l, lerr := net.Listen("tcp", "127.0.0.1:0")
+		if lerr != nil {
+			return nil, lerr
 		}
-		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if lastErr = s.start(); lastErr == nil {
+		s.Addr = l.Addr().String()
+		l.Close()
+		if err = s.start(); err == nil {
 			return s, nil
 		}
 	}
-	return nil, fmt.Errorf("starting redis-server: %w", lastErr)
+	return nil, fmt.Errorf("starting redis-server: %w", err)
 }
 
 // URL is the redis:// URL of the server.
@@ -83,32 +81,28 @@ func (s *Server) URL() string { return "redis://" + s.Addr }
 
 func (s *Server) start() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	aof := []string{"--appendonly", "no"}
-	if s.persist {
-		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
-	}
-	if s.cluster {
-		aof = append(aof, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
-	}
-	args := append([]string{"--bind", "127.0.0.1", "--port", port, "--save", "",
-		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}, aof...)
-	s.cmd = exec.Command(s.bin, append(args, s.extra...)...)
+	args := []string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--dir", s.dir, "--logfile", s.log()}
+	s.cmd = exec.Command(s.bin, append(args, s.args...)...)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if ping(s.Addr) == nil {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if r, err := do(s.Addr, 500*time.Millisecond, "PING"); err == nil && r == "PONG" {
 			return nil
-		}
-		if s.cmd.ProcessState != nil {
-			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.Stop()
-	log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-	return fmt.Errorf("redis-server on %s did not answer: %s", s.Addr, lastLine(log))
+	return fmt.Errorf("redis-server on %s did not answer: %s", s.Addr, s.lastLog())
+}
+
+func (s *Server) log() string { return filepath.Join(s.dir, "redis.log") }
+
+// lastLog is the last line of the server's log.
+func (s *Server) lastLog() string {
+	b, _ := os.ReadFile(s.log())
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }
 
 // Stop kills the server, as an outage would. Data is lost: nothing is persisted.
@@ -124,17 +118,13 @@ func (s *Server) Stop() {
 
 // Pause freezes the server (SIGSTOP): connections stay open and nothing answers, the
 // hardest outage for a client, which only its timeouts end.
-func (s *Server) Pause(tb testing.TB) {
-	tb.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		tb.Fatal(err)
-	}
-}
+func (s *Server) Pause(tb testing.TB) { s.signal(tb, syscall.SIGSTOP) }
 
 // Resume undoes Pause.
-func (s *Server) Resume(tb testing.TB) {
-	tb.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+func (s *Server) Resume(tb testing.TB) { s.signal(tb, syscall.SIGCONT) }
+
+func (s *Server) signal(tb testing.TB, sig os.Signal) {
+	if err := s.cmd.Process.Signal(sig); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -153,9 +143,10 @@ func (s *Server) Restart(tb testing.TB) {
 	tb.Fatalf("restarting redis-server: %v", err)
 }
 
-var prefixes atomic.Int64
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var (
+	prefixes    atomic.Int64
+	unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+)
 
 // Prefix returns a key prefix of its own for one store or limiter in a shared server, so
 // that tests do not see each other's data.
@@ -167,36 +158,113 @@ func Prefix(tb testing.TB) string {
 	return fmt.Sprintf("t%d_%s", prefixes.Add(1), name)
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+// Cluster is a Redis Cluster of three primaries, stopped at the end of the test.
+type Cluster struct {
+	Nodes []*Server
 }
 
-func ping(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+// StartCluster starts three cluster-enabled redis-servers and joins them with every slot
+// assigned (`redis-cli --cluster create`).
+func StartCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	c := &Cluster{}
+	create := []string{"--cluster", "create", "--cluster-replicas", "0", "--cluster-yes"}
+	for range 3 {
+		s := start(tb, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
+		c.Nodes = append(c.Nodes, s)
+		create = append(create, s.Addr)
+	}
+	if out, err := exec.Command("redis-cli", create...).CombinedOutput(); err != nil {
+		tb.Fatalf("redis-cli --cluster create: %v: %s", err, out)
+	}
+	for _, s := range c.Nodes {
+		s.await(tb, 20*time.Second, "cluster_state:ok", "CLUSTER", "INFO")
+	}
+	return c
+}
+
+// URL is the redis+cluster:// URL that names every node.
+func (c *Cluster) URL() string {
+	var more []string
+	for _, s := range c.Nodes[1:] {
+		more = append(more, "addr="+s.Addr)
+	}
+	return "redis+cluster://" + c.Nodes[0].Addr + "?" + strings.Join(more, "&")
+}
+
+// Do sends one command to s on a connection of its own and returns the reply: a status or
+// an integer as its text, a bulk string as its contents, an error reply as "-CODE message".
+// Arrays are not read; Do is for setting faults up, not for reading data.
+func (s *Server) Do(tb testing.TB, args ...string) string {
+	tb.Helper()
+	reply, err := do(s.Addr, 5*time.Second, args...)
 	if err != nil {
-		return err
+		tb.Fatalf("redis %v: %v", args, err)
+	}
+	return reply
+}
+
+// MustDo is Do that fails the test on an error reply.
+func (s *Server) MustDo(tb testing.TB, args ...string) string {
+	tb.Helper()
+	reply := s.Do(tb, args...)
+	if strings.HasPrefix(reply, "-") {
+		tb.Fatalf("redis %v: %s", args, reply)
+	}
+	return reply
+}
+
+// await sends args to s until the reply contains want, for at most d.
+func (s *Server) await(tb testing.TB, d time.Duration, want string, args ...string) {
+	tb.Helper()
+	for deadline := time.Now().Add(d); !strings.Contains(s.Do(tb, args...), want); {
+		if time.Now().After(deadline) {
+			tb.Fatalf("redis %v on %s: no %q within %v; log: %s", args, s.Addr, want, d, s.lastLog())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func do(addr string, timeout time.Duration, args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("PING answered %q", line)
-	}
-	return nil
+	c.SetDeadline(time.Now().Add(timeout))
+	return roundTrip(c, args...)
 }
 
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
+// roundTrip sends args on c and reads one reply, as Do describes it.
+func roundTrip(c net.Conn, args ...string) (string, error) {
+	req := fmt.Sprintf("*%d\r\n", len(args))
+	for _, a := range args {
+		req += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(c, req); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch {
+	case line == "":
+		return "", errors.New("empty reply")
+	case line[0] == '+' || line[0] == ':':
+		return line[1:], nil
+	case line[0] == '-':
+		return line, nil
+	case line[0] == '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return "", err
+		}
+		buf := make([]byte, n+2)
+		_, err = io.ReadFull(r, buf)
+		return string(buf[:n]), err
+	}
+	return "", fmt.Errorf("reply %q is not read by Do", line)
 }
