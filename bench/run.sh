@@ -68,6 +68,14 @@ wait_up "$ceil"
 ETAG=$(curl -s -o /dev/null -D - -H "Authorization: Bearer $KEY_EMB" "http://$emb/v1/store/orders" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag" {print $2}')
 
 printf 'wrk.method = "DELETE"\n' > "$work/delete.lua"
+# page-uncached: every request a query of its own (an extra parameter, which the find ignores
+# and its Link drops), so that orderd finds and encodes the page on every request.
+cat > "$work/uncached.lua" <<'LUA'
+local threads = 0
+function setup(thread) threads = threads + 1; thread:set("tid", threads) end
+function init(args) n = 0 end
+function request() n = n + 1; return wrk.format(nil, wrk.path .. "&t=" .. tid .. "&n=" .. n) end
+LUA
 source bench/redis_per_request.sh
 source bench/chain_allocs.sh
 source bench/fixed_rate.sh
@@ -75,6 +83,7 @@ source bench/fixed_rate.sh
 # The rows of the table, NAME:PATH; row_args says what each sends besides its path.
 paths=("list:/v1/store/orders" "list-gzip:/v1/store/orders" "notmodified:/v1/store/orders"
   "page:/v2/store/orders?pageSize=100" "page-gzip:/v2/store/orders?pageSize=100"
+  "page-uncached:/v2/store/orders?pageSize=100"
   "notfound:/v1/store/orders/999999999" "nokey:/v1/store/orders")
 
 # row_args NAME KEY: sets ROW_ARGS, the arguments wrk sends for row NAME with KEY (none
@@ -84,6 +93,7 @@ row_args() {
   [ "$1" != nokey ] && ROW_ARGS+=(-H "Authorization: Bearer $2")
   case $1 in
     notfound) ROW_ARGS+=(-s "$work/delete.lua") ;;
+    page-uncached) ROW_ARGS+=(-s "$work/uncached.lua") ;;
     *-gzip) ROW_ARGS+=(-H "Accept-Encoding: gzip") ;;
     notmodified) ROW_ARGS+=(-H "If-None-Match: $ETAG") ;;
   esac
@@ -231,10 +241,15 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "- **list-gzip**: the same with \`Accept-Encoding: gzip\`: orderd sends the list as it"
   echo "  gzipped it once for this version of the orders, the ceiling the same bytes."
   echo "- **notmodified**: the same with \`If-None-Match\`: the list's ETag, answered 304 without a body."
-  echo "- **page**: \`GET /v2/store/orders?pageSize=100\` with a key: v2's first page of 100, which orderd"
-  echo "  finds, encodes and tags on every request; the ceiling sends the same bytes."
-  echo "- **page-gzip**: the same with \`Accept-Encoding: gzip\`: orderd compresses the page on every"
-  echo "  request (level 1); the ceiling sends the bytes orderd sent, compressed once."
+  echo "- **page**: \`GET /v2/store/orders?pageSize=100\` with a key: v2's first page of 100. orderd"
+  echo "  finds and encodes it on the first request of each version of the orders and query, and"
+  echo "  answers it again after the version check every request makes (the page cache); the"
+  echo "  ceiling sends the same bytes."
+  echo "- **page-gzip**: the same with \`Accept-Encoding: gzip\`: orderd gzips the page once (level 1)"
+  echo "  for its version; the ceiling sends the bytes orderd sent."
+  echo "- **page-uncached**: the page row with a query of its own on every request (a parameter the"
+  echo "  find ignores), so that orderd finds and encodes the page every time: what a page the"
+  echo "  cache does not hold costs. No target."
   echo "- **notfound**: \`DELETE /v1/store/orders/999999999\` with a key: the 404 path."
   echo "- **nokey**: \`GET /v1/store/orders\` without a key. A flood from one address spends its free"
   echo "  quota (60 a minute) at once, so orderd answers nearly all of it 429 (non-2xx counts"

@@ -4,8 +4,8 @@
 //
 // The bodies of the list and of v2's page are read once, at start, from a running orderd
 // (--from, --key): the ceiling then sends exactly the bytes orderd sends, plain or gzipped as
-// orderd gzips them (the list at its level, once per version; the page at its level, which
-// orderd pays on every request and the ceiling never), with the list's ETag, so that a ratio
+// orderd gzips them (each once per version of the orders, at its level), with the list's
+// ETag, so that a ratio
 // measures orderd's work per request and nothing else. Every answer carries its
 // Content-Length, as orderd's do: a chunked answer would cost the ceiling a write that
 // orderd does not make.
