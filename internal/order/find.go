@@ -20,9 +20,8 @@ type Filter struct {
 	ShipFrom, ShipBefore *time.Time
 }
 
-// Matches reports whether o is one of the orders f selects. It is the one statement of the
-// rule: the stores read candidates from an index and keep those Matches keeps, and the
-// conformance suite compares them with Matches over the whole list.
+// Matches reports whether o is one of the orders f selects: the one statement of the rule,
+// which the stores apply to the candidates they read from an index.
 func (f Filter) Matches(o Order) bool {
 	switch {
 	case len(f.Statuses) > 0 && !slices.Contains(f.Statuses, o.Status):
@@ -37,8 +36,8 @@ func (f Filter) Matches(o Order) bool {
 	return true
 }
 
-// Empty reports whether f selects no order, whatever the store holds: its ship dates leave no
-// instant between them (ShipFrom at or after ShipBefore). A find need not read a store for it.
+// Empty reports whether f selects no order, whatever the store holds: ShipFrom is at or
+// after ShipBefore.
 func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
 }
@@ -54,8 +53,7 @@ func (f Filter) Validate() error {
 }
 
 // StatusesToIndex returns the states whose index a store reads for f, sorted and without
-// repeats, or nil when f does not narrow by state (no state, or all three): then the store
-// reads another index.
+// repeats, or nil when f does not narrow by state (no state, or all three).
 func (f Filter) StatusesToIndex() []Status {
 	s := slices.Clone(f.Statuses)
 	slices.Sort(s)
@@ -69,12 +67,10 @@ func (f Filter) StatusesToIndex() []Status {
 // MaxPageSize is the most orders one page may ask for: it bounds the memory of a page.
 const MaxPageSize = 1000
 
-// ScanBudget is the fewest index entries one Find may examine. A call examines at most
-// PageRequest.Budget() entries, however many orders the store holds and however few match,
-// so its work is bounded: 1000 entries is one Redis script that reads 1000 sorted-set members
-// and two HMGETs of 1000 fields (well under a millisecond of the single Redis thread that
-// every instance shares), or one SQLite index range of 1000 rows; and a walk through a
-// filter that matches almost nothing still moves 1000 ids a call.
+// ScanBudget is the fewest index entries one Find may examine: a call examines at most
+// PageRequest.Budget() entries however few match, so its work is bounded (well under a
+// millisecond of the Redis thread every instance shares), and a walk through a filter that
+// matches almost nothing still moves 1000 ids a call.
 const ScanBudget = 1000
 
 // ErrBadRequest is a Filter or PageRequest that no store can answer.
@@ -102,12 +98,12 @@ func (r PageRequest) Validate() error {
 func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
 
 // Page is the answer of a Find: up to Size matching orders, in ascending id order, and where
-// the walk stands.
+// the walk stands. It may hold fewer than Size, even none, while End is false: the budget ran
+// out first.
 type Page struct {
 	Orders []Order
 	// Resume is the last id the call examined (or the request's After when it examined
-	// none): the After of the next page. A page may hold fewer than Size orders, even none,
-	// while End is false: the budget ran out before Size matches.
+	// none): the After of the next page.
 	Resume int64
 	// End is true when the call examined every id after After: there is no next page.
 	End bool
@@ -115,8 +111,7 @@ type Page struct {
 
 // Finder reads orders by filter, a page at a time, and one by id. A walk that passes each
 // page's Resume as the next After sees every order that existed for the whole walk exactly
-// once, whatever changes meanwhile (an order cancelled during the walk may be seen with
-// either status, once).
+// once (one cancelled meanwhile, with either status).
 type Finder interface {
 	// Find returns the orders with an id after req.After that f keeps, examining at most
 	// req.Budget() index entries. It returns an error wrapping ErrBadRequest for an invalid
@@ -134,9 +129,8 @@ func CheckFind(f Filter, req PageRequest) error {
 	return req.Validate()
 }
 
-// Candidate is one index entry a Find read: an id, and its order when the order exists (an
-// index may name an id whose order is half-written or gone; such an id is examined, not
-// returned).
+// Candidate is one index entry a Find read: an id, and its order when it exists (an index may
+// name an id whose order is half-written or gone: examined, not returned).
 type Candidate struct {
 	ID     int64
 	Order  Order
@@ -144,9 +138,8 @@ type Candidate struct {
 }
 
 // PageOf makes the Page of a Find from the entries it read after req.After, in ascending id
-// order without repeats: up to req.Budget()+1 of them, where one more than the budget says
-// that the end is not reached. It keeps the matches of f up to req.Size; the page stops at
-// the last entry it examined, which is the Size-th match when the page is full.
+// order without repeats: up to req.Budget()+1 of them, one more than the budget saying that
+// the end is not reached. It keeps the matches of f up to req.Size.
 func PageOf(f Filter, req PageRequest, read []Candidate) Page {
 	p := Page{Orders: []Order{}, End: len(read) <= req.Budget()}
 	if req.After != nil {
