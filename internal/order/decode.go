@@ -17,9 +17,8 @@ const MaxShipDateLength = 64
 
 // UnmarshalJSON reads o in the JSON form of the contract's Order, which the data files use
 // too: all six fields, none of them null, each of its JSON type, shipDate an RFC 3339
-// date-time, and no other field. Plain decoding would read a field left out as its zero
-// value, which an import would then write over a real order's. The ranges and the states
-// are Validate's to check.
+// date-time, and no other field. Plain decoding would read a missing field as zero, which an
+// import would write over a real order's. Ranges and states are Validate's to check.
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r struct {
 		ID       *int64  `json:"id"`
@@ -128,8 +127,7 @@ func jsonType(t reflect.Type) string {
 	return t.String()
 }
 
-// missing is the error of a field that decoded to nil: it is absent, or null. Only a record
-// that is refused pays for telling which.
+// missing is the error of a field that decoded to nil: absent, or null.
 func missing(data []byte, field string) error {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(data, &fields) == nil && fields[field] != nil {
@@ -157,6 +155,5 @@ func parseShipDate(s string) (time.Time, error) {
 	if fault := DateTimeFault(s); fault != "" {
 		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%q: %s", s, fault)}
 	}
-	// DateTimeFault holds s to the form and the ranges; time.Parse reads such a value exactly.
 	return time.Parse(time.RFC3339, s)
 }
