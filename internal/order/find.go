@@ -8,16 +8,12 @@ import (
 	"time"
 )
 
-// Filter selects orders: every field that is set must hold (AND); an empty Filter selects
-// every order.
+// Filter selects orders: every field that is set must hold; an empty Filter selects every
+// order.
 type Filter struct {
-	// Statuses, when not empty, keeps the orders in one of these states.
-	Statuses []Status
-	// PetID, when set, keeps the orders of this pet.
-	PetID *int64
-	// ShipFrom keeps the orders shipped at or after it (inclusive); ShipBefore, those
-	// shipped strictly before it (exclusive).
-	ShipFrom, ShipBefore *time.Time
+	Statuses             []Status   // when not empty, the states kept
+	PetID                *int64     // when set, the pet whose orders are kept
+	ShipFrom, ShipBefore *time.Time // shipped at or after ShipFrom, strictly before ShipBefore
 }
 
 // Matches reports whether o is one of the orders f selects: the one statement of the rule,
@@ -78,11 +74,8 @@ var ErrBadRequest = errors.New("bad find request")
 
 // PageRequest is one page of a walk in ascending id order.
 type PageRequest struct {
-	// After, when set, starts the page after this id (the Resume of the previous page);
-	// nil starts at the first order.
-	After *int64
-	// Size is the most orders the page holds: 1 to MaxPageSize.
-	Size int
+	After *int64 // when set, the page starts after this id (the previous page's Resume)
+	Size  int    // the most orders the page holds: 1 to MaxPageSize
 }
 
 // Validate reports a request with a size out of range.
@@ -93,8 +86,7 @@ func (r PageRequest) Validate() error {
 	return nil
 }
 
-// Budget is how many index entries a Find for r may examine: max(Size, ScanBudget), so that
-// a page can always be full when everything matches.
+// Budget is how many index entries a Find for r may examine: enough for a full page.
 func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
 
 // Page is the answer of a Find: up to Size matching orders, in ascending id order, and where

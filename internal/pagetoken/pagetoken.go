@@ -58,14 +58,12 @@ var (
 // the tokens of every other.
 type SecretStore interface {
 	// PageTokenSecret returns the secret, first making one (random, at least MinSecretLen
-	// bytes) if the store holds none; every caller, in every process, gets the same secret
-	// until the store loses it.
+	// bytes) if the store holds none: the same for every caller until the store loses it.
 	PageTokenSecret(ctx context.Context) ([]byte, error)
 }
 
 // RereadEvery is the least time between two reads of the store's secret for tokens that do
-// not verify: a secret another instance made is followed within it, and forged tokens cost
-// the store one read per RereadEvery at most, however many arrive.
+// not verify: forged tokens cost the store one read per RereadEvery at most.
 const RereadEvery = time.Second
 
 // Codec makes and reads tokens under one secret: a fixed one (a setting), or the one its
@@ -167,7 +165,7 @@ func (c *Codec) current(ctx context.Context) ([]byte, error) {
 // the store was read less than RereadEvery ago.
 func (c *Codec) newer(ctx context.Context, used []byte) ([]byte, error) {
 	if c.store == nil {
-		return nil, nil // a fixed secret: there is no other
+		return nil, nil // a fixed secret
 	}
 	secret, err := c.readStore(ctx, true)
 	if err != nil || slices.Equal(secret, used) {

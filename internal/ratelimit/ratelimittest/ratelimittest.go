@@ -278,30 +278,26 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 	t.Run("AnonymousCallersByIPv4AddressAndIPv6Prefix", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.BanPolicy{})
 		limits := plan.Limits{PerMinute: 2, PerDay: 100}
-		id := func(addr string) string { return ratelimit.AddrCaller(addr, ratelimit.DefaultIPv6Prefix) }
-		// Two addresses of one /64 share one quota.
-		if d := allow(t, l, id("2001:db8:1:2::1"), limits); !d.Allowed || d.Minute.Remaining != 1 {
-			t.Fatalf("first of the /64: %+v", d)
-		}
-		if d := allow(t, l, id("2001:db8:1:2:ffff:ffff:ffff:fffe"), limits); !d.Allowed || d.Minute.Remaining != 0 {
-			t.Fatalf("second address of the /64: %+v; want the quota shared", d)
-		}
-		if d := allow(t, l, id("2001:db8:1:2::3"), limits); d.Allowed {
-			t.Fatalf("third address of the /64 admitted: %+v", d)
-		}
-		// The next /64 has its own.
-		if d := allow(t, l, id("2001:db8:1:3::1"), limits); !d.Allowed || d.Minute.Remaining != 1 {
-			t.Fatalf("another /64: %+v", d)
-		}
-		// IPv4 is per address, and an IPv4-mapped IPv6 address is its IPv4 address.
-		for range 2 {
-			allow(t, l, id("192.0.2.1"), limits)
-		}
-		if d := allow(t, l, id("::ffff:192.0.2.1"), limits); d.Allowed {
-			t.Fatalf("the mapped address has a quota of its own: %+v", d)
-		}
-		if d := allow(t, l, id("192.0.2.2"), limits); !d.Allowed || d.Minute.Remaining != 1 {
-			t.Fatalf("the next IPv4 address: %+v", d)
+		// Addresses of one /64 share a quota, the next /64 has its own; IPv4 is per address,
+		// and an IPv4-mapped IPv6 address is its IPv4 address.
+		for _, c := range []struct {
+			addr    string
+			allowed bool
+			left    int64
+		}{
+			{"2001:db8:1:2::1", true, 1},
+			{"2001:db8:1:2:ffff:ffff:ffff:fffe", true, 0},
+			{"2001:db8:1:2::3", false, 0},
+			{"2001:db8:1:3::1", true, 1},
+			{"192.0.2.1", true, 1},
+			{"192.0.2.1", true, 0},
+			{"::ffff:192.0.2.1", false, 0},
+			{"192.0.2.2", true, 1},
+		} {
+			d := allow(t, l, ratelimit.AddrCaller(c.addr, ratelimit.DefaultIPv6Prefix), limits)
+			if d.Allowed != c.allowed || d.Minute.Remaining != c.left {
+				t.Fatalf("%s: %+v; want allowed %v with %d left", c.addr, d, c.allowed, c.left)
+			}
 		}
 	})
 
