@@ -29,21 +29,6 @@ func (o *Order) UnmarshalJSON(data []byte) error {
 		Status   *Status `json:"status"`
 	}
 	err := decodeObject(data, &r)
-	switch {
-	case err != nil:
-	case r.ID == nil:
-		err = missing(data, "id")
-	case r.PetID == nil:
-		err = missing(data, "petId")
-	case r.Quantity == nil:
-		err = missing(data, "quantity")
-	case r.ShipDate == nil:
-		err = missing(data, "shipDate")
-	case r.Complete == nil:
-		err = missing(data, "complete")
-	case r.Status == nil:
-		err = missing(data, "status")
-	}
 	var shipDate time.Time
 	if err == nil {
 		shipDate, err = parseShipDate(*r.ShipDate)
@@ -63,17 +48,7 @@ func (p *Pet) UnmarshalJSON(data []byte) error {
 		Name   *string    `json:"name"`
 		Status *PetStatus `json:"status"`
 	}
-	err := decodeObject(data, &r)
-	switch {
-	case err != nil:
-	case r.ID == nil:
-		err = missing(data, "id")
-	case r.Name == nil:
-		err = missing(data, "name")
-	case r.Status == nil:
-		err = missing(data, "status")
-	}
-	if err != nil {
+	if err := decodeObject(data, &r); err != nil {
 		return recordError("pet", data, err)
 	}
 	*p = Pet{ID: *r.ID, Name: *r.Name, Status: *r.Status}
@@ -94,7 +69,7 @@ func (e *fieldError) Error() string {
 }
 
 // decodeObject decodes the JSON object data into v, a struct of pointers, refusing any field
-// v does not have. A field of the wrong JSON type is named, with the type it should be.
+// v does not have and naming a field of the wrong JSON type, or the first that is missing.
 func decodeObject(data []byte, v any) error {
 	if len(data) == 0 || data[0] != '{' {
 		return errors.New("want a JSON object")
@@ -108,6 +83,12 @@ func decodeObject(data []byte, v any) error {
 		return &fieldError{te.Field, fmt.Sprintf("want %s, got %s", jsonType(te.Type), te.Value)}
 	case err != nil:
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	fields := reflect.ValueOf(v).Elem()
+	for i := range fields.NumField() {
+		if fields.Field(i).IsNil() {
+			return missing(data, fields.Type().Field(i).Tag.Get("json"))
+		}
 	}
 	return nil
 }
