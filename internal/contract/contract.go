@@ -109,24 +109,18 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	route, params, err := c.router.FindRoute(routed)
 	limited := err != nil || rateLimited(route.Operation)
 	underBase := req.URL.Path == c.basePath || strings.HasPrefix(req.URL.Path, c.basePath+"/")
-	if limited && underBase {
-		// Every answer under the base carries them, unknown routes and methods included, but
-		// for an operation the document says is not limited.
-		for _, h := range RateLimitHeaders {
-			if res.Header.Get(h) == "" {
-				return errors.New("no " + h + " header")
-			}
-		}
-		if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
-			return errors.New("a 429 without Retry-After")
+	// Every answer under the base carries the rate-limit headers, unknown routes and methods
+	// included, but for an operation the document says is not limited, which has none.
+	for _, h := range RateLimitHeaders {
+		switch has := res.Header.Get(h) != ""; {
+		case limited && underBase && !has:
+			return errors.New("no " + h + " header")
+		case !limited && has:
+			return errors.New("a rate-limit header " + h + " on an operation that is not rate limited")
 		}
 	}
-	if !limited {
-		for _, h := range RateLimitHeaders {
-			if res.Header.Get(h) != "" {
-				return errors.New("a rate-limit header " + h + " on an operation that is not rate limited")
-			}
-		}
+	if limited && underBase && res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+		return errors.New("a 429 without Retry-After")
 	}
 	if errors.Is(err, routers.ErrPathNotFound) && !underBase {
 		// Outside the base path (health, metrics, /docs) only X-Request-Id and the Error

@@ -157,16 +157,8 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 			// Cancel from the top and the bottom of the ids while the walk goes up, so
 			// that orders move between the states' ranges ahead of and behind it.
 			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < len(pending); i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
+			wg.Go(func() {
+				for i := range pending {
 					id := pending[len(pending)-1-i/2]
 					if i%2 == 0 {
 						id = pending[i/2]
@@ -176,9 +168,8 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 						return
 					}
 				}
-			}()
+			})
 			got := walk(t, s, f, 7, nil)
-			close(stop)
 			wg.Wait()
 			want := Model(many, order.Filter{Statuses: f.Statuses}) // every order of these states stays in them
 			if len(got) != len(want) {
