@@ -38,16 +38,6 @@ func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
 }
 
-// Validate reports a filter that names a state that does not exist.
-func (f Filter) Validate() error {
-	for _, s := range f.Statuses {
-		if !s.Valid() {
-			return fmt.Errorf("%w: status %q is not pending, shipped or cancelled", ErrBadRequest, s)
-		}
-	}
-	return nil
-}
-
 // StatusesToIndex returns the states whose index a store reads for f, sorted and without
 // repeats, or nil when f does not narrow by state (no state, or all three).
 func (f Filter) StatusesToIndex() []Status {
@@ -78,14 +68,6 @@ type PageRequest struct {
 	Size  int    // the most orders the page holds: 1 to MaxPageSize
 }
 
-// Validate reports a request with a size out of range.
-func (r PageRequest) Validate() error {
-	if r.Size < 1 || r.Size > MaxPageSize {
-		return fmt.Errorf("%w: page size %d is not between 1 and %d", ErrBadRequest, r.Size, MaxPageSize)
-	}
-	return nil
-}
-
 // Budget is how many index entries a Find for r may examine: enough for a full page.
 func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
 
@@ -113,12 +95,18 @@ type Finder interface {
 	Get(ctx context.Context, id int64) (Order, error)
 }
 
-// CheckFind validates a Find's arguments: every Finder calls it first.
+// CheckFind validates a Find's arguments, as every Finder does first: a state that does not
+// exist, or a page size out of range, is an error wrapping ErrBadRequest.
 func CheckFind(f Filter, req PageRequest) error {
-	if err := f.Validate(); err != nil {
-		return err
+	for _, s := range f.Statuses {
+		if !s.Valid() {
+			return fmt.Errorf("%w: status %q is not pending, shipped or cancelled", ErrBadRequest, s)
+		}
 	}
-	return req.Validate()
+	if req.Size < 1 || req.Size > MaxPageSize {
+		return fmt.Errorf("%w: page size %d is not between 1 and %d", ErrBadRequest, req.Size, MaxPageSize)
+	}
+	return nil
 }
 
 // Candidate is one index entry a Find read: an id, and its order when it exists (an index may
