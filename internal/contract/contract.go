@@ -157,8 +157,7 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	return openapi3filter.ValidateResponse(context.Background(), in)
 }
 
-// rateLimited reports whether the document declares the operation rate limited: its 200
-// answer declares the rate-limit headers.
+// rateLimited reports whether the operation's 200 answer declares the rate-limit headers.
 func rateLimited(op *openapi3.Operation) bool {
 	ok := op.Responses.Status(http.StatusOK)
 	return ok == nil || ok.Value == nil || ok.Value.Headers[RateLimitHeaders[0]] != nil

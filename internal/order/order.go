@@ -34,8 +34,8 @@ type Order struct {
 	Status   Status    `json:"status"`
 }
 
-// Validate reports the first way in which o is not an order the service can hold. The
-// service sends shipDate in UTC, as RFC 3339, which has room for the years 0000 to 9999 only.
+// Validate reports the first way in which o is not an order the service can hold: shipDate
+// is sent in UTC as RFC 3339, which has room for the years 0000 to 9999 only.
 func (o Order) Validate() error {
 	switch {
 	case o.ID < 0:

@@ -66,9 +66,8 @@ type SecretStore interface {
 // not verify: forged tokens cost the store one read per RereadEvery at most.
 const RereadEvery = time.Second
 
-// Codec makes and reads tokens under one secret: a fixed one (a setting), or the one its
-// SecretStore holds, read on first use and again (at most once per RereadEvery) when a token
-// does not verify, so that it follows a store that lost its secret and made a new one.
+// Codec makes and reads tokens under one secret: a fixed one, or its SecretStore's, read on
+// first use and again when a token does not verify, to follow a store that made a new one.
 type Codec struct {
 	store  SecretStore
 	now    func() time.Time
@@ -118,9 +117,8 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Read returns the id a token says its page starts after, if the token is one this
-// deployment made for filter f. A refused token is an error wrapping ErrInvalid and the
-// reason; any other error is the secret store's.
+// Read returns the id a token's page starts after, if this deployment made the token for f.
+// A refused token is an error wrapping ErrInvalid and the reason; any other is the store's.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
 	// The length first: the decoder skips CR and LF, so a token with one would otherwise
 	// read as the token without it.
