@@ -1,7 +1,6 @@
 // Package orderd holds the contract of the Store Order Service: one OpenAPI document per
-// version of the API (openapi.yaml for v1, openapi-v2.yaml for v2), embedded byte for byte, so
-// that the service validates requests against, and serves, the very documents that gen/ and
-// genv2/ are generated from.
+// version of the API, embedded byte for byte, so that the service validates requests against,
+// and serves, the very documents that gen/ and genv2/ are generated from.
 package orderd
 
 import (
@@ -22,15 +21,11 @@ var OpenAPI []byte
 //go:embed openapi-v2.yaml
 var OpenAPIV2 []byte
 
-// Version is one version of the API: the path its operations are served under and its
-// document. Each document stands alone (a client generates from one), so the versions share
-// no file; TestVersionsShareTheirCommonComponents keeps what they have in common equal.
+// Version is one version of the API. Each document stands alone (a client generates from
+// one); TestVersionsShareTheirCommonComponents keeps what they have in common equal.
 type Version struct {
-	// Base is the path prefix of the version's operations, "/v1" or "/v2": the first server
-	// of its document.
-	Base string
-	// Name is the document's file name in the repository.
-	Name     string
+	Base     string // the path prefix of its operations, "/v1": its document's first server
+	Name     string // the document's file name in the repository
 	Document []byte
 }
 
@@ -52,6 +47,3 @@ func (v Version) Load() (*openapi3.T, error) {
 	}
 	return doc, nil
 }
-
-// LoadOpenAPI parses and validates version 1's document (openapi.yaml).
-func LoadOpenAPI() (*openapi3.T, error) { return Versions[0].Load() }

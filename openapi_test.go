@@ -9,7 +9,7 @@ import (
 )
 
 func TestOpenAPIIsValid(t *testing.T) {
-	doc, err := orderd.LoadOpenAPI()
+	doc, err := orderd.Versions[0].Load()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,21 +35,8 @@ func BearerToken(values []string) (string, error) {
 // isToken68 reports whether s is a token68: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+"
 // / "/" ) *"=". Checking it keeps control characters and spaces out of every later step.
 func isToken68(s string) bool {
-	if len(s) == 0 || len(s) > 512 {
-		return false
-	}
 	body := strings.TrimRight(s, "=")
-	if body == "" {
-		return false
-	}
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/':
-		default:
-			return false
-		}
-	}
-	return true
+	return body != "" && len(s) <= 512 && strings.Trim(body, token68Chars) == ""
 }
+
+const token68Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"

@@ -3,8 +3,7 @@ package auth
 import "context"
 
 // Caller is who sent a request: the key, when the request carried a valid one, and always the
-// client address. The rate limiter keys on it; every operation but the public ones requires
-// Key.
+// client address.
 type Caller struct {
 	Key  *Key
 	Addr string

@@ -14,9 +14,8 @@ func LooksLikePrefix(s string) bool { return strings.HasPrefix(s, keyPrefix) }
 func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(prefix, keyPrefix) }
 
 // Find returns the key of keys named nameOrPrefix, or else the first whose shown prefix it
-// is, or ErrKeyNotFound. Names come first: an operator chose them, while a prefix is only a
-// handle on a key without a memorable name. Every KeyStore's Revoke follows it (the SQLite
-// store in one query, so that finding and deleting are one transaction).
+// is, or ErrKeyNotFound. Names come first: an operator chose them. Every KeyStore's Revoke
+// follows this rule.
 func Find(keys []Key, nameOrPrefix string) (Key, error) {
 	for _, k := range keys {
 		if k.Name == nameOrPrefix {

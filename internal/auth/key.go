@@ -27,15 +27,10 @@ const (
 // Hash is the SHA-256 of a key, in hex: the only form in which a key is stored.
 type Hash string
 
-// HashOf returns the hash of the key k. Every authenticated request hashes its key: the key's
-// bytes and the hex are made in buffers on the stack (a key of up to 128 bytes, which every
-// key the service makes is), and the hash is the one allocation.
+// HashOf returns the hash of the key k.
 func HashOf(k string) Hash {
-	var buf [128]byte
-	sum := sha256.Sum256(append(buf[:0], k...))
-	var digits [2 * sha256.Size]byte
-	hex.Encode(digits[:], sum[:])
-	return Hash(digits[:])
+	sum := sha256.Sum256([]byte(k))
+	return Hash(hex.EncodeToString(sum[:]))
 }
 
 // Key is what the service knows of an API key: never the key itself.

@@ -55,8 +55,7 @@ func TestKeyValidate(t *testing.T) {
 }
 
 // TestHashOf: the SHA-256 of the key in lowercase hex, for a short key, a key as NewKey makes
-// them (both known answers), and one longer than HashOf's buffer (against the standard
-// library's hex).
+// them (both known answers), and a long one (against the standard library's hex).
 func TestHashOf(t *testing.T) {
 	for _, c := range []struct{ key, want string }{
 		{"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},

@@ -1,6 +1,5 @@
-// Package contract checks HTTP answers against an embedded document of the API: openapi.yaml
-// (version 1) unless told another version. The tests use it on every answer they receive, and
-// `orderd contract-check` on a deployed instance.
+// Package contract checks HTTP answers against an embedded document of the API. The tests use
+// it on every answer they receive, and `orderd contract-check` on a deployed instance.
 package contract
 
 import (
@@ -10,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -36,21 +34,17 @@ type Checker struct {
 	doc      *openapi3.T
 	router   routers.Router
 	basePath string
-	// statusOf is the HTTP status of each error code, as the document's example of the code
-	// (components/examples, one per code) shows it.
-	statusOf map[gen.ErrorCode]int
+	statusOf map[gen.ErrorCode]int // as the document's examples (one per code) show it
 }
 
 // New returns a checker for answers of version 1 of the API served at serverURL: "/v1" for
-// any host, or an absolute URL such as https://api.example/v1. Its router is built on serverURL
-// alone, not on the document's own servers (the relative /v1, then production and staging
-// URLs), which match /v1 on any host but no other base path, such as https://gw.example/orders/v1.
+// any host, or an absolute URL such as https://gw.example/orders/v1, which the document's own
+// servers would not match.
 func New(serverURL string) (*Checker, error) {
 	return NewVersion(orderd.Versions[0], serverURL)
 }
 
-// NewVersion returns a checker for answers of version v of the API served at serverURL, as
-// New does for version 1: "/v2" for any host checks answers under /v2 against openapi-v2.yaml.
+// NewVersion returns a checker for answers of version v of the API served at serverURL.
 func NewVersion(v orderd.Version, serverURL string) (*Checker, error) {
 	doc, err := v.Load()
 	if err != nil {
@@ -66,54 +60,37 @@ func NewVersion(v orderd.Version, serverURL string) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	statusOf, err := errorStatuses(doc, v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", v.Name, err)
-	}
-	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/"), statusOf: statusOf}, nil
-}
-
-// errorStatuses reads the status of each error code from the document's examples, and fails
-// unless every code of the Error schema has one. A later version shares version 1's codes,
-// and shows only those its own operations answer: the others' statuses are version 1's.
-func errorStatuses(doc *openapi3.T, v orderd.Version) (map[gen.ErrorCode]int, error) {
-	statusOf := map[gen.ErrorCode]int{}
+	// A later version shares version 1's error codes and shows only those its own operations
+	// answer: the others' statuses are version 1's.
+	docs := []*openapi3.T{doc}
 	if v.Base != orderd.Versions[0].Base {
 		v1, err := orderd.Versions[0].Load()
 		if err != nil {
 			return nil, err
 		}
-		statusOf = examplesStatuses(v1)
+		docs = []*openapi3.T{v1, doc}
 	}
-	maps.Copy(statusOf, examplesStatuses(doc))
+	statusOf := map[gen.ErrorCode]int{}
+	for _, d := range docs {
+		for _, ex := range d.Components.Examples {
+			e, _ := ex.Value.Value.(map[string]any)
+			code, _ := e["code"].(string)
+			status, _ := e["status"].(float64)
+			if code != "" && status != 0 {
+				statusOf[gen.ErrorCode(code)] = int(status)
+			}
+		}
+	}
 	for _, code := range doc.Components.Schemas["Error"].Value.Properties["code"].Value.Enum {
 		if _, ok := statusOf[gen.ErrorCode(code.(string))]; !ok {
-			return nil, fmt.Errorf("no example in components/examples shows the error code %s", code)
+			return nil, fmt.Errorf("%s: no example in components/examples shows the error code %s", v.Name, code)
 		}
 	}
-	return statusOf, nil
+	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/"), statusOf: statusOf}, nil
 }
 
-// examplesStatuses is the status of each error code that the document's examples show.
-func examplesStatuses(doc *openapi3.T) map[gen.ErrorCode]int {
-	statusOf := map[gen.ErrorCode]int{}
-	for _, ex := range doc.Components.Examples {
-		v, ok := ex.Value.Value.(map[string]any)
-		if !ok {
-			continue
-		}
-		code, _ := v["code"].(string)
-		status, _ := v["status"].(float64)
-		if code != "" && status != 0 {
-			statusOf[gen.ErrorCode(code)] = int(status)
-		}
-	}
-	return statusOf
-}
-
-// Check validates one answer: against its operation when the request names one, and against
-// the Error schema when it names none (unknown route, unknown method). body is the decoded
-// body.
+// Check validates one answer, whose decoded body is body: against its operation when the
+// request names one, and against the Error schema when it names none.
 func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) error {
 	if res.Header.Get(RequestIDHeader) == "" {
 		return errors.New("no " + RequestIDHeader + " header")
@@ -123,8 +100,7 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			return err
 		}
 	}
-	// HEAD is answered as GET without a body wherever GET is served (the document says so,
-	// rather than declaring a head operation per path): its answer is checked as the GET's.
+	// HEAD is answered as GET without a body wherever GET is served, as the document says.
 	routed := req
 	if req.Method == http.MethodHead {
 		routed = req.Clone(req.Context())
@@ -133,36 +109,27 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	route, params, err := c.router.FindRoute(routed)
 	limited := err != nil || rateLimited(route.Operation)
 	underBase := req.URL.Path == c.basePath || strings.HasPrefix(req.URL.Path, c.basePath+"/")
-	if limited && underBase {
-		// Every answer under the base carries the rate-limit headers, also where no operation
-		// of the document describes it (unknown routes and methods), but for an operation
-		// the document says is not limited.
-		for _, h := range RateLimitHeaders {
-			if res.Header.Get(h) == "" {
-				return errors.New("no " + h + " header")
-			}
-		}
-		if res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
-			return errors.New("a 429 without Retry-After")
+	// Every answer under the base carries the rate-limit headers, unknown routes and methods
+	// included, but for an operation the document says is not limited, which has none.
+	for _, h := range RateLimitHeaders {
+		switch has := res.Header.Get(h) != ""; {
+		case limited && underBase && !has:
+			return errors.New("no " + h + " header")
+		case !limited && has:
+			return errors.New("a rate-limit header " + h + " on an operation that is not rate limited")
 		}
 	}
-	if !limited {
-		for _, h := range RateLimitHeaders {
-			if res.Header.Get(h) != "" {
-				return errors.New("a rate-limit header " + h + " on an operation that is not rate limited")
-			}
-		}
+	if limited && underBase && res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+		return errors.New("a 429 without Retry-After")
 	}
 	if errors.Is(err, routers.ErrPathNotFound) && !underBase {
-		// Outside the base path the document describes nothing: health, metrics, /docs and
-		// the redirects to it are the service's own. Their answers carry X-Request-Id, and
-		// their errors are Error objects (both checked above); nothing else is the contract's.
+		// Outside the base path (health, metrics, /docs) only X-Request-Id and the Error
+		// objects, checked above, are the contract's.
 		return nil
 	}
 	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
 		switch res.StatusCode {
-		// 500: the caller's key record is corrupt, which admission finds before routing matters.
-		// 431: the header limit holds at every path.
+		// 500: a corrupt key record, found before routing; 431: the header limit, at every path.
 		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized, http.StatusRequestHeaderFieldsTooLarge,
 			http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable:
 		default:
@@ -190,17 +157,15 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	return openapi3filter.ValidateResponse(context.Background(), in)
 }
 
-// rateLimited reports whether the document declares the operation rate limited: its 200
-// answer declares the rate-limit headers.
+// rateLimited reports whether the operation's 200 answer declares the rate-limit headers.
 func rateLimited(op *openapi3.Operation) bool {
 	ok := op.Responses.Status(http.StatusOK)
 	return ok == nil || ok.Value == nil || ok.Value.Headers[RateLimitHeaders[0]] != nil
 }
 
 // textSchema is the schema of an answer declared as text (`type: string`) in a media type
-// other than JSON, such as the served document in application/yaml; nil for any other. A
-// client reads such a body as a string, so it is checked as one: kin-openapi would decode
-// YAML into a value first.
+// other than JSON, such as the served document in application/yaml, or nil. A client reads
+// such a body as a string, so it is checked as one: kin-openapi would decode YAML first.
 func textSchema(op *openapi3.Operation, res *http.Response) *openapi3.Schema {
 	ref := op.Responses.Status(res.StatusCode)
 	if ref == nil {

@@ -1,7 +1,6 @@
 // Package docs serves /docs: Swagger UI rendering the service's own documents, one per
-// version of the API, with a selector in its top bar (the newest first). Its files
-// are embedded in the binary (copied from the npm package swagger-ui-dist, pinned in
-// package.json, by `make docs-assets`), so the page loads nothing from any other host.
+// version of the API. Its files are embedded (swagger-ui-dist, pinned in package.json, copied
+// by `make docs-assets`), so the page loads nothing from any other host.
 package docs
 
 import (
@@ -34,10 +33,8 @@ var page = template.Must(template.New("docs").Parse(`<!doctype html>
 </html>
 `))
 
-// init.js is a file of its own so that the page's Content-Security-Policy can forbid inline
-// scripts.
-// The standalone layout is Swagger UI's own way to offer several documents: a selector in
-// its top bar; "?urls.primaryName=v1" in the page's address picks one.
+// init.js is a file of its own so that the Content-Security-Policy can forbid inline scripts.
+// The standalone layout offers the documents in a selector; "?urls.primaryName=v1" picks one.
 const initJS = `window.ui = SwaggerUIBundle({
   urls: JSON.parse(document.getElementById("swagger-ui").dataset.documents),
   dom_id: "#swagger-ui",
@@ -48,9 +45,8 @@ const initJS = `window.ui = SwaggerUIBundle({
 });
 `
 
-// csp lets the page load only its own files and send requests only to its own origin:
-// "Try it out" sends them to the document's first server, the relative /v1 of this instance
-// (connect-src is stated, not left to default-src, because it is the one the page needs).
+// csp lets the page load only its own files and send requests ("Try it out") only to its own
+// origin.
 const csp = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
 
 // Router is where Register adds its routes: an *echo.Echo, or a wrapper of one.
@@ -67,10 +63,7 @@ type Document struct {
 // Register serves the page at /docs, rendering the documents (the first one unless the
 // visitor picks another), and redirects /docs/ and / to it.
 func Register(e Router, documents ...Document) {
-	urls, err := json.Marshal(documents)
-	if err != nil {
-		panic(err) // structs of strings cannot fail
-	}
+	urls, _ := json.Marshal(documents) // structs of strings cannot fail
 	var b strings.Builder
 	if err := page.Execute(&b, string(urls)); err != nil {
 		panic(err) // a constant template and a string cannot fail
@@ -85,9 +78,7 @@ func Register(e Router, documents ...Document) {
 		secure(c)
 		return c.HTML(http.StatusOK, html)
 	})
-	// /docs/ is the same page by another name, and / has nothing of its own: both send the
-	// visitor to /docs (301 for the one that will always mean /docs, 302 for the root,
-	// which may one day serve something else).
+	// 301 for /docs/, which will always mean /docs; 302 for /, which may one day serve more.
 	e.GET("/docs/", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/docs")
 	})

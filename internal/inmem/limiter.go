@@ -15,20 +15,15 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 // shards spread callers over locks, so that callers rarely wait for each other.
 const shards = 64
 
-// DefaultMaxAnonymous is how many callers without a key a Limiter remembers by default. A
-// caller costs under 250 bytes of heap (its state, its id and its map slot; about 160 with
-// an IPv4 id: TestMemoryPerCaller), so the default bounds them at about 20 MB of heap (some
-// 40 MB of RSS with the collector's headroom), however many addresses a flood comes from;
-// and 100,000 networks is far more than one instance sees while what it knows of them still
-// matters (a minute window, a ban of minutes), so an honest caller is practically never
-// forgotten. Forgetting only gives a caller a fresh quota.
+// DefaultMaxAnonymous is how many callers without a key a Limiter remembers by default: at
+// under 250 bytes each (TestMemoryPerCaller), about 20 MB of heap however many addresses a
+// flood comes from, and far more networks than one instance sees within a window or a ban.
+// Forgetting only gives a caller a fresh quota.
 const DefaultMaxAnonymous = 100_000
 
-// Limiter is a ratelimit.Limiter in the process. It keeps the windows of every caller seen
-// this UTC day, except that callers without a key (ratelimit.Anonymous) are capped: past the
-// cap, the least recently seen of them are forgotten, and so start afresh if they return.
-// Callers with a key are bounded by the keys that exist, and never forgotten before their
-// day is over.
+// Limiter is a ratelimit.Limiter in the process. It keeps every caller seen this UTC day,
+// except that callers without a key (ratelimit.Anonymous) are capped: past the cap, the least
+// recently seen of them are forgotten. Callers with a key are bounded by the keys that exist.
 type Limiter struct {
 	clock    func() time.Time
 	policy   ratelimit.BanPolicy
@@ -42,8 +37,7 @@ type Limiter struct {
 type LimiterOption func(*Limiter)
 
 // MaxAnonymous caps the callers without a key that the limiter remembers at n (rounded up
-// to a multiple of the 64 shards; DefaultMaxAnonymous when n <= 0). Within a shard the least
-// recently seen is forgotten first, so across the limiter nearly so.
+// to a multiple of the 64 shards; DefaultMaxAnonymous when n <= 0).
 func MaxAnonymous(n int) LimiterOption {
 	return func(l *Limiter) {
 		if n <= 0 {
@@ -66,8 +60,7 @@ type shard struct {
 	sweptMins int64
 }
 
-// callerState is what the rules need to remember of one caller. Times are Unix ns, which
-// keeps a caller small.
+// callerState is what the rules need to remember of one caller; times are Unix ns.
 type callerState struct {
 	minute, minuteCount int64 // minute is Unix seconds / 60
 	day, dayCount       int64 // day is Unix seconds / 86400 (UTC days)
@@ -127,8 +120,8 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	}
 	o := st.step(now, minute, day, limits, l.policy)
 	sh.mu.Unlock()
-	if forgot > 0 && l.onForget != nil {
-		for range forgot {
+	for range forgot {
+		if l.onForget != nil {
 			l.onForget()
 		}
 	}
@@ -138,8 +131,7 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 // step is the atomic decision; the Redis script is the same rules in Lua.
 func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits, policy ratelimit.BanPolicy) ratelimit.Outcome {
 	ns := now.UnixNano()
-	// Windows only move forward, as in the Redis script: a clock stepped back must not
-	// reopen a window.
+	// Windows only move forward: a clock stepped back must not reopen one.
 	if minute > st.minute {
 		st.minute, st.minuteCount = minute, 0
 	}

@@ -1,7 +1,7 @@
 package inmem
 
 // lru is a list of caller states, most recently seen first, linked through the states
-// themselves so that seeing a caller again costs a few pointer writes and no allocation.
+// themselves: a flood of new callers past the cap allocates nothing.
 type lru struct {
 	head, tail *callerState
 	len        int

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // ReadArray decodes the JSON array in the file at path, checking each element with check
@@ -43,8 +44,10 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 		}
 		return nil, at(0, syntaxReason(err))
 	}
-	// The second pass walks the valid array to know where each element starts.
+	// The second pass walks the valid array to know where each element starts. A type that
+	// decodes itself (order.Order) states its own rules, unknown fields included.
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, at(0, syntaxReason(err))
@@ -57,12 +60,8 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 	out := make([]T, 0, len(raws))
 	for i := 0; dec.More(); i++ {
 		start := skipSpace(data, dec.InputOffset())
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, at(start, syntaxReason(err))
-		}
 		var v T
-		if err := decodeStrict(raw, &v); err != nil {
+		if err := dec.Decode(&v); err != nil {
 			return nil, at(start, syntaxReason(err))
 		}
 		if check != nil {
@@ -75,18 +74,6 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 	return out, nil
 }
 
-// decodeStrict decodes one element, refusing unknown fields. A type that decodes itself
-// (order.Order, order.Pet) states its own rules, unknown fields included, so it is given the
-// element as it is, without a second decoder around it.
-func decodeStrict(raw []byte, v any) error {
-	if u, ok := v.(json.Unmarshaler); ok {
-		return u.UnmarshalJSON(raw)
-	}
-	strict := json.NewDecoder(bytes.NewReader(raw))
-	strict.DisallowUnknownFields()
-	return strict.Decode(v)
-}
-
 // syntaxReason drops the decoder's "json: " prefix and says what an unexpected EOF means.
 func syntaxReason(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -96,11 +83,7 @@ func syntaxReason(err error) error {
 	if errors.As(err, &te) && te.Field != "" {
 		return fmt.Errorf("field %s: cannot use a JSON %s as %s", te.Field, te.Value, te.Type)
 	}
-	msg := err.Error()
-	if len(msg) > 6 && msg[:6] == "json: " {
-		msg = msg[6:]
-	}
-	return errors.New(msg)
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
 func skipSpace(data []byte, off int64) int64 {

@@ -10,10 +10,8 @@ import (
 )
 
 // Writer is an io.Writer safe for concurrent use that buffers writes to w and flushes them
-// every interval, when the next line would not fit, and on Close. slog writes each record
-// with one Write, and Write flushes what is buffered before a line that would not fit, so
-// every write to w ends with a whole line: a line is never split between two flushes, one
-// of them 200 ms later than the other.
+// every interval, when the next write would not fit, and on Close. slog writes a record with
+// one Write, so a line is never split between two flushes.
 type Writer struct {
 	mu   sync.Mutex
 	w    io.Writer
@@ -41,9 +39,8 @@ func New(w io.Writer, interval time.Duration) *Writer {
 	return lw
 }
 
-// Write buffers p, after flushing what is buffered when p would not fit (a line longer than
-// the buffer goes to w in one write of its own). Nobody hears of a failed flush here (slog
-// drops its handler's errors): the lines it held are lost, and p is buffered all the same.
+// Write buffers p, after flushing what is buffered when p would not fit. A failed flush
+// loses its lines (slog drops its handler's errors), and p is buffered all the same.
 func (lw *Writer) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
@@ -65,8 +62,7 @@ func (lw *Writer) Flush() error {
 }
 
 // flush writes what is buffered. A failed write drops it and starts the buffer afresh:
-// bufio keeps a write's error and refuses every later write, so one failed write to stderr
-// would otherwise silence the log for good.
+// bufio would otherwise refuse every later write.
 func (lw *Writer) flush() error {
 	err := lw.buf.Flush()
 	if err != nil {

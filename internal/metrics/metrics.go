@@ -4,7 +4,6 @@ package metrics
 import (
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,10 +23,6 @@ type Metrics struct {
 	storeFaults *prometheus.CounterVec
 	fallbacks   prometheus.Counter
 	forgotten   prometheus.Counter
-
-	// resolved keeps the series of each label combination seen: WithLabelValues hashes its
-	// labels on every call, and these few combinations are looked up on every request.
-	resolved sync.Map // string → prometheus.Counter or prometheus.Observer
 }
 
 // New registers the collectors, with the Go runtime's and the process's.
@@ -74,28 +69,8 @@ func (m *Metrics) Handler() http.Handler {
 
 // Request counts one answered request.
 func (m *Metrics) Request(operation string, status int, took time.Duration) {
-	m.counter(m.requests, operation, status).Inc()
-	m.observer(operation).Observe(took.Seconds())
-}
-
-func (m *Metrics) counter(vec *prometheus.CounterVec, operation string, status int) prometheus.Counter {
-	key := operation + "\x00" + strconv.Itoa(status)
-	if c, ok := m.resolved.Load(key); ok {
-		return c.(prometheus.Counter)
-	}
-	c := vec.WithLabelValues(operation, strconv.Itoa(status))
-	m.resolved.Store(key, c)
-	return c
-}
-
-func (m *Metrics) observer(operation string) prometheus.Observer {
-	key := operation + "\x00latency"
-	if o, ok := m.resolved.Load(key); ok {
-		return o.(prometheus.Observer)
-	}
-	o := m.latency.WithLabelValues(operation)
-	m.resolved.Store(key, o)
-	return o
+	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(operation).Observe(took.Seconds())
 }
 
 // RateLimit counts one decision.

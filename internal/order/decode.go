@@ -17,9 +17,8 @@ const MaxShipDateLength = 64
 
 // UnmarshalJSON reads o in the JSON form of the contract's Order, which the data files use
 // too: all six fields, none of them null, each of its JSON type, shipDate an RFC 3339
-// date-time, and no other field. Plain decoding would read a field left out as its zero
-// value, which an import would then write over a real order's. The ranges and the states
-// are Validate's to check.
+// date-time, and no other field. Plain decoding would read a missing field as zero, which an
+// import would write over a real order's. Ranges and states are Validate's to check.
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r struct {
 		ID       *int64  `json:"id"`
@@ -30,21 +29,6 @@ func (o *Order) UnmarshalJSON(data []byte) error {
 		Status   *Status `json:"status"`
 	}
 	err := decodeObject(data, &r)
-	switch {
-	case err != nil:
-	case r.ID == nil:
-		err = missing(data, "id")
-	case r.PetID == nil:
-		err = missing(data, "petId")
-	case r.Quantity == nil:
-		err = missing(data, "quantity")
-	case r.ShipDate == nil:
-		err = missing(data, "shipDate")
-	case r.Complete == nil:
-		err = missing(data, "complete")
-	case r.Status == nil:
-		err = missing(data, "status")
-	}
 	var shipDate time.Time
 	if err == nil {
 		shipDate, err = parseShipDate(*r.ShipDate)
@@ -64,17 +48,7 @@ func (p *Pet) UnmarshalJSON(data []byte) error {
 		Name   *string    `json:"name"`
 		Status *PetStatus `json:"status"`
 	}
-	err := decodeObject(data, &r)
-	switch {
-	case err != nil:
-	case r.ID == nil:
-		err = missing(data, "id")
-	case r.Name == nil:
-		err = missing(data, "name")
-	case r.Status == nil:
-		err = missing(data, "status")
-	}
-	if err != nil {
+	if err := decodeObject(data, &r); err != nil {
 		return recordError("pet", data, err)
 	}
 	*p = Pet{ID: *r.ID, Name: *r.Name, Status: *r.Status}
@@ -95,7 +69,7 @@ func (e *fieldError) Error() string {
 }
 
 // decodeObject decodes the JSON object data into v, a struct of pointers, refusing any field
-// v does not have. A field of the wrong JSON type is named, with the type it should be.
+// v does not have and naming a field of the wrong JSON type, or the first that is missing.
 func decodeObject(data []byte, v any) error {
 	if len(data) == 0 || data[0] != '{' {
 		return errors.New("want a JSON object")
@@ -109,6 +83,12 @@ func decodeObject(data []byte, v any) error {
 		return &fieldError{te.Field, fmt.Sprintf("want %s, got %s", jsonType(te.Type), te.Value)}
 	case err != nil:
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	fields := reflect.ValueOf(v).Elem()
+	for i := range fields.NumField() {
+		if fields.Field(i).IsNil() {
+			return missing(data, fields.Type().Field(i).Tag.Get("json"))
+		}
 	}
 	return nil
 }
@@ -128,8 +108,7 @@ func jsonType(t reflect.Type) string {
 	return t.String()
 }
 
-// missing is the error of a field that decoded to nil: it is absent, or null. Only a record
-// that is refused pays for telling which.
+// missing is the error of a field that decoded to nil: absent, or null.
 func missing(data []byte, field string) error {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(data, &fields) == nil && fields[field] != nil {
@@ -157,6 +136,5 @@ func parseShipDate(s string) (time.Time, error) {
 	if fault := DateTimeFault(s); fault != "" {
 		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%q: %s", s, fault)}
 	}
-	// DateTimeFault holds s to the form and the ranges; time.Parse reads such a value exactly.
 	return time.Parse(time.RFC3339, s)
 }

@@ -8,21 +8,16 @@ import (
 	"time"
 )
 
-// Filter selects orders: every field that is set must hold (AND); an empty Filter selects
-// every order.
+// Filter selects orders: every field that is set must hold; an empty Filter selects every
+// order.
 type Filter struct {
-	// Statuses, when not empty, keeps the orders in one of these states.
-	Statuses []Status
-	// PetID, when set, keeps the orders of this pet.
-	PetID *int64
-	// ShipFrom keeps the orders shipped at or after it (inclusive); ShipBefore, those
-	// shipped strictly before it (exclusive).
-	ShipFrom, ShipBefore *time.Time
+	Statuses             []Status   // when not empty, the states kept
+	PetID                *int64     // when set, the pet whose orders are kept
+	ShipFrom, ShipBefore *time.Time // shipped at or after ShipFrom, strictly before ShipBefore
 }
 
-// Matches reports whether o is one of the orders f selects. It is the one statement of the
-// rule: the stores read candidates from an index and keep those Matches keeps, and the
-// conformance suite compares them with Matches over the whole list.
+// Matches reports whether o is one of the orders f selects: the one statement of the rule,
+// which the stores apply to the candidates they read from an index.
 func (f Filter) Matches(o Order) bool {
 	switch {
 	case len(f.Statuses) > 0 && !slices.Contains(f.Statuses, o.Status):
@@ -37,25 +32,14 @@ func (f Filter) Matches(o Order) bool {
 	return true
 }
 
-// Empty reports whether f selects no order, whatever the store holds: its ship dates leave no
-// instant between them (ShipFrom at or after ShipBefore). A find need not read a store for it.
+// Empty reports whether f selects no order, whatever the store holds: ShipFrom is at or
+// after ShipBefore.
 func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
 }
 
-// Validate reports a filter that names a state that does not exist.
-func (f Filter) Validate() error {
-	for _, s := range f.Statuses {
-		if !s.Valid() {
-			return fmt.Errorf("%w: status %q is not pending, shipped or cancelled", ErrBadRequest, s)
-		}
-	}
-	return nil
-}
-
 // StatusesToIndex returns the states whose index a store reads for f, sorted and without
-// repeats, or nil when f does not narrow by state (no state, or all three): then the store
-// reads another index.
+// repeats, or nil when f does not narrow by state (no state, or all three).
 func (f Filter) StatusesToIndex() []Status {
 	s := slices.Clone(f.Statuses)
 	slices.Sort(s)
@@ -69,12 +53,10 @@ func (f Filter) StatusesToIndex() []Status {
 // MaxPageSize is the most orders one page may ask for: it bounds the memory of a page.
 const MaxPageSize = 1000
 
-// ScanBudget is the fewest index entries one Find may examine. A call examines at most
-// PageRequest.Budget() entries, however many orders the store holds and however few match,
-// so its work is bounded: 1000 entries is one Redis script that reads 1000 sorted-set members
-// and two HMGETs of 1000 fields (well under a millisecond of the single Redis thread that
-// every instance shares), or one SQLite index range of 1000 rows; and a walk through a
-// filter that matches almost nothing still moves 1000 ids a call.
+// ScanBudget is the fewest index entries one Find may examine: a call examines at most
+// PageRequest.Budget() entries however few match, so its work is bounded (well under a
+// millisecond of the Redis thread every instance shares), and a walk through a filter that
+// matches almost nothing still moves 1000 ids a call.
 const ScanBudget = 1000
 
 // ErrBadRequest is a Filter or PageRequest that no store can answer.
@@ -82,32 +64,20 @@ var ErrBadRequest = errors.New("bad find request")
 
 // PageRequest is one page of a walk in ascending id order.
 type PageRequest struct {
-	// After, when set, starts the page after this id (the Resume of the previous page);
-	// nil starts at the first order.
-	After *int64
-	// Size is the most orders the page holds: 1 to MaxPageSize.
-	Size int
+	After *int64 // when set, the page starts after this id (the previous page's Resume)
+	Size  int    // the most orders the page holds: 1 to MaxPageSize
 }
 
-// Validate reports a request with a size out of range.
-func (r PageRequest) Validate() error {
-	if r.Size < 1 || r.Size > MaxPageSize {
-		return fmt.Errorf("%w: page size %d is not between 1 and %d", ErrBadRequest, r.Size, MaxPageSize)
-	}
-	return nil
-}
-
-// Budget is how many index entries a Find for r may examine: max(Size, ScanBudget), so that
-// a page can always be full when everything matches.
+// Budget is how many index entries a Find for r may examine: enough for a full page.
 func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
 
 // Page is the answer of a Find: up to Size matching orders, in ascending id order, and where
-// the walk stands.
+// the walk stands. It may hold fewer than Size, even none, while End is false: the budget ran
+// out first.
 type Page struct {
 	Orders []Order
 	// Resume is the last id the call examined (or the request's After when it examined
-	// none): the After of the next page. A page may hold fewer than Size orders, even none,
-	// while End is false: the budget ran out before Size matches.
+	// none): the After of the next page.
 	Resume int64
 	// End is true when the call examined every id after After: there is no next page.
 	End bool
@@ -115,8 +85,7 @@ type Page struct {
 
 // Finder reads orders by filter, a page at a time, and one by id. A walk that passes each
 // page's Resume as the next After sees every order that existed for the whole walk exactly
-// once, whatever changes meanwhile (an order cancelled during the walk may be seen with
-// either status, once).
+// once (one cancelled meanwhile, with either status).
 type Finder interface {
 	// Find returns the orders with an id after req.After that f keeps, examining at most
 	// req.Budget() index entries. It returns an error wrapping ErrBadRequest for an invalid
@@ -126,17 +95,22 @@ type Finder interface {
 	Get(ctx context.Context, id int64) (Order, error)
 }
 
-// CheckFind validates a Find's arguments: every Finder calls it first.
+// CheckFind validates a Find's arguments, as every Finder does first: a state that does not
+// exist, or a page size out of range, is an error wrapping ErrBadRequest.
 func CheckFind(f Filter, req PageRequest) error {
-	if err := f.Validate(); err != nil {
-		return err
+	for _, s := range f.Statuses {
+		if !s.Valid() {
+			return fmt.Errorf("%w: status %q is not pending, shipped or cancelled", ErrBadRequest, s)
+		}
 	}
-	return req.Validate()
+	if req.Size < 1 || req.Size > MaxPageSize {
+		return fmt.Errorf("%w: page size %d is not between 1 and %d", ErrBadRequest, req.Size, MaxPageSize)
+	}
+	return nil
 }
 
-// Candidate is one index entry a Find read: an id, and its order when the order exists (an
-// index may name an id whose order is half-written or gone; such an id is examined, not
-// returned).
+// Candidate is one index entry a Find read: an id, and its order when it exists (an index may
+// name an id whose order is half-written or gone: examined, not returned).
 type Candidate struct {
 	ID     int64
 	Order  Order
@@ -144,9 +118,8 @@ type Candidate struct {
 }
 
 // PageOf makes the Page of a Find from the entries it read after req.After, in ascending id
-// order without repeats: up to req.Budget()+1 of them, where one more than the budget says
-// that the end is not reached. It keeps the matches of f up to req.Size; the page stops at
-// the last entry it examined, which is the Size-th match when the page is full.
+// order without repeats: up to req.Budget()+1 of them, one more than the budget saying that
+// the end is not reached. It keeps the matches of f up to req.Size.
 func PageOf(f Filter, req PageRequest, read []Candidate) Page {
 	p := Page{Orders: []Order{}, End: len(read) <= req.Budget()}
 	if req.After != nil {

@@ -1,6 +1,5 @@
 // Package order is the domain of the service: orders, their states and the store that keeps
-// them. It imports no framework, so every adapter (HTTP, SQLite, Redis) depends on it and not
-// on each other.
+// them. It imports no framework: every adapter depends on it, not on each other.
 package order
 
 import (
@@ -35,8 +34,8 @@ type Order struct {
 	Status   Status    `json:"status"`
 }
 
-// Validate reports the first way in which o is not an order the service can hold. The
-// service sends shipDate in UTC, as RFC 3339, which has room for the years 0000 to 9999 only.
+// Validate reports the first way in which o is not an order the service can hold: shipDate
+// is sent in UTC as RFC 3339, which has room for the years 0000 to 9999 only.
 func (o Order) Validate() error {
 	switch {
 	case o.ID < 0:
@@ -55,22 +54,18 @@ func (o Order) Validate() error {
 
 // Cancel applies a cancel request to o: a pending order becomes cancelled, a cancelled one
 // stays so (cancelling is idempotent), a shipped one is refused with ErrAlreadyShipped.
-// This is the rule every Store must keep. The SQLite store (sqlitestore/orders.go) calls
-// Cancel inside its write transaction; the Redis store cannot call Go inside its atomic
-// step, so redisstore's cancel.lua states the same rule again in Lua, and the stores'
-// conformance suite holds both to it.
+// Every Store keeps this rule; redisstore's cancel.lua restates it, since Redis decides in
+// one step, and the conformance suite holds both stores to it.
 func (o Order) Cancel() (Order, error) {
-	switch o.Status {
-	case StatusShipped:
+	if o.Status == StatusShipped {
 		return o, ErrAlreadyShipped
-	default:
-		o.Status = StatusCancelled
-		return o, nil
 	}
+	o.Status = StatusCancelled
+	return o, nil
 }
 
-// Errors a Store returns for the two refusals. Callers test them with errors.Is; a failure of
-// the storage itself is one of package store's errors.
+// Errors a Store returns for the two refusals; a failure of the storage itself is one of
+// package store's errors.
 var (
 	ErrNotFound       = errors.New("no such order")
 	ErrAlreadyShipped = errors.New("already shipped, so it cannot be cancelled")

@@ -5,10 +5,9 @@
 //
 //	format (1) | after (8, big-endian id) | filter digest (16) | MAC (16)
 //
-// The MAC is HMAC-SHA256, cut to 128 bits, of the 25 bytes before it, under the deployment's
-// secret. The filter digest is SHA-256, cut to 128 bits, of the filter in one canonical form,
-// so that a token read with other filters is told apart from one that was altered: the MAC
-// says whether the server made the token, the digest whether it was made for this filter.
+// The MAC (HMAC-SHA256 under the deployment's secret, cut to 128 bits) says whether the
+// server made the token; the digest (SHA-256 of the filter in one canonical form, cut to 128
+// bits) whether it was made for this filter, so that the two refusals are told apart.
 package pagetoken
 
 import (
@@ -20,22 +19,22 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
 )
 
-// Format is the first byte of every token this version of the service makes: a token with
-// another first byte was made by another version of the API (or is not a token).
+// Format is the first byte of every token this version of the service makes.
 const Format byte = 2
 
 const (
-	digestLen = 16
-	macLen    = 16
-	tokenLen  = 1 + 8 + digestLen + macLen
-	// encodedLen is the length of every token's text: base64url of tokenLen bytes, unpadded.
-	encodedLen = (tokenLen*8 + 5) / 6
+	digestLen  = 16
+	macLen     = 16
+	bodyLen    = 1 + 8 + digestLen // what the MAC covers
+	tokenLen   = bodyLen + macLen
+	encodedLen = (tokenLen*8 + 5) / 6 // base64url, unpadded
 )
 
 // MinSecretLen is the fewest bytes a secret may have: 32, the size of HMAC-SHA256's output.
@@ -59,42 +58,32 @@ var (
 // the tokens of every other.
 type SecretStore interface {
 	// PageTokenSecret returns the secret, first making one (random, at least MinSecretLen
-	// bytes) if the store holds none; every caller, in every process, gets the same secret
-	// until the store loses it.
+	// bytes) if the store holds none: the same for every caller until the store loses it.
 	PageTokenSecret(ctx context.Context) ([]byte, error)
 }
 
-// Codec makes and reads tokens under one secret: a fixed one (a setting), or the one its
-// SecretStore holds. The store's is read on first use, and read again when a token does not
-// verify under it, so that an instance follows a store that lost its secret and made a new
-// one (another instance's, made after this one read the old); but at most once per
-// RereadEvery, so that altered tokens, sent as fast as a client may, cost the store nothing.
-type Codec struct {
-	store SecretStore
-	now   func() time.Time
-
-	secret atomic.Pointer[[]byte] // the secret in use; nil until the store's is read
-	// reading is the read of the store under way, if any: the callers that need the secret
-	// meanwhile wait for it rather than read again.
-	reading atomic.Pointer[storeRead]
-	// lastRead is when (UnixNano) the last read of the store began.
-	lastRead atomic.Int64
-}
-
 // RereadEvery is the least time between two reads of the store's secret for tokens that do
-// not verify: a secret another instance made is followed within it, and forged tokens cost
-// one read of the store per RereadEvery at most, however many arrive.
+// not verify: forged tokens cost the store one read per RereadEvery at most.
 const RereadEvery = time.Second
 
-// storeRead is one read of the store's secret, shared by every caller that asks while it runs.
+// Codec makes and reads tokens under one secret: a fixed one, or its SecretStore's, read on
+// first use and again when a token does not verify, to follow a store that made a new one.
+type Codec struct {
+	store  SecretStore
+	now    func() time.Time
+	secret atomic.Pointer[[]byte] // in use; nil until the store's is read
+
+	mu       sync.Mutex
+	reading  *storeRead // the read of the store under way, shared by whoever asks meanwhile
+	lastRead time.Time  // when the last read began
+}
+
+// storeRead is one read of the store's secret.
 type storeRead struct {
 	done   chan struct{} // closed when secret and err are set
 	secret []byte
 	err    error
 }
-
-// errUnfinished is the outcome of a read that did not return (the store panicked).
-var errUnfinished = errors.New("page token secret: the read of the store did not finish")
 
 // New returns a Codec with a fixed secret of at least MinSecretLen bytes.
 func New(secret []byte) (*Codec, error) {
@@ -120,34 +109,28 @@ func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, 
 }
 
 func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
-	var b [tokenLen]byte
-	b[0] = format
-	binary.BigEndian.PutUint64(b[1:9], uint64(after))
-	d := digest(f)
-	copy(b[9:9+digestLen], d[:])
-	copy(b[9+digestLen:], mac(secret, b[:9+digestLen]))
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	b := make([]byte, 0, tokenLen)
+	b = append(b, format)
+	b = binary.BigEndian.AppendUint64(b, uint64(after))
+	b = append(b, digest(f)...)
+	b = append(b, mac(secret, b)...)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Read returns the id a token says its page starts after, if the token is one this
-// deployment made for filter f. A refused token is an error wrapping ErrInvalid and the
-// reason (ErrMalformed, ErrOtherVersion, ErrAltered or ErrOtherFilter); any other error is
-// the secret store's.
+// Read returns the id a token's page starts after, if this deployment made the token for f.
+// A refused token is an error wrapping ErrInvalid and the reason; any other is the store's.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
-	// The length first: the decoder skips CR and LF wherever they are, so a token with one
-	// would otherwise read as the token without it.
-	if len(token) != encodedLen {
-		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
-	}
+	// The length first: the decoder skips CR and LF, so a token with one would otherwise
+	// read as the token without it.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
-	if err != nil || len(b) != tokenLen {
+	if len(token) != encodedLen || err != nil || len(b) != tokenLen {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
 	}
 	secret, err := c.current(ctx)
 	if err != nil {
 		return 0, err
 	}
-	body, sum := b[:9+digestLen], b[9+digestLen:]
+	body, sum := b[:bodyLen], b[bodyLen:]
 	if !hmac.Equal(sum, mac(secret, body)) {
 		// Perhaps the store holds a newer secret than the one this instance read.
 		newer, err := c.newer(ctx, secret)
@@ -162,14 +145,13 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	if b[0] != Format {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherVersion)
 	}
-	if d := digest(f); !hmac.Equal(d[:], b[9:9+digestLen]) {
+	if !hmac.Equal(digest(f), b[9:bodyLen]) {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherFilter)
 	}
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
 }
 
-// current returns the secret in use: the fixed one, or the store's, read when none is known
-// yet. Once one is known, it is returned without a lock or a wait.
+// current returns the secret in use, without a lock once one is known.
 func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	if p := c.secret.Load(); p != nil {
 		return *p, nil
@@ -177,12 +159,11 @@ func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	return c.readStore(ctx, false)
 }
 
-// newer returns a secret other than used that the store holds, to try a token that did not
-// verify under used: nil when there is none, or when the store was read less than
-// RereadEvery ago (then a secret another request read since is still returned).
+// newer returns a secret other than used that the store holds, or nil when there is none or
+// the store was read less than RereadEvery ago.
 func (c *Codec) newer(ctx context.Context, used []byte) ([]byte, error) {
 	if c.store == nil {
-		return nil, nil // a fixed secret: there is no other
+		return nil, nil // a fixed secret
 	}
 	secret, err := c.readStore(ctx, true)
 	if err != nil || slices.Equal(secret, used) {
@@ -192,42 +173,39 @@ func (c *Codec) newer(ctx context.Context, used []byte) ([]byte, error) {
 }
 
 // readStore returns the store's secret, read once for every caller that asks while it is
-// read. A recheck (a token did not verify) reads only when the last read began RereadEvery
-// ago or more; otherwise it returns the secret in use. The read is not the first caller's
-// alone, so it does not end with that caller's request: it is bounded by the store's own
-// timeout.
+// read. A recheck reads only when the last read began RereadEvery ago or more; otherwise it
+// returns the secret in use. The caller that starts a read runs it to the end, bounded by
+// the store's own timeout, not its context: the others are waiting on it.
 func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
-	for {
-		if r := c.reading.Load(); r != nil {
-			select {
-			case <-r.done:
-				return r.secret, r.err
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+	c.mu.Lock()
+	r := c.reading
+	if r == nil {
+		now := c.now()
+		if recheck && now.Sub(c.lastRead) < RereadEvery {
+			c.mu.Unlock()
+			return *c.secret.Load(), nil // a recheck always follows a first read
 		}
-		now := c.now().UnixNano()
-		if recheck {
-			last := c.lastRead.Load()
-			if now-last < int64(RereadEvery) || !c.lastRead.CompareAndSwap(last, now) {
-				return *c.secret.Load(), nil // read lately (a recheck follows a first read)
-			}
-			recheck = false // this caller's turn: if another read is under way, its answer
-		}
-		r := &storeRead{done: make(chan struct{}), err: errUnfinished}
-		if !c.reading.CompareAndSwap(nil, r) {
-			continue // another caller began a read first: wait for it
-		}
-		c.lastRead.Store(now)
+		r = &storeRead{done: make(chan struct{}), err: errors.New("page token secret: the read of the store did not finish")}
+		c.reading, c.lastRead = r, now
+		c.mu.Unlock()
 		c.run(context.WithoutCancel(ctx), r)
 		return r.secret, r.err
+	}
+	c.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.secret, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
 // run reads the store's secret into r, and into the codec when it can be used.
 func (c *Codec) run(ctx context.Context, r *storeRead) {
 	defer func() {
-		c.reading.Store(nil)
+		c.mu.Lock()
+		c.reading = nil
+		c.mu.Unlock()
 		close(r.done)
 	}()
 	secret, err := c.store.PageTokenSecret(ctx)
@@ -248,43 +226,28 @@ func mac(secret, body []byte) []byte {
 	return h.Sum(nil)[:macLen]
 }
 
-// digest is the filter in one canonical form, hashed: the same states in any order and with
-// repeats, and the same instants in any time zone, are the same filter.
-func digest(f order.Filter) [digestLen]byte {
-	h := sha256.New()
+// digest hashes the filter in one canonical form: the same states in any order and with
+// repeats, and the same instants in any time zone, are the same filter. Instants are
+// seconds and nanoseconds: UnixNano alone would overflow outside 1678–2262.
+func digest(f order.Filter) []byte {
 	var b []byte
-	for _, s := range canonicalStatuses(f.Statuses) {
-		b = append(b, 's')
-		b = append(b, s...)
-		b = append(b, 0)
+	statuses := slices.Clone(f.Statuses)
+	slices.Sort(statuses)
+	for _, s := range slices.Compact(statuses) {
+		b = append(append(append(b, 's'), s...), 0)
 	}
 	if f.PetID != nil {
-		b = append(b, 'p')
-		b = binary.BigEndian.AppendUint64(b, uint64(*f.PetID))
+		b = binary.BigEndian.AppendUint64(append(b, 'p'), uint64(*f.PetID))
 	}
-	if f.ShipFrom != nil {
-		b = append(b, 'f')
-		b = appendInstant(b, *f.ShipFrom)
+	for _, at := range []struct {
+		tag byte
+		t   *time.Time
+	}{{'f', f.ShipFrom}, {'b', f.ShipBefore}} {
+		if at.t != nil {
+			b = binary.BigEndian.AppendUint64(append(b, at.tag), uint64(at.t.Unix()))
+			b = binary.BigEndian.AppendUint32(b, uint32(at.t.Nanosecond()))
+		}
 	}
-	if f.ShipBefore != nil {
-		b = append(b, 'b')
-		b = appendInstant(b, *f.ShipBefore)
-	}
-	h.Write(b)
-	var d [digestLen]byte
-	copy(d[:], h.Sum(nil))
-	return d
-}
-
-// appendInstant writes t as seconds and nanoseconds: every instant RFC 3339 can name, in any
-// zone, one way (UnixNano alone would overflow outside 1678–2262).
-func appendInstant(b []byte, t time.Time) []byte {
-	b = binary.BigEndian.AppendUint64(b, uint64(t.Unix()))
-	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
-}
-
-func canonicalStatuses(s []order.Status) []order.Status {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return slices.Compact(s)
+	sum := sha256.Sum256(b)
+	return sum[:digestLen]
 }

@@ -35,8 +35,8 @@ func Parse(s string) (Plan, error) {
 	return "", fmt.Errorf("unknown plan %q (want free, pro, business or enterprise)", s)
 }
 
-// LimitsFor returns the limits of plan p. Enterprise limits are given by the caller, since
-// they belong to the key; for the other plans they are fixed and custom must be zero.
+// LimitsFor returns the limits of plan p: custom for enterprise, whose limits belong to the
+// key; the fixed ones for the other plans, for which custom must be zero.
 func LimitsFor(p Plan, custom Limits) (Limits, error) {
 	if p == Enterprise {
 		if custom.PerMinute < 1 || custom.PerDay < 1 {

@@ -7,14 +7,10 @@ import (
 	"github.com/petstore/orderd/internal/plan"
 )
 
-// Bans remembers the bans that a limiter shared by several instances (Redis) decided, so that
-// an instance answers a banned caller's requests itself until the ban ends, without asking the
-// shared store again: a flood from a banned caller then costs the store nothing.
-//
-// The answer is the one the shared store would give, decision for decision: while a ban runs
-// nothing counts (not even a too-early request), nothing ends a ban before its time, and the
-// only other change, a window rolling over to a new minute or day, follows from the clock. So
-// the counts remembered with the ban stand until their window ends, and are zero after.
+// Bans remembers the bans that a shared limiter (Redis) decided, so that an instance answers
+// a banned caller itself until the ban ends: a flood from a banned caller costs Redis
+// nothing. The answer is Redis's, decision for decision: while a ban runs nothing counts and
+// nothing ends it early, so the remembered counts stand until their window ends.
 type Bans struct {
 	max int
 	mu  sync.Mutex
@@ -30,8 +26,7 @@ type ban struct {
 }
 
 // NewBans returns a memory of at most max bans at a time: past it, a ban is not remembered
-// and its caller's requests go to the shared store as before, so that callers from many
-// addresses cannot grow it without bound.
+// and its caller's requests go to the shared store as before.
 func NewBans(max int) *Bans { return &Bans{max: max, m: map[string]ban{}} }
 
 // Decision returns the decision for a request of caller at now, if a remembered ban of it

@@ -6,17 +6,15 @@ import (
 	"strings"
 )
 
-// A caller id names whom a limiter counts: a caller with a valid API key by the key, any
-// other caller by its network. This file is the one place that builds them:
+// A caller id names whom a limiter counts; this file is the one place that builds them:
 //
 //	key:<hash>               a key, by its hash (which holds nothing a log or Redis should not)
-//	addr:<IPv4>              a caller without a key on an IPv4 address: one per address
+//	addr:<IPv4>              a caller without a key on IPv4 (or IPv4-mapped IPv6): per address
 //	addr:<IPv6 prefix>/<n>   a caller without a key on IPv6: one per /n (DefaultIPv6Prefix)
 //	addr:invalid             every caller whose address could not be read, together
 //
-// IPv6 callers are grouped because one subscriber is commonly given a whole /64: counted
-// per address, one host could walk past the anonymous limit by changing its address. An
-// IPv4-mapped IPv6 address (::ffff:192.0.2.1) is its IPv4 address.
+// One IPv6 subscriber commonly has a whole /64: counted per address, it could walk past the
+// anonymous limit by changing its address.
 const (
 	keyCallerPrefix  = "key:"
 	addrCallerPrefix = "addr:"

@@ -1,11 +1,8 @@
 // Package ratelimit decides whether a caller may make a request: two fixed windows per
 // caller (the UTC minute and the UTC day), and temporary bans for callers that keep sending
-// after a 429. This package states the rules, and Decide turns every implementation's counts
-// into the decision. The counting itself (which window a request counts in, when a ban
-// begins) is applied atomically by each implementation: in Go by the memory limiter
-// (internal/inmem) and restated in Lua by the Redis one (internal/redisstore/rate.lua), since
-// Redis must decide in one step; ratelimittest's conformance suite holds both to the same
-// decisions.
+// after a 429. Each implementation counts atomically (internal/inmem in Go, redisstore's
+// rate.lua in one Redis step) and Decide turns the counts into the decision; ratelimittest
+// holds them to the same decisions.
 package ratelimit
 
 import (
@@ -73,14 +70,11 @@ type Decision struct {
 
 // WindowEnds returns the ends of the UTC minute and the UTC day that now falls in.
 func WindowEnds(now time.Time) (minuteEnd, dayEnd time.Time) {
-	s := now.Unix()
-	return time.Unix(s-mod(s, 60)+60, 0).UTC(), time.Unix(s-mod(s, 86400)+86400, 0).UTC()
+	now = now.UTC()
+	return now.Truncate(time.Minute).Add(time.Minute), now.Truncate(24 * time.Hour).Add(24 * time.Hour)
 }
 
-func mod(a, b int64) int64 { return ((a % b) + b) % b }
-
-// Outcome is what an implementation's atomic step found: whether it admitted the request,
-// the counts of both windows after it, and the end of a ban in force.
+// Outcome is what an implementation's atomic step found.
 type Outcome struct {
 	Admitted    bool
 	MinuteCount int64
@@ -88,8 +82,7 @@ type Outcome struct {
 	BannedUntil time.Time // zero unless a ban is in force
 }
 
-// Decide turns an outcome at now into a decision. Every implementation uses it, so that the
-// headers are computed one way.
+// Decide turns an outcome at now into a decision, the same way for every implementation.
 func Decide(o Outcome, limits plan.Limits, now time.Time) Decision {
 	minuteEnd, dayEnd := WindowEnds(now)
 	d := Decision{
@@ -105,10 +98,6 @@ func Decide(o Outcome, limits plan.Limits, now time.Time) Decision {
 		d.Allowed, d.Banned = false, true
 		d.Binding.Remaining, d.Binding.End = 0, o.BannedUntil
 	}
-	d.RetryAfter = max(time.Second, ceilSecond(d.Binding.End.Sub(now)))
+	d.RetryAfter = max(time.Second, (d.Binding.End.Sub(now) + time.Second - 1).Truncate(time.Second))
 	return d
-}
-
-func ceilSecond(d time.Duration) time.Duration {
-	return (d + time.Second - 1).Truncate(time.Second)
 }

@@ -4,7 +4,6 @@ package authtest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,16 +28,23 @@ func newKey(tb testing.TB, name string, p plan.Plan, custom plan.Limits) (string
 // Run runs the suite.
 func Run(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
+	// add stores a new key of the free plan named name, and returns the key and its record.
+	add := func(t *testing.T, s auth.KeyStore, name string) (string, auth.Key) {
+		t.Helper()
+		k, rec := newKey(t, name, plan.Free, plan.Limits{})
+		if err := s.Add(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		return k, rec
+	}
 
 	t.Run("AddLookupList", func(t *testing.T) {
 		s := newStore(t)
 		k1, r1 := newKey(t, "bravo", plan.Enterprise, plan.Limits{PerMinute: 7, PerDay: 50})
-		_, r2 := newKey(t, "alpha", plan.Free, plan.Limits{})
-		for _, r := range []auth.Key{r1, r2} {
-			if err := s.Add(ctx, r); err != nil {
-				t.Fatal(err)
-			}
+		if err := s.Add(ctx, r1); err != nil {
+			t.Fatal(err)
 		}
+		_, r2 := add(t, s, "alpha")
 		got, err := s.Lookup(ctx, auth.HashOf(k1))
 		if err != nil || got != r1 || got.Limits() != (plan.Limits{PerMinute: 7, PerDay: 50}) {
 			t.Fatalf("Lookup = %+v, %v; want %+v", got, err, r1)
@@ -54,11 +60,8 @@ func Run(t *testing.T, newStore NewStore) {
 
 	t.Run("NamesAreUnique", func(t *testing.T) {
 		s := newStore(t)
-		_, r1 := newKey(t, "same", plan.Free, plan.Limits{})
+		add(t, s, "same")
 		_, r2 := newKey(t, "same", plan.Pro, plan.Limits{})
-		if err := s.Add(ctx, r1); err != nil {
-			t.Fatal(err)
-		}
 		if err := s.Add(ctx, r2); !errors.Is(err, auth.ErrNameTaken) {
 			t.Fatalf("second Add: %v, want ErrNameTaken", err)
 		}
@@ -72,16 +75,14 @@ func Run(t *testing.T, newStore NewStore) {
 		var added atomic.Int64
 		var wg sync.WaitGroup
 		for range 10 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				_, r := newKey(t, "race", plan.Free, plan.Limits{})
 				if err := s.Add(ctx, r); err == nil {
 					added.Add(1)
 				} else if !errors.Is(err, auth.ErrNameTaken) {
 					t.Error(err)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		if list, _ := s.List(ctx); added.Load() != 1 || len(list) != 1 {
@@ -91,48 +92,33 @@ func Run(t *testing.T, newStore NewStore) {
 
 	t.Run("RevokeByNameOrPrefix", func(t *testing.T) {
 		s := newStore(t)
-		keys := map[string]string{}
-		recs := map[string]auth.Key{}
-		for i := range 3 {
-			name := fmt.Sprintf("k%d", i)
-			keys[name], recs[name] = newKey(t, name, plan.Pro, plan.Limits{})
-			if err := s.Add(ctx, recs[name]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if got, err := s.Revoke(ctx, "k0"); err != nil || got != recs["k0"] {
+		k0, r0 := add(t, s, "k0")
+		k1, r1 := add(t, s, "k1")
+		k2, _ := add(t, s, "k2")
+		if got, err := s.Revoke(ctx, "k0"); err != nil || got != r0 {
 			t.Fatalf("Revoke by name = %+v, %v", got, err)
 		}
-		if got, err := s.Revoke(ctx, recs["k1"].Prefix); err != nil || got != recs["k1"] {
+		if got, err := s.Revoke(ctx, r1.Prefix); err != nil || got != r1 {
 			t.Fatalf("Revoke by prefix = %+v, %v", got, err)
 		}
-		for _, name := range []string{"k0", "k1"} {
-			if _, err := s.Lookup(ctx, auth.HashOf(keys[name])); !errors.Is(err, auth.ErrKeyNotFound) {
-				t.Fatalf("%s still found after Revoke: %v", name, err)
+		for _, k := range []string{k0, k1} {
+			if _, err := s.Lookup(ctx, auth.HashOf(k)); !errors.Is(err, auth.ErrKeyNotFound) {
+				t.Fatalf("%.10s… still found after Revoke: %v", k, err)
 			}
 		}
-		if _, err := s.Lookup(ctx, auth.HashOf(keys["k2"])); err != nil {
+		if _, err := s.Lookup(ctx, auth.HashOf(k2)); err != nil {
 			t.Fatalf("k2 lost: %v", err)
 		}
 		if _, err := s.Revoke(ctx, "k0"); !errors.Is(err, auth.ErrKeyNotFound) {
 			t.Fatalf("second Revoke: %v", err)
 		}
-		// The name is free again.
-		_, again := newKey(t, "k0", plan.Free, plan.Limits{})
-		if err := s.Add(ctx, again); err != nil {
-			t.Fatalf("re-adding a revoked name: %v", err)
-		}
+		add(t, s, "k0") // the name is free again
 	})
 
 	t.Run("RevokeTriesTheNameBeforeThePrefix", func(t *testing.T) {
 		s := newStore(t)
-		_, byPrefix := newKey(t, "first", plan.Free, plan.Limits{})
-		_, byName := newKey(t, byPrefix.Prefix, plan.Free, plan.Limits{}) // named like the other's prefix
-		for _, r := range []auth.Key{byPrefix, byName} {
-			if err := s.Add(ctx, r); err != nil {
-				t.Fatal(err)
-			}
-		}
+		_, byPrefix := add(t, s, "first")
+		_, byName := add(t, s, byPrefix.Prefix) // named like the other's prefix
 		if got, err := s.Revoke(ctx, byPrefix.Prefix); err != nil || got != byName {
 			t.Fatalf("Revoke = %+v, %v; want the key named so, %+v", got, err, byName)
 		}
@@ -142,9 +128,8 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("InvalidRecordsAreRefused", func(t *testing.T) {
-		s := newStore(t)
 		_, r := newKey(t, "", plan.Free, plan.Limits{})
-		if err := s.Add(ctx, r); err == nil {
+		if err := newStore(t).Add(ctx, r); err == nil {
 			t.Fatal("a key without a name was stored")
 		}
 	})

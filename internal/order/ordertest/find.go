@@ -1,6 +1,7 @@
 package ordertest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -53,32 +54,19 @@ func Model(orders []order.Order, f order.Filter) []order.Order {
 			out = append(out, o)
 		}
 	}
-	slices.SortFunc(out, func(a, b order.Order) int { return compareIDs(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 
-func compareIDs(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // walk reads every page of f with pages of size, checks each page's shape, and returns the
-// orders in the order read. each, when set, is called before every page.
-func walk(tb testing.TB, s order.Finder, f order.Filter, size int, each func()) []order.Order {
+// orders in the order read. each, when set, is also given every page and its request.
+func walk(tb testing.TB, s order.Finder, f order.Filter, size int, each func(order.PageRequest, order.Page)) []order.Order {
 	tb.Helper()
 	var got []order.Order
 	req := order.PageRequest{Size: size}
 	for calls := 0; ; calls++ {
 		if calls > 100000 {
 			tb.Fatal("the walk does not end")
-		}
-		if each != nil {
-			each()
 		}
 		p, err := s.Find(context.Background(), f, req)
 		if err != nil {
@@ -91,6 +79,9 @@ func walk(tb testing.TB, s order.Finder, f order.Filter, size int, each func()) 
 			if req.After != nil && o.ID <= *req.After || o.ID > p.Resume {
 				tb.Fatalf("page after %v resuming at %d holds order %d", req.After, p.Resume, o.ID)
 			}
+		}
+		if each != nil {
+			each(req, p)
 		}
 		got = append(got, p.Orders...)
 		if p.End {
@@ -166,16 +157,8 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 			// Cancel from the top and the bottom of the ids while the walk goes up, so
 			// that orders move between the states' ranges ahead of and behind it.
 			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < len(pending); i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
+			wg.Go(func() {
+				for i := range pending {
 					id := pending[len(pending)-1-i/2]
 					if i%2 == 0 {
 						id = pending[i/2]
@@ -185,9 +168,8 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 						return
 					}
 				}
-			}()
+			})
 			got := walk(t, s, f, 7, nil)
-			close(stop)
 			wg.Wait()
 			want := Model(many, order.Filter{Statuses: f.Statuses}) // every order of these states stays in them
 			if len(got) != len(want) {
@@ -223,34 +205,23 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 		}
 		before := lonely.Add(time.Nanosecond)
 		f := order.Filter{ShipFrom: &lonely, ShipBefore: &before}
-		req := order.PageRequest{Size: 10}
-		var got []order.Order
+		budget := order.PageRequest{Size: 10}.Budget()
 		calls, empty := 0, 0
-		for {
+		got := walk(t, s, f, 10, func(req order.PageRequest, p order.Page) {
 			calls++
-			p, err := s.Find(ctx, f, req)
-			if err != nil {
-				t.Fatal(err)
-			}
 			from := 0
 			if req.After != nil {
 				from = rank(*req.After)
 			}
-			if moved := rank(p.Resume) - from; moved > req.Budget() {
-				t.Fatalf("one call examined %d ids, over the budget %d", moved, req.Budget())
+			if moved := rank(p.Resume) - from; moved > budget {
+				t.Fatalf("one call examined %d ids, over the budget %d", moved, budget)
 			}
 			if len(p.Orders) == 0 && !p.End {
 				empty++
 			}
-			got = append(got, p.Orders...)
-			if p.End {
-				break
-			}
-			resume := p.Resume
-			req.After = &resume
-		}
+		})
 		assertOrders(t, got, Model(orders, f))
-		if minCalls := (n + req.Budget() - 1) / req.Budget(); calls < minCalls || empty == 0 {
+		if minCalls := (n + budget - 1) / budget; calls < minCalls || empty == 0 {
 			t.Fatalf("%d calls, %d empty pages before the end; want at least %d calls and an empty page", calls, empty, minCalls)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -32,14 +33,17 @@ func Fixture() []order.Order {
 // Run runs the suite against the stores newStore makes.
 func Run(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-
-	t.Run("ListReturnsEveryOrderSortedAndExact", func(t *testing.T) {
-		want := Fixture()
-		got, err := newStore(t, reversed(want)).List(ctx)
+	assertList := func(t *testing.T, s order.Store, want []order.Order) {
+		t.Helper()
+		list, err := s.List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertOrders(t, got, want)
+		assertOrders(t, list, want)
+	}
+
+	t.Run("ListReturnsEveryOrderSortedAndExact", func(t *testing.T) {
+		assertList(t, newStore(t, reversed(Fixture())), Fixture())
 	})
 
 	t.Run("ListOfEmptyStore", func(t *testing.T) {
@@ -83,11 +87,7 @@ func Run(t *testing.T, newStore NewStore) {
 						want[i].Status = tc.wantStatus
 					}
 				}
-				list, err := s.List(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				assertOrders(t, list, want)
+				assertList(t, s, want)
 			})
 		}
 	})
@@ -149,9 +149,7 @@ func Run(t *testing.T, newStore NewStore) {
 		var mu sync.Mutex
 		transitions, refusals := 0, 0
 		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				id := int64(1)
 				if i%2 == 1 {
 					id = 2 // shipped: must never change
@@ -169,7 +167,7 @@ func Run(t *testing.T, newStore NewStore) {
 				case id == 2:
 					t.Errorf("cancel of shipped order: changed=%v err=%v", changed, err)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		if transitions != 1 || refusals != n/2 {
@@ -177,11 +175,7 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		want := Fixture()
 		want[1].Status = order.StatusCancelled
-		list, err := s.List(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		assertOrders(t, list, want)
+		assertList(t, s, want)
 	})
 }
 
@@ -200,9 +194,7 @@ func assertOrders(tb testing.TB, got, want []order.Order) {
 }
 
 func reversed(orders []order.Order) []order.Order {
-	out := make([]order.Order, len(orders))
-	for i, o := range orders {
-		out[len(orders)-1-i] = o
-	}
+	out := slices.Clone(orders)
+	slices.Reverse(out)
 	return out
 }

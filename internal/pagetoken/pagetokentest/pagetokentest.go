@@ -1,6 +1,5 @@
-// Package pagetokentest is the conformance suite of pagetoken.SecretStore: the SQLite file
-// and Redis run it, each through several handles on one store, as several processes would
-// hold them.
+// Package pagetokentest is the conformance suite of pagetoken.SecretStore, run through
+// several handles on one store, as several processes would hold them.
 package pagetokentest
 
 import (
@@ -18,15 +17,8 @@ import (
 )
 
 // NewStore makes a store of its own, holding no secret yet, and returns open: each call of
-// open returns a new handle on that one store (another connection, another *DB on the same
-// file), as another process would hold it.
+// open returns a new handle on that one store, as another process would hold it.
 type NewStore func(tb testing.TB) (open func() pagetoken.SecretStore)
-
-// racers first calls race in ConcurrentFirstCallsAgree, spread over handles handles.
-const (
-	racers  = 32
-	handles = 4
-)
 
 // RunSecretStore runs the suite.
 func RunSecretStore(t *testing.T, newStore NewStore) {
@@ -69,6 +61,7 @@ func RunSecretStore(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("ConcurrentFirstCallsAgree", func(t *testing.T) {
+		const racers, handles = 32, 4
 		open := newStore(t)
 		hs := make([]pagetoken.SecretStore, handles)
 		for i := range hs {
@@ -100,7 +93,6 @@ func RunSecretStore(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("RandomPerStore", func(t *testing.T) {
-		// Two deployments never share a secret: each store makes its own, at random.
 		a, b := secretOf(t, newStore(t)()), secretOf(t, newStore(t)())
 		if bytes.Equal(a, b) {
 			t.Fatalf("two stores made the same secret %x", a)
@@ -108,7 +100,6 @@ func RunSecretStore(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("TokensCrossHandles", func(t *testing.T) {
-		// What the suite is for: a token one instance made, another instance reads.
 		open := newStore(t)
 		f := order.Filter{Statuses: []order.Status{order.StatusPending}}
 		tok, err := pagetoken.FromStore(open()).Make(ctx, f, 42)
@@ -119,10 +110,8 @@ func RunSecretStore(t *testing.T, newStore NewStore) {
 			t.Fatalf("another handle's codec read %d, %v; want 42", after, err)
 		}
 	})
+
 	t.Run("ForgedTokensReadRarely", func(t *testing.T) {
-		// A codec on this store reads it on first use, and for tokens that do not verify at
-		// most once a second: altered tokens, sent as fast as a client may, cost the store
-		// nothing.
 		s := &counting{SecretStore: newStore(t)()}
 		c := pagetoken.FromStore(s)
 		f := order.Filter{Statuses: []order.Status{order.StatusPending}}
@@ -144,7 +133,7 @@ func RunSecretStore(t *testing.T, newStore NewStore) {
 			})
 		}
 		wg.Wait()
-		// The first read, and one more for each second begun since.
+		// The first read, and one per second begun since.
 		if n, most := s.reads.Load(), 2+int64(time.Since(start)/time.Second); n > most {
 			t.Fatalf("1000 forged tokens in %v: %d reads of the store, want at most %d", time.Since(start), n, most)
 		}

@@ -1,5 +1,5 @@
 // Package ratelimittest is the conformance suite of ratelimit.Limiter, driven by a clock the
-// test controls, so that every implementation applies the rules of package ratelimit alike.
+// test moves, so that every implementation applies the rules of package ratelimit alike.
 package ratelimittest
 
 import (
@@ -15,27 +15,20 @@ import (
 )
 
 // Clock is a time the test moves by hand; safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type Clock struct{ now atomic.Pointer[time.Time] }
 
 // NewClock returns a clock at now.
-func NewClock(now time.Time) *Clock { return &Clock{now: now} }
+func NewClock(now time.Time) *Clock {
+	c := &Clock{}
+	c.Set(now)
+	return c
+}
 
 // Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
+func (c *Clock) Now() time.Time { return *c.now.Load() }
 
 // Set moves the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
+func (c *Clock) Set(t time.Time) { c.now.Store(&t) }
 
 // Add moves the clock by d.
 func (c *Clock) Add(d time.Duration) { c.Set(c.Now().Add(d)) }
@@ -68,6 +61,12 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		}
 		return d
 	}
+	spend := func(t *testing.T, l ratelimit.Limiter, limits plan.Limits, n int) {
+		t.Helper()
+		for range n {
+			allow(t, l, "k", limits)
+		}
+	}
 
 	t.Run("ExactMinuteCountPerPlan", func(t *testing.T) {
 		for p, limits := range plans {
@@ -93,9 +92,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 	t.Run("RefusedRequestsCountInNeitherWindow", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.BanPolicy{}) // no bans: refusals only
 		limits := plans[plan.Free]
-		for range 60 {
-			allow(t, l, "k", limits)
-		}
+		spend(t, l, limits, 60)
 		for range 100 {
 			if d := allow(t, l, "k", limits); d.Allowed {
 				t.Fatal("admitted past the limit")
@@ -112,9 +109,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		l, clock := fresh(t, ratelimit.DefaultBanPolicy)
 		limits := plans[plan.Free]
 		clock.Set(start.Add(59*time.Second + 999*time.Millisecond))
-		for range 60 {
-			allow(t, l, "k", limits)
-		}
+		spend(t, l, limits, 60)
 		if d := allow(t, l, "k", limits); d.Allowed || d.RetryAfter != time.Second {
 			t.Fatalf("last millisecond: %+v", d)
 		}
@@ -171,13 +166,12 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 	t.Run("CallersAreIndependent", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.DefaultBanPolicy)
 		limits := plan.Limits{PerMinute: 2, PerDay: 10}
-		allow(t, l, "a", limits)
-		allow(t, l, "a", limits)
-		if d := allow(t, l, "a", limits); d.Allowed {
-			t.Fatal("a admitted past its limit")
+		spend(t, l, limits, 2)
+		if d := allow(t, l, "k", limits); d.Allowed {
+			t.Fatal("k admitted past its limit")
 		}
-		if d := allow(t, l, "b", limits); !d.Allowed || d.Minute.Remaining != 1 {
-			t.Fatalf("b: %+v", d)
+		if d := allow(t, l, "other", limits); !d.Allowed || d.Minute.Remaining != 1 {
+			t.Fatalf("another caller: %+v", d)
 		}
 	})
 
@@ -185,9 +179,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		policy := ratelimit.BanPolicy{After: 30, For: 15 * time.Minute}
 		l, clock := fresh(t, policy)
 		limits := plans[plan.Free]
-		for range 60 {
-			allow(t, l, "k", limits)
-		}
+		spend(t, l, limits, 60)
 		first := allow(t, l, "k", limits) // the first 429 is not too early
 		if first.Allowed || first.Banned {
 			t.Fatalf("first refusal: %+v", first)
@@ -235,9 +227,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		l, clock := fresh(t, ratelimit.BanPolicy{After: 3, For: time.Hour})
 		limits := plan.Limits{PerMinute: 1, PerDay: 1000}
 		for range 5 {
-			allow(t, l, "k", limits)
-			allow(t, l, "k", limits) // first 429
-			allow(t, l, "k", limits) // too early: 1
+			spend(t, l, limits, 3) // admitted, a first 429, one too early
 			if d := allow(t, l, "k", limits); d.Banned {
 				t.Fatalf("banned on 2 too-early requests: %+v", d)
 			}
@@ -262,9 +252,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		seen := make([]atomic.Int64, limits.PerMinute)
 		var wg sync.WaitGroup
 		for range 1000 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				d, err := l.Allow(ctx, "burst", limits)
 				if err != nil {
 					t.Error(err)
@@ -274,7 +262,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 					admitted.Add(1)
 					seen[d.Minute.Remaining].Add(1)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		if admitted.Load() != limits.PerMinute {
@@ -290,29 +278,26 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 	t.Run("AnonymousCallersByIPv4AddressAndIPv6Prefix", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.BanPolicy{})
 		limits := plan.Limits{PerMinute: 2, PerDay: 100}
-		id := func(addr string) string { return ratelimit.AddrCaller(addr, ratelimit.DefaultIPv6Prefix) }
-		// Two addresses of one /64 share one quota.
-		if d := allow(t, l, id("2001:db8:1:2::1"), limits); !d.Allowed || d.Minute.Remaining != 1 {
-			t.Fatalf("first of the /64: %+v", d)
-		}
-		if d := allow(t, l, id("2001:db8:1:2:ffff:ffff:ffff:fffe"), limits); !d.Allowed || d.Minute.Remaining != 0 {
-			t.Fatalf("second address of the /64: %+v; want the quota shared", d)
-		}
-		if d := allow(t, l, id("2001:db8:1:2::3"), limits); d.Allowed {
-			t.Fatalf("third address of the /64 admitted: %+v", d)
-		}
-		// The next /64 has its own.
-		if d := allow(t, l, id("2001:db8:1:3::1"), limits); !d.Allowed || d.Minute.Remaining != 1 {
-			t.Fatalf("another /64: %+v", d)
-		}
-		// IPv4 is per address, and an IPv4-mapped IPv6 address is its IPv4 address.
-		allow(t, l, id("192.0.2.1"), limits)
-		allow(t, l, id("192.0.2.1"), limits)
-		if d := allow(t, l, id("::ffff:192.0.2.1"), limits); d.Allowed {
-			t.Fatalf("the mapped address has a quota of its own: %+v", d)
-		}
-		if d := allow(t, l, id("192.0.2.2"), limits); !d.Allowed || d.Minute.Remaining != 1 {
-			t.Fatalf("the next IPv4 address: %+v", d)
+		// Addresses of one /64 share a quota, the next /64 has its own; IPv4 is per address,
+		// and an IPv4-mapped IPv6 address is its IPv4 address.
+		for _, c := range []struct {
+			addr    string
+			allowed bool
+			left    int64
+		}{
+			{"2001:db8:1:2::1", true, 1},
+			{"2001:db8:1:2:ffff:ffff:ffff:fffe", true, 0},
+			{"2001:db8:1:2::3", false, 0},
+			{"2001:db8:1:3::1", true, 1},
+			{"192.0.2.1", true, 1},
+			{"192.0.2.1", true, 0},
+			{"::ffff:192.0.2.1", false, 0},
+			{"192.0.2.2", true, 1},
+		} {
+			d := allow(t, l, ratelimit.AddrCaller(c.addr, ratelimit.DefaultIPv6Prefix), limits)
+			if d.Allowed != c.allowed || d.Minute.Remaining != c.left {
+				t.Fatalf("%s: %+v; want allowed %v with %d left", c.addr, d, c.allowed, c.left)
+			}
 		}
 	})
 
