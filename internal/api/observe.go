@@ -49,6 +49,9 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.M
 				obs.StoreError(op) // a client that hung up is not a store that failed
 			}
 			req := c.Request()
+			if !log.Enabled(req.Context(), slog.LevelInfo) {
+				return nil
+			}
 			attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", req.Method),
 				slog.String("route", routeOf(c)), slog.Int("status", res.Status),
 				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size)}
@@ -59,7 +62,11 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.M
 					attrs = append(attrs, slog.String("client", caller.Addr))
 				}
 			}
-			log.LogAttrs(req.Context(), slog.LevelInfo, "request", attrs...)
+			// Handed to the handler with no caller's pc: LogAttrs would walk the stack for one
+			// on every line, and the access line names its route, not a line of this file.
+			r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+			r.AddAttrs(attrs...)
+			_ = log.Handler().Handle(req.Context(), r) // a lost line loses no request
 			return nil
 		}
 	}
@@ -92,15 +99,17 @@ type exchange struct {
 //   - a request with a chunked body: Connection: close. It may also have carried a
 //     Content-Length, which Go's server removes before a handler can tell (request
 //     smuggling): RFC 9112 §6.1 requires the close, and no operation takes a body.
+//
+// Names are written in canonical form, which Header.Set then uses as it is, without a copy.
 func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *http.Request) {
 	h.Set(echo.HeaderXRequestID, ex.requestID)
 	if d := ex.limit; d != nil {
 		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
-		h.Set("X-RateLimit-Limit", strconv.FormatInt(w.Limit, 10))
-		h.Set("X-RateLimit-Remaining", strconv.FormatInt(w.Remaining, 10))
-		h.Set("X-RateLimit-Reset", strconv.FormatInt(w.End.Unix(), 10))
-		h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs))
-		h.Set("RateLimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
+		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
+		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
+		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Unix(), 10))
+		h.Set("Ratelimit", fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs))
+		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
 		if status == http.StatusTooManyRequests {
 			h.Set("Retry-After", strconv.FormatInt(secs, 10))
 		}
