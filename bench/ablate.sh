@@ -9,7 +9,8 @@
 # e.g. bench/ablate.sh kept=/tmp/orderd gogc100=/tmp/orderd:GOGC=100 nobatch=/tmp/orderd-nobatch
 # Every build serves the same 100 orders in both modes (its own SQLite file; its own
 # redis-server); MODES=emb or MODES=red runs one. The ceiling is bench/ceiling, reading its
-# bytes from the first build.
+# bytes from the first build. Access lines go to /dev/null, or with LOG=pipe through a pipe to
+# a reader, as a deployment's log collector reads them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-3s} MODES=${MODES:-"emb red"}
@@ -38,7 +39,11 @@ for spec in "$@"; do
     fi
     ORDERD_REDIS_URL= "$bin" import "${store[@]}" --orders "$work/orders.json" 2>/dev/null
     KEY[$s]=$(ORDERD_REDIS_URL= "$bin" keys create $big --name ablate "${store[@]}" 2>/dev/null)
-    env ORDERD_REDIS_URL= "${envs[@]}" "$bin" serve --addr "${ADDR[$s]}" "${store[@]}" --page-token-secret "$secret" 2>/dev/null & pids+=($!)
+    if [ "${LOG:-}" = pipe ]; then
+      env ORDERD_REDIS_URL= "${envs[@]}" "$bin" serve --addr "${ADDR[$s]}" "${store[@]}" --page-token-secret "$secret" 2> >(cat > /dev/null) & pids+=($!)
+    else
+      env ORDERD_REDIS_URL= "${envs[@]}" "$bin" serve --addr "${ADDR[$s]}" "${store[@]}" --page-token-secret "$secret" 2>/dev/null & pids+=($!)
+    fi
   done
 done
 for s in "${servers[@]}"; do up "${ADDR[$s]}"; done

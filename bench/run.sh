@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: orderd against its ceiling (the same echo stack, no middleware, precomputed
 # bytes), in one run, with wrk on loopback. Writes docs/benchmarks.md, which links to the notes
-# on the figures (bench/notes.md, written by hand). Figures are ratios to the ceiling measured
+# on the figures (bench/notes.md, written by hand) and copies in the ablation (bench/ablation.md,
+# written by hand from bench/ablate.sh's output). Figures are ratios to the ceiling measured
 # in the same run: absolute numbers on a shared 2-core machine are noise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -282,6 +283,8 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
     echo "| $name: ratio to the ceiling ≥ $want_emb (embedded), ≥ $want_red (Redis) | $e | $(met "$e" ">=" "$want_emb") | $r | $(met "$r" ">=" "$want_red") |"
   done
   echo "| p99 at half the ceiling's rate ≤ 2 × the ceiling's p99 | ${FIXED_P99[embedded]} × | $(met "${FIXED_P99[embedded]}" "<=" 2) | ${FIXED_P99[redis]} × | $(met "${FIXED_P99[redis]}" "<=" 2) |"
+  echo
+  cat bench/ablation.md
   echo
   echo "## Redis per request"
   echo
