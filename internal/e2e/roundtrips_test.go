@@ -28,6 +28,14 @@ func TestOneRoundTripPerListRequest(t *testing.T) {
 	wantOneRoundTripEach(t, in, proxy, key, "GET", "/v1/store/orders", 200)
 }
 
+// TestOneRoundTripPerPageAskedAgain: a v2 page asked for again while the orders do not change
+// costs one round trip, counted the same way: the page comes from the instance's page cache,
+// confirmed by the orders' version that the limiter's round trip reads, with no find.lua.
+func TestOneRoundTripPerPageAskedAgain(t *testing.T) {
+	in, proxy, key := countedInstance(t)
+	wantOneRoundTripEach(t, in, proxy, key, "GET", "/v2/store/orders?pageSize=2", 200)
+}
+
 // TestOneRoundTripPerCancelThatChangesNothing: a cancel of an unknown, a shipped or a
 // cancelled order, in either version, costs one round trip too, counted the same way, while
 // the orders do not change: the instance answers it from what an earlier cancel.lua found at
