@@ -9,31 +9,25 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// readCache keeps what the reads of every request found, each with the wal-index header read
-// BEFORE the query that found it, and answers from it while the header reads the same: no
-// process has committed since (walindex.go). Otherwise the request queries the file.
+// readCache keeps what reads found, each with the wal-index header read BEFORE its query, and
+// answers from it while the header reads the same: no process has committed since.
 type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
 	off     error                    // why wal is nil since Open
 	version headerCache[struct{}, uint64]
-	// keys holds only keys found, so that random keys sent by anyone add nothing.
-	keys headerCache[auth.Hash, auth.Key]
-	// orders holds "no such order" too, so that a retried cancel of an unknown id is cheap.
-	orders headerCache[int64, orderRead]
+	keys    headerCache[auth.Hash, auth.Key] // found only: random keys add nothing
+	orders  headerCache[int64, orderRead]    // "no such order" too: a retried cancel is cheap
 }
 
-// ReadCache reports why the read cache is off, or nil when it is on. Off, every read queries
-// the file: as correct, and slower.
+// ReadCache reports why the read cache is off (every read queries the file), or nil.
 func (db *DB) ReadCache() error { return db.cache.off }
 
-// orderRead is what reading an order by its id found: the order, or that there is none.
 type orderRead struct {
 	order order.Order
 	found bool
 }
 
-// maxCachedEntries bounds what a headerCache keeps for one header; reads past it query the
-// file, as without a cache.
+// maxCachedEntries bounds a headerCache per header; reads past it query the file.
 const maxCachedEntries = 4096
 
 // headerCache is what queries found under one wal-index header, by what they looked up.
@@ -60,8 +54,8 @@ func (c *headerCache[K, V]) at(h walHeader, k K) (V, bool) {
 	return v, ok
 }
 
-// keep caches v, found for k by a query that started after h was read. A find under another
-// header than the set's starts a new set, unless another request has just done so.
+// keep caches v, found for k by a query begun after h was read; a new header starts a new
+// set, unless another request has just done so.
 func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
 	set := c.cur.Load()
 	if set == nil || set.header != h {
@@ -78,15 +72,15 @@ func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
 	}
 }
 
-// cachedRead returns what c holds for k under the current wal-index header, or else what
-// read finds with a context that is not watched (pointRead), and keeps it unless read failed.
+// cachedRead returns what c holds for k under the current header, or else what read finds
+// (with pointRead's context), and keeps it unless read failed.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache[K, V], k K, read func(context.Context) (V, error)) (V, error) {
 	var none V
 	readCtx, err := pointRead(ctx)
 	if err != nil {
 		return none, err
 	}
-	h, cacheable := db.cache.header() // before the query: see readCache
+	h, cacheable := db.cache.header() // before the query
 	if !cacheable {
 		return read(readCtx)
 	}
@@ -101,11 +95,10 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache
 	return v, nil
 }
 
-// header reads the wal-index header; ok is false when it cannot vouch for a cached value.
 func (c *readCache) header() (walHeader, bool) { return c.wal.Load().header() }
 
-// forget drops everything cached. The header moves with this process's commits too; DB.commit
-// calls it all the same, so that its own writes do not depend on the header to be seen.
+// forget drops everything cached; DB.commit calls it so that this process's own writes do not
+// depend on the header to be seen.
 func (c *readCache) forget() {
 	c.version.cur.Store(nil)
 	c.keys.cur.Store(nil)
