@@ -3,13 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/petstore/orderd/internal/order"
 )
 
-// Imported counts the rows an Import wrote. Rows that were already as imported are in none
-// of the counts.
+// Imported counts the rows an Import wrote; rows already as imported are in none.
 type Imported struct {
 	OrdersAdded, OrdersUpdated int
 	PetsAdded, PetsUpdated     int
@@ -42,9 +40,10 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 	if err := order.ValidateAll(pets); err != nil {
 		return Imported{}, err
 	}
-	orderRows, err := orderRows(orders)
-	if err != nil {
-		return Imported{}, err
+	orderRows := make([][]any, len(orders))
+	for i, o := range orders {
+		// Validate kept the year to the four digits timestampLayout needs; a bool binds as 0 or 1.
+		orderRows[i] = []any{o.ID, o.PetID, int64(o.Quantity), o.ShipDate.UTC().Format(timestampLayout), o.Complete, string(o.Status)}
 	}
 	tx, done, err := db.beginWrite(ctx)
 	if err != nil {
@@ -66,19 +65,6 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 		return Imported{}, db.fail(ctx, err)
 	}
 	return n, nil
-}
-
-// orderRows returns orders, valid, as rows of orderColumns.
-func orderRows(orders []order.Order) ([][]any, error) {
-	rows := make([][]any, len(orders))
-	for i, o := range orders {
-		shipDate, err := formatTimestamp(o.ShipDate)
-		if err != nil {
-			return nil, fmt.Errorf("order %d: shipDate: %w", o.ID, err)
-		}
-		rows[i] = []any{o.ID, o.PetID, int64(o.Quantity), shipDate, o.Complete, string(o.Status)} // the driver binds a bool as 0 or 1
-	}
-	return rows, nil
 }
 
 // upsert runs query for each row and counts the rows it added (the growth of the table) and
