@@ -36,9 +36,9 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	createdAt, err := formatTimestamp(k.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("key %q: createdAt: %w", k.Name, err)
+	createdAt := k.CreatedAt.UTC()
+	if y := createdAt.Year(); y < 0 || y > 9999 { // timestampLayout needs four digits
+		return fmt.Errorf("key %q: createdAt: time %s is outside the years 0000 to 9999", k.Name, createdAt.Format(time.RFC3339Nano))
 	}
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
@@ -47,7 +47,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	defer done()
 	err = tx.QueryRowContext(ctx,
 		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
-		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt).Scan(new(string))
+		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt.Format(timestampLayout)).Scan(new(string))
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 )
 
 // migrations[i] takes a file from user_version i to i+1; later versions append, never edit.
@@ -114,12 +113,3 @@ const timestampLayout = "2006-01-02T15:04:05.000000000Z"
 
 const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
 	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"
-
-// formatTimestamp writes t in timestampLayout, refusing years without four digits.
-func formatTimestamp(t time.Time) (string, error) {
-	t = t.UTC()
-	if y := t.Year(); y < 0 || y > 9999 {
-		return "", fmt.Errorf("time %s is outside the years 0000 to 9999", t.Format(time.RFC3339Nano))
-	}
-	return t.Format(timestampLayout), nil
-}
