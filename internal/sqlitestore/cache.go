@@ -75,24 +75,20 @@ func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
 // cachedRead returns what c holds for k under the current header, or else what read finds
 // (with pointRead's context), and keeps it unless read failed.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache[K, V], k K, read func(context.Context) (V, error)) (V, error) {
-	var none V
 	readCtx, err := pointRead(ctx)
 	if err != nil {
+		var none V
 		return none, err
 	}
 	h, cacheable := db.cache.header() // before the query
-	if !cacheable {
-		return read(readCtx)
-	}
-	if v, ok := c.at(h, k); ok {
+	if v, ok := c.at(h, k); cacheable && ok {
 		return v, nil
 	}
 	v, err := read(readCtx)
-	if err != nil {
-		return none, err
+	if err == nil && cacheable {
+		c.keep(h, k, v)
 	}
-	c.keep(h, k, v)
-	return v, nil
+	return v, err
 }
 
 func (c *readCache) header() (walHeader, bool) { return c.wal.Load().header() }
