@@ -54,8 +54,7 @@ func (c *headerCache[K, V]) at(h walHeader, k K) (V, bool) {
 	return v, ok
 }
 
-// keep caches v, found for k by a query begun after h was read; a new header starts a new
-// set, unless another request has just done so.
+// keep caches v, found by a query begun after h was read; a new h starts a new set.
 func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
 	set := c.cur.Load()
 	if set == nil || set.header != h {
@@ -72,8 +71,7 @@ func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
 	}
 }
 
-// cachedRead returns what c holds for k under the current header, or else what read finds
-// (with pointRead's context), and keeps it unless read failed.
+// cachedRead returns what c holds for k under the current header, or else what read finds.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache[K, V], k K, read func(context.Context) (V, error)) (V, error) {
 	readCtx, err := pointRead(ctx)
 	if err != nil {
@@ -93,8 +91,7 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache
 
 func (c *readCache) header() (walHeader, bool) { return c.wal.Load().header() }
 
-// forget drops everything cached; DB.commit calls it so that this process's own writes do not
-// depend on the header to be seen.
+// forget drops everything: this process's own commits are not left to the header to show.
 func (c *readCache) forget() {
 	c.version.cur.Store(nil)
 	c.keys.cur.Store(nil)

@@ -33,9 +33,8 @@ type DB struct {
 	faults faults
 }
 
-// Open opens the SQLite file at path, creating or migrating its schema; it refuses a file
-// this process cannot write. A write waits up to busyTimeout (0: DefaultBusyTimeout) for
-// another process's write.
+// Open opens the SQLite file at path, creating or migrating its schema, and refuses one this
+// process cannot write. Writes wait up to busyTimeout (0: DefaultBusyTimeout) for others'.
 func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	if busyTimeout <= 0 {
 		busyTimeout = DefaultBusyTimeout
@@ -73,8 +72,8 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	return db, nil
 }
 
-// watch pins a connection that has read the file, maps the file's wal-index for the read
-// cache when it can, and starts watching the paths of the file and of its -shm (watchFiles).
+// watch pins a connection that has read the file, maps its wal-index if it can, and watches
+// the paths (watchFiles).
 func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
@@ -115,8 +114,8 @@ func (db *DB) watch(ctx context.Context) (err error) {
 // cannot write the file or its directory: every process on the file writes to it.
 func (db *DB) writable() error {
 	var readOnly bool
-	err := db.pin.Raw(func(c any) (err error) {
-		readOnly, err = c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main") // modernc.org/sqlite's conn
+	err := db.pin.Raw(func(c any) (err error) { // c is modernc.org/sqlite's conn
+		readOnly, err = c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
 		return err
 	})
 	if err == nil && readOnly {
@@ -126,8 +125,7 @@ func (db *DB) writable() error {
 	return err
 }
 
-// createPrivate creates a missing file private to its owner; SQLite copies its mode to the
-// -wal and -shm.
+// createPrivate creates a missing file private to its owner; the -wal and -shm get its mode.
 func createPrivate(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
@@ -167,8 +165,7 @@ func (db *DB) Close() error {
 	return errors.Join(err, wal.release())
 }
 
-// beginWrite starts a write transaction, after the writes of this process before it; the
-// caller calls done once it has ended.
+// beginWrite starts a write transaction after this process's earlier ones; call done after.
 func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
 	if err := db.refuseWrites(); err != nil {
 		return nil, nil, err
@@ -189,8 +186,7 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 	return tx, done, nil
 }
 
-// commit commits tx, from beginWrite, and empties the read cache. A commit ends a full
-// disk's fault: there was room.
+// commit commits tx and empties the read cache; it ends a full disk's fault: there was room.
 func (db *DB) commit(tx *sql.Tx) error {
 	defer db.cache.forget()
 	if err := tx.Commit(); err != nil {

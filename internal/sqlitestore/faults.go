@@ -124,8 +124,7 @@ func (db *DB) reportFault(f *store.Fault) *store.Fault {
 	return f
 }
 
-// refuseWrites returns the fault that forbids writing, or nil: in a replaced file nobody would
-// read them, and beside a new -shm they would overwrite others' commits in the WAL.
+// refuseWrites returns the fault that forbids writing (docs/design.md, Errors), or nil.
 // Corruption does not: SQLite refuses a write that meets a damaged page itself.
 func (db *DB) refuseWrites() error {
 	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {

@@ -30,9 +30,8 @@ INSERT INTO pets (id, name, status) VALUES (?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status
 WHERE (name, status) IS NOT (excluded.name, excluded.status)`
 
-// Import loads orders and pets into the file in one transaction. New orders and pets are
-// added; existing ones get the imported data, except an order's status, which belongs to the
-// service once the order is in. Ids must be distinct within each list.
+// Import adds or updates orders and pets in one transaction, except an existing order's
+// status, which belongs to the service. Ids must be distinct within each list.
 func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return Imported{}, err
@@ -67,8 +66,7 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 	return n, nil
 }
 
-// upsert runs query for each row and counts the rows it added (the growth of the table) and
-// updated (the rest of those it wrote).
+// upsert runs query for each row and counts the rows added (the table's growth) and updated.
 func upsert(ctx context.Context, tx *sql.Tx, table, query string, rows [][]any) (added, updated int, err error) {
 	count := func() (n int, err error) {
 		err = tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n)

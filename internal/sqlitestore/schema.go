@@ -64,8 +64,7 @@ CREATE TABLE settings (
 `,
 }
 
-// migrate brings the schema up to date in a write transaction, so that two processes that
-// open a new file at once create it once.
+// migrate brings the schema up to date in a write transaction: once, should two processes race.
 func (db *DB) migrate(ctx context.Context) error {
 	current, err := db.schemaVersion(ctx, db.sql)
 	if err != nil || current == len(migrations) {
@@ -107,8 +106,7 @@ func (db *DB) schemaVersion(ctx context.Context, q querier) (int, error) {
 	return v, nil
 }
 
-// timestampLayout is RFC 3339 in UTC with all nine digits of the nanoseconds: one width, so
-// text order is time order.
+// timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
 const timestampLayout = "2006-01-02T15:04:05.000000000Z"
 
 const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +

@@ -20,8 +20,8 @@ type Secrets struct{ db *DB }
 // NewSecrets returns the secret store of db.
 func NewSecrets(db *DB) *Secrets { return &Secrets{db: db} }
 
-// PageTokenSecret returns the file's secret, making it first if there is none: inserted
-// unless another process's came first, and read back in the same write transaction.
+// PageTokenSecret returns the file's secret, making it if there is none (unless another
+// process's insert comes first: it is read back in the write transaction).
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	secret, err := s.read(ctx, s.db.sql)
 	if !errors.Is(err, sql.ErrNoRows) {

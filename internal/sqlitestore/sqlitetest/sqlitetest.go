@@ -12,9 +12,8 @@ import (
 	_ "modernc.org/sqlite" // the driver "sqlite"
 )
 
-// DamageLeafPage writes garbage over a leaf page of table in the SQLite file at path, which
-// no process may have open: its last connection has checkpointed the WAL into the file.
-// SQLite answers SQLITE_CORRUPT to the reads of the table that reach that page.
+// DamageLeafPage writes garbage over a leaf page of table in the SQLite file at path, which no
+// process may have open (the WAL is checkpointed): reads that reach it get SQLITE_CORRUPT.
 func DamageLeafPage(tb testing.TB, path, table string) {
 	tb.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path)
