@@ -78,7 +78,7 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache
 		var none V
 		return none, err
 	}
-	h, cacheable := db.cache.header() // before the query
+	h, cacheable := db.cache.wal.Load().header() // before the query
 	if v, ok := c.at(h, k); cacheable && ok {
 		return v, nil
 	}
@@ -88,8 +88,6 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache
 	}
 	return v, err
 }
-
-func (c *readCache) header() (walHeader, bool) { return c.wal.Load().header() }
 
 // forget drops everything: this process's own commits are not left to the header to show.
 func (c *readCache) forget() {

@@ -79,11 +79,9 @@ func (db *DB) watch(ctx context.Context) (err error) {
 		return err
 	}
 	var mode string
-	if err := db.pin.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
-	}
-	var version int64
-	if err := db.pin.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&version); err != nil {
+	var version int64 // NULL without its row: Scan fails, and so does Open
+	const q = "SELECT journal_mode, (SELECT value FROM orders_version) FROM pragma_journal_mode"
+	if err := db.pin.QueryRowContext(ctx, q).Scan(&mode, &version); err != nil {
 		return err
 	}
 	if err := db.writable(); err != nil {

@@ -34,7 +34,7 @@ func TestWalIndexHeader(t *testing.T) {
 	}
 	header := func() walHeader {
 		t.Helper()
-		h, ok := db.cache.header()
+		h, ok := db.cache.wal.Load().header()
 		if !ok {
 			t.Fatalf("header not usable: %v", h)
 		}
