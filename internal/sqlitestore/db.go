@@ -165,8 +165,10 @@ func (db *DB) Close() error {
 
 // beginWrite starts a write transaction after this process's earlier ones; call done after.
 func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
-	if err := db.refuseWrites(); err != nil {
-		return nil, nil, err
+	// A lasting fault forbids writes (docs/design.md, Errors), but corruption: SQLite refuses a
+	// write that meets a damaged page itself.
+	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
+		return nil, nil, f
 	}
 	select {
 	case db.writes <- struct{}{}:

@@ -88,19 +88,11 @@ func (db *DB) Fault() error {
 }
 
 // Ready reports whether the file can do a request's work: not while a fault lasts, nor while
-// the disk was last found full, until a write of its own commits (probeWrite).
+// the disk was last found full, until a write of its own (a row nothing reads) commits.
 func (db *DB) Ready(ctx context.Context) error {
-	if err := db.Fault(); err != nil {
+	if err := db.Fault(); err != nil || db.faults.full.Load() == nil {
 		return err
 	}
-	if db.faults.full.Load() == nil {
-		return nil
-	}
-	return db.probeWrite(ctx)
-}
-
-// probeWrite writes a row, which nothing reads, in settings.
-func (db *DB) probeWrite(ctx context.Context) error {
 	tx, done, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
@@ -122,15 +114,6 @@ func (db *DB) reportFault(f *store.Fault) *store.Fault {
 		(*report)(f)
 	}
 	return f
-}
-
-// refuseWrites returns the fault that forbids writing (docs/design.md, Errors), or nil.
-// Corruption does not: SQLite refuses a write that meets a damaged page itself.
-func (db *DB) refuseWrites() error {
-	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
-		return f
-	}
-	return nil
 }
 
 // watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL)
