@@ -14,9 +14,9 @@ import (
 type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
 	off     error                    // why wal is nil since Open
-	version headerCache[struct{}, uint64]
-	keys    headerCache[auth.Hash, auth.Key] // found only: random keys add nothing
-	orders  headerCache[int64, orderRead]    // "no such order" too: a retried cancel is cheap
+	version atomic.Pointer[headerCache[struct{}, uint64]]
+	keys    atomic.Pointer[headerCache[auth.Hash, auth.Key]] // found only: random keys add none
+	orders  atomic.Pointer[headerCache[int64, orderRead]]    // not found too: for retried cancels
 }
 
 // ReadCache reports why the read cache is off (every read queries the file), or nil.
@@ -32,66 +32,51 @@ const maxCachedEntries = 4096
 
 // headerCache is what queries found under one wal-index header, by what they looked up.
 type headerCache[K comparable, V any] struct {
-	cur atomic.Pointer[headerSet[K, V]]
-}
-
-type headerSet[K comparable, V any] struct {
 	header walHeader
 	mu     sync.RWMutex
 	found  map[K]V
 }
 
-// at returns what was found for k, if it was found under header h.
-func (c *headerCache[K, V]) at(h walHeader, k K) (V, bool) {
-	set := c.cur.Load()
-	if set == nil || set.header != h {
-		var none V
-		return none, false
-	}
-	set.mu.RLock()
-	defer set.mu.RUnlock()
-	v, ok := set.found[k]
-	return v, ok
-}
-
-// keep caches v, found by a query begun after h was read; a new h starts a new set.
-func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
-	set := c.cur.Load()
-	if set == nil || set.header != h {
-		fresh := &headerSet[K, V]{header: h, found: map[K]V{}}
-		if !c.cur.CompareAndSwap(set, fresh) {
-			return
-		}
-		set = fresh
-	}
-	set.mu.Lock()
-	defer set.mu.Unlock()
-	if len(set.found) < maxCachedEntries {
-		set.found[k] = v
-	}
-}
-
-// cachedRead returns what c holds for k under the current header, or else what read finds.
-func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache[K, V], k K, read func(context.Context) (V, error)) (V, error) {
+// cachedRead returns what c holds for k under the current header, or else what read finds
+// and keeps it, under the header read before the query; a new header starts a new set.
+func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], k K, read func(context.Context) (V, error)) (V, error) {
 	readCtx, err := pointRead(ctx)
 	if err != nil {
 		var none V
 		return none, err
 	}
 	h, cacheable := db.cache.wal.Load().header() // before the query
-	if v, ok := c.at(h, k); cacheable && ok {
-		return v, nil
+	if set := c.Load(); cacheable && set != nil && set.header == h {
+		set.mu.RLock()
+		v, ok := set.found[k]
+		set.mu.RUnlock()
+		if ok {
+			return v, nil
+		}
 	}
 	v, err := read(readCtx)
-	if err == nil && cacheable {
-		c.keep(h, k, v)
+	if err != nil || !cacheable {
+		return v, err
 	}
-	return v, err
+	set := c.Load()
+	if set == nil || set.header != h {
+		fresh := &headerCache[K, V]{header: h, found: map[K]V{}}
+		if !c.CompareAndSwap(set, fresh) {
+			return v, nil
+		}
+		set = fresh
+	}
+	set.mu.Lock()
+	if len(set.found) < maxCachedEntries {
+		set.found[k] = v
+	}
+	set.mu.Unlock()
+	return v, nil
 }
 
 // forget drops everything: this process's own commits are not left to the header to show.
 func (c *readCache) forget() {
-	c.version.cur.Store(nil)
-	c.keys.cur.Store(nil)
-	c.orders.cur.Store(nil)
+	c.version.Store(nil)
+	c.keys.Store(nil)
+	c.orders.Store(nil)
 }

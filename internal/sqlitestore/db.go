@@ -84,7 +84,17 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	if err := db.pin.QueryRowContext(ctx, q).Scan(&mode, &version); err != nil {
 		return err
 	}
-	if err := db.writable(); err != nil {
+	// SQLite silently opens read-only a file this process cannot write: every process writes.
+	var readOnly bool
+	err = db.pin.Raw(func(c any) (err error) { // c is modernc.org/sqlite's conn
+		readOnly, err = c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
+		return err
+	})
+	if err == nil && readOnly {
+		err = fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
+			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
+	}
+	if err != nil {
 		return err
 	}
 	file, err := os.Stat(db.path)
@@ -106,21 +116,6 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	}
 	db.watchFiles(file, shm)
 	return nil
-}
-
-// writable refuses a file that SQLite opened read-only, as it does silently when this process
-// cannot write the file or its directory: every process on the file writes to it.
-func (db *DB) writable() error {
-	var readOnly bool
-	err := db.pin.Raw(func(c any) (err error) { // c is modernc.org/sqlite's conn
-		readOnly, err = c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
-		return err
-	})
-	if err == nil && readOnly {
-		err = fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
-			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
-	}
-	return err
 }
 
 // createPrivate creates a missing file private to its owner; the -wal and -shm get its mode.
