@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,7 +40,14 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	}
 	ctx := context.Background()
 	db := &DB{path: path, writes: make(chan struct{}, 1)}
-	if err := createPrivate(path); err != nil {
+	// A missing file is created private to its owner; the -wal and -shm get its mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		err = f.Close()
+	} else if errors.Is(err, fs.ErrExist) {
+		err = nil
+	}
+	if err != nil {
 		return nil, db.fail(ctx, err)
 	}
 	if db.sql, err = sql.Open("sqlite", dsn(path, busyTimeout)); err != nil {
@@ -118,18 +124,6 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	return nil
 }
 
-// createPrivate creates a missing file private to its owner; the -wal and -shm get its mode.
-func createPrivate(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
 // dsn is the file's URI, escaped, with the settings of every connection:
 //   - journal_mode=WAL: readers and the writer never wait for each other.
 //   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine.
@@ -137,13 +131,9 @@ func createPrivate(path string) error {
 //   - _txlock=immediate: a write takes the write lock at BEGIN, never failing later on an
 //     outdated snapshot. Find's ReadOnly transaction begins deferred.
 func dsn(path string, busyTimeout time.Duration) string {
+	const settings = "?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Set("_txlock", "immediate")
-	return "file:" + escape.Replace(filepath.Clean(path)) + "?" + q.Encode()
+	return "file:" + escape.Replace(filepath.Clean(path)) + fmt.Sprintf(settings, busyTimeout.Milliseconds())
 }
 
 // Close closes the file. Calls made after it fail with store.ErrUnavailable.

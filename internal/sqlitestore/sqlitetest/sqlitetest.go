@@ -4,6 +4,7 @@ package sqlitetest
 
 import (
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -26,9 +27,7 @@ func DamageLeafPage(tb testing.TB, path, table string) {
 	if err == nil {
 		err = raw.QueryRow("PRAGMA page_size").Scan(&size)
 	}
-	if cerr := raw.Close(); err == nil {
-		err = cerr
-	}
+	err = errors.Join(err, raw.Close())
 	if err != nil {
 		tb.Fatalf("%s: no leaf page of %s to damage: %v", path, table, err)
 	}
