@@ -9,105 +9,74 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// readCache keeps what the reads of every request found, each with the wal-index header read
-// BEFORE the query that found it, and answers from it while the header reads the same: no
-// process has committed since (walindex.go). Otherwise the request queries the file.
+// readCache keeps what reads found, each with the wal-index header read BEFORE its query, and
+// answers from it while the header reads the same: no process has committed since.
 type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
 	off     error                    // why wal is nil since Open
-	version headerCache[struct{}, uint64]
-	// keys holds only keys found, so that random keys sent by anyone add nothing.
-	keys headerCache[auth.Hash, auth.Key]
-	// orders holds "no such order" too, so that a retried cancel of an unknown id is cheap.
-	orders headerCache[int64, orderRead]
+	version atomic.Pointer[headerCache[struct{}, uint64]]
+	keys    atomic.Pointer[headerCache[auth.Hash, auth.Key]] // found only: random keys add none
+	orders  atomic.Pointer[headerCache[int64, orderRead]]    // not found too: for retried cancels
 }
 
-// ReadCache reports why the read cache is off, or nil when it is on. Off, every read queries
-// the file: as correct, and slower.
+// ReadCache reports why the read cache is off (every read queries the file), or nil.
 func (db *DB) ReadCache() error { return db.cache.off }
 
-// orderRead is what reading an order by its id found: the order, or that there is none.
 type orderRead struct {
 	order order.Order
 	found bool
 }
 
-// maxCachedEntries bounds what a headerCache keeps for one header; reads past it query the
-// file, as without a cache.
+// maxCachedEntries bounds a headerCache per header; reads past it query the file.
 const maxCachedEntries = 4096
 
 // headerCache is what queries found under one wal-index header, by what they looked up.
 type headerCache[K comparable, V any] struct {
-	cur atomic.Pointer[headerSet[K, V]]
-}
-
-type headerSet[K comparable, V any] struct {
 	header walHeader
 	mu     sync.RWMutex
 	found  map[K]V
 }
 
-// at returns what was found for k, if it was found under header h.
-func (c *headerCache[K, V]) at(h walHeader, k K) (V, bool) {
-	set := c.cur.Load()
-	if set == nil || set.header != h {
+// cachedRead returns what c holds for k under the current header, or else what read finds
+// and keeps it, under the header read before the query; a new header starts a new set.
+func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], k K, read func(context.Context) (V, error)) (V, error) {
+	readCtx, err := pointRead(ctx)
+	if err != nil {
 		var none V
-		return none, false
+		return none, err
 	}
-	set.mu.RLock()
-	defer set.mu.RUnlock()
-	v, ok := set.found[k]
-	return v, ok
-}
-
-// keep caches v, found for k by a query that started after h was read. A find under another
-// header than the set's starts a new set, unless another request has just done so.
-func (c *headerCache[K, V]) keep(h walHeader, k K, v V) {
-	set := c.cur.Load()
+	h, cacheable := db.cache.wal.Load().header() // before the query
+	if set := c.Load(); cacheable && set != nil && set.header == h {
+		set.mu.RLock()
+		v, ok := set.found[k]
+		set.mu.RUnlock()
+		if ok {
+			return v, nil
+		}
+	}
+	v, err := read(readCtx)
+	if err != nil || !cacheable {
+		return v, err
+	}
+	set := c.Load()
 	if set == nil || set.header != h {
-		fresh := &headerSet[K, V]{header: h, found: map[K]V{}}
-		if !c.cur.CompareAndSwap(set, fresh) {
-			return
+		fresh := &headerCache[K, V]{header: h, found: map[K]V{}}
+		if !c.CompareAndSwap(set, fresh) {
+			return v, nil
 		}
 		set = fresh
 	}
 	set.mu.Lock()
-	defer set.mu.Unlock()
 	if len(set.found) < maxCachedEntries {
 		set.found[k] = v
 	}
-}
-
-// cachedRead returns what c holds for k under the current wal-index header, or else what
-// read finds with a context that is not watched (pointRead), and keeps it unless read failed.
-func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *headerCache[K, V], k K, read func(context.Context) (V, error)) (V, error) {
-	var none V
-	readCtx, err := pointRead(ctx)
-	if err != nil {
-		return none, err
-	}
-	h, cacheable := db.cache.header() // before the query: see readCache
-	if !cacheable {
-		return read(readCtx)
-	}
-	if v, ok := c.at(h, k); ok {
-		return v, nil
-	}
-	v, err := read(readCtx)
-	if err != nil {
-		return none, err
-	}
-	c.keep(h, k, v)
+	set.mu.Unlock()
 	return v, nil
 }
 
-// header reads the wal-index header; ok is false when it cannot vouch for a cached value.
-func (c *readCache) header() (walHeader, bool) { return c.wal.Load().header() }
-
-// forget drops everything cached. The header moves with this process's commits too; DB.commit
-// calls it all the same, so that its own writes do not depend on the header to be seen.
+// forget drops everything: this process's own commits are not left to the header to show.
 func (c *readCache) forget() {
-	c.version.cur.Store(nil)
-	c.keys.cur.Store(nil)
-	c.orders.cur.Store(nil)
+	c.version.Store(nil)
+	c.keys.Store(nil)
+	c.orders.Store(nil)
 }

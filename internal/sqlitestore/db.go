@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,8 +15,7 @@ import (
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite", in pure Go: the binary stays static
 )
 
-// DefaultBusyTimeout is how long a write waits for another process's write to finish before
-// it fails with store.ErrUnavailable.
+// DefaultBusyTimeout is how long a write waits for another process's write before it fails.
 const DefaultBusyTimeout = 5 * time.Second
 
 // DB is one SQLite file, open. Its stores (NewOrders, NewPets, NewKeys) share its connections.
@@ -26,26 +24,30 @@ type DB struct {
 	path  string
 	sql   *sql.DB
 	stmts statements
-	// writes queues this process's writers here, one at a time, rather than in SQLite's
-	// sleeping busy handler, which is left to arbitrate between processes.
+	// writes queues this process's writers, one at a time, rather than SQLite's sleeping busy
+	// handler, which is left to arbitrate between processes.
 	writes chan struct{}
-	// pin is a connection held, unused, for the DB's lifetime: its SHARED lock keeps the
-	// -shm file that the cache reads from being deleted (walindex.go).
-	pin    *sql.Conn
+	pin    *sql.Conn // held unused: its SHARED lock keeps the -shm from being deleted
 	cache  readCache
 	faults faults
 }
 
-// Open opens the SQLite file at path, creating it and its schema if they are missing, and
-// migrating an older schema. A write waits up to busyTimeout (DefaultBusyTimeout if zero)
-// for another process's write.
+// Open opens the SQLite file at path, creating or migrating its schema, and refuses one this
+// process cannot write. Writes wait up to busyTimeout (0: DefaultBusyTimeout) for others'.
 func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	if busyTimeout <= 0 {
 		busyTimeout = DefaultBusyTimeout
 	}
 	ctx := context.Background()
 	db := &DB{path: path, writes: make(chan struct{}, 1)}
-	if err := createPrivate(path); err != nil {
+	// A missing file is created private to its owner; the -wal and -shm get its mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		err = f.Close()
+	} else if errors.Is(err, fs.ErrExist) {
+		err = nil
+	}
+	if err != nil {
 		return nil, db.fail(ctx, err)
 	}
 	if db.sql, err = sql.Open("sqlite", dsn(path, busyTimeout)); err != nil {
@@ -68,35 +70,39 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 		err = db.watch(ctx)
 	}
 	if err != nil {
+		if db.pin != nil {
+			db.pin.Close() // db.sql.Close does not close a connection in use
+		}
 		return nil, db.fail(ctx, err)
 	}
 	return db, nil
 }
 
-// watch pins a connection that has read the file, maps the file's wal-index for the read
-// cache when it can, and starts watching the paths of the file and of its -shm (watchFiles).
+// watch pins a connection that has read the file, maps its wal-index if it can, and watches
+// the paths (watchFiles).
 func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			// db.sql.Close does not close a connection in use.
-			db.pin.Close()
-		}
-	}()
 	var mode string
-	if err := db.pin.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	var version int64 // NULL without its row: Scan fails, and so does Open
+	const q = "SELECT journal_mode, (SELECT value FROM orders_version) FROM pragma_journal_mode"
+	if err := db.pin.QueryRowContext(ctx, q).Scan(&mode, &version); err != nil {
 		return err
 	}
-	var version int64
-	if err := db.pin.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&version); err != nil {
+	// SQLite silently opens read-only a file this process cannot write: every process writes.
+	var readOnly bool
+	err = db.pin.Raw(func(c any) (err error) { // c is modernc.org/sqlite's conn
+		readOnly, err = c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
+		return err
+	})
+	if err == nil && readOnly {
+		err = fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
+			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
+	}
+	if err != nil {
 		return err
 	}
-	if err := db.writable(); err != nil {
-		return err
-	}
-	// The files as the pinned connection, which has read the file, found them.
 	file, err := os.Stat(db.path)
 	if err != nil {
 		return err
@@ -118,56 +124,16 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	return nil
 }
 
-// writable refuses a file that SQLite opened read-only, as it does silently when this process
-// cannot write the file or its directory: every process on the file writes to it.
-func (db *DB) writable() error {
-	var readOnly bool
-	err := db.pin.Raw(func(c any) error {
-		conn, ok := c.(interface{ IsReadOnly(string) (bool, error) })
-		if !ok {
-			return nil // another driver: its writes will tell
-		}
-		var err error
-		readOnly, err = conn.IsReadOnly("main")
-		return err
-	})
-	switch {
-	case err != nil:
-		return err
-	case readOnly:
-		return fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
-			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
-	}
-	return nil
-}
-
-// createPrivate creates a missing file readable and writable by its owner only; SQLite gives
-// the -wal and -shm files the same permissions.
-func createPrivate(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
 // dsn is the file's URI, escaped, with the settings of every connection:
 //   - journal_mode=WAL: readers and the writer never wait for each other.
 //   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine.
 //   - busy_timeout: a write waits for another process's write instead of failing at once.
-//   - _txlock=immediate: a write transaction takes the write lock at BEGIN, so it cannot
-//     fail later with its snapshot outdated. Find's ReadOnly transaction begins deferred.
+//   - _txlock=immediate: a write takes the write lock at BEGIN, never failing later on an
+//     outdated snapshot. Find's ReadOnly transaction begins deferred.
 func dsn(path string, busyTimeout time.Duration) string {
+	const settings = "?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Set("_txlock", "immediate")
-	return "file:" + escape.Replace(filepath.Clean(path)) + "?" + q.Encode()
+	return "file:" + escape.Replace(filepath.Clean(path)) + fmt.Sprintf(settings, busyTimeout.Milliseconds())
 }
 
 // Close closes the file. Calls made after it fail with store.ErrUnavailable.
@@ -176,17 +142,18 @@ func (db *DB) Close() error {
 	db.stmts.close()
 	db.pin.Close()
 	err := db.sql.Close()
-	// The wal-index last: its descriptor of the -shm must outlive the connections (walIndexes).
+	// The wal-index last: its descriptor of the -shm must outlive the connections.
 	wal := db.cache.wal.Swap(nil)
 	db.cache.forget()
 	return errors.Join(err, wal.release())
 }
 
-// beginWrite starts a write transaction, after the writes of this process before it; the
-// caller calls done once it has ended.
+// beginWrite starts a write transaction after this process's earlier ones; call done after.
 func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
-	if err := db.refuseWrites(); err != nil {
-		return nil, nil, err
+	// A lasting fault forbids writes (docs/design.md, Errors), but corruption: SQLite refuses a
+	// write that meets a damaged page itself.
+	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
+		return nil, nil, f
 	}
 	select {
 	case db.writes <- struct{}{}:
@@ -204,8 +171,7 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 	return tx, done, nil
 }
 
-// commit commits tx, a transaction of beginWrite, and empties the read cache. A commit ends
-// a full disk's state: there was room for this write.
+// commit commits tx and empties the read cache; it ends a full disk's fault: there was room.
 func (db *DB) commit(tx *sql.Tx) error {
 	defer db.cache.forget()
 	if err := tx.Commit(); err != nil {
@@ -215,9 +181,8 @@ func (db *DB) commit(tx *sql.Tx) error {
 	return nil
 }
 
-// pointRead is the context of a read of one row through an index: it takes microseconds and
-// waits for no writer, so the caller's context is not watched during it (database/sql and the
-// driver would each start a goroutine to do so, BenchmarkLookup). An ended context still fails.
+// pointRead is the context of a read of one row by index, which takes microseconds: not
+// watched, as database/sql and the driver would each start a goroutine to. An ended one fails.
 func pointRead(ctx context.Context) (context.Context, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

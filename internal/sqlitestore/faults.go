@@ -15,9 +15,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// The kinds of store.Fault this package reports (docs/design.md has their table). The two
-// found by watchFiles forbid writes: nobody else would read this process's writes into a
-// replaced file, and one with a new -shm would overwrite its commits in the WAL.
+// The kinds of store.Fault this package reports (docs/design.md, Errors, has their table).
 const (
 	FaultCorrupt    = "corrupt"     // the file is damaged or not a database; it lasts
 	FaultFull       = "full"        // no room for a write, until a write commits again
@@ -25,23 +23,18 @@ const (
 	FaultShmRemoved = "shm_removed" // the file's -shm was deleted or replaced; it lasts
 )
 
-// watchEvery is how often the watcher checks that the paths still name the files opened.
 const watchEvery = 250 * time.Millisecond
 
-// faults is what a DB knows of the faults of its file, and whom it tells.
 type faults struct {
 	report  atomic.Pointer[func(*store.Fault)]
 	lasting atomic.Pointer[store.Fault] // the first fault that lasts until a restart
-	// full is set from a write that found the disk full until a write commits again.
-	full    atomic.Pointer[store.Fault]
-	unwatch func() // stops watchFiles
+	full    atomic.Pointer[store.Fault] // until a write commits again
+	unwatch func()                      // stops watchFiles
 }
 
-// fail sorts an error of the database into the kinds the service tells apart, naming the
-// file and keeping SQLite's message: the caller's own context error, as is; a row the schema
-// refused (a bug or a race: the stores check what they write); a damaged file,
-// store.ErrCorrupt and a FaultCorrupt; a full disk, a FaultFull; anything else (cannot open,
-// I/O error, busy past the busy timeout, closed) store.ErrUnavailable.
+// fail sorts an error of the database, naming the file: the caller's context error as is; a
+// row the schema refused (a bug: the stores check what they write); a damaged file or a full
+// disk, reported as a fault; anything else (cannot open, I/O, busy, closed) ErrUnavailable.
 func (db *DB) fail(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -77,10 +70,8 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %w", store.ErrCorrupt, fmt.Errorf(format, args...))
 }
 
-// OnFault makes report be told of every fault of the file from now on: each operation that
-// meets corruption or a full disk, and once, the replacement of the file or of its -shm
-// (found within a second, without a request). A lasting fault found before the call is told
-// at once. Call it before the DB is used concurrently; report must not block.
+// OnFault makes report be told of every fault of the file from now on, and at once of a
+// lasting fault found before. Call it before the DB is used concurrently; report must not block.
 func (db *DB) OnFault(report func(*store.Fault)) {
 	db.faults.report.Store(&report)
 	if f := db.faults.lasting.Load(); f != nil {
@@ -96,21 +87,12 @@ func (db *DB) Fault() error {
 	return nil
 }
 
-// Ready reports whether the file can do the work of a request now: not while a fault lasts,
-// nor while the disk was last found full, until a write of its own commits (probeWrite), so
-// that the service is ready again as soon as there is room, with no request needed.
+// Ready reports whether the file can do a request's work: not while a fault lasts, nor while
+// the disk was last found full, until a write of its own (a row nothing reads) commits.
 func (db *DB) Ready(ctx context.Context) error {
-	if err := db.Fault(); err != nil {
+	if err := db.Fault(); err != nil || db.faults.full.Load() == nil {
 		return err
 	}
-	if db.faults.full.Load() == nil {
-		return nil
-	}
-	return db.probeWrite(ctx)
-}
-
-// probeWrite writes a row of its own, which nothing reads, in the settings table.
-func (db *DB) probeWrite(ctx context.Context) error {
 	tx, done, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
@@ -123,8 +105,7 @@ func (db *DB) probeWrite(ctx context.Context) error {
 	return db.fail(ctx, db.commit(tx))
 }
 
-// reportFault reports f, keeps it as the lasting fault when it lasts and none came first,
-// and returns it.
+// reportFault reports f, keeps it if it is the first lasting fault, and returns it.
 func (db *DB) reportFault(f *store.Fault) *store.Fault {
 	if f.Lasting {
 		db.faults.lasting.CompareAndSwap(nil, f)
@@ -135,19 +116,8 @@ func (db *DB) reportFault(f *store.Fault) *store.Fault {
 	return f
 }
 
-// refuseWrites returns the fault that forbids writing, or nil. Corruption does not: SQLite
-// refuses a write that meets a damaged page itself.
-func (db *DB) refuseWrites() error {
-	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
-		return f
-	}
-	return nil
-}
-
-// watchFiles checks every watchEvery, until Close, that db.path and its -shm still name the
-// files that Open opened (os.SameFile). SQLite keeps its descriptors and never looks at the
-// paths again, so it would go on serving a file replaced under it. shm is nil when the file
-// is not in WAL mode.
+// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL)
+// that Open found: SQLite keeps its descriptors and never looks at the paths again.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })
@@ -171,27 +141,30 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 
 // checkFiles returns the fault of a path that no longer names the file opened, or nil.
 func (db *DB) checkFiles(file, shm os.FileInfo) *store.Fault {
-	if now, err := os.Stat(db.path); err != nil || !os.SameFile(now, file) {
+	if how := moved(db.path, file); how != "" {
 		return &store.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
-			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", store.ErrUnavailable, db.path, changed(err))}
+			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", store.ErrUnavailable, db.path, how)}
 	}
 	if shm == nil {
 		return nil
 	}
-	if now, err := os.Stat(db.path + "-shm"); err != nil || !os.SameFile(now, shm) {
+	if how := moved(db.path+"-shm", shm); how != "" {
 		return &store.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
-			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", store.ErrUnavailable, db.path, changed(err))}
+			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", store.ErrUnavailable, db.path, how)}
 	}
 	return nil
 }
 
-// changed says how a watched path changed: it is gone, or names another file.
-func changed(err error) string {
+// moved says how path no longer names the file was, or "" if it still does.
+func moved(path string, was os.FileInfo) string {
+	now, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return "removed"
 	case err != nil:
 		return err.Error()
+	case !os.SameFile(now, was):
+		return "another file is there"
 	}
-	return "another file is there"
+	return ""
 }

@@ -12,20 +12,17 @@ import (
 
 var _ order.Finder = (*Orders)(nil)
 
-// The ranges a Find reads, each in id order straight from a B-tree (no sort) and with a LIMIT,
-// so that at most the budget of rows is examined. A filter on a pet reads that pet's range (the
-// narrowest); one on one or two states reads a range per state and merges them (an IN would
-// sort); any other reads the ids from After. A ship-date range is walked by id too: a page in
-// id order from orders_by_ship_date would read and sort the whole date range. The rest of the
-// filter is kept by order.Filter.Matches, not in SQL, where it would read past the budget.
+// The ranges a Find reads, each in id order from a B-tree (no sort) with a LIMIT, so at most
+// the budget of rows is examined: a pet's range, one per state (merged: an IN would sort), or
+// the ids from After (ship dates too: orders_by_ship_date would sort the whole range). The
+// rest of the filter is kept by order.Filter.Matches; in SQL it would read past the budget.
 const (
 	findByPet    = "SELECT " + orderColumns + " FROM orders INDEXED BY orders_by_pet WHERE pet_id = ? AND id > ? ORDER BY id LIMIT ?"
 	findByStatus = "SELECT " + orderColumns + " FROM orders INDEXED BY orders_by_status WHERE status = ? AND id > ? ORDER BY id LIMIT ?"
 	findByID     = "SELECT " + orderColumns + " FROM orders WHERE id > ? ORDER BY id LIMIT ?"
 )
 
-// Get reads one order by its id, or answers from what the last read of it found while no
-// process has committed since (cache.go).
+// Get reads one order by its id, or answers from the read cache.
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 	r, err := cachedRead(ctx, s.db, &s.db.cache.orders, id, func(readCtx context.Context) (orderRead, error) {
 		o, err := scanOrder(s.db.stmts.selectOrder.QueryRowContext(readCtx, id))
@@ -83,7 +80,6 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	return order.PageOf(f, req, candidates), nil
 }
 
-// readRange runs one of the prepared find statements in tx.
 func (s *Orders) readRange(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, args ...any) ([]order.Order, error) {
 	rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
 	if err != nil {

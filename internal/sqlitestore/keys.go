@@ -13,9 +13,8 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in the api_keys table. A Lookup reads the table unless no process
-// has committed since it found that key (cache.go), so a key that another process creates or
-// revokes counts from the next request on.
+// Keys is an auth.KeyStore in the api_keys table. A key another process creates or revokes
+// counts from the next request on: the read cache answers only while nobody has committed.
 type Keys struct{ db *DB }
 
 // NewKeys returns the key store of db.
@@ -32,15 +31,14 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	})
 }
 
-// Add stores k if no key has its name: the check and the insert are one statement, atomic
-// for every process.
+// Add stores k if no key has its name, in one statement: atomic for every process.
 func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	createdAt, err := formatTimestamp(k.CreatedAt)
-	if err != nil {
-		return fmt.Errorf("key %q: createdAt: %w", k.Name, err)
+	createdAt := k.CreatedAt.UTC()
+	if y := createdAt.Year(); y < 0 || y > 9999 { // timestampLayout needs four digits
+		return fmt.Errorf("key %q: createdAt: time %s is outside the years 0000 to 9999", k.Name, createdAt.Format(time.RFC3339Nano))
 	}
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
@@ -49,7 +47,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	defer done()
 	err = tx.QueryRowContext(ctx,
 		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
-		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt).Scan(new(string))
+		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt.Format(timestampLayout)).Scan(new(string))
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
 	}
@@ -69,9 +67,8 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, s.db.fail(ctx, err)
 }
 
-// Revoke removes the key named nameOrPrefix, or else, for a string that looks like the
-// start of a key, the one whose shown prefix it is (the first by name, should two keys
-// share it), as the other key stores do.
+// Revoke removes the key named nameOrPrefix, or else the first by name whose shown prefix it
+// is, as the other key stores do.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
@@ -94,8 +91,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 	return k, s.db.fail(ctx, s.db.commit(tx))
 }
 
-// scanKey reads the keyColumns of one row, and reports a row the service cannot use as
-// store.ErrCorrupt naming the key.
+// scanKey reads the keyColumns of a row; one the service cannot use is ErrCorrupt, named.
 func scanKey(row scanner) (auth.Key, error) {
 	var (
 		k                         auth.Key

@@ -31,8 +31,7 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	return list, s.db.fail(ctx, err)
 }
 
-// Version returns the counter that the schema's triggers move with every change to the
-// orders, committed by any process, or its cached value while none has committed since.
+// Version returns the counter the schema's triggers move with every change to the orders.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	return cachedRead(ctx, s.db, &s.db.cache.version, struct{}{}, func(readCtx context.Context) (uint64, error) {
 		var v int64
@@ -41,12 +40,8 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	})
 }
 
-// Cancel applies order.Order.Cancel to the order in a write transaction: reading the status
-// and writing the new one are one step for every process that shares the file.
-//
-// Only a pending order needs that transaction. An unknown, shipped or cancelled order is
-// answered from a read, which no later commit can make wrong: a status never leaves shipped
-// or cancelled, and orders are never deleted.
+// Cancel applies order.Order.Cancel in a write transaction, one step for every process. Only
+// a pending order needs it: no commit can undo a read's "unknown", "shipped" or "cancelled".
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	current, err := s.Get(ctx, id)
 	if err != nil {
@@ -107,7 +102,6 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	return p, nil
 }
 
-// scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(...any) error }
 
 // scanRows reads every row of rows with scan; the list is never nil.
@@ -124,8 +118,7 @@ func scanRows[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error)
 	return out, rows.Err()
 }
 
-// scanOrder reads the orderColumns of one row, and reports a row the service cannot use
-// as store.ErrCorrupt naming the order.
+// scanOrder reads the orderColumns of a row; one the service cannot use is ErrCorrupt, named.
 func scanOrder(row scanner) (order.Order, error) {
 	var (
 		o                  order.Order

@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 )
 
-// migrations[i] takes a file from user_version i to i+1. Later versions append steps, never
-// edit one, so that a file written by any earlier version can be brought up to date.
+// migrations[i] takes a file from user_version i to i+1; later versions append, never edit.
 var migrations = []string{
 	// 0 → 1: orders, pets and API keys.
 	`
@@ -66,8 +64,7 @@ CREATE TABLE settings (
 `,
 }
 
-// migrate brings the file's schema to the version of this code, in a write transaction, so
-// that two processes that open a new file at once create the schema once.
+// migrate brings the schema up to date in a write transaction: once, should two processes race.
 func (db *DB) migrate(ctx context.Context) error {
 	current, err := db.schemaVersion(ctx, db.sql)
 	if err != nil || current == len(migrations) {
@@ -93,13 +90,11 @@ func (db *DB) migrate(ctx context.Context) error {
 	return db.fail(ctx, tx.Commit())
 }
 
-// querier is a *sql.DB or a *sql.Tx.
 type querier interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
-// schemaVersion reads the schema version of the file, and refuses a file that a newer
-// version of the service has migrated past what this code knows.
+// schemaVersion reads the file's schema version, refusing one newer than this code's.
 func (db *DB) schemaVersion(ctx context.Context, q querier) (int, error) {
 	var v int
 	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
@@ -111,21 +106,8 @@ func (db *DB) schemaVersion(ctx context.Context, q querier) (int, error) {
 	return v, nil
 }
 
-// timestampLayout is how an instant is written: RFC 3339 in UTC with all nine digits of the
-// nanoseconds, so that every value has the same width and text order is time order (an
-// index on a ship date answers a date range).
+// timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
 const timestampLayout = "2006-01-02T15:04:05.000000000Z"
 
-// timestampGlob is the CHECK that a column holds a timestamp in that layout.
 const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
 	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"
-
-// formatTimestamp writes t in timestampLayout; it refuses the years that do not have four
-// digits, which would break the order of the text.
-func formatTimestamp(t time.Time) (string, error) {
-	t = t.UTC()
-	if y := t.Year(); y < 0 || y > 9999 {
-		return "", fmt.Errorf("time %s is outside the years 0000 to 9999", t.Format(time.RFC3339Nano))
-	}
-	return t.Format(timestampLayout), nil
-}

@@ -11,19 +11,17 @@ import (
 
 var _ pagetoken.SecretStore = (*Secrets)(nil)
 
-// pageTokenSecret is the name of the page-token secret's row in settings.
 const pageTokenSecret = "page_token_secret"
 
-// Secrets is a pagetoken.SecretStore in the settings table: every process on the file gets
-// the one secret, so each reads the others' page tokens, and a restart keeps them valid.
+// Secrets is a pagetoken.SecretStore in the settings table: every process on the file reads
+// the others' page tokens, and a restart keeps them valid.
 type Secrets struct{ db *DB }
 
 // NewSecrets returns the secret store of db.
 func NewSecrets(db *DB) *Secrets { return &Secrets{db: db} }
 
-// PageTokenSecret returns the secret in the file, making it first if the file holds none:
-// inserted unless another process's insert came first, and read back in the same write
-// transaction, so that every process returns the one that was kept.
+// PageTokenSecret returns the file's secret, making it if there is none (unless another
+// process's insert comes first: it is read back in the write transaction).
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	secret, err := s.read(ctx, s.db.sql)
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -46,7 +44,7 @@ func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	return secret, s.db.fail(ctx, tx.Commit())
 }
 
-// read reads the secret's row; sql.ErrNoRows when there is none.
+// read returns sql.ErrNoRows when there is no secret.
 func (s *Secrets) read(ctx context.Context, q querier) ([]byte, error) {
 	var secret []byte
 	err := q.QueryRowContext(ctx, "SELECT value FROM settings WHERE name = ?", pageTokenSecret).Scan(&secret)

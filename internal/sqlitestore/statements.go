@@ -13,13 +13,10 @@ const (
 
 // statements are the queries of every request, prepared once.
 type statements struct {
-	ordersVersion                     *sql.Stmt
-	listOrders                        *sql.Stmt
-	selectOrder                       *sql.Stmt
-	cancelOrder                       *sql.Stmt
-	selectPet                         *sql.Stmt
-	lookupKey                         *sql.Stmt
-	findByPet, findByStatus, findByID *sql.Stmt // find.go
+	ordersVersion, listOrders, selectOrder, cancelOrder *sql.Stmt
+	selectPet, lookupKey                                *sql.Stmt
+	findByPet, findByStatus, findByID                   *sql.Stmt // find.go
+	all                                                 []*sql.Stmt
 }
 
 // prepare prepares the statements; the caller closes them after an error too.
@@ -41,15 +38,13 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
 			return err
 		}
+		s.all = append(s.all, *p.stmt)
 	}
 	return nil
 }
 
 func (s *statements) close() {
-	for _, stmt := range []*sql.Stmt{s.ordersVersion, s.listOrders, s.selectOrder, s.cancelOrder, s.selectPet, s.lookupKey,
-		s.findByPet, s.findByStatus, s.findByID} {
-		if stmt != nil {
-			stmt.Close()
-		}
+	for _, stmt := range s.all {
+		stmt.Close()
 	}
 }

@@ -34,7 +34,7 @@ func TestWalIndexHeader(t *testing.T) {
 	}
 	header := func() walHeader {
 		t.Helper()
-		h, ok := db.cache.header()
+		h, ok := db.cache.wal.Load().header()
 		if !ok {
 			t.Fatalf("header not usable: %v", h)
 		}
@@ -60,7 +60,7 @@ func TestWalIndexHeader(t *testing.T) {
 		if _, err := NewOrders(db).Version(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if v := db.cache.version.cur.Load(); v == nil || v.header != h {
+		if v := db.cache.version.Load(); v == nil || v.header != h {
 			t.Fatalf("commit %d: Version did not keep what it read: %+v", i, v)
 		}
 	}

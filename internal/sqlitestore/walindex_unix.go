@@ -25,9 +25,8 @@ type walIndex struct {
 // shmID names a -shm file by device and inode, whatever path reached it.
 type shmID struct{ dev, ino uint64 }
 
-// walIndexes are the mapped -shm files of the process, each opened once and closed when no
-// DB uses it: SQLite locks the -shm with POSIX record locks, which belong to the process, and
-// closing ANY descriptor of the file drops them all, those of SQLite's connections included.
+// walIndexes are the mapped -shm files of the process, each opened once and closed when no DB
+// uses it: closing ANY descriptor of the file drops the process's POSIX locks, SQLite's too.
 var walIndexes = struct {
 	mu   sync.Mutex
 	open map[shmID]*walIndex
@@ -43,10 +42,7 @@ func openWalIndex(path string) (*walIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := shmIDOf(info)
-	if err != nil {
-		return nil, err
-	}
+	id := shmIDOf(info)
 	if w := walIndexes.open[id]; w != nil {
 		w.refs++
 		return w, nil
@@ -63,7 +59,7 @@ func openWalIndex(path string) (*walIndex, error) {
 	if info, err = f.Stat(); err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
-	if opened, err := shmIDOf(info); err != nil || opened != id {
+	if shmIDOf(info) != id {
 		return nil, errors.Join(fmt.Errorf("%s changed while being opened", shm), f.Close())
 	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, pageSize, syscall.PROT_READ, syscall.MAP_SHARED)
@@ -75,16 +71,13 @@ func openWalIndex(path string) (*walIndex, error) {
 	return w, nil
 }
 
-func shmIDOf(info os.FileInfo) (shmID, error) {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return shmID{}, errors.New("no device and inode for " + info.Name())
-	}
-	return shmID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, nil // the fields' types vary by platform
+// shmIDOf takes what os.Stat gives on every unix; the fields' types vary by platform.
+func shmIDOf(info os.FileInfo) shmID {
+	st := info.Sys().(*syscall.Stat_t)
+	return shmID{dev: uint64(st.Dev), ino: uint64(st.Ino)}
 }
 
-// release ends this DB's use of w; the last use unmaps and closes the file. The caller has
-// closed its connections to the database first.
+// release ends this DB's use of w, after its connections are closed; the last use unmaps.
 func (w *walIndex) release() error {
 	if w == nil {
 		return nil
@@ -98,9 +91,8 @@ func (w *walIndex) release() error {
 	return errors.Join(syscall.Munmap(w.mem), w.file.Close())
 }
 
-// header reads the wal-index header, and reports whether it is one a commit wrote: its two
-// copies agree and are initialised. Atomic loads: another process writes the words, and the
-// first copy must be read before the second, as in SQLite's reader.
+// header reads the wal-index header, and reports whether a commit wrote it: both copies agree
+// and are initialised. Atomic loads: another process writes, and the first copy is read first.
 func (w *walIndex) header() (h walHeader, ok bool) {
 	if w == nil {
 		return walHeader{}, false

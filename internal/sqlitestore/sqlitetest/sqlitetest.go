@@ -4,6 +4,7 @@ package sqlitetest
 
 import (
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,9 +13,8 @@ import (
 	_ "modernc.org/sqlite" // the driver "sqlite"
 )
 
-// DamageLeafPage writes garbage over a leaf page of table in the SQLite file at path, which
-// no process may have open: its last connection has checkpointed the WAL into the file.
-// SQLite answers SQLITE_CORRUPT to the reads of the table that reach that page.
+// DamageLeafPage writes garbage over a leaf page of table in the SQLite file at path, which no
+// process may have open (the WAL is checkpointed): reads that reach it get SQLITE_CORRUPT.
 func DamageLeafPage(tb testing.TB, path, table string) {
 	tb.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path)
@@ -27,9 +27,7 @@ func DamageLeafPage(tb testing.TB, path, table string) {
 	if err == nil {
 		err = raw.QueryRow("PRAGMA page_size").Scan(&size)
 	}
-	if cerr := raw.Close(); err == nil {
-		err = cerr
-	}
+	err = errors.Join(err, raw.Close())
 	if err != nil {
 		tb.Fatalf("%s: no leaf page of %s to damage: %v", path, table, err)
 	}
