@@ -56,10 +56,9 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 					// The key changed since the lookup: no valid key (or a 503).
 					caller.Key, keyErr = nil, lookupError(ctx, cerr)
 					id, limits = rateLimitKey(caller, ipv6Prefix)
-					if noDecision(ctx, keyErr) {
-						return undecided(ctx, ex, limits, now(), obs, keyErr)
+					if err = keyErr; !noDecision(ctx, err) {
+						d, err = limiter.Allow(ctx, id, limits)
 					}
-					d, err = limiter.Allow(ctx, id, limits)
 				}
 			}
 			switch {

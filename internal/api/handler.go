@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,25 +55,19 @@ type Config struct {
 }
 
 // New returns the service's HTTP handler: the routes, then the middleware in the order it runs
-// (docs/design.md, "The request path").
+// (docs/design.md, "The request pipeline").
 func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Orders == nil || cfg.Finder == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
 		return nil, errors.New("api: the orders (and its finder), pets and keys stores, a limiter and a page-token codec are required")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
+	cfg.IPv6Prefix = cmp.Or(cfg.IPv6Prefix, ratelimit.DefaultIPv6Prefix)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.IPv6Prefix == 0 {
-		cfg.IPv6Prefix = ratelimit.DefaultIPv6Prefix
-	}
 	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
-	}
-	if cfg.Observer == nil {
-		cfg.Observer = noObserver{}
 	}
 	ct, err := loadContract()
 	if err != nil {
@@ -95,29 +90,19 @@ func New(cfg Config) (*echo.Echo, error) {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
-	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
-		BaseURL:              BasePath,
-		OperationMiddlewares: ct.validators[BasePath],
-	})
+	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil),
+		gen.RegisterHandlersOptions{BaseURL: BasePath, OperationMiddlewares: ct.validators[BasePath]})
 	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens}
-	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}), genv2.RegisterHandlersOptions{
-		BaseURL:              BasePathV2,
-		OperationMiddlewares: ct.validators[BasePathV2],
-	})
+	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}),
+		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
 
 	// Middleware, in the order it runs (outermost first).
 	e.Use(
-		// Request id; the header hook; errors rendered (errors.go); access line, metrics.
 		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset),
-		// Vary: Accept-Encoding; gzip for clients that accept it.
 		compress,
-		// A panic is a 500 like any other error, its stack logged.
 		recoverPanics(cfg.Logger),
-		// Under a version's base: key → caller → rate-limit decision → 401 unless public.
 		admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
-		// Request line and header fields past MaxHeaderBytes: 431.
 		limitHeaders,
-		// A path no template matches: 404; a known path, another method: 405 with its Allow.
 		unmatched,
 	)
 	return e, nil

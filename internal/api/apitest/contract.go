@@ -17,18 +17,16 @@ import (
 // Contract checks answers of a test server against the document of each version.
 type Contract struct {
 	versions []*contract.Checker // of orderd.Versions, in its order
-	bases    []string
 }
 
-// load loads the contract once per test binary, for servers at any address.
 var load = sync.OnceValues(func() (*Contract, error) {
 	c := &Contract{}
 	for _, v := range orderd.Versions {
-		ch, err := contract.NewVersion(v, v.Base)
+		ch, err := contract.NewVersion(v, v.Base) // for servers at any address
 		if err != nil {
 			return nil, err
 		}
-		c.versions, c.bases = append(c.versions, ch), append(c.bases, v.Base)
+		c.versions = append(c.versions, ch)
 	}
 	return c, nil
 })
@@ -46,8 +44,8 @@ func Load(tb testing.TB) *Contract {
 // Check validates one answer against the document of the version its path is under; a path
 // under none is checked by version 1's, which checks what holds outside every version.
 func (c *Contract) Check(req *http.Request, res *http.Response, body []byte) error {
-	for i, base := range c.bases {
-		if p := req.URL.Path; p == base || strings.HasPrefix(p, base+"/") {
+	for i, v := range orderd.Versions {
+		if p := req.URL.Path; p == v.Base || strings.HasPrefix(p, v.Base+"/") {
 			return c.versions[i].Check(req, res, body)
 		}
 	}

@@ -31,13 +31,8 @@ func (l *Log) String() string {
 // Records returns every line written so far, decoded; a line that is not JSON fails the test.
 func (l *Log) Records(tb testing.TB) []map[string]any {
 	tb.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
+	for line := range strings.Lines(l.String()) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			tb.Fatalf("log line %q: %v", line, err)
