@@ -22,7 +22,7 @@ import (
 // the chain needs, built once.
 type contract struct {
 	bases      []string                                    // oldest first: "/v1", "/v2"
-	routes     map[string]map[string]*operation            // by echo route, then method
+	operations map[string]*operation                       // by method and echo route: "GET /v1/store/orders"
 	validators map[string]map[string][]echo.MiddlewareFunc // by base, then operationId
 }
 
@@ -32,8 +32,10 @@ type operation struct {
 	unlimited bool   // public, and its 200 declares no rate-limit headers
 }
 
+// loadContract reads every version's document. Echo routes: kin-openapi's router, which
+// matches the documents' server URLs, is not needed.
 func loadContract() (*contract, error) {
-	ct := &contract{routes: map[string]map[string]*operation{}, validators: map[string]map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{operations: map[string]*operation{}, validators: map[string]map[string][]echo.MiddlewareFunc{}}
 	for i, v := range orderd.Versions {
 		doc, err := v.Load()
 		if err != nil {
@@ -45,38 +47,31 @@ func loadContract() (*contract, error) {
 		}
 		ct.bases = append(ct.bases, v.Base)
 		ct.validators[v.Base] = map[string][]echo.MiddlewareFunc{}
-		ct.addVersion(doc, v.Name, v.Base, label)
-	}
-	return ct, nil
-}
-
-// addVersion adds the operations of the document named name, served under base and labelled
-// label+operationId. Echo routes: kin-openapi's router is not needed.
-func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
-	for path, item := range doc.Paths.Map() {
-		for method, op := range item.Operations() {
-			o := &operation{label: label + op.OperationID}
-			if op.Security != nil && len(*op.Security) == 0 {
-				o.public, o.unlimited = true, !declaresRateLimit(op)
+		for path, item := range doc.Paths.Map() {
+			for method, op := range item.Operations() {
+				o := &operation{label: label + op.OperationID}
+				if op.Security != nil && len(*op.Security) == 0 {
+					ok := op.Responses.Status(http.StatusOK)
+					o.public = true
+					o.unlimited = ok != nil && ok.Value != nil && ok.Value.Headers["X-RateLimit-Limit"] == nil
+				}
+				route := v.Base + echoPath(path)
+				ct.operations[method+" "+route] = o
+				if method == http.MethodGet { // answered for HEAD too (routes)
+					ct.operations[http.MethodHead+" "+route] = o
+				}
+				if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {
+					continue
+				}
+				// admit has authenticated the request: kin-openapi need not.
+				unsecured := *op
+				unsecured.Security = &openapi3.SecurityRequirements{}
+				r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
+				ct.validators[v.Base][op.OperationID] = []echo.MiddlewareFunc{validator(r, v.Name)}
 			}
-			route := base + echoPath(path)
-			if ct.routes[route] == nil {
-				ct.routes[route] = map[string]*operation{}
-			}
-			ct.routes[route][method] = o
-			if method == http.MethodGet { // answered for HEAD too (routes)
-				ct.routes[route][http.MethodHead] = o
-			}
-			if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {
-				continue
-			}
-			// admit has authenticated the request: kin-openapi need not.
-			unsecured := *op
-			unsecured.Security = &openapi3.SecurityRequirements{}
-			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[base][op.OperationID] = []echo.MiddlewareFunc{validator(r, name)}
 		}
 	}
+	return ct, nil
 }
 
 // underBase reports whether path is under a version's base, where requests are admitted.
@@ -91,13 +86,7 @@ func (ct *contract) underBase(path string) bool {
 
 // operationAt is the operation of the request's route and method, or nil.
 func (ct *contract) operationAt(c echo.Context) *operation {
-	return ct.routes[c.Path()][c.Request().Method]
-}
-
-// declaresRateLimit is the contract's word on whether the operation is limited.
-func declaresRateLimit(op *openapi3.Operation) bool {
-	ok := op.Responses.Status(http.StatusOK)
-	return ok == nil || ok.Value == nil || ok.Value.Headers["X-RateLimit-Limit"] != nil
+	return ct.operations[c.Request().Method+" "+c.Path()]
 }
 
 // labelOf is the metrics label of the request whose operation is op: its label, the route for

@@ -50,19 +50,16 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.M
 			if !log.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
-			attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", req.Method),
-				slog.String("route", routeOf(c)), slog.Int("status", res.Status),
-				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size)}
-			if caller := auth.CallerFrom(req.Context()); caller != nil {
-				if caller.Key != nil {
-					attrs = append(attrs, slog.String("key_name", caller.Key.Name), slog.String("key_prefix", caller.Key.Prefix))
-				} else {
-					attrs = append(attrs, slog.String("client", caller.Addr))
-				}
-			}
 			// No caller's pc: LogAttrs would walk the stack for one on every line (measured).
 			r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-			r.AddAttrs(attrs...)
+			r.AddAttrs(slog.String("request_id", id), slog.String("method", req.Method),
+				slog.String("route", routeOf(c)), slog.Int("status", res.Status),
+				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size))
+			if caller := auth.CallerFrom(req.Context()); caller != nil && caller.Key != nil {
+				r.AddAttrs(slog.String("key_name", caller.Key.Name), slog.String("key_prefix", caller.Key.Prefix))
+			} else if caller != nil {
+				r.AddAttrs(slog.String("client", caller.Addr))
+			}
 			_ = log.Handler().Handle(req.Context(), r) // a lost line loses no request
 			return nil
 		}
