@@ -19,9 +19,8 @@ import (
 // anonymousLimits apply to callers without a valid key, by address: they slow key guessing.
 var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 
-// admit decides whether a request under a version's base may reach its route: key, caller,
-// rate-limit decision (a 401 counts too), 401 unless public (docs/design.md, "Admission, in one
-// step"). It runs before validation, so an unknown route or method is limited too.
+// admit decides whether a request under a version's base may reach its route (docs/design.md,
+// "Admission, in one step"); before validation, so an unknown route or method counts too.
 func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -33,8 +32,8 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			if ex == nil { // no observe before: the decision holds, without headers
 				ex = &exchange{op: ct.operationAt(c)}
 			}
+			ex.caller.Addr = c.RealIP()
 			if ex.op != nil && ex.op.unlimited {
-				ex.caller.Addr = c.RealIP()
 				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &ex.caller)))
 				return next(c)
 			}
@@ -42,8 +41,14 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			ex.trip = store.Trip{Context: req.Context()}
 			ctx := context.Context(&ex.trip)
 			caller := &ex.caller
-			caller.Addr = c.RealIP()
-			keyErr := identify(ctx, keys, req.Header.Values("Authorization"), caller, &ex.key)
+			var keyErr error
+			if token, err := auth.BearerToken(req.Header.Values("Authorization")); err != nil {
+				keyErr = err
+			} else if ex.key, err = keys.Lookup(ctx, auth.HashOf(token)); err != nil {
+				keyErr = lookupError(ctx, err)
+			} else {
+				caller.Key = &ex.key
+			}
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
 			id, limits := rateLimitKey(caller, ipv6Prefix)
 			if noDecision(ctx, keyErr) {
@@ -83,21 +88,6 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			return next(c)
 		}
 	}
-}
-
-// identify sets the caller's key (written to key) when Authorization carries a valid one;
-// keyErr says why there is none.
-func identify(ctx context.Context, keys auth.KeyStore, authorization []string, caller *auth.Caller, key *auth.Key) (keyErr error) {
-	token, err := auth.BearerToken(authorization)
-	if err != nil {
-		return err
-	}
-	*key, err = keys.Lookup(ctx, auth.HashOf(token))
-	if err == nil {
-		caller.Key = key
-		return nil
-	}
-	return lookupError(ctx, err)
 }
 
 // noDecision reports whether err leaves the request without a rate-limit decision.

@@ -21,9 +21,8 @@ const (
 	minGzipLength = 256 // the shortest body worth compressing: error bodies are shorter
 )
 
-// acceptsGzip reports whether Accept-Encoding, its lines taken as one list, accepts gzip (RFC
-// 9110, 12.5.3): "gzip" or "x-gzip", else "*", weighted above 0 and not below "identity" (by
-// name or by "*"). An element whose weight is no qvalue counts for nothing.
+// acceptsGzip reports whether Accept-Encoding accepts gzip (RFC 9110, 12.5.3): "gzip", "x-gzip"
+// or else "*", weighted above 0 and not below "identity"; a weight that is no qvalue, nothing.
 func acceptsGzip(h http.Header) bool {
 	gz, star, identity := -1, -1, -1 // weights in thousandths; -1: not listed
 	for _, line := range h.Values(echo.HeaderAcceptEncoding) {
@@ -90,9 +89,8 @@ func compress(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// gzipWriter compresses a body of at least minGzipLength bytes, at pageLevel, as it is
-// written; a shorter one, or none, is sent as it is, and so is one that set its own
-// Content-Encoding (the list, a page).
+// gzipWriter compresses a body of at least minGzipLength bytes as it is written; a shorter
+// one, or one with its own Content-Encoding (the list, a page), is sent as it is.
 type gzipWriter struct {
 	http.ResponseWriter
 	status  int    // kept until the body says whether it is compressed
@@ -130,8 +128,7 @@ func (w *gzipWriter) Write(b []byte) (int, error) {
 	return w.z.Write(b)
 }
 
-// startGzip writes the headers of a compressed body that starts with w.pending, or else b,
-// and compresses w.pending.
+// startGzip writes the headers of a body that starts with w.pending (else b), and w.pending.
 func (w *gzipWriter) startGzip(b []byte) error {
 	h := w.Header()
 	if _, ok := h[echo.HeaderContentType]; !ok { // else net/http would sniff the gzip bytes

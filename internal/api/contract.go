@@ -18,8 +18,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// contract is what the documents of orderd.Versions say about each operation, in the forms
-// the chain needs, built once.
+// contract is what the documents of orderd.Versions say of each operation, built once.
 type contract struct {
 	bases      []string                                    // oldest first: "/v1", "/v2"
 	operations map[string]*operation                       // by method and echo route: "GET /v1/store/orders"
@@ -32,8 +31,7 @@ type operation struct {
 	unlimited bool   // public, and its 200 declares no rate-limit headers
 }
 
-// loadContract reads every version's document. Echo routes: kin-openapi's router, which
-// matches the documents' server URLs, is not needed.
+// loadContract reads every version's document; echo routes, not kin-openapi's router.
 func loadContract() (*contract, error) {
 	ct := &contract{operations: map[string]*operation{}, validators: map[string]map[string][]echo.MiddlewareFunc{}}
 	for i, v := range orderd.Versions {
@@ -104,9 +102,8 @@ func (ct *contract) labelOf(c echo.Context, op *operation) string {
 // echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
 var echoPath = strings.NewReplacer("{", ":", "}", "").Replace
 
-// validator checks a routed request against its operation with kin-openapi's ValidateRequest
-// and ownRules: every value it passes is one the binding reads; every 400 names its parameter
-// and doc, the document.
+// validator checks a request by kin-openapi's ValidateRequest and ownRules, so that every value
+// it passes is one the binding reads; a 400 names its parameter and doc, the document.
 func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 	// Without defaults written into the query: the find's Link repeats the query as sent.
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
@@ -177,8 +174,7 @@ type ruleError string
 
 func (e ruleError) Error() string { return string(e) }
 
-// combineListHeaders joins the lines of a header parameter with commas (RFC 9110 §5.3): it is
-// validated and bound as one value.
+// combineListHeaders joins a header parameter's lines with commas (RFC 9110 §5.3): one value.
 func combineListHeaders(h http.Header, params openapi3.Parameters) {
 	for _, ref := range params {
 		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {

@@ -20,8 +20,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// problem is an answer given as an Error object: returned by handlers and middleware,
-// rendered by errorHandler.
+// problem is an answer as an Error object: returned by any step, rendered by errorHandler.
 type problem struct {
 	status  int
 	code    gen.ErrorCode
@@ -70,8 +69,7 @@ var errorTable = []struct {
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
 }
 
-// requestEnded reports whether err is the request's own end (the client hung up or its
-// deadline passed), no failure of a store.
+// requestEnded reports whether err is the request's own end, no failure of a store.
 func requestEnded(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
@@ -137,8 +135,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
-// requestErrorMessage names the parameter, what it must be (not in kin-openapi's words) and
-// doc, the document that says so.
+// requestErrorMessage names the parameter, what it must be, and doc, which says so.
 func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	if re.Parameter == nil {
 		return "invalid request: " + re.Error() + "; see " + doc

@@ -15,8 +15,7 @@ import (
 const defaultPageSize = 100 // openapi-v2.yaml's
 
 // FindOrders answers one page of the orders that match the filters, from where pageToken says,
-// or 304 when the client's tag is the page's; a page asked for again at the same version is
-// answered from the cache.
+// or 304; a page asked for again at the same version is answered from the cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
 	p, f := req.Params, filterOf(req.Params)
 	// The version is read before the page, as listCache.get does.
@@ -69,8 +68,7 @@ func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f ord
 	return pg, nil
 }
 
-// tokensHold reports whether a cached page may answer: its tokens verify under the secret now
-// in use (a store that lost it makes it anew).
+// tokensHold reports whether a cached page's tokens verify under the secret now in use.
 func (s *ServerV2) tokensHold(ctx context.Context, pg *encodedPage, sent *string, f order.Filter) bool {
 	for _, t := range []*string{sent, &pg.next} {
 		if t != nil && *t != "" {
@@ -173,8 +171,7 @@ func nextLink(query, next string) string {
 
 type queryKey struct{}
 
-// withQuery gives the find the raw query, which the strict interface does not pass on: for
-// the Link and the page cache.
+// withQuery gives the find the raw query, which the strict interface does not pass on.
 func withQuery(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandlerFunc {
 	if operationID != "FindOrders" {
 		return f

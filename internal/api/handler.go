@@ -43,8 +43,7 @@ type Config struct {
 	Keys       auth.KeyStore
 	Limiter    ratelimit.Limiter
 	Sunset     Sunset
-	// TrustedProxies are the peers whose X-Forwarded-For names the client. None by default:
-	// anyone may write the header.
+	// TrustedProxies are the peers whose X-Forwarded-For names the client; none by default.
 	TrustedProxies []*net.IPNet
 	IPv6Prefix     int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
 	Ready          func(context.Context) error // whether the stores answer (/readyz); nil: always
@@ -54,8 +53,7 @@ type Config struct {
 	Now            func() time.Time // time.Now by default
 }
 
-// New returns the service's HTTP handler: the routes, then the middleware in the order it runs
-// (docs/design.md, "The request pipeline").
+// New returns the service's HTTP handler (docs/design.md, "The request pipeline").
 func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Orders == nil || cfg.Finder == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
 		return nil, errors.New("api: the orders (and its finder), pets and keys stores, a limiter and a page-token codec are required")
@@ -130,9 +128,8 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	})
 }
 
-// MaxHeaderBytes bounds a request's line and header fields, each line with its CRLF, as Go
-// parsed them (docs/security.md). http.Server.MaxHeaderBytes reads 4096 bytes past it before
-// it refuses, in plain text; limitHeaders refuses what lies between as a JSON Error.
+// MaxHeaderBytes bounds a request's line and header fields as Go parsed them (docs/security.md).
+// http.Server refuses 4096 bytes past it, in plain text; limitHeaders between, as an Error.
 const MaxHeaderBytes = 16 << 10
 
 var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge,
@@ -179,9 +176,8 @@ func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// matchesTemplate reports whether the path matches its route as the document reads it: each
-// parameter one whole, non-empty segment (%2F is no separator). echo's last parameter would
-// take the rest of the path; a wildcard route (/docs/assets/*) does so by design.
+// matchesTemplate reports whether each parameter is one whole, non-empty segment (%2F is no
+// separator): echo's last would take the rest of the path, as a wildcard route does by design.
 func matchesTemplate(c echo.Context) bool {
 	route := c.Path()
 	if route == "" || strings.HasSuffix(route, "*") {
@@ -199,8 +195,7 @@ func matchesTemplate(c echo.Context) bool {
 	return true
 }
 
-// clientAddress is the peer's address, or, from a trusted proxy, the nearest untrusted hop
-// that X-Forwarded-For names.
+// clientAddress is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
 func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()
@@ -212,9 +207,8 @@ func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
-// health serves /healthz (the process answers) and /readyz (its stores answer too). Not ready
-// is a 503 whose cause is not logged: a probe meets it every few seconds, and the stores'
-// own log already tells of it. A lasting fault is named, without paths.
+// health serves /healthz and /readyz (the stores answer). Not ready is not logged: a probe meets
+// it every few seconds, and the stores' own log tells of it. A fault is named, without paths.
 func health(e routes, ready func(context.Context) error) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

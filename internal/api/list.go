@@ -82,8 +82,7 @@ func newEncoded(body []byte, level int) *encoded {
 	return &encoded{body: body, etag: etagOf(body), gzipped: gzipped}
 }
 
-// write sends e's body with its ETag and Content-Length, gzipped when the request accepts it
-// and the body is long enough (compress's writer then passes it through).
+// write sends e's body, gzipped when the request accepts it (compress then passes it through).
 func (e *encoded) write(w http.ResponseWriter) error {
 	body, h := e.body, w.Header()
 	if len(body) >= minGzipLength && gzipAccepted(w) {

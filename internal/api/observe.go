@@ -18,9 +18,8 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// observe is the outermost middleware: a request id, the header hook, the error rendered here
-// (so that the status is known), then one access line and the metrics. The line names the
-// caller by key name and prefix, or address: never the key.
+// observe is the outermost step: request id, header hook, the error rendered (for the status),
+// access line and metrics. The line names the caller by key name and prefix, never the key.
 func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -68,8 +67,7 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.M
 
 const exchangeKey = "orderd.exchange" // in echo's context store
 
-// exchange is what the chain learns of one request that its answer's headers depend on:
-// observe makes it, admit fills in its decision and the caller.
+// exchange is what the answer's headers depend on: observe makes it, admit fills it in.
 type exchange struct {
 	requestID string
 	op        *operation          // of the route and method, or nil

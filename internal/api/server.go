@@ -16,10 +16,8 @@ import (
 	"github.com/petstore/orderd/internal/pagetoken"
 )
 
-var (
-	_ gen.StrictServerInterface   = (*Server)(nil)
-	_ genv2.StrictServerInterface = (*ServerV2)(nil)
-)
+var _ gen.StrictServerInterface = (*Server)(nil)
+var _ genv2.StrictServerInterface = (*ServerV2)(nil)
 
 // Server implements the operations of openapi.yaml on the domain's stores.
 type Server struct {
@@ -31,8 +29,7 @@ type Server struct {
 	obs    Observer
 }
 
-// ServerV2 implements the operations of openapi-v2.yaml: the find (find.go), one order, and
-// version 1's cancel and document in version 2's types.
+// ServerV2 implements the operations of openapi-v2.yaml; the find is in find.go.
 type ServerV2 struct {
 	v1     *Server // the cancel, one rule for both versions
 	finder order.Finder
@@ -56,8 +53,7 @@ func (s *ServerV2) CancelOrder(ctx context.Context, req genv2.CancelOrderRequest
 	return genv2.CancelOrder204Response{}, nil
 }
 
-// cancel is every version's cancel (order.Order.Cancel has the rule), its outcome counted.
-// nil means 204: cancelled now, or already.
+// cancel is every version's cancel, its outcome counted; nil (204): cancelled now or already.
 func (s *Server) cancel(ctx context.Context, id int64) error {
 	_, changed, err := s.orders.Cancel(ctx, id)
 	switch {
@@ -106,8 +102,7 @@ func (s *ServerV2) GetOpenAPIDocument(context.Context, genv2.GetOpenAPIDocumentR
 	}, nil
 }
 
-// GetPetById answers a pet until the sunset date, and 410 from then on. writeHeaders writes
-// the declared Deprecation, Sunset and Link headers.
+// GetPetById answers a pet until the sunset date, then 410; writeHeaders marks it deprecated.
 func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject) (gen.GetPetByIdResponseObject, error) {
 	if s.sunset.Passed(s.now()) {
 		return nil, errSunset

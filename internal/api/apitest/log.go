@@ -8,8 +8,7 @@ import (
 	"testing"
 )
 
-// Log collects the JSON lines of a log written by concurrent requests, for a test to read
-// back as records.
+// Log collects the JSON lines of a log written by concurrent requests, to read back.
 type Log struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
