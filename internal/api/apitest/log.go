@@ -3,6 +3,7 @@ package apitest
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,11 +45,5 @@ func (l *Log) Records(tb testing.TB) []map[string]any {
 // At returns the records of level (DEBUG, INFO, WARN, ERROR).
 func (l *Log) At(tb testing.TB, level string) []map[string]any {
 	tb.Helper()
-	var out []map[string]any
-	for _, rec := range l.Records(tb) {
-		if rec["level"] == level {
-			out = append(out, rec)
-		}
-	}
-	return out
+	return slices.DeleteFunc(l.Records(tb), func(rec map[string]any) bool { return rec["level"] != level })
 }
