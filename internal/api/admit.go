@@ -16,22 +16,11 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// anonymousLimits apply to callers without a valid key, by client address: they slow down
-// the guessing of keys.
+// anonymousLimits apply to callers without a valid key, by address: they slow key guessing.
 var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 
-// admit decides whether a request under a version's base may reach its route, in this order:
-//
-//  1. the bearer token, and the key it names (one lookup);
-//  2. the caller: the key when it is valid, or else the client address;
-//  3. the rate-limit decision for that caller: every request counts, a 401 too, so that
-//     guessing keys is limited like any other traffic;
-//  4. 401 unless the key is valid or the operation is public.
-//
-// It runs after routing but before validation, so an unknown route or method is limited and
-// authenticated too. A key has one quota for every version. Requests outside the bases pass
-// untouched, and so do those of an unlimited operation (the served documents). A request
-// whose client hung up meanwhile is no decision: nothing is counted (requestEnded).
+// admit decides whether a request under a version's base may reach its route (docs/design.md,
+// "Admission, in one step"); before validation, so an unknown route or method counts too.
 func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -40,40 +29,41 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 				return next(c)
 			}
 			ex, _ := c.Get(exchangeKey).(*exchange)
-			if ex == nil { // no observe before: the decision holds, without its headers
+			if ex == nil { // no observe before: the decision holds, without headers
 				ex = &exchange{op: ct.operationAt(c)}
 			}
+			ex.caller.Addr = c.RealIP()
 			if ex.op != nil && ex.op.unlimited {
-				// No key to look up, nothing to count; the access line names the address.
-				ex.caller.Addr = c.RealIP()
 				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &ex.caller)))
 				return next(c)
 			}
-			// The lookup may answer provisionally from what the key store keeps; the
-			// limiter's round trip carries what confirms it (store.Trip, as store.Begin makes).
+			// The lookup may answer provisionally; the limiter's round trip confirms it.
 			ex.trip = store.Trip{Context: req.Context()}
 			ctx := context.Context(&ex.trip)
 			caller := &ex.caller
-			caller.Addr = c.RealIP()
-			keyErr := identify(ctx, keys, req.Header.Values("Authorization"), caller, &ex.key)
+			var keyErr error
+			if token, err := auth.BearerToken(req.Header.Values("Authorization")); err != nil {
+				keyErr = err
+			} else if ex.key, err = keys.Lookup(ctx, auth.HashOf(token)); err != nil {
+				keyErr = lookupError(ctx, err)
+			} else {
+				caller.Key = &ex.key
+			}
 			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
 			id, limits := rateLimitKey(caller, ipv6Prefix)
 			if noDecision(ctx, keyErr) {
-				// Who calls is unknown: limiting by address would tell a valid key's client to
-				// wait a minute for a store that may be back in a second.
+				// Who calls is unknown: no limiting by address (docs/design.md).
 				return undecided(ctx, ex, limits, now(), obs, keyErr)
 			}
 			d, err := limiter.Allow(ctx, id, limits)
 			if err == nil && caller.Key != nil {
 				if cerr := store.Confirm(ctx); cerr != nil {
-					// The key changed since the lookup: the request has no valid key (or
-					// answers 503, as a lookup that cannot reach the key store does).
+					// The key changed since the lookup: no valid key (or a 503).
 					caller.Key, keyErr = nil, lookupError(ctx, cerr)
 					id, limits = rateLimitKey(caller, ipv6Prefix)
-					if noDecision(ctx, keyErr) {
-						return undecided(ctx, ex, limits, now(), obs, keyErr)
+					if err = keyErr; !noDecision(ctx, err) {
+						d, err = limiter.Allow(ctx, id, limits)
 					}
-					d, err = limiter.Allow(ctx, id, limits)
 				}
 			}
 			switch {
@@ -100,32 +90,13 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 	}
 }
 
-// identify sets the caller's key (written to key) when Authorization carries a valid one;
-// keyErr says why there is none: no or a malformed header, an unknown key, the key store's
-// failure, or the request's own end.
-func identify(ctx context.Context, keys auth.KeyStore, authorization []string, caller *auth.Caller, key *auth.Key) (keyErr error) {
-	token, err := auth.BearerToken(authorization)
-	if err != nil {
-		return err
-	}
-	*key, err = keys.Lookup(ctx, auth.HashOf(token))
-	if err == nil {
-		caller.Key = key
-		return nil
-	}
-	return lookupError(ctx, err)
-}
-
-// noDecision reports whether err leaves the request without a rate-limit decision: a store
-// cannot be reached, or the request ended.
+// noDecision reports whether err leaves the request without a rate-limit decision.
 func noDecision(ctx context.Context, err error) bool {
 	return errors.Is(err, store.ErrUnavailable) || requestEnded(ctx, err)
 }
 
-// undecided ends a request for which no decision could be made. Its headers describe the
-// caller's plan as if nothing had been counted (the minute binds, its whole limit remaining):
-// the counts are unknown, and this never claims a quota the caller has not spent; when to
-// come back is Retry-After's to say. Only a store's failure is counted as an outcome.
+// undecided ends a request no decision could be made for. Its headers describe the plan as if
+// nothing had been counted: the counts are unknown, and it claims no quota unspent.
 func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.Time, obs Observer, err error) error {
 	d := ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 	ex.limit = &d
@@ -135,7 +106,6 @@ func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.T
 	return err
 }
 
-// lookupError is why a key lookup (or its confirmation) gave no key.
 func lookupError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, auth.ErrKeyNotFound):
@@ -143,12 +113,11 @@ func lookupError(ctx context.Context, err error) error {
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt), requestEnded(ctx, err):
 		return err
 	}
-	// A KeyStore fails only in the ways package store names; anything else is a 500.
+	// A KeyStore fails only in the ways package store names: anything else is a 500.
 	return fmt.Errorf("looking up a key: %w", err)
 }
 
-// rateLimitKey names the caller to the limiter: the key, or else the client's network (its
-// IPv4 address, or its IPv6 /ipv6Prefix).
+// rateLimitKey names the caller to the limiter: the key, or else the client's network.
 func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 	if c.Key != nil {
 		return ratelimit.KeyCaller(string(c.Key.Hash)), c.Key.Limits()
@@ -156,7 +125,6 @@ func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
 	return ratelimit.AddrCaller(c.Addr, ipv6Prefix), anonymousLimits
 }
 
-// tooManyRequests is the 429 of d.
 func tooManyRequests(d ratelimit.Decision) error {
 	secs := int64(d.RetryAfter.Seconds())
 	if d.Banned {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"io"
 	"math"
 	"net/http"
@@ -14,22 +13,16 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// compress.go decides compression: which requests accept gzip, which answers are gzipped as
-// they are written, and the levels (klauspost/compress: faster and smaller than compress/gzip;
-// the figures are in bench/notes.md). A page is gzipped once per page found, and a walk finds
-// many: speed decides. The list once per version, read by many: size counts more.
+// The levels (klauspost/compress; figures in bench/notes.md): a page is gzipped once per page
+// found, and a walk finds many, so speed decides; the list once per version, so size counts.
 const (
-	pageLevel = gzip.BestSpeed
-	listLevel = 3
-	// minGzipLength is the shortest body worth compressing: error bodies are shorter.
-	minGzipLength = 256
+	pageLevel     = gzip.BestSpeed
+	listLevel     = 3
+	minGzipLength = 256 // the shortest body worth compressing: error bodies are shorter
 )
 
-// acceptsGzip reports whether Accept-Encoding, all its lines taken as one list, accepts gzip
-// (RFC 9110, 12.5.3): "gzip" (or its alias "x-gzip"), else "*", with a weight above 0 and
-// not below the weight given to "identity", when one is given (by name or by "*"); on a tie
-// gzip is sent. No header, or an empty one, asks for no coding. A weight that is not a qvalue
-// makes its element count for nothing: the body is then sent plain, which is always safe.
+// acceptsGzip reports whether Accept-Encoding accepts gzip (RFC 9110, 12.5.3): "gzip", "x-gzip"
+// or else "*", weighted above 0 and not below "identity"; a weight that is no qvalue, nothing.
 func acceptsGzip(h http.Header) bool {
 	gz, star, identity := -1, -1, -1 // weights in thousandths; -1: not listed
 	for _, line := range h.Values(echo.HeaderAcceptEncoding) {
@@ -55,8 +48,7 @@ func acceptsGzip(h http.Header) bool {
 	return gz > 0 && gz >= identity
 }
 
-// qvalue is the weight of an element's parameters in thousandths: 1000 without a q, -1 when
-// q is no qvalue (RFC 9110, 12.4.2).
+// qvalue is the weight in params, in thousandths: 1000 without a q, -1 for no qvalue.
 func qvalue(params string) int {
 	for p := range strings.SplitSeq(params, ";") {
 		name, v, _ := strings.Cut(p, "=")
@@ -75,8 +67,8 @@ func qvalue(params string) int {
 
 var qvalueSyntax = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
 
-// compress answers a request that accepts gzip through a gzipWriter, and tells every answer
-// but /metrics' (which compresses itself) that it varies with Accept-Encoding.
+// compress answers a request that accepts gzip through a gzipWriter, and marks every answer
+// but /metrics' (which compresses itself) Vary: Accept-Encoding.
 func compress(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.Path() == "/metrics" {
@@ -89,7 +81,7 @@ func compress(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		w := &gzipWriter{ResponseWriter: res.Writer}
 		res.Writer = w
-		// Put back whatever happens: observe writes an error answer after this returns, plain.
+		// observe writes an error answer after this returns, plain.
 		defer func() { res.Writer = w.ResponseWriter }()
 		err := next(c)
 		w.finish()
@@ -97,21 +89,19 @@ func compress(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// gzipWriter compresses a body of at least minGzipLength bytes, at pageLevel, as it is
-// written; a shorter one, or none (a 304, a HEAD's), is sent as it is. An answer that sets its
-// own Content-Encoding (an encoded list or page) is passed through untouched.
+// gzipWriter compresses a body of at least minGzipLength bytes as it is written; a shorter
+// one, or one with its own Content-Encoding (the list, a page), is sent as it is.
 type gzipWriter struct {
 	http.ResponseWriter
-	status  int    // the status to write, once it is known whether the body is compressed
-	pending []byte // the first bytes of a body, until there are minGzipLength of them
+	status  int    // kept until the body says whether it is compressed
+	pending []byte // a body's first bytes, until there are minGzipLength
 	z       *gzip.Writer
-	through bool // writing as it is: the body is already encoded, or short
+	through bool // writing as it is
 }
 
-// WriteHeader keeps the status until the body says whether it is compressed.
 func (w *gzipWriter) WriteHeader(status int) {
 	if w.through || w.z != nil || w.status != 0 {
-		return // http.ResponseWriter ignores a second status too
+		return // a second status is ignored, as by http.ResponseWriter
 	}
 	if _, ok := w.Header()[echo.HeaderContentEncoding]; ok {
 		w.through = true
@@ -122,9 +112,7 @@ func (w *gzipWriter) WriteHeader(status int) {
 }
 
 func (w *gzipWriter) Write(b []byte) (int, error) {
-	if w.status == 0 && !w.through && w.z == nil {
-		w.WriteHeader(http.StatusOK)
-	}
+	w.WriteHeader(http.StatusOK) // unless written
 	switch {
 	case w.through:
 		return w.ResponseWriter.Write(b)
@@ -140,8 +128,7 @@ func (w *gzipWriter) Write(b []byte) (int, error) {
 	return w.z.Write(b)
 }
 
-// startGzip writes the headers of a compressed body, whose first bytes are in w.pending or b,
-// and compresses the pending ones.
+// startGzip writes the headers of a body that starts with w.pending (else b), and w.pending.
 func (w *gzipWriter) startGzip(b []byte) error {
 	h := w.Header()
 	if _, ok := h[echo.HeaderContentType]; !ok { // else net/http would sniff the gzip bytes
@@ -163,10 +150,8 @@ func (w *gzipWriter) startGzip(b []byte) error {
 
 // Flush compresses what is pending (the length of the rest is unknown) and sends it.
 func (w *gzipWriter) Flush() {
+	w.WriteHeader(http.StatusOK) // unless written
 	if !w.through && w.z == nil {
-		if w.status == 0 {
-			w.status = http.StatusOK
-		}
 		w.startGzip(nil)
 	}
 	if w.z != nil {
@@ -175,7 +160,7 @@ func (w *gzipWriter) Flush() {
 	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
-// finish ends the answer: the gzip stream, or the short body and status kept until now.
+// finish ends the gzip stream, or writes the status and short body kept until now.
 func (w *gzipWriter) finish() {
 	switch {
 	case w.z != nil:
@@ -195,33 +180,21 @@ func (w *gzipWriter) finish() {
 // Unwrap is the writer under it, for http.ResponseController and for gzipAccepted.
 func (w *gzipWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// gzipAccepted reports whether w writes to a request that accepts gzip: whether compress put
-// its writer under it.
+// gzipAccepted reports whether compress put its writer under w: the request accepts gzip.
 func gzipAccepted(w http.ResponseWriter) bool {
-	for w != nil {
-		if _, ok := w.(*gzipWriter); ok {
+	for {
+		switch u := w.(type) {
+		case *gzipWriter:
 			return true
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = u.Unwrap()
+		default:
 			return false
 		}
-		w = u.Unwrap()
 	}
-	return false
 }
 
-// pageWriters are the gzip writers of compress, at pageLevel.
 var pageWriters = sync.Pool{New: func() any {
 	z, _ := gzip.NewWriterLevel(io.Discard, pageLevel)
 	return z
 }}
-
-// gzipBytes is b compressed at level, for a body compressed once and sent many times.
-func gzipBytes(b []byte, level int) []byte {
-	var out bytes.Buffer
-	z, _ := gzip.NewWriterLevel(&out, level)
-	z.Write(b) // a Buffer's writes cannot fail
-	z.Close()
-	return out.Bytes()
-}

@@ -18,28 +18,22 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// contract is what the documents of every version (orderd.Versions) say about each operation,
-// in the forms the chain needs, built once when the handler is made.
+// contract is what the documents of orderd.Versions say of each operation, built once.
 type contract struct {
-	bases []string // the versions' bases, oldest first: "/v1", "/v2"
-	// routes are the operations by echo route ("/v1/store/orders/:orderId"), then by method.
-	routes map[string]map[string]*operation
-	// validators check a request against its operation, by base, then by operationId; none
-	// for an operation that declares no parameters and no body.
-	validators map[string]map[string][]echo.MiddlewareFunc
+	bases      []string                                    // oldest first: "/v1", "/v2"
+	operations map[string]*operation                       // by method and echo route: "GET /v1/store/orders"
+	validators map[string]map[string][]echo.MiddlewareFunc // by base, then operationId
 }
 
-// operation is what the contract says of one route of one method.
 type operation struct {
-	// label is the metrics label: the operationId, prefixed by the version ("v2.findOrders")
-	// after the first, whose labels stay as they were before there was a second.
-	label     string
-	public    bool // the security is empty: no key needed (still limited, by address)
-	unlimited bool // public, and its 200 declares no rate-limit headers: not even limited
+	label     string // for metrics: operationId, after version 1 prefixed ("v2.findOrders")
+	public    bool   // the security is empty: no key needed (still limited, by address)
+	unlimited bool   // public, and its 200 declares no rate-limit headers
 }
 
+// loadContract reads every version's document; echo routes, not kin-openapi's router.
 func loadContract() (*contract, error) {
-	ct := &contract{routes: map[string]map[string]*operation{}, validators: map[string]map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{operations: map[string]*operation{}, validators: map[string]map[string][]echo.MiddlewareFunc{}}
 	for i, v := range orderd.Versions {
 		doc, err := v.Load()
 		if err != nil {
@@ -51,44 +45,34 @@ func loadContract() (*contract, error) {
 		}
 		ct.bases = append(ct.bases, v.Base)
 		ct.validators[v.Base] = map[string][]echo.MiddlewareFunc{}
-		ct.addVersion(doc, v.Name, v.Base, label)
+		for path, item := range doc.Paths.Map() {
+			for method, op := range item.Operations() {
+				o := &operation{label: label + op.OperationID}
+				if op.Security != nil && len(*op.Security) == 0 {
+					ok := op.Responses.Status(http.StatusOK)
+					o.public = true
+					o.unlimited = ok != nil && ok.Value != nil && ok.Value.Headers["X-RateLimit-Limit"] == nil
+				}
+				route := v.Base + echoPath(path)
+				ct.operations[method+" "+route] = o
+				if method == http.MethodGet { // answered for HEAD too (routes)
+					ct.operations[http.MethodHead+" "+route] = o
+				}
+				if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {
+					continue
+				}
+				// admit has authenticated the request: kin-openapi need not.
+				unsecured := *op
+				unsecured.Security = &openapi3.SecurityRequirements{}
+				r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
+				ct.validators[v.Base][op.OperationID] = []echo.MiddlewareFunc{validator(r, v.Name)}
+			}
+		}
 	}
 	return ct, nil
 }
 
-// addVersion adds the operations of one version's document, the file name, served under base
-// and labelled label+operationId. Echo has routed the request: kin-openapi's router, which
-// matches the document's server URLs, is not needed.
-func (ct *contract) addVersion(doc *openapi3.T, name, base, label string) {
-	for path, item := range doc.Paths.Map() {
-		for method, op := range item.Operations() {
-			o := &operation{label: label + op.OperationID}
-			if op.Security != nil && len(*op.Security) == 0 {
-				o.public, o.unlimited = true, !declaresRateLimit(op)
-			}
-			route := base + echoPath(path)
-			if ct.routes[route] == nil {
-				ct.routes[route] = map[string]*operation{}
-			}
-			ct.routes[route][method] = o
-			if method == http.MethodGet { // answered for HEAD too (handler.go's routes)
-				ct.routes[route][http.MethodHead] = o
-			}
-			if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {
-				continue
-			}
-			// admit has authenticated the request: without security, kin-openapi does not
-			// check it again.
-			unsecured := *op
-			unsecured.Security = &openapi3.SecurityRequirements{}
-			r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-			ct.validators[base][op.OperationID] = []echo.MiddlewareFunc{validator(r, name)}
-		}
-	}
-}
-
-// underBase reports whether path is under the base of a version: where requests are
-// authenticated and rate limited.
+// underBase reports whether path is under a version's base, where requests are admitted.
 func (ct *contract) underBase(path string) bool {
 	for _, base := range ct.bases {
 		if path == base || strings.HasPrefix(path, base+"/") {
@@ -98,21 +82,13 @@ func (ct *contract) underBase(path string) bool {
 	return false
 }
 
-// operationAt is the operation of the request's route and method, or nil outside the contract.
+// operationAt is the operation of the request's route and method, or nil.
 func (ct *contract) operationAt(c echo.Context) *operation {
-	return ct.routes[c.Path()][c.Request().Method]
+	return ct.operations[c.Request().Method+" "+c.Path()]
 }
 
-// declaresRateLimit reports whether the operation's 200 declares the rate-limit headers: the
-// contract's word on whether the operation is limited.
-func declaresRateLimit(op *openapi3.Operation) bool {
-	ok := op.Responses.Status(http.StatusOK)
-	return ok == nil || ok.Value == nil || ok.Value.Headers["X-RateLimit-Limit"] != nil
-}
-
-// labelOf is the metrics label of the request, whose operation is op (operationAt): its
-// label, the route itself for the fixed routes outside the versions (/healthz, /readyz,
-// /metrics, /docs), else "unknown".
+// labelOf is the metrics label of the request whose operation is op: its label, the route for
+// the routes outside the versions (/healthz, /docs…), else "unknown".
 func (ct *contract) labelOf(c echo.Context, op *operation) string {
 	if op != nil {
 		return op.label
@@ -124,13 +100,10 @@ func (ct *contract) labelOf(c echo.Context, op *operation) string {
 }
 
 // echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
-func echoPath(p string) string {
-	return strings.NewReplacer("{", ":", "}", "").Replace(p)
-}
+var echoPath = strings.NewReplacer("{", ":", "}", "").Replace
 
-// validator checks a routed request against its operation with kin-openapi's ValidateRequest,
-// plus two rules of the documents it does not hold (ownRules). So every value it passes is one
-// the generated binding reads, and every 400 names its parameter and doc, the document.
+// validator checks a request by kin-openapi's ValidateRequest and ownRules, so that every value
+// it passes is one the binding reads; a 400 names its parameter and doc, the document.
 func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 	// Without defaults written into the query: the find's Link repeats the query as sent.
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
@@ -141,8 +114,8 @@ func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 			combineListHeaders(req.Header, params)
 			pathParams := map[string]string{}
 			for i, name := range c.ParamNames() {
-				v := c.ParamValues()[i]    // one whole path segment: unmatched has checked it
-				if req.URL.RawPath != "" { // echo leaves escapes in when the path had any
+				v := c.ParamValues()[i]    // one whole segment (unmatched)
+				if req.URL.RawPath != "" { // echo leaves escapes in
 					if u, err := url.PathUnescape(v); err == nil {
 						v = u
 					}
@@ -165,7 +138,7 @@ func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 			}
 			err = next(c)
 			if he := (*echo.HTTPError)(nil); errors.As(err, &he) && he.Code == http.StatusBadRequest {
-				// The binding refused a value validation passed: its text is not ours to show.
+				// The binding refused what validation passed: its text is not ours to show.
 				return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract; see " + doc}
 			}
 			return err
@@ -173,9 +146,8 @@ func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 	}
 }
 
-// ownRules checks the query parameters by validator's own rules: before ValidateRequest, that
-// one of a single value is sent once (the binding would read the first); after it, that a
-// date-time is one RFC 3339 allows (order.DateTimeFault).
+// ownRules checks the query: before ValidateRequest, that a single value is sent once (the
+// binding would read the first); after it, a date-time by order.DateTimeFault.
 func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, before bool) error {
 	for _, ref := range params {
 		p := ref.Value
@@ -197,13 +169,12 @@ func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Paramet
 	return nil
 }
 
-// ruleError is a value refused by ownRules; its text is the reason the client is told.
+// ruleError is ownRules' refusal; its text is what the client is told.
 type ruleError string
 
 func (e ruleError) Error() string { return string(e) }
 
-// combineListHeaders joins the lines of a header parameter into one, with commas, as RFC 9110
-// §5.3 combines a list header: it is validated and bound as one value.
+// combineListHeaders joins a header parameter's lines with commas (RFC 9110 §5.3): one value.
 func combineListHeaders(h http.Header, params openapi3.Parameters) {
 	for _, ref := range params {
 		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {

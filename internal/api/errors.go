@@ -20,8 +20,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// problem is an answer given as an Error object. Handlers and middleware return it (or a
-// domain error); errorHandler renders it.
+// problem is an answer as an Error object: returned by any step, rendered by errorHandler.
 type problem struct {
 	status  int
 	code    gen.ErrorCode
@@ -30,19 +29,17 @@ type problem struct {
 
 func (p *problem) Error() string { return fmt.Sprintf("%d %s: %s", p.status, p.code, p.message) }
 
-// errSunset is returned for the deprecated operation after its sunset date.
 var errSunset = errors.New("GET /pets/{petId} was retired on its sunset date; see the Link header")
 
-// Messages for the answers whose cause must not reach the client.
+// The messages of answers whose cause must not reach the client.
 const (
 	msgInternal    = "internal error"
 	msgUnavailable = "the order store cannot be reached; retry after the time in Retry-After"
 	msgEnded       = "the request ended before it was answered"
 )
 
-// errorTable maps errors to answers. An empty message means the error's own text, which the
-// service composes; the storage's errors carry addresses and record names, so their answers
-// have a fixed message (a 5xx's log line keeps the text).
+// errorTable maps errors to answers; an empty message means the error's own text. The
+// storage's errors name addresses and records: a fixed message, the text in the log.
 var errorTable = []struct {
 	err     error
 	status  int
@@ -56,7 +53,6 @@ var errorTable = []struct {
 	{auth.ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{auth.ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset, ""},
-	// A find no store can answer, and the ways a page token is refused, saying which.
 	{order.ErrBadRequest, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""},
 	{pagetoken.ErrMalformed, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is malformed"},
 	{pagetoken.ErrAltered, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was altered"},
@@ -65,26 +61,23 @@ var errorTable = []struct {
 		"pageToken was made with other filters than status, petId, shipDateFrom and shipDateBefore as sent"},
 	{pagetoken.ErrInvalid, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is invalid"},
 	{store.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
-	// Retrying cannot mend a damaged record: a 500, and the log line names the record.
+	// Retrying cannot mend a damaged record: a 500.
 	{store.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
-	// The request's own end (requestEnded): nobody reads the answer, but it is one the
-	// contract allows every operation, "not answered now, nothing changed". It is no outage:
-	// neither counted as a store error or a decision, nor logged as a failure.
+	// The request's own end (requestEnded): an answer the contract allows every operation,
+	// "not answered now, nothing changed", and no outage: not counted, not logged.
 	{context.Canceled, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
 }
 
-// requestEnded reports whether err is the request's own end (ctx done: the client hung up or
-// its deadline passed), no failure of a store.
+// requestEnded reports whether err is the request's own end, no failure of a store.
 func requestEnded(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
-// retryAfterUnavailable is the Retry-After of a 503, in seconds: long enough for a failover,
-// short enough that clients come back soon after the store does.
+// retryAfterUnavailable is a 503's Retry-After in seconds: long enough for a failover, short
+// enough that clients come back soon after the store does.
 const retryAfterUnavailable = 5
 
-// problemFor turns any error into the answer the client gets.
 func problemFor(err error) *problem {
 	var p *problem
 	if errors.As(err, &p) {
@@ -113,8 +106,7 @@ func problemFor(err error) *problem {
 	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal}
 }
 
-// errorHandler renders every error that reaches echo as an Error object. observe calls it, so
-// that the access line knows the status; observe's hook writes the route's headers.
+// errorHandler renders every error that reaches echo as an Error object.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
@@ -123,9 +115,8 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		p := problemFor(err)
 		h := c.Response().Header()
 		if p.status >= 500 && !requestEnded(c.Request().Context(), err) {
-			// A 500 is a fault to look into, one line each. A 503 (the store is out) and a
-			// store's fault (a corrupt page) are told already, by the access line, the
-			// metrics and the stores' own warnings: per request, at debug level.
+			// A 500 is a fault to look into. A 503 and a store's fault are told already by
+			// the access line, the metrics and the stores' own warnings: debug level.
 			level := slog.LevelError
 			var fault *store.Fault
 			if p.status == http.StatusServiceUnavailable || errors.As(err, &fault) {
@@ -144,8 +135,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
-// requestErrorMessage names the parameter, says what it must be (not in kin-openapi's words)
-// and names doc, the document that says so.
+// requestErrorMessage names the parameter, what it must be, and doc, which says so.
 func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	if re.Parameter == nil {
 		return "invalid request: " + re.Error() + "; see " + doc
@@ -158,8 +148,8 @@ func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
 }
 
-// expectation says what the parameter must be; for a string, by the rule of its schema that
-// the value broke (cause), since a short value may fail its pattern.
+// expectation says what the parameter must be; for a string, by the rule it broke (cause),
+// since a short value may fail its pattern.
 func expectation(p *openapi3.Parameter, cause error) string {
 	if p.Schema == nil || p.Schema.Value == nil {
 		return "invalid value"

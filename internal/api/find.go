@@ -12,12 +12,10 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// defaultPageSize is the page size of a find that names none, as openapi-v2.yaml says.
-const defaultPageSize = 100
+const defaultPageSize = 100 // openapi-v2.yaml's
 
 // FindOrders answers one page of the orders that match the filters, from where pageToken says,
-// or 304 when the client's tag is the page's. The store bounds each call's work
-// (order.ScanBudget); a page asked for again at the same version is answered from the cache.
+// or 304; a page asked for again at the same version is answered from the cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
 	p, f := req.Params, filterOf(req.Params)
 	// The version is read before the page, as listCache.get does.
@@ -39,14 +37,12 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 	return pageAnswer{pg}, nil
 }
 
-// findPage reads and encodes the page that p asks for.
 func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f order.Filter, query string) (*encodedPage, error) {
 	page := order.PageRequest{Size: defaultPageSize}
 	if p.PageSize != nil {
 		page.Size = int(*p.PageSize)
 	}
 	if p.PageToken != nil {
-		// A refused token is the client's error (errors.go); any other, the secret store's.
 		after, err := s.tokens.Read(ctx, *p.PageToken, f)
 		if err != nil {
 			return nil, err
@@ -72,8 +68,7 @@ func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f ord
 	return pg, nil
 }
 
-// tokensHold reports whether a cached page may answer: the request's token and the page's
-// next one verify under the secret now in use, which a store that lost it makes anew.
+// tokensHold reports whether a cached page's tokens verify under the secret now in use.
 func (s *ServerV2) tokensHold(ctx context.Context, pg *encodedPage, sent *string, f order.Filter) bool {
 	for _, t := range []*string{sent, &pg.next} {
 		if t != nil && *t != "" {
@@ -85,14 +80,13 @@ func (s *ServerV2) tokensHold(ctx context.Context, pg *encodedPage, sent *string
 	return true
 }
 
-// encodedPage is one page of a find, as the request that found it answered it.
+// encodedPage is one page of a find, as encoded when found.
 type encodedPage struct {
 	*encoded
 	next string // the next page's token, or "" on the last page
 	link string // its Link header
 }
 
-// pageAnswer writes a page, as listAnswer writes the list.
 type pageAnswer struct{ *encodedPage }
 
 func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
@@ -102,9 +96,8 @@ func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
 	return r.write(w)
 }
 
-// pageCache keeps the pages found at one version of the orders, by query as sent; a new
-// version drops them all. It starts again empty when full (maxCachedPages, maxCachedBytes),
-// so that queries made to miss cost bounded memory.
+// pageCache keeps the pages found at one version of the orders, by query as sent. A new
+// version, or a full cache, starts it again empty: queries made to miss cost bounded memory.
 type pageCache struct {
 	mu      sync.Mutex
 	version uint64
@@ -134,7 +127,7 @@ func (c *pageCache) put(version uint64, query string, pg *encodedPage) {
 	c.bytes += len(pg.body)
 }
 
-// filterOf is the filter the request's parameters name; validation has checked them.
+// filterOf is the filter the request's (validated) parameters name.
 func filterOf(p genv2.FindOrdersParams) order.Filter {
 	var f order.Filter
 	if p.Status != nil {
@@ -150,7 +143,7 @@ func filterOf(p genv2.FindOrdersParams) order.Filter {
 func appendPage(b []byte, orders []order.Order, next string) []byte {
 	b = append(b, `{"orders":`...)
 	b = appendOrders(b, orders)
-	b = b[:len(b)-1] // appendOrders ends the list with a newline, which ends the object here
+	b = b[:len(b)-1] // the list's newline ends the object
 	if next != "" {
 		b = append(b, `,"nextPageToken":"`...)
 		b = append(b, next...) // base64url: nothing to escape
@@ -159,8 +152,8 @@ func appendPage(b []byte, orders []order.Order, next string) []byte {
 	return append(b, '}', '\n')
 }
 
-// findQueryParameters are the parameters the Link repeats: all of the find's but pageToken,
-// which it replaces; any other is dropped, which also bounds the Link's length.
+// findQueryParameters are those the Link repeats, pageToken replaced; any other is dropped,
+// which also bounds the Link's length.
 var findQueryParameters = []string{"status", "petId", "shipDateFrom", "shipDateBefore", "pageSize"}
 
 // nextLink is the Link of the next page (RFC 8288): the query as sent, pageToken set to next.
@@ -178,8 +171,7 @@ func nextLink(query, next string) string {
 
 type queryKey struct{}
 
-// withQuery gives the find's handler the raw query, which the strict interface does not pass
-// on: the Link repeats it, and the page cache is keyed by it.
+// withQuery gives the find the raw query, which the strict interface does not pass on.
 func withQuery(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandlerFunc {
 	if operationID != "FindOrders" {
 		return f
@@ -191,7 +183,6 @@ func withQuery(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandle
 	}
 }
 
-// queryOf is the raw query withQuery put in ctx.
 func queryOf(ctx context.Context) string {
 	q, _ := ctx.Value(queryKey{}).(string)
 	return q

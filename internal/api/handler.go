@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,66 +22,54 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/store"
 )
 
-// The bases of the versions' operations: openapi.yaml's, openapi-v2.yaml's.
+// The bases of openapi.yaml's and openapi-v2.yaml's operations.
 const (
 	BasePath   = "/v1"
 	BasePathV2 = "/v2"
 )
 
-// petRoute is the route of the deprecated operation, whose every answer is marked.
+// petRoute is the deprecated operation's route, whose every answer is marked.
 const petRoute = BasePath + "/pets/:petId"
 
-// Config is what the HTTP layer needs. Only interfaces: the stores may be in memory or remote.
+// Config is what the HTTP layer needs: interfaces, for the stores may be in memory or remote.
 type Config struct {
-	Orders order.Store
-	Finder order.Finder // the orders of Orders by filter, a page at a time (version 2)
-	// PageTokens makes and reads version 2's page tokens; a deployment shares its secret.
-	PageTokens *pagetoken.Codec
+	Orders     order.Store
+	Finder     order.Finder     // Orders by filter, a page at a time (version 2)
+	PageTokens *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
 	Pets       order.PetStore
 	Keys       auth.KeyStore
 	Limiter    ratelimit.Limiter
 	Sunset     Sunset
-	// TrustedProxies are the peers whose X-Forwarded-For names the client. None by default:
-	// anyone may write the header, and callers without a key are limited by address.
+	// TrustedProxies are the peers whose X-Forwarded-For names the client; none by default.
 	TrustedProxies []*net.IPNet
-	// IPv6Prefix groups callers without a key on IPv6 (ratelimit.DefaultIPv6Prefix when 0).
-	IPv6Prefix int
-	Ready      func(context.Context) error // whether the stores answer (/readyz); nil: always
-	Observer   Observer                    // told of requests, decisions and outcomes; none by default
-	Metrics    http.Handler                // served at /metrics when set
-	Logger     *slog.Logger
-	Now        func() time.Time // for tests; time.Now by default
+	IPv6Prefix     int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
+	Ready          func(context.Context) error // whether the stores answer (/readyz); nil: always
+	Observer       Observer                    // told of requests, decisions and outcomes; none by default
+	Metrics        http.Handler                // served at /metrics when set
+	Logger         *slog.Logger
+	Now            func() time.Time // time.Now by default
 }
 
-// New returns the service's HTTP handler: the routes, then the middleware in the order it runs.
-// Echo routes a request before any of it runs, so every step knows the route.
+// New returns the service's HTTP handler (docs/design.md, "The request pipeline").
 func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Orders == nil || cfg.Finder == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
 		return nil, errors.New("api: the orders (and its finder), pets and keys stores, a limiter and a page-token codec are required")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
+	cfg.IPv6Prefix = cmp.Or(cfg.IPv6Prefix, ratelimit.DefaultIPv6Prefix)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if cfg.IPv6Prefix == 0 {
-		cfg.IPv6Prefix = ratelimit.DefaultIPv6Prefix
 	}
 	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	if cfg.Observer == nil {
-		cfg.Observer = noObserver{}
-	}
 	ct, err := loadContract()
 	if err != nil {
 		return nil, err
-	}
-	if !slices.Equal(ct.bases, []string{BasePath, BasePathV2}) {
-		return nil, fmt.Errorf("api: orderd.Versions serves %v, this handler %s and %s", ct.bases, BasePath, BasePathV2)
 	}
 
 	e := echo.New()
@@ -90,8 +78,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
 	e.IPExtractor = clientAddress(cfg.TrustedProxies)
 
-	// Outside the versions' bases, neither limited nor authenticated: health, docs (the
-	// newest document first), metrics.
+	// Outside the versions' bases, neither limited nor authenticated.
 	routes := routes{e}
 	health(routes, cfg.Ready)
 	docs.Register(routes,
@@ -100,39 +87,27 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Metrics != nil {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
-	// Each version's operations, each behind its validator (contract.go).
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
-	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil), gen.RegisterHandlersOptions{
-		BaseURL:              BasePath,
-		OperationMiddlewares: ct.validators[BasePath],
-	})
-	// The find learns the query as sent (withQuery), for its Link and page cache.
+	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil),
+		gen.RegisterHandlersOptions{BaseURL: BasePath, OperationMiddlewares: ct.validators[BasePath]})
 	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens}
-	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}), genv2.RegisterHandlersOptions{
-		BaseURL:              BasePathV2,
-		OperationMiddlewares: ct.validators[BasePathV2],
-	})
+	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}),
+		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
 
 	// Middleware, in the order it runs (outermost first).
 	e.Use(
-		// Request id; the header hook; errors rendered (errors.go); access line, metrics.
 		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset),
-		// Vary: Accept-Encoding; gzip for clients that accept it.
 		compress,
-		// A panic is a 500 like any other error, its stack logged.
 		recoverPanics(cfg.Logger),
-		// Under a version's base: key → caller → rate-limit decision → 401 unless public.
 		admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
-		// Request line and header fields past MaxHeaderBytes: 431.
 		limitHeaders,
-		// A path no template matches: 404; a known path, another method: 405 with its Allow.
 		unmatched,
 	)
 	return e, nil
 }
 
-// routes registers every GET route for HEAD too: HEAD is answered as GET would be, and Go's
-// server drops the body, keeping the Content-Length of a whole one (RFC 9110 §9.3.2).
+// routes registers every GET route for HEAD too; Go's server drops the body, keeping the
+// Content-Length of a whole one (RFC 9110 §9.3.2).
 type routes struct{ *echo.Echo }
 
 func (r routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
@@ -140,7 +115,7 @@ func (r routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *
 	return r.Echo.GET(path, h, m...)
 }
 
-// recoverPanics turns a panic into an error (a 500 for errorHandler) and logs it with its stack.
+// recoverPanics turns a panic into an error (a 500) and logs it with its stack.
 func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll:   true,
@@ -153,15 +128,46 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	})
 }
 
+// MaxHeaderBytes bounds a request's line and header fields as Go parsed them (docs/security.md).
+// http.Server refuses 4096 bytes past it, in plain text; limitHeaders between, as an Error.
+const MaxHeaderBytes = 16 << 10
+
+var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge,
+	fmt.Sprintf("the request line and header fields exceed %d bytes", MaxHeaderBytes)}
+
+func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if headerBytes(c.Request()) > MaxHeaderBytes {
+			return errHeaderTooLarge
+		}
+		return next(c)
+	}
+}
+
+// headerBytes is the size MaxHeaderBytes bounds; Go keeps Host and Transfer-Encoding apart.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + 2
+	}
+	for _, te := range r.TransferEncoding {
+		n += len("Transfer-Encoding: ") + len(te) + 2
+	}
+	for name, values := range r.Header {
+		for _, v := range values {
+			n += len(name) + 2 + len(v) + 2
+		}
+	}
+	return n
+}
+
 // unmatched answers 404 a path that matches no template, and 405 a known path with a method
-// it does not serve, OPTIONS included (echo would answer it a bare 204); Allow lists only the
-// methods that work, not echo's OPTIONS.
+// it does not serve, OPTIONS included (echo would answer a bare 204), Allow without OPTIONS.
 func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !matchesTemplate(c) {
 			return echo.ErrNotFound
 		}
-		// echo sets this only when it found the path but not the method.
 		if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok && allow != "" {
 			c.Response().Header().Set(echo.HeaderAllow, strings.TrimPrefix(allow, "OPTIONS, "))
 			return echo.ErrMethodNotAllowed
@@ -170,10 +176,8 @@ func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// matchesTemplate reports whether the path matches its route as the document reads a
-// template: each parameter one whole, non-empty segment (escaped: %2F is no separator).
-// echo's last parameter takes the rest of the path, slashes and all, and keeps none when the
-// method is not served. A wildcard route (/docs/assets/*) takes the rest by design.
+// matchesTemplate reports whether each parameter is one whole, non-empty segment (%2F is no
+// separator): echo's last would take the rest of the path, as a wildcard route does by design.
 func matchesTemplate(c echo.Context) bool {
 	route := c.Path()
 	if route == "" || strings.HasSuffix(route, "*") {
@@ -191,8 +195,7 @@ func matchesTemplate(c echo.Context) bool {
 	return true
 }
 
-// clientAddress is the peer's address, or, when the peer is a trusted proxy, the address
-// that the nearest untrusted hop in X-Forwarded-For names.
+// clientAddress is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
 func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()
@@ -202,4 +205,26 @@ func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 		opts = append(opts, echo.TrustIPRange(n))
 	}
 	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// health serves /healthz and /readyz (the stores answer). Not ready is not logged: a probe meets
+// it every few seconds, and the stores' own log tells of it. A fault is named, without paths.
+func health(e routes, ready func(context.Context) error) {
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	e.GET("/readyz", func(c echo.Context) error {
+		if ready != nil {
+			ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+			defer cancel()
+			if err := ready(ctx); err != nil {
+				msg := msgUnavailable
+				if fault := (*store.Fault)(nil); errors.As(err, &fault) {
+					msg = "not ready: " + fault.Public
+				}
+				return &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msg}
+			}
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	})
 }

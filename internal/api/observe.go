@@ -18,10 +18,8 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// observe is the outermost middleware: it gives every request an id, registers the hook that
-// writes the headers every answer of the route carries, renders the request's error itself
-// (so that the status is known here), then writes one access line and the metrics. The line
-// names the caller by key name and prefix, or address: never the key.
+// observe is the outermost step: request id, header hook, the error rendered (for the status),
+// access line and metrics. The line names the caller by key name and prefix, never the key.
 func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -41,7 +39,6 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.M
 			if err != nil {
 				c.Error(err)
 			}
-
 			took := time.Since(start)
 			op := ct.labelOf(c, ex.op)
 			obs.Request(op, res.Status, took)
@@ -52,55 +49,39 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.M
 			if !log.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
-			attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", req.Method),
-				slog.String("route", routeOf(c)), slog.Int("status", res.Status),
-				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size)}
-			if caller := auth.CallerFrom(req.Context()); caller != nil {
-				if caller.Key != nil {
-					attrs = append(attrs, slog.String("key_name", caller.Key.Name), slog.String("key_prefix", caller.Key.Prefix))
-				} else {
-					attrs = append(attrs, slog.String("client", caller.Addr))
-				}
-			}
-			// Handed to the handler with no caller's pc: LogAttrs would walk the stack for one
-			// on every line, and the access line names its route, not a line of this file.
+			// No caller's pc: LogAttrs would walk the stack for one on every line (measured).
 			r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
-			r.AddAttrs(attrs...)
+			r.AddAttrs(slog.String("request_id", id), slog.String("method", req.Method),
+				slog.String("route", routeOf(c)), slog.Int("status", res.Status),
+				slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size))
+			if caller := auth.CallerFrom(req.Context()); caller != nil && caller.Key != nil {
+				r.AddAttrs(slog.String("key_name", caller.Key.Name), slog.String("key_prefix", caller.Key.Prefix))
+			} else if caller != nil {
+				r.AddAttrs(slog.String("client", caller.Addr))
+			}
 			_ = log.Handler().Handle(req.Context(), r) // a lost line loses no request
 			return nil
 		}
 	}
 }
 
-const exchangeKey = "orderd.exchange" // of the exchange, in echo's context store
+const exchangeKey = "orderd.exchange" // in echo's context store
 
-// exchange is what the chain learns of one request that its answer's headers depend on.
-// observe makes it; admit fills in its decision and the caller.
+// exchange is what the answer's headers depend on: observe makes it, admit fills it in.
 type exchange struct {
 	requestID string
-	op        *operation          // the contract's operation of the route and method, or nil
-	limit     *ratelimit.Decision // admit's, or nil outside the versions' bases
+	op        *operation          // of the route and method, or nil
+	limit     *ratelimit.Decision // nil outside the versions' bases
 	sunset    *Sunset
-	// Under a version's base: the caller, its key and its round trip (store.Trip).
-	caller auth.Caller
-	key    auth.Key
-	trip   store.Trip
+	caller    auth.Caller
+	key       auth.Key
+	trip      store.Trip
 }
 
-// writeHeaders writes the headers every answer of a route carries, whoever wrote it (a
-// handler, the router or errorHandler). It runs when the status is written, after a generated
-// response has set its declared headers (the handlers leave them zero), so these are sent:
-//
-//   - every answer: X-Request-Id;
-//   - under a version's base: the rate-limit headers of admit's decision;
-//   - the deprecated operation: Deprecation, Sunset and Link, errors included;
-//   - a 429: Retry-After until the binding window (or the ban) ends; a 503: retryAfterUnavailable;
-//   - an error: Cache-Control: no-store, for it is about this request only;
-//   - a request with a chunked body: Connection: close. It may also have carried a
-//     Content-Length, which Go's server removes before a handler can tell (request
-//     smuggling): RFC 9112 §6.1 requires the close, and no operation takes a body.
-//
-// Names are written in canonical form, which Header.Set then uses as it is, without a copy.
+// writeHeaders writes the headers every answer of a route carries, whoever wrote it, when
+// its status is written: docs/design.md, "Where each header is written". A chunked request
+// may have carried a Content-Length Go's server removed (smuggling): RFC 9112 §6.1 wants the
+// close. Names are canonical, which Header.Set then uses without a copy (measured).
 func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *http.Request) {
 	h.Set(echo.HeaderXRequestID, ex.requestID)
 	if d := ex.limit; d != nil {
@@ -135,11 +116,10 @@ func policyItem(w ratelimit.Window) string {
 	return fmt.Sprintf(`"%s";q=%d;w=%d`, w.Name, w.Limit, w.Seconds())
 }
 
-// validRequestID accepts ids a client may choose: short, and only characters that cannot
-// forge a log line or a header.
+// validRequestID accepts ids a client may choose: short, none that forges a log line.
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`).MatchString
 
-// Request ids are a random prefix per process and a counter: unique, and cheap.
+// Request ids are a random prefix per process and a counter.
 var (
 	requestIDPrefix = func() string {
 		var b [6]byte
@@ -162,14 +142,10 @@ func routeOf(c echo.Context) string {
 
 // Observer is told what the service does, for metrics; internal/metrics implements it.
 type Observer interface {
-	// Request is one answered request: its operation (labelOf), status and duration.
-	Request(operation string, status int, took time.Duration)
-	// RateLimit is one decision: admitted, limited, banned or unavailable.
-	RateLimit(outcome string)
-	// Cancel is one cancel's outcome: cancelled, already_cancelled, shipped, not_found or error.
-	Cancel(outcome string)
-	// StoreError is a store that could not be reached during an operation.
-	StoreError(operation string)
+	Request(operation string, status int, took time.Duration) // operation: labelOf's
+	RateLimit(outcome string)                                 // admitted, limited, banned, unavailable
+	Cancel(outcome string)                                    // cancelled, already_cancelled, shipped, not_found, error
+	StoreError(operation string)                              // a store not reached during it
 }
 
 type noObserver struct{}

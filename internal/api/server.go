@@ -1,6 +1,5 @@
-// Package api is the HTTP face of the service: the operations of each version (openapi.yaml
-// at /v1, openapi-v2.yaml at /v2), the middleware in front of them, and the one place that
-// turns errors into Error objects.
+// Package api is the HTTP face of the service: each version's operations (openapi.yaml at /v1,
+// openapi-v2.yaml at /v2), the middleware in front, and the one place errors become Errors.
 package api
 
 import (
@@ -12,10 +11,13 @@ import (
 
 	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
 )
 
 var _ gen.StrictServerInterface = (*Server)(nil)
+var _ genv2.StrictServerInterface = (*ServerV2)(nil)
 
 // Server implements the operations of openapi.yaml on the domain's stores.
 type Server struct {
@@ -27,8 +29,15 @@ type Server struct {
 	obs    Observer
 }
 
-// CancelOrder cancels a pending order (see cancel). A refusal (404, 409) is returned as an
-// error, which errorHandler renders like every other Error answer.
+// ServerV2 implements the operations of openapi-v2.yaml; the find is in find.go.
+type ServerV2 struct {
+	v1     *Server // the cancel, one rule for both versions
+	finder order.Finder
+	tokens *pagetoken.Codec
+	pages  pageCache
+}
+
+// CancelOrder cancels a pending order; a refusal (404, 409) is an error for errorHandler.
 func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObject) (gen.CancelOrderResponseObject, error) {
 	if err := s.cancel(ctx, req.OrderId); err != nil {
 		return nil, err
@@ -36,26 +45,45 @@ func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObje
 	return gen.CancelOrder204Response{}, nil
 }
 
-// cancel is every version's cancel (order.Order.Cancel has the rule), its outcome counted. nil
-// means 204: cancelled now, or already. A refusal names the order; else the store failed.
+// CancelOrder cancels a pending order as version 1 does.
+func (s *ServerV2) CancelOrder(ctx context.Context, req genv2.CancelOrderRequestObject) (genv2.CancelOrderResponseObject, error) {
+	if err := s.v1.cancel(ctx, req.OrderId); err != nil {
+		return nil, err
+	}
+	return genv2.CancelOrder204Response{}, nil
+}
+
+// cancel is every version's cancel, its outcome counted; nil (204): cancelled now or already.
 func (s *Server) cancel(ctx context.Context, id int64) error {
 	_, changed, err := s.orders.Cancel(ctx, id)
 	switch {
 	case err == nil && changed:
 		s.obs.Cancel("cancelled")
-		return nil
 	case err == nil:
 		s.obs.Cancel("already_cancelled")
-		return nil
 	case errors.Is(err, order.ErrNotFound):
 		s.obs.Cancel("not_found")
 		return orderError(id, err)
 	case errors.Is(err, order.ErrAlreadyShipped):
 		s.obs.Cancel("shipped")
 		return orderError(id, err)
+	default:
+		s.obs.Cancel("error")
 	}
-	s.obs.Cancel("error")
 	return err
+}
+
+// GetOrder answers the order with the id, or 404 order_not_found.
+func (s *ServerV2) GetOrder(ctx context.Context, req genv2.GetOrderRequestObject) (genv2.GetOrderResponseObject, error) {
+	o, err := s.finder.Get(ctx, req.OrderId)
+	switch {
+	case err == nil:
+		return genv2.GetOrder200JSONResponse{Body: genv2.Order{Complete: o.Complete, Id: o.ID, PetId: o.PetID,
+			Quantity: o.Quantity, ShipDate: o.ShipDate.UTC(), Status: genv2.OrderStatus(o.Status)}}, nil
+	case errors.Is(err, order.ErrNotFound):
+		return nil, orderError(req.OrderId, err)
+	}
+	return nil, err
 }
 
 // GetOpenAPIDocument serves openapi.yaml as it is embedded in the binary.
@@ -66,8 +94,15 @@ func (s *Server) GetOpenAPIDocument(context.Context, gen.GetOpenAPIDocumentReque
 	}, nil
 }
 
-// GetPetById answers a pet until the sunset date, and 410 from then on. The declared
-// Deprecation, Sunset and Link headers are left zero: writeHeaders writes them.
+// GetOpenAPIDocument serves openapi-v2.yaml as it is embedded in the binary.
+func (s *ServerV2) GetOpenAPIDocument(context.Context, genv2.GetOpenAPIDocumentRequestObject) (genv2.GetOpenAPIDocumentResponseObject, error) {
+	return genv2.GetOpenAPIDocument200ApplicationyamlResponse{
+		Body:          bytes.NewReader(orderd.OpenAPIV2),
+		ContentLength: int64(len(orderd.OpenAPIV2)),
+	}, nil
+}
+
+// GetPetById answers a pet until the sunset date, then 410; writeHeaders marks it deprecated.
 func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject) (gen.GetPetByIdResponseObject, error) {
 	if s.sunset.Passed(s.now()) {
 		return nil, errSunset
@@ -75,7 +110,7 @@ func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject
 	p, err := s.pets.Pet(ctx, req.PetId)
 	switch {
 	case err == nil:
-		return gen.GetPetById200JSONResponse{Body: toAPIPet(p)}, nil
+		return gen.GetPetById200JSONResponse{Body: gen.Pet{Id: p.ID, Name: p.Name, Status: gen.PetStatus(p.Status)}}, nil
 	case errors.Is(err, order.ErrPetNotFound):
 		return nil, fmt.Errorf("pet %d: %w", req.PetId, err)
 	}
@@ -92,10 +127,5 @@ type Sunset struct {
 // Passed reports whether the operation is retired at now.
 func (s *Sunset) Passed(now time.Time) bool { return !now.Before(s.SunsetAt) }
 
-// orderError is a refusal about one order, as its answer's message says it: "order 10: …".
+// orderError is a refusal about one order, as its answer says it: "order 10: …".
 func orderError(id int64, err error) error { return fmt.Errorf("order %d: %w", id, err) }
-
-// toAPIPet converts a domain pet to the generated type; the schema requires every field.
-func toAPIPet(p order.Pet) gen.Pet {
-	return gen.Pet{Id: p.ID, Name: p.Name, Status: gen.PetStatus(p.Status)}
-}

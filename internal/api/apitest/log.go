@@ -3,13 +3,13 @@ package apitest
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// Log collects the JSON lines of a log written by concurrent requests, for a test to read
-// back as records.
+// Log collects the JSON lines of a log written by concurrent requests, to read back.
 type Log struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -31,13 +31,8 @@ func (l *Log) String() string {
 // Records returns every line written so far, decoded; a line that is not JSON fails the test.
 func (l *Log) Records(tb testing.TB) []map[string]any {
 	tb.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
-		if line == "" {
-			continue
-		}
+	for line := range strings.Lines(l.String()) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			tb.Fatalf("log line %q: %v", line, err)
@@ -50,11 +45,5 @@ func (l *Log) Records(tb testing.TB) []map[string]any {
 // At returns the records of level (DEBUG, INFO, WARN, ERROR).
 func (l *Log) At(tb testing.TB, level string) []map[string]any {
 	tb.Helper()
-	var out []map[string]any
-	for _, rec := range l.Records(tb) {
-		if rec["level"] == level {
-			out = append(out, rec)
-		}
-	}
-	return out
+	return slices.DeleteFunc(l.Records(tb), func(rec map[string]any) bool { return rec["level"] != level })
 }

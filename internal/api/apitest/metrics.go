@@ -8,8 +8,7 @@ import (
 	"testing"
 )
 
-// Metric reads one series (its name and labels, as /metrics writes them) from the /metrics
-// of the service at baseURL: 0 when the service has none yet.
+// Metric reads one series (`name{labels}` as written) from baseURL's /metrics: 0 when absent.
 func Metric(tb testing.TB, baseURL, series string) float64 {
 	tb.Helper()
 	res, err := http.Get(baseURL + "/metrics")
