@@ -30,15 +30,10 @@ func StartReplica(tb testing.TB, primary *Server) *Server {
 func (s *Server) Busy(tb testing.TB) (stop func()) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "busy-reply-threshold", "20")
-	c, err := net.Dial("tcp", s.Addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer c.Close()
-		roundTrip(c, "EVAL", "while true do end", "0")
+		do(s.Addr, time.Minute, "EVAL", "while true do end", "0")
 	}()
 	s.await(tb, 5*time.Second, "-BUSY", "PING")
 	stop = sync.OnceFunc(func() {

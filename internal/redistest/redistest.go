@@ -3,21 +3,21 @@
 package redistest
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Server is one redis-server process.
@@ -194,7 +194,7 @@ func (c *Cluster) URL() string {
 
 // Do sends one command to s on a connection of its own and returns the reply: a status or
 // an integer as its text, a bulk string as its contents, an error reply as "-CODE message".
-// Arrays are not read; Do is for setting faults up, not for reading data.
+// Do is for setting faults up, not for reading data.
 func (s *Server) Do(tb testing.TB, args ...string) string {
 	tb.Helper()
 	reply, err := do(s.Addr, 5*time.Second, args...)
@@ -225,46 +225,24 @@ func (s *Server) await(tb testing.TB, d time.Duration, want string, args ...stri
 	}
 }
 
+// do sends args on a bare connection of its own (RESP2, nothing sent before), as Do says.
 func do(addr string, timeout time.Duration, args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return "", err
-	}
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(timeout))
-	return roundTrip(c, args...)
-}
-
-// roundTrip sends args on c and reads one reply, as Do describes it.
-func roundTrip(c net.Conn, args ...string) (string, error) {
-	req := fmt.Sprintf("*%d\r\n", len(args))
-	for _, a := range args {
-		req += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+	cmd := make([]any, len(args))
+	for i, a := range args {
+		cmd[i] = a
 	}
-	if _, err := io.WriteString(c, req); err != nil {
-		return "", err
-	}
-	r := bufio.NewReader(c)
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
+	reply, err := c.Do(context.Background(), cmd...).Result()
+	var rerr redis.Error
 	switch {
-	case line == "":
-		return "", errors.New("empty reply")
-	case line[0] == '+' || line[0] == ':':
-		return line[1:], nil
-	case line[0] == '-':
-		return line, nil
-	case line[0] == '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", err
-		}
-		buf := make([]byte, n+2)
-		_, err = io.ReadFull(r, buf)
-		return string(buf[:n]), err
+	case errors.As(err, &rerr):
+		return "-" + rerr.Error(), nil
+	case errors.Is(err, redis.Nil):
+		return "", nil
+	case err != nil:
+		return "", err
 	}
-	return "", fmt.Errorf("reply %q is not read by Do", line)
+	return fmt.Sprint(reply), nil
 }
