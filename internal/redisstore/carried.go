@@ -24,8 +24,7 @@ type carried struct {
 
 var _ store.Carried = (*carried)(nil)
 
-// carriedOf returns ctx's Trip's reads for prefix's deployment; nil without a Trip, or when
-// it carries another deployment's.
+// carriedOf returns ctx's Trip's reads for prefix's deployment, or nil.
 func carriedOf(ctx context.Context, prefix string) *carried {
 	t := store.TripOf(ctx)
 	if t == nil {

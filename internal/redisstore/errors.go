@@ -14,10 +14,9 @@ import (
 // errCallTimeout is the cause of a call's context that our own bound ended.
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
-// classify is the one place that decides what an outage is, for a call made under ctx (from
-// callContext). The request's own end is returned as it is; an error reply is an outage
-// (outageCode), corrupt data (WRONGTYPE) or a bug of ours; anything else is an outage.
-// Outages wrap store.ErrUnavailable and never a context error.
+// classify decides what an outage is, for a call made under ctx (from callContext): not the
+// request's own end; an error reply by outageCode; anything else. Outages wrap
+// store.ErrUnavailable, never a context error; WRONGTYPE is store.ErrCorrupt.
 func classify(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
 		return err

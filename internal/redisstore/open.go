@@ -1,8 +1,6 @@
 // Package redisstore keeps everything the instances of the service share in Redis: orders,
-// pets and API keys (the stores of packages order and auth), the rate-limit counters and
-// bans (a ratelimit.Limiter), and the page-token secret. docs/redis-layout.md describes the
-// keys; names.go names them. Open makes the one client they share from a URL: a single node,
-// a Sentinel-watched primary, or a Cluster.
+// pets, API keys, rate-limit counters and bans, and the page-token secret
+// (docs/redis-layout.md). Open makes the one client they share from a URL.
 package redisstore
 
 import (
@@ -18,8 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultTimeout bounds every Redis call, so that a Redis that does not answer costs a
-// request a second, never a hung request.
+// DefaultTimeout bounds every Redis call: a Redis that does not answer never hangs a request.
 const DefaultTimeout = time.Second
 
 // Open returns a client for url without connecting (go-redis connects on first use, so the

@@ -31,7 +31,7 @@ type Orders struct {
 // NewOrders returns the store of the deployment whose keys start with prefix.
 func NewOrders(rdb rediser, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Orders{conn: c}, err
+	return &Orders{conn: c, halves: halfRecords{logged: map[string]bool{}}}, err
 }
 
 // LogTo sends the reports of records the store cannot serve to log, not SetLogger's.
@@ -70,11 +70,9 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 			out = append(out, o)
 		}
 	}
-	if len(statuses) > len(out) { // statuses without data
-		for field := range statuses {
-			if _, ok := data.Val()[field]; !ok {
-				s.halves.report(field, false)
-			}
+	for field := range statuses {
+		if _, ok := data.Val()[field]; !ok {
+			s.halves.report(field, false)
 		}
 	}
 	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
@@ -253,8 +251,7 @@ func (s *Orders) whole(field, data, status string, hasData, hasStatus bool) (o o
 	return o, err == nil, err
 }
 
-// halfRecords reports orders another system left half-written: each once, up to
-// maxHalfRecords.
+// halfRecords reports orders another system left half-written: each once, up to a limit.
 type halfRecords struct {
 	log    atomic.Pointer[slog.Logger]
 	mu     sync.Mutex
@@ -267,9 +264,6 @@ func (h *halfRecords) report(field string, hasData bool) {
 	h.mu.Lock()
 	first := !h.logged[field] && len(h.logged) < maxHalfRecords
 	if first {
-		if h.logged == nil {
-			h.logged = map[string]bool{}
-		}
 		h.logged[field] = true
 	}
 	full := first && len(h.logged) == maxHalfRecords

@@ -23,7 +23,6 @@ import (
 // Server is one redis-server process.
 type Server struct {
 	Addr string
-	bin  string
 	dir  string
 	args []string // redis-server's options beyond its port and files
 	cmd  *exec.Cmd
@@ -57,11 +56,11 @@ func start(tb testing.TB, args ...string) *Server {
 func Launch(dir string) (*Server, error) { return launch(dir) }
 
 func launch(dir string, args ...string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
 	}
-	s := &Server{bin: bin, dir: dir, args: args}
+	s := &Server{dir: dir, args: args}
+	var err error
 	for range 5 { // a free port can be taken between finding it and binding it
 		l, lerr := net.Listen("tcp", "127.0.0.1:0")
 		if lerr != nil {
@@ -82,7 +81,7 @@ func (s *Server) URL() string { return "redis://" + s.Addr }
 func (s *Server) start() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
 	args := []string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--dir", s.dir, "--logfile", s.log()}
-	s.cmd = exec.Command(s.bin, append(args, s.args...)...)
+	s.cmd = exec.Command("redis-server", append(args, s.args...)...)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
