@@ -71,11 +71,9 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	return order.PageOf(f, req, read), nil
 }
 
-// candidates reads find.lua's reply: the members, their data and their statuses.
+// candidates reads find.lua's reply, always three arrays: the members, their data and their
+// statuses (of other lengths only when a member is no id).
 func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
-	if len(res) != 3 {
-		return nil, fmt.Errorf("find.lua returned %d values", len(res))
-	}
 	members, _ := res[0].([]any)
 	data, _ := res[1].([]any)
 	statuses, _ := res[2].([]any)

@@ -124,9 +124,6 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
 	}
-	if len(res) != 4 {
-		return order.Order{}, false, fmt.Errorf("cancel.lua returned %d values", len(res))
-	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
 	v, verr := parseVersion(res[2:4])

@@ -43,7 +43,7 @@ func StartPersistent(tb testing.TB) *Server {
 
 func start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
-	s, err := launch(tb.TempDir(), args...)
+	s, err := Launch(tb.TempDir(), args...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -51,11 +51,9 @@ func start(tb testing.TB, args ...string) *Server {
 	return s
 }
 
-// Launch runs a redis-server that persists nothing, with its files in dir, for a program
-// that is not a test (bench/pages); the caller stops it with Stop.
-func Launch(dir string) (*Server, error) { return launch(dir) }
-
-func launch(dir string, args ...string) (*Server, error) {
+// Launch runs a redis-server with its files in dir, persisting nothing unless args say, for a
+// program that is not a test (bench/pages); the caller stops it with Stop.
+func Launch(dir string, args ...string) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
 	}
