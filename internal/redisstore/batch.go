@@ -12,15 +12,10 @@ import (
 
 const maxBatchGroups = 128 // requests in one pipeline; the rest go in the next
 
-// batcher sends the hot path's commands (the limiter's decisions with the versions' reads,
-// and cancel.lua) of the requests in flight at one moment in one pipeline (bench/notes.md
-// has the figures, and why not go-redis's auto-pipeliner). One pipeline is in flight at a
-// time: a lone request leaves at once, those that arrive meanwhile leave together after it.
-//
-// Each command is the one a request would send alone, after the request began, and ends
-// with its own reply or error. A group is due within timeout of being queued: a batch's
-// deadline is its earliest group's, and a group still queued past its own fails as a
-// timeout. A waiter whose context ends stops waiting, its group unsent if still queued.
+// batcher sends the hot path's commands (rate.lua with the versions' reads, cancel.lua) of
+// the requests in flight in one pipeline, one pipeline at a time (bench/notes.md says why).
+// A group is due within timeout of being queued; one still queued past that fails as a
+// timeout, and one whose request ended is not sent.
 type batcher struct {
 	rdb     pipeliner // nil: each call is sent alone
 	timeout time.Duration
@@ -30,15 +25,14 @@ type batcher struct {
 	flushing bool // a goroutine is sending the queue
 }
 
-// pipeliner is the part of a go-redis client that sends several commands in one round trip.
 type pipeliner interface {
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 // batchGroup is one request's part of a batch: a command, or a rate decision.
 type batchGroup struct {
-	ctx  context.Context // the request's; a group whose request ended is not sent
-	due  time.Time       // queued + timeout
+	ctx  context.Context
+	due  time.Time // queued + timeout
 	cmd  redis.Cmder
 	step *rateStep     // instead of cmd
 	sent bool          // set before done is closed
@@ -50,9 +44,8 @@ func newBatcher(rdb any, timeout time.Duration) *batcher {
 	return &batcher{rdb: p, timeout: timeout}
 }
 
-// decide runs rate.lua for s in the next batch, with the reads of the versions s asks for, or
-// alone (without them) on a client that does not pipeline. It returns ctx's error when ctx
-// ended first (s must then not be read), and otherwise the call's error, for classify.
+// decide runs rate.lua for s in the next batch, or alone (without the versions' reads) on a
+// client that does not pipeline. After ctx's error, s must not be read.
 func (b *batcher) decide(ctx context.Context, rdb redis.Scripter, s *rateStep) error {
 	if b.rdb == nil {
 		s.with = nil
@@ -74,8 +67,7 @@ func (b *batcher) decide(ctx context.Context, rdb redis.Scripter, s *rateStep) e
 	return s.err
 }
 
-// runScript runs script in the next batch, bounded by b's timeout, so the caller bounds
-// nothing itself and classifies the error with its own ctx.
+// runScript runs script in the next batch, bounded by b's timeout.
 func (b *batcher) runScript(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	cmd := scriptCmd(ctx, "evalsha", script.Hash(), keys, args)
 	if err := b.wait(&batchGroup{ctx: ctx, cmd: cmd}); err != nil {
@@ -87,8 +79,7 @@ func (b *batcher) runScript(ctx context.Context, script *redis.Script, keys []st
 	return cmd
 }
 
-// eval runs script with EVAL, sent once, outside the batch: for a Redis that does not hold
-// the script yet.
+// eval runs script with EVAL, sent once, outside the batch, for a Redis without the script.
 func (b *batcher) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	ctx, cancel := callContext(ctx, b.timeout)
 	defer cancel()
@@ -133,16 +124,15 @@ func (b *batcher) flush() {
 	}
 }
 
-// send runs the groups of q whose requests still wait and whose bound has not passed in one
-// pipeline, due when the earliest of them is, and then wakes every group of q.
+// send runs q's groups still waiting and not past due in one pipeline, due with the earliest.
 func (b *batcher) send(q []*batchGroup) {
 	var live []*batchGroup
 	var due time.Time
 	now := time.Now()
 	for _, g := range q {
 		switch {
-		case g.ctx.Err() != nil: // gone: not sent
-		case !now.Before(g.due): // not sent: an outage for this request
+		case g.ctx.Err() != nil:
+		case !now.Before(g.due):
 			if g.step != nil {
 				g.step.err = errBatchTimeout
 			} else {
@@ -174,10 +164,8 @@ func (b *batcher) send(q []*batchGroup) {
 	}
 }
 
-// stampPipelineError puts err, the error of the pipeline that sent cmds, on each command
-// without a result, unless err is one command's own error reply. go-redis leaves off its
-// commands an error reply met before anything was sent (WRONGPASS while it authenticates a
-// new connection): they would read as empty replies.
+// stampPipelineError puts the pipeline's err on each command without a result, unless it is
+// one command's own reply: go-redis leaves an error met before sending (WRONGPASS) off them.
 func stampPipelineError(cmds []redis.Cmder, err error) {
 	if err == nil {
 		return
@@ -194,7 +182,7 @@ func stampPipelineError(cmds []redis.Cmder, err error) {
 	}
 }
 
-// scriptCmd is an EVAL or EVALSHA (name) of script (its source or its hash), not sent.
+// scriptCmd is an EVAL or EVALSHA (name) of script (source or hash), not sent.
 func scriptCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
 	cmdArgs := []any{name, script, len(keys)}
 	for _, k := range keys {

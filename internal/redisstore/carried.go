@@ -9,8 +9,8 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// carried is what one request's round trip (the limiter's, see store.Trip) read for its later
-// steps, and a key answered from the cache before that round trip.
+// carried is what a request's round trip (store.Trip) read for its later steps, and a key
+// answered from the cache before it.
 type carried struct {
 	prefix       string // the deployment whose versions these are
 	read         bool   // orders and keys hold the versions read in the round trip
@@ -24,8 +24,7 @@ type carried struct {
 
 var _ store.Carried = (*carried)(nil)
 
-// carriedOf returns the reads of ctx's Trip for the deployment with prefix; nil without a
-// Trip, or when it carries another deployment's.
+// carriedOf returns ctx's Trip's reads for prefix's deployment, or nil.
 func carriedOf(ctx context.Context, prefix string) *carried {
 	t := store.TripOf(ctx)
 	if t == nil {
@@ -43,7 +42,7 @@ func carriedOf(ctx context.Context, prefix string) *carried {
 }
 
 // Confirm confirms a key answered from the cache: at once when the round trip read the
-// cache's version of the keys, otherwise by reading it again.
+// cache's version, otherwise by reading the key again.
 func (c *carried) Confirm(ctx context.Context) error {
 	if !c.answered {
 		return nil

@@ -39,8 +39,7 @@ func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
 	return conn{rdb: rdb, batch: newBatcher(rdb, timeout), k: k, timeout: timeout}, nil
 }
 
-// call bounds one Redis call in time, with a cause of its own so that classify tells the
-// bound from the request's own end.
+// call bounds one Redis call in time, with errCallTimeout as the cause.
 func (c conn) call(ctx context.Context) (context.Context, context.CancelFunc) {
 	return callContext(ctx, c.timeout)
 }
@@ -49,9 +48,8 @@ func callContext(ctx context.Context, timeout time.Duration) (context.Context, c
 	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 }
 
-// txPipelined runs fn's commands in one MULTI/EXEC. When Redis discards the transaction
-// (EXECABORT), the error of the command it refused to queue comes first, so that classify
-// judges the reason, not the abort.
+// txPipelined runs fn's commands in one MULTI/EXEC. On EXECABORT, the refused command's
+// error comes first, so that classify judges the reason.
 func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
 	cmds, err := c.rdb.TxPipelined(ctx, fn)
 	if !redis.IsExecAbortError(err) {
@@ -65,9 +63,8 @@ func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) e
 	return err
 }
 
-// sentOnce is a command go-redis must not resend once it may have run, as a Cluster client
-// does on its MOVED/ASK loop (those two, which say it did not run, are still followed): a
-// write run twice answers wrongly. The batches and the scripts that write send it so.
+// sentOnce is a command a Cluster client must not resend once it may have run (a write run
+// twice answers wrongly): docs/redis-layout.md, "When Redis cannot be reached".
 type sentOnce struct{ redis.Cmder }
 
 // NoRetry is true: see sentOnce.

@@ -11,15 +11,12 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// errCallTimeout is the cause of a call's context when our own bound on the call ended it,
-// as opposed to the request's context ending first.
+// errCallTimeout is the cause of a call's context that our own bound ended.
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
-// classify turns the error of a Redis call made under ctx (from callContext) into what the
-// stores and the limiter report, the one place that decides what an outage is. The
-// request's own end is returned as it is; an error reply is an outage (outageCode), a key of
-// the wrong type (store.ErrCorrupt) or a bug of ours; anything else (our bound passed, no
-// connection) is an outage. Outages wrap store.ErrUnavailable and never a context error.
+// classify decides what an outage is, for a call made under ctx (from callContext): not the
+// request's own end; an error reply by outageCode; anything else. Outages wrap
+// store.ErrUnavailable, never a context error; WRONGTYPE is store.ErrCorrupt.
 func classify(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
 		return err
@@ -52,21 +49,10 @@ func classify(ctx context.Context, err error) error {
 // outageCode tells "Redis cannot do this now" from "this request is wrong". An error raised by
 // redis.call in a script keeps its code; one of the script itself is ERR.
 func outageCode(code, msg string) bool {
+	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request.
 	switch code {
-	case "LOADING", // the dataset is being loaded after a restart
-		"BUSY",        // a script or function runs past busy-reply-threshold
-		"OOM",         // maxmemory reached with a policy that does not evict
-		"MISCONF",     // writes refused after a failed save
-		"READONLY",    // a replica, typically the old primary after a failover
-		"MASTERDOWN",  // a replica that lost its primary and serves no stale data
-		"CLUSTERDOWN", // slots not covered
-		"TRYAGAIN",    // a multi-key request during resharding
-		"NOREPLICAS",  // min-replicas-to-write not met
-		"NOPERM",      // the ACL user lacks the commands or keys: a deployment fault, not ours
-		"NOAUTH",      // authentication required
-		"WRONGPASS",   // authentication refused
-		"DENIED",      // protected mode
-		"UNKILLABLE":  // a script that wrote runs past the threshold and cannot be killed
+	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
+		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
 		return true
 	case "ERR":
 		return strings.HasPrefix(msg, "ERR max number of clients reached") // about the server

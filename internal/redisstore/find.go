@@ -40,10 +40,8 @@ func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 	return o, err
 }
 
-// Find runs find.lua over the index that narrows f most (docs/redis-layout.md): the sets of
-// its states when it names one or two, otherwise every id (order.Filter.Matches then keeps a
-// pet or a ship-date range). One script reads at most req.Budget()+1 members and their
-// orders, in one step, so the page is of one state of Redis.
+// Find runs find.lua over the index that narrows f most (docs/redis-layout.md): it reads at
+// most req.Budget()+1 members and their orders in one step, so a page is of one state.
 func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest) (order.Page, error) {
 	if err := order.CheckFind(f, req); err != nil {
 		return order.Page{}, err
@@ -73,11 +71,9 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	return order.PageOf(f, req, read), nil
 }
 
-// candidates reads the reply of find.lua: the members, and each one's data and status.
+// candidates reads find.lua's reply, always three arrays: the members, their data and their
+// statuses (of other lengths only when a member is no id).
 func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
-	if len(res) != 3 {
-		return nil, fmt.Errorf("find.lua returned %d values", len(res))
-	}
 	members, _ := res[0].([]any)
 	data, _ := res[1].([]any)
 	statuses, _ := res[2].([]any)

@@ -19,10 +19,8 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in Redis. It keeps the keys it has read at one version of the
-// keys, and answers from them only within a request whose round trip (the limiter's) reads
-// that version: provisionally before it (store.Confirm then checks), outright after. So a
-// revoked key is refused from the first request that starts after the revocation.
+// Keys is an auth.KeyStore in Redis. It keeps the keys read at one version, and answers from
+// them only within a request whose round trip reads that version (docs/redis-layout.md).
 type Keys struct {
 	conn
 	cache atomic.Pointer[atVersion[auth.Hash, auth.Key]]
@@ -53,9 +51,8 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	return s.read(ctx, h)
 }
 
-// read reads the keys' version, then the key with hash h, in one pipeline (not MULTI, which
-// Redis refuses when out of memory), and keeps the key for that version: newer than it,
-// never older.
+// read reads the keys' version, then the key, in one pipeline (not MULTI, which Redis refuses
+// when out of memory), and keeps the key for that version.
 func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()
@@ -137,8 +134,7 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, nil
 }
 
-// Revoke removes the key that auth.Find finds for nameOrPrefix, if its name still names it
-// (a key that took the name meanwhile stays).
+// Revoke removes the key auth.Find finds for nameOrPrefix, if its name still names it.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	keys, err := s.List(ctx)
 	if err != nil {

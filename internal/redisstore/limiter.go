@@ -21,22 +21,18 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 type LimiterOptions struct {
 	Prefix  string        // starts every key; see docs/redis-layout.md
 	Timeout time.Duration // bounds each decision's round trip
-	// Clock is the time the decisions use (time.Now when nil), not Redis's TIME. rate.lua never
-	// lets a window move backwards, so clock skew shifts a window's edge but never admits more.
-	Clock func() time.Time
-	Ban   ratelimit.BanPolicy
-	// Fallback decides while Redis is out (see classify); nil means such requests fail with
-	// store.ErrUnavailable.
-	Fallback ratelimit.Limiter
-	// RetryEvery is how long Redis is left alone after a failure (default a second).
-	RetryEvery time.Duration
-	// OnFallback, when set, is called for every decision the fallback makes (for metrics).
-	OnFallback func()
+	// Clock is the time the decisions use (time.Now when nil), not Redis's TIME: rate.lua never
+	// lets a window move backwards, so skew never admits more.
+	Clock      func() time.Time
+	Ban        ratelimit.BanPolicy
+	Fallback   ratelimit.Limiter // decides while Redis is out; nil: store.ErrUnavailable
+	RetryEvery time.Duration     // Redis is left alone after a failure (default a second)
+	OnFallback func()            // called for every decision of the fallback
 	Logger     *slog.Logger
 }
 
 // Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a fallback of the
-// instance's own while Redis cannot be reached.
+// instance's own while Redis is out.
 type Limiter struct {
 	rdb       redis.Scripter
 	batch     *batcher
@@ -70,12 +66,9 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
 }
 
-// Allow runs rate.lua for caller, whose keys share one hash tag (so it runs on Cluster too).
-// Within a store.Trip whose round trip is still to come, the reads of the orders' and the
-// keys' versions go with it, for the request's later steps (carried.go). A caller Redis
-// banned is answered from memory until the ban ends, as Redis would answer (ratelimit.Bans).
-// Only an outage sends decisions to the fallback: a request whose own context ended gets
-// its error and changes nothing, so a client that hangs up cannot switch the limits off.
+// Allow runs rate.lua for caller, with the versions' reads of a store.Trip still to make. A
+// caller Redis banned is answered from memory (ratelimit.Bans). Only an outage sends
+// decisions to the fallback: a client that hangs up cannot switch the limits off.
 func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return ratelimit.Decision{}, err
@@ -137,9 +130,8 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 	return l.o.Fallback.Allow(ctx, caller, limits)
 }
 
-// Ready reports whether Redis can do a request's work now: one rate-limit decision (a read
-// and a write) for a probe caller no request shares. A PING would not do: a Redis out of
-// memory, read-only, failing its saves, busy, or refusing the ACL user answers PING.
+// Ready reports whether Redis can do a request's work now: one rate-limit decision for a
+// probe caller. A Redis out of memory, read-only or busy still answers PING.
 func Ready(ctx context.Context, rdb redis.Scripter, prefix string, timeout time.Duration) error {
 	l, err := NewLimiter(rdb, LimiterOptions{Prefix: prefix, Timeout: timeout})
 	if err != nil {

@@ -7,15 +7,15 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// names are the Redis keys of one deployment (docs/redis-layout.md). The part in braces is
-// the hash tag: keys that a script touches together share it, so they live in one Cluster slot.
+// names are the Redis keys of one deployment (docs/redis-layout.md). Keys a script touches
+// together share a hash tag (in braces), so they live in one Cluster slot.
 type names struct {
 	prefix                                  string
 	ordersData, ordersStatus, ordersVersion string
 	petsData                                string
 	keysByHash, keysByName, keysVersion     string
-	ordersGeneration, keysGeneration        string // see version.go
-	ordersIDs                               string // the indexes Find reads: see find.go
+	ordersGeneration, keysGeneration        string
+	ordersIDs                               string
 	ordersByStatus                          map[order.Status]string
 	pageTokenSecret                         string
 }
@@ -43,12 +43,11 @@ func newNames(prefix string) (names, error) {
 			order.StatusShipped:   orders + ":by-status:shipped",
 			order.StatusCancelled: orders + ":by-status:cancelled",
 		},
-		petsData:       pets + ":data",
-		keysByHash:     keys + ":by-hash",
-		keysByName:     keys + ":by-name",
-		keysVersion:    keys + ":version",
-		keysGeneration: keys + ":generation",
-		// Read and made alone, never with another key: its own tag, its own slot.
+		petsData:        pets + ":data",
+		keysByHash:      keys + ":by-hash",
+		keysByName:      keys + ":by-name",
+		keysVersion:     keys + ":version",
+		keysGeneration:  keys + ":generation",
 		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
 	}, nil
 }
@@ -56,7 +55,7 @@ func newNames(prefix string) (names, error) {
 // rateLimit is caller's hash; caller ids hold no brace.
 func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }
 
-// statusSets are the states' index sets as import.lua and reindex.lua take them.
+// statusSets are the states' index sets in import.lua's and reindex.lua's order.
 func (n names) statusSets() []string {
 	return []string{n.ordersByStatus[order.StatusPending], n.ordersByStatus[order.StatusShipped], n.ordersByStatus[order.StatusCancelled]}
 }

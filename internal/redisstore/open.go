@@ -1,8 +1,6 @@
 // Package redisstore keeps everything the instances of the service share in Redis: orders,
-// pets and API keys (the stores of packages order and auth), the rate-limit counters and
-// bans (a ratelimit.Limiter), and the page-token secret. docs/redis-layout.md describes the
-// keys; names.go names them. Open makes the one client they share from a URL: a single node,
-// a Sentinel-watched primary, or a Cluster.
+// pets, API keys, rate-limit counters and bans, and the page-token secret
+// (docs/redis-layout.md). Open makes the one client they share from a URL.
 package redisstore
 
 import (
@@ -18,8 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultTimeout bounds every Redis call, so that a Redis that does not answer costs a
-// request a second, never a hung request.
+// DefaultTimeout bounds every Redis call: a Redis that does not answer never hangs a request.
 const DefaultTimeout = time.Second
 
 // Open returns a client for url without connecting (go-redis connects on first use, so the
@@ -39,22 +36,18 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// Every call runs under callContext; ContextTimeoutEnabled makes its deadline bound the
-	// socket reads too, not ReadTimeout alone. And no call is sent twice (MaxRetries -1): one
-	// whose connection broke may have run, and a write run twice answers wrongly; it fails as
-	// an outage instead (client.go's sentOnce says more).
+	// No call is sent twice (docs/redis-layout.md, "When Redis cannot be reached").
 	if q.Has("max_retries") {
 		return nil, fmt.Errorf("redis URL: max_retries is not allowed: a call that may have run is never sent again")
 	}
-	defaults := func(dial, read, write, pool *time.Duration, contextTimeout *bool, maxRetries *int) {
-		for name, d := range map[string]*time.Duration{"dial_timeout": dial, "read_timeout": read, "write_timeout": write, "pool_timeout": pool} {
-			if !q.Has(name) {
-				*d = timeout
-			}
+	q.Set("max_retries", "-1")
+	for _, name := range []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout"} {
+		if !q.Has(name) {
+			q.Set(name, timeout.String())
 		}
-		*contextTimeout = true
-		*maxRetries = -1
 	}
+	u.RawQuery = q.Encode()
+	// ContextTimeoutEnabled: callContext's deadline bounds the socket reads too.
 	switch {
 	case strings.HasSuffix(u.Scheme, "+cluster"):
 		u.Scheme = strings.TrimSuffix(u.Scheme, "+cluster")
@@ -62,21 +55,21 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries)
+		o.ContextTimeoutEnabled = true
 		return redis.NewClusterClient(o), nil
 	case q.Has("master_name"):
-		o, err := redis.ParseFailoverURL(rawURL)
+		o, err := redis.ParseFailoverURL(u.String())
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries)
+		o.ContextTimeoutEnabled = true
 		return redis.NewFailoverClient(o), nil
 	case u.Scheme == "redis" || u.Scheme == "rediss":
-		o, err := redis.ParseURL(rawURL)
+		o, err := redis.ParseURL(u.String())
 		if err != nil {
 			return nil, fmt.Errorf("redis URL: %w", err)
 		}
-		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.ContextTimeoutEnabled, &o.MaxRetries)
+		o.ContextTimeoutEnabled = true
 		return redis.NewClient(o), nil
 	}
 	return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", u.Scheme)
@@ -91,11 +84,8 @@ func CheckURL(rawURL string) error {
 	return c.Close()
 }
 
-// SetLogger sends go-redis's own messages to log, so that every line the service writes is
-// JSON, and it is where the stores report records they cannot serve (Orders.LogTo overrides
-// it). The pool's failures to connect are logged at debug: they repeat while Redis is down,
-// and the outage itself is what the service warns of. The last call wins (go-redis's logger
-// is set once per process: its goroutines read it without a lock).
+// SetLogger sends go-redis's messages, and the stores' reports of records they cannot serve
+// (unless Orders.LogTo), to log. The last call wins: go-redis's logger is set once a process.
 func SetLogger(log *slog.Logger) {
 	storeLogger.Store(log)
 	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })
@@ -106,7 +96,6 @@ var (
 	storeLogger   atomic.Pointer[slog.Logger]
 )
 
-// packageLogger is the logger given to SetLogger, or one that discards.
 func packageLogger() *slog.Logger {
 	if l := storeLogger.Load(); l != nil {
 		return l
@@ -114,11 +103,11 @@ func packageLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// slogPrinter is go-redis's logger: it writes to the logger SetLogger was last given.
 type slogPrinter struct{}
 
 func (slogPrinter) Printf(ctx context.Context, format string, v ...any) {
 	level := slog.LevelWarn
+	// Failures to connect repeat while Redis is down, an outage the service warns of itself.
 	if strings.HasPrefix(format, "redis: connection pool: failed to") {
 		level = slog.LevelDebug
 	}

@@ -21,8 +21,7 @@ import (
 
 var _ order.Store = (*Orders)(nil)
 
-// Orders is an order.Store and an order.Finder in Redis: a hash of order data and a hash of
-// statuses, by id, and sorted sets of the ids that index them (docs/redis-layout.md).
+// Orders is an order.Store and an order.Finder in Redis (docs/redis-layout.md).
 type Orders struct {
 	conn
 	halves   halfRecords
@@ -32,11 +31,10 @@ type Orders struct {
 // NewOrders returns the store of the deployment whose keys start with prefix.
 func NewOrders(rdb rediser, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Orders{conn: c}, err
+	return &Orders{conn: c, halves: halfRecords{logged: map[string]bool{}}}, err
 }
 
-// LogTo sends the store's reports of records it cannot serve to log (by default, to the
-// logger given to SetLogger).
+// LogTo sends the reports of records the store cannot serve to log, not SetLogger's.
 func (s *Orders) LogTo(log *slog.Logger) { s.halves.log.Store(log) }
 
 // orderData is an order in Redis, less its id (the field) and status (the other hash).
@@ -72,19 +70,16 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 			out = append(out, o)
 		}
 	}
-	if len(statuses) > len(out) { // statuses without data
-		for field := range statuses {
-			if _, ok := data.Val()[field]; !ok {
-				s.halves.report(field, false)
-			}
+	for field := range statuses {
+		if _, ok := data.Val()[field]; !ok {
+			s.halves.report(field, false)
 		}
 	}
 	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
-// Version is where the orders stand in Redis (see version.go): as read in this request's
-// round trip when its Trip carries it, otherwise read now.
+// Version is the orders' version read in the request's round trip, or else read now.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		return c.orders.id(), nil
@@ -97,8 +92,7 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	}
 	v, err := parseVersion(vals)
 	if errors.Is(err, errNoGeneration) {
-		// Redis lost it, and nothing has written since: one for this read only, which nothing
-		// kept matches (a reader never writes: reads work on a Redis that refuses writes).
+		// Redis lost it, and nothing has written since: one for this read only.
 		v.generation, err = "unset:"+newGeneration(), nil
 	}
 	if err != nil {
@@ -107,8 +101,7 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	return v.id(), nil
 }
 
-// cancelOutcome is the answer to a cancel that changes nothing: err is order.ErrNotFound,
-// order.ErrAlreadyShipped with the shipped order, or nil with the order already cancelled.
+// cancelOutcome is the answer to a cancel that changes nothing.
 type cancelOutcome struct {
 	order order.Order
 	err   error
@@ -116,11 +109,8 @@ type cancelOutcome struct {
 
 const maxCachedOutcomes = 4096 // per version; past it, ids cost their cancel.lua
 
-// Cancel runs cancel.lua, the check and the change in one atomic step, unless a cancel of id
-// changed nothing at the version of the orders the request's round trip read. That answer is
-// exact: cancel.lua returns its outcome with the version read in the same step, and every
-// write sets a new version with its change, so one version is one state of the data; the
-// carried version was read during the request. A pending order is never kept: it must write.
+// Cancel runs cancel.lua, unless a cancel of id changed nothing at the orders' version the
+// request's round trip read (docs/redis-layout.md says why that answer is exact).
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		if o, ok := s.outcomes.Load().at(c.orders, id); ok {
@@ -134,12 +124,8 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
 	}
-	if len(res) != 4 {
-		return order.Order{}, false, fmt.Errorf("cancel.lua returned %d values", len(res))
-	}
 	outcome, _ := res[0].(string)
 	data, _ := res[1].(string)
-	// The version the outcome holds at: kept only with a generation.
 	v, verr := parseVersion(res[2:4])
 	keep := func(o cancelOutcome) {
 		if verr == nil {
@@ -156,7 +142,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	case "cancelled", "already-cancelled":
 		o, err := decodeOrder(field, data, string(order.StatusCancelled))
 		if err == nil {
-			keep(cancelOutcome{order: o}) // at the version this call's change set, if any
+			keep(cancelOutcome{order: o})
 		}
 		return o, outcome == "cancelled", err
 	case string(order.StatusShipped):
@@ -170,9 +156,8 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	return order.Order{}, false, fmt.Errorf("%w: order %s has status %q", errBadRecord, field, outcome)
 }
 
-// Import loads orders as import.lua says, in batches, and returns how many fields changed;
-// then Reindex indexes the orders written before the indexes existed. The whole list is
-// checked before the first batch is written.
+// Import checks orders, loads them with import.lua in batches, returns how many fields
+// changed, and then runs Reindex for orders written before the indexes existed.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
@@ -203,9 +188,8 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	return changed, nil
 }
 
-// Reindex puts every order with a status in the indexes its status says, a batch at a time
-// (HSCAN, then reindex.lua, which reads each status again), and returns how many entries it
-// added or removed. It changes no order, so the version does not move.
+// Reindex indexes every order by its status, a batch at a time (HSCAN, then reindex.lua), and
+// returns how many entries moved. It changes no order, so the version does not move.
 func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
 	var moved int64
@@ -252,8 +236,7 @@ func decodeOrder(field, data, status string) (order.Order, error) {
 	return o, nil
 }
 
-// whole decodes the order with id field from its halves; ok is false when there is no whole
-// order (an index entry of no order, or a half-written one, which is reported).
+// whole decodes an order from its halves; ok is false without both (one alone is reported).
 func (s *Orders) whole(field, data, status string, hasData, hasStatus bool) (o order.Order, ok bool, err error) {
 	if !hasData || !hasStatus {
 		if hasData || hasStatus {
@@ -265,8 +248,7 @@ func (s *Orders) whole(field, data, status string, hasData, hasStatus bool) (o o
 	return o, err == nil, err
 }
 
-// halfRecords reports orders that another system left half-written, which do not exist for
-// listing or cancelling: each once, up to maxHalfRecords, then one line says more are not.
+// halfRecords reports orders another system left half-written: each once, up to a limit.
 type halfRecords struct {
 	log    atomic.Pointer[slog.Logger]
 	mu     sync.Mutex
@@ -275,15 +257,10 @@ type halfRecords struct {
 
 const maxHalfRecords = 1000
 
-// report logs the order with id field as half-written: with data and no status when hasData,
-// otherwise the reverse.
 func (h *halfRecords) report(field string, hasData bool) {
 	h.mu.Lock()
 	first := !h.logged[field] && len(h.logged) < maxHalfRecords
 	if first {
-		if h.logged == nil {
-			h.logged = map[string]bool{}
-		}
 		h.logged[field] = true
 	}
 	full := first && len(h.logged) == maxHalfRecords

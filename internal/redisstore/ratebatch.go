@@ -8,17 +8,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rateStep is one request's rate-limit decision, queued in a batch. A batch decides one
-// caller's steps in one call of rate.lua, in their order, and reads each version once: every
-// request of the batch began before it was sent, so one read serves each.
+// rateStep is one request's rate-limit decision in a batch, which decides one caller's steps
+// in one rate.lua call and reads each version once (every request began before it was sent).
 type rateStep struct {
 	key    string   // the caller's hash
 	limits [4]int64 // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
 	now    int64    // the request's time, Unix ms
 	with   *names   // the deployment whose versions to read with the decision; nil for none
 
-	// Set before the group's done is closed: the outcome, or the call's error, or a reply
-	// that is not the script's (a bug), and the versions read.
+	// Set before the group's done is closed; bad is a reply that is not the script's.
 	outcome        [4]int64
 	err, bad       error
 	orders, keyVer *redis.SliceCmd
@@ -30,9 +28,8 @@ type merged struct {
 	steps []*rateStep
 }
 
-// pipelineOf returns the commands that carry groups: each group's own command, one rate.lua
-// call per caller and limits, and one read of each version asked for. spread hands each
-// step its part of the replies.
+// pipelineOf returns groups' commands: each one's own, one rate.lua call per caller and
+// limits, one read of each version asked for. spread hands each step its replies.
 func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, spread func()) {
 	type caller struct {
 		key    string
@@ -79,7 +76,7 @@ func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, 
 	}
 }
 
-// alone decides s in a call of its own, which run makes, and returns the call's error.
+// alone decides s in a call of its own, which run makes.
 func (s *rateStep) alone(run func(keys []string, args ...any) *redis.Cmd) error {
 	m := &merged{steps: []*rateStep{s}}
 	m.cmd = run([]string{s.key}, rateArgs(m.steps)...)
@@ -97,7 +94,7 @@ func rateArgs(steps []*rateStep) []any {
 	return args
 }
 
-// spread hands each step its four numbers of the script's reply, or what kept it from them.
+// spread hands each step its four numbers of the reply, or the error.
 func (m *merged) spread() {
 	if err := m.cmd.Err(); err != nil {
 		for _, s := range m.steps {

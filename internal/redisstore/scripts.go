@@ -6,9 +6,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts, one per atomic step. A Script runs with EVALSHA and falls back to EVAL when
-// Redis does not hold it yet. Those that write several keys begin with writes.lua, which
-// checks those keys before the first write.
+// The Lua scripts, one per atomic step. Those that write several keys begin with writes.lua,
+// which checks those keys before the first write.
 var (
 	//go:embed *.lua
 	luaFiles embed.FS

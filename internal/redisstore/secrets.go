@@ -15,8 +15,7 @@ import (
 
 var _ pagetoken.SecretStore = (*Secrets)(nil)
 
-// Secrets is a pagetoken.SecretStore in Redis: one string key of the deployment, so that
-// every instance reads the page tokens of every other.
+// Secrets is a pagetoken.SecretStore in Redis, shared by every instance.
 type Secrets struct{ conn }
 
 // NewSecrets returns the secret store of the deployment whose keys start with prefix.
@@ -25,9 +24,8 @@ func NewSecrets(rdb rediser, prefix string, timeout time.Duration) (*Secrets, er
 	return &Secrets{conn: c}, err
 }
 
-// PageTokenSecret returns the deployment's secret, made when there is none yet with SET NX GET,
-// so that every instance ends with the one Redis kept. It reads first, so that pagination
-// works on a Redis that refuses writes.
+// PageTokenSecret returns the deployment's secret, made with SET NX GET when there is none,
+// so that every instance ends with the one Redis kept. It reads first, for a read-only Redis.
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()

@@ -10,9 +10,7 @@ import (
 	"sync/atomic"
 )
 
-// version is where the orders, or the keys, stand in Redis: a counter that every write
-// increments, and a generation, a random token that every write sets anew. A Redis that lost
-// its data may count back to a number seen before, but never with a generation seen before.
+// version is where the orders, or the keys, stand in Redis (docs/redis-layout.md).
 type version struct {
 	generation string
 	counter    uint64
@@ -71,9 +69,7 @@ func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
 }
 
 // keepAt keeps val (unless nil) for k, read at version v, in p's cache, up to max entries; a
-// read at another version starts a new cache. (An older version may come back so: that costs
-// reads, never a wrong answer. Keeping only higher counters would not do: a Redis that lost
-// its data counts again from below.)
+// read at another version starts a new cache (an older one coming back costs reads only).
 func keepAt[K comparable, V any](p *atomic.Pointer[atVersion[K, V]], v version, k K, val *V, max int) {
 	cur := p.Load()
 	if cur == nil || cur.version != v {

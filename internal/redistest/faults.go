@@ -11,9 +11,6 @@ import (
 	"time"
 )
 
-// This file makes a running server fail the ways a real deployment can, each with the error
-// Redis gives for it: read-only replicas, long scripts, memory limits, ACLs, lost replies.
-
 // StartReplica runs a redis-server that replicates primary, and waits until it has synced:
 // writes to it are refused with READONLY, as those to an old primary after a failover are.
 func StartReplica(tb testing.TB, primary *Server) *Server {
@@ -30,15 +27,10 @@ func StartReplica(tb testing.TB, primary *Server) *Server {
 func (s *Server) Busy(tb testing.TB) (stop func()) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "busy-reply-threshold", "20")
-	c, err := net.Dial("tcp", s.Addr)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer c.Close()
-		roundTrip(c, "EVAL", "while true do end", "0")
+		do(s.Addr, time.Minute, "EVAL", "while true do end", "0")
 	}()
 	s.await(tb, 5*time.Second, "-BUSY", "PING")
 	stop = sync.OnceFunc(func() {
@@ -74,10 +66,8 @@ func (s *Server) FailSaves(tb testing.TB) {
 	s.await(tb, 10*time.Second, "rdb_last_bgsave_status:err", "INFO", "persistence")
 }
 
-// Cutter is a TCP proxy in front of a Server that can lose one reply: armed with Cut, it
-// forwards the next request that contains a marker to Redis, waits for Redis to answer, drops
-// the answer and closes the client's connection. The command ran; the client only learns
-// that its connection broke, as after a network failure between the two.
+// Cutter is a TCP proxy in front of a Server that can lose one reply (see Cut): the command
+// runs, and its client only learns that its connection broke, as after a network failure.
 type Cutter struct {
 	Addr   string // where clients connect
 	target string
@@ -86,8 +76,7 @@ type Cutter struct {
 	cuts   atomic.Int64
 }
 
-// Cutter starts a Cutter in front of s, stopped at the end of the test. Its connections end
-// with the server's.
+// Cutter starts a Cutter in front of s, stopped at the end of the test.
 func (s *Server) Cutter(tb testing.TB) *Cutter {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

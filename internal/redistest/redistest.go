@@ -3,27 +3,26 @@
 package redistest
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Server is one redis-server process.
 type Server struct {
 	Addr string
-	bin  string
 	dir  string
 	args []string // redis-server's options beyond its port and files
 	cmd  *exec.Cmd
@@ -44,7 +43,7 @@ func StartPersistent(tb testing.TB) *Server {
 
 func start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
-	s, err := launch(tb.TempDir(), args...)
+	s, err := Launch(tb.TempDir(), args...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -52,16 +51,14 @@ func start(tb testing.TB, args ...string) *Server {
 	return s
 }
 
-// Launch runs a redis-server that persists nothing, with its files in dir, for a program
-// that is not a test (bench/pages); the caller stops it with Stop.
-func Launch(dir string) (*Server, error) { return launch(dir) }
-
-func launch(dir string, args ...string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+// Launch runs a redis-server with its files in dir, persisting nothing unless args say, for a
+// program that is not a test (bench/pages); the caller stops it with Stop.
+func Launch(dir string, args ...string) (*Server, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
 	}
-	s := &Server{bin: bin, dir: dir, args: args}
+	s := &Server{dir: dir, args: args}
+	var err error
 	for range 5 { // a free port can be taken between finding it and binding it
 		l, lerr := net.Listen("tcp", "127.0.0.1:0")
 		if lerr != nil {
@@ -82,7 +79,7 @@ func (s *Server) URL() string { return "redis://" + s.Addr }
 func (s *Server) start() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
 	args := []string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--dir", s.dir, "--logfile", s.log()}
-	s.cmd = exec.Command(s.bin, append(args, s.args...)...)
+	s.cmd = exec.Command("redis-server", append(args, s.args...)...)
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}
@@ -194,7 +191,7 @@ func (c *Cluster) URL() string {
 
 // Do sends one command to s on a connection of its own and returns the reply: a status or
 // an integer as its text, a bulk string as its contents, an error reply as "-CODE message".
-// Arrays are not read; Do is for setting faults up, not for reading data.
+// Do is for setting faults up, not for reading data.
 func (s *Server) Do(tb testing.TB, args ...string) string {
 	tb.Helper()
 	reply, err := do(s.Addr, 5*time.Second, args...)
@@ -225,46 +222,24 @@ func (s *Server) await(tb testing.TB, d time.Duration, want string, args ...stri
 	}
 }
 
+// do sends args on a bare connection of its own (RESP2, nothing sent before), as Do says.
 func do(addr string, timeout time.Duration, args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return "", err
-	}
+	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(timeout))
-	return roundTrip(c, args...)
-}
-
-// roundTrip sends args on c and reads one reply, as Do describes it.
-func roundTrip(c net.Conn, args ...string) (string, error) {
-	req := fmt.Sprintf("*%d\r\n", len(args))
-	for _, a := range args {
-		req += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
+	cmd := make([]any, len(args))
+	for i, a := range args {
+		cmd[i] = a
 	}
-	if _, err := io.WriteString(c, req); err != nil {
-		return "", err
-	}
-	r := bufio.NewReader(c)
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
+	reply, err := c.Do(context.Background(), cmd...).Result()
+	var rerr redis.Error
 	switch {
-	case line == "":
-		return "", errors.New("empty reply")
-	case line[0] == '+' || line[0] == ':':
-		return line[1:], nil
-	case line[0] == '-':
-		return line, nil
-	case line[0] == '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return "", err
-		}
-		buf := make([]byte, n+2)
-		_, err = io.ReadFull(r, buf)
-		return string(buf[:n]), err
+	case errors.As(err, &rerr):
+		return "-" + rerr.Error(), nil
+	case errors.Is(err, redis.Nil):
+		return "", nil
+	case err != nil:
+		return "", err
 	}
-	return "", fmt.Errorf("reply %q is not read by Do", line)
+	return fmt.Sprint(reply), nil
 }
