@@ -13,6 +13,7 @@ import (
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/pagetoken"
+	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/store"
 )
@@ -50,8 +51,11 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 
 func (s *Service) open(ctx context.Context) error {
 	cfg := s.cfg
-	if err := checkLimits(cfg); err != nil {
-		return err
+	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
+		return configError(err)
+	}
+	if cfg.MaxAnonymousCallers < 0 {
+		return configError(fmt.Errorf("the cap on callers without a key must be positive, not %d", cfg.MaxAnonymousCallers))
 	}
 	m := metrics.New()
 	var err error
@@ -187,9 +191,8 @@ func (s *Service) Close() error {
 	return s.stores.Close()
 }
 
-// pageTokens returns the codec of v2's page tokens: under secret when it is set, otherwise
-// under the stores' secret, which every instance on them shares without being told. A
-// secret too short is a *ConfigError.
+// pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
+// secret, which every instance on them shares untold. A secret too short is a *ConfigError.
 func pageTokens(secret string, s *Stores) (*pagetoken.Codec, error) {
 	if secret == "" {
 		return pagetoken.FromStore(s.Secrets), nil
