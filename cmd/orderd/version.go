@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -27,9 +28,7 @@ func printVersion(w io.Writer) {
 			}
 		}
 	}
-	if v == "" {
-		v = "(devel)"
-	}
+	v = cmp.Or(v, "(devel)")
 	if c == "" {
 		c = "unknown"
 	} else if modified && commit == "" {

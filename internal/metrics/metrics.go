@@ -88,6 +88,5 @@ func (m *Metrics) StoreFault(kind string) { m.storeFaults.WithLabelValues(kind).
 // Fallback counts one decision of the fallback limiter.
 func (m *Metrics) Fallback() { m.fallbacks.Inc() }
 
-// ForgottenCaller counts one anonymous caller forgotten by the instance's limiter for its
-// cap (inmem.OnForget).
+// ForgottenCaller counts one anonymous caller the instance's limiter forgot (inmem.OnForget).
 func (m *Metrics) ForgottenCaller() { m.forgotten.Inc() }

@@ -18,16 +18,14 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// Service is the Store Order Service, listening: Open makes it, Run serves until its context
-// ends, Close releases what Open took.
+// Service is the Store Order Service: Open makes it, Run serves, Close releases what Open took.
 type Service struct {
-	cfg    Config
-	log    *slog.Logger
-	stores *Stores
-	ln     net.Listener
-	srv    *http.Server
-	// On a listener of their own when Config.MetricsAddr is set; nil otherwise.
-	metricsLn  net.Listener
+	cfg        Config
+	log        *slog.Logger
+	stores     *Stores
+	ln         net.Listener
+	srv        *http.Server
+	metricsLn  net.Listener // nil unless Config.MetricsAddr is set
 	metricsSrv *http.Server
 }
 
@@ -172,8 +170,7 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the listeners and servers, at once, and then the stores. Call it after Run
-// returns, or instead of Run.
+// Close closes the listeners and servers at once, then the stores: after Run, or instead of it.
 func (s *Service) Close() error {
 	for _, srv := range []*http.Server{s.srv, s.metricsSrv} {
 		if srv != nil {
