@@ -19,30 +19,21 @@ import (
 // a zero duration, address, prefix, fallback or sunset DefaultConfig's value, but a zero Ban
 // means what --ban-after 0 means, no bans.
 type Config struct {
-	// Addr is the address to listen on (host:port; port 0 picks a free one).
-	Addr string
-	// MetricsAddr, when set, serves /metrics on a listener of its own instead of on Addr.
-	MetricsAddr string
-	// Store says where orders, pets and keys are kept.
-	Store StoreConfig
-	// Ban is when a caller that keeps sending too early is banned, and for how long.
-	Ban ratelimit.BanPolicy
-	// LimiterFallback is what the limiter does while Redis cannot be reached.
-	LimiterFallback Fallback
-	// TrustedProxies are the peers whose X-Forwarded-For names the client.
-	TrustedProxies []*net.IPNet
+	Addr            string              // host:port to listen on; port 0 picks a free one
+	MetricsAddr     string              // when set, /metrics is served there instead of on Addr
+	Store           StoreConfig         // where orders, pets and keys are kept
+	Ban             ratelimit.BanPolicy // when a caller sending too early is banned, how long
+	LimiterFallback Fallback            // what the limiter does while Redis cannot be reached
+	TrustedProxies  []*net.IPNet        // the peers whose X-Forwarded-For names the client
 	// IPv6Prefix groups callers without a key on IPv6: one subscriber often has a whole /64.
 	IPv6Prefix int
 	// MaxAnonymousCallers caps the callers without a key the in-process limiter remembers.
 	MaxAnonymousCallers int
 	// PageTokenSecret signs v2's page tokens; empty: the store's secret, made on first use.
 	PageTokenSecret string
-	// Sunset is the schedule of the deprecated pets operation.
-	Sunset api.Sunset
-	// ShutdownTimeout is how long requests in flight may take once Run's context ends.
-	ShutdownTimeout time.Duration
-	// Logger receives the service's JSON lines; none are written when nil.
-	Logger *slog.Logger
+	Sunset          api.Sunset    // the schedule of the deprecated pets operation
+	ShutdownTimeout time.Duration // how long requests in flight may take once Run's ctx ends
+	Logger          *slog.Logger  // receives the service's JSON lines; none when nil
 	// Now is the clock of the limiter and of the sunset (time.Now when nil): tests move it.
 	Now func() time.Time
 }

@@ -56,9 +56,8 @@ func (s *Stores) Mode() string {
 	return "redis"
 }
 
-// Ready reports whether the stores can do the work of a request now. Redis decides within its
-// timeout: one that answers PING but refuses the work (out of memory, read-only, busy, not
-// permitted) is not ready.
+// Ready reports whether the stores can do a request's work now: a Redis that answers PING but
+// refuses the work (out of memory, read-only, busy, not permitted) is not ready.
 func (s *Stores) Ready(ctx context.Context) error {
 	if s.db != nil {
 		return s.db.Ready(ctx)
@@ -123,9 +122,8 @@ func (s *Stores) limiter(cfg Config, inProcess ratelimit.Limiter, onFallback fun
 	return l, configError(err)
 }
 
-// observe tells report of the SQLite file's faults, and logs once whether its unchanged reads
-// are answered from memory, and why not: at info where that is by design, else as a warning.
-// (In Redis, a record that does not parse fails its own request with store.ErrCorrupt.)
+// observe tells report of the SQLite file's faults and logs whether its unchanged reads are
+// answered from memory (Redis has neither: a bad record fails its request, store.ErrCorrupt).
 func (s *Stores) observe(log *slog.Logger, report func(*store.Fault)) {
 	if s.db == nil {
 		return
