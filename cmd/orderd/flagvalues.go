@@ -11,10 +11,8 @@ import (
 // timeFlag is a flag.Value for an instant, written RFC 3339 or as a UTC date.
 type timeFlag time.Time
 
+// String and Set are called on the flags' own non-nil values: fs.Usage is ours, not PrintDefaults.
 func (f *timeFlag) String() string {
-	if f == nil {
-		return ""
-	}
 	return time.Time(*f).UTC().Format(time.RFC3339)
 }
 
@@ -32,9 +30,6 @@ func (f *timeFlag) Set(s string) error {
 type cidrsFlag []*net.IPNet
 
 func (f *cidrsFlag) String() string {
-	if f == nil {
-		return ""
-	}
 	parts := make([]string, len(*f))
 	for i, n := range *f {
 		parts[i] = n.String()

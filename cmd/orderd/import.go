@@ -11,8 +11,7 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-// importData runs `orderd import`: orders and pets from the data files into the store, as
-// service.Stores.Import does.
+// importData runs `orderd import`: the data files into the store, by service.Stores.Import.
 func importData(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	var sc service.StoreConfig

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,24 +32,25 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintf(stdout, "Usage: orderd keys create|list|revoke [flags]\n\n  %s\n\norderd keys SUBCOMMAND --help lists the flags of each.\n",
 			strings.Join(keysSynopses, "\n  "))
-		return errHelp
+		return flag.ErrHelp
 	}
 	i := slices.IndexFunc(keysSynopses, func(s string) bool { return strings.HasPrefix(s, "orderd keys "+args[0]+" ") })
 	if i < 0 {
 		return usageErrorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
 	}
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	var (
-		fs                = flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-		sc                service.StoreConfig
-		planName, name    = new(string), new(string)
-		perMinute, perDay = new(int64), new(int64)
+		sc             service.StoreConfig
+		planName, name string
+		p              plan.Plan
+		custom         plan.Limits
 	)
 	// Each subcommand has only its own flags: list and revoke take the store's alone.
 	if args[0] == "create" {
-		fs.StringVar(planName, "plan", "", "free, pro, business or enterprise; required")
-		fs.Int64Var(perMinute, "per-minute", 0, "enterprise only: requests per UTC minute")
-		fs.Int64Var(perDay, "per-day", 0, "enterprise only: requests per UTC day")
-		fs.StringVar(name, "name", "", "a name for the key (default: key-<prefix>)")
+		fs.StringVar(&planName, "plan", "", "free, pro, business or enterprise; required")
+		fs.Int64Var(&custom.PerMinute, "per-minute", 0, "enterprise only: requests per UTC minute")
+		fs.Int64Var(&custom.PerDay, "per-day", 0, "enterprise only: requests per UTC day")
+		fs.StringVar(&name, "name", "", "a name for the key (default: key-<prefix>)")
 	}
 	registerStore(fs, &sc)
 	fs.Usage = flagUsage(fs, keysSynopses[i])
@@ -65,12 +65,8 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
 	}
 	// The plan is checked before the store is opened, which may create the file.
-	var (
-		p      plan.Plan
-		custom = plan.Limits{PerMinute: *perMinute, PerDay: *perDay}
-	)
 	if args[0] == "create" {
-		if p, err = plan.Parse(*planName); err != nil {
+		if p, err = plan.Parse(planName); err != nil {
 			return usageErrorf("keys create: --plan: %w", err)
 		}
 		if _, err := plan.LimitsFor(p, custom); err != nil {
@@ -88,7 +84,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 
 	switch args[0] {
 	case "create":
-		key, rec, err := auth.NewKey(*name, p, custom, time.Now())
+		key, rec, err := auth.NewKey(name, p, custom, time.Now())
 		if err != nil {
 			return err
 		}
@@ -111,8 +107,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		fmt.Fprintln(tw, "NAME\tPLAN\tPER-MINUTE\tPER-DAY\tPREFIX\tCREATED")
 		for _, k := range list {
 			l := k.Limits()
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Plan, strconv.FormatInt(l.PerMinute, 10),
-				strconv.FormatInt(l.PerDay, 10), k.Prefix, k.CreatedAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", k.Name, k.Plan, l.PerMinute, l.PerDay, k.Prefix, k.CreatedAt.Format(time.RFC3339))
 		}
 		return tw.Flush()
 	default: // revoke

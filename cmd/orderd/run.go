@@ -63,8 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // usageError is a mistake in how the program was called or configured (a bad flag or file, a
-// Redis URL where nothing answers, a key name taken or not found): exit status 2, where a
-// failure at work that a retry may cure is 1.
+// Redis that does not answer, a key name taken or not found): exit status 2, not 1.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -74,12 +73,9 @@ func usageErrorf(format string, a ...any) error {
 	return usageError{fmt.Errorf(format, a...)}
 }
 
-// errHelp means the user asked for help, which was printed; it is not a failure.
-var errHelp = flag.ErrHelp
-
 // exitCode prints err in one line and says how the process ends.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil || errors.Is(err, errHelp) {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	fmt.Fprintln(stderr, "orderd: "+strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -101,7 +97,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 			if errors.Is(err, flag.ErrHelp) {
 				fs.SetOutput(stdout)
 				fs.Usage()
-				return nil, errHelp
+				return nil, err
 			}
 			return nil, usageError{fmt.Errorf("%s: %w", fs.Name(), err)}
 		}
@@ -115,12 +111,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
-			return
-		}
 		name := envName(f.Name)
-		if v := getenv(name); v != "" {
-			if e := fs.Set(f.Name, v); e != nil {
+		if v := getenv(name); v != "" && !set[f.Name] && err == nil {
+			if e := f.Value.Set(v); e != nil {
 				err = usageErrorf("%s: invalid value %q for %s: %v", fs.Name(), v, name, e)
 			}
 		}

@@ -14,8 +14,7 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-// parseServe turns the flags and variables of `orderd serve` into the service's Config and
-// the log level.
+// parseServe turns the flags and variables of `orderd serve` into a Config and a log level.
 func parseServe(args []string, getenv func(string) string, stdout io.Writer) (service.Config, slog.Level, error) {
 	cfg := service.DefaultConfig()
 	logLevel := slog.LevelInfo
@@ -80,7 +79,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	// Buffered: a write system call per access line would cost more than the line.
 	logOut := logbuf.New(stderr, 200*time.Millisecond)
 	defer logOut.Close()
 	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel}))

@@ -36,8 +36,7 @@ func openStores(ctx context.Context, sc service.StoreConfig) (*service.Stores, e
 	return stores, nil
 }
 
-// checkStoreFlags checks the store flags that serve, keys and import share, naming the flag
-// of a bad one.
+// checkStoreFlags checks the store flags that serve, keys and import share.
 func checkStoreFlags(cmd string, sc service.StoreConfig) error {
 	if sc.Redis() {
 		if err := redisstore.CheckURL(sc.RedisURL); err != nil {

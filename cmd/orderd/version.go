@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -15,9 +16,7 @@ var version, commit string
 func printVersion(w io.Writer) {
 	v, c, modified := version, commit, false
 	if info, ok := debug.ReadBuildInfo(); ok {
-		if v == "" {
-			v = info.Main.Version
-		}
+		v = cmp.Or(v, info.Main.Version)
 		for _, s := range info.Settings {
 			switch {
 			case s.Key == "vcs.revision" && c == "":
@@ -27,13 +26,10 @@ func printVersion(w io.Writer) {
 			}
 		}
 	}
-	if v == "" {
-		v = "(devel)"
-	}
 	if c == "" {
 		c = "unknown"
 	} else if modified && commit == "" {
 		c += " (modified)"
 	}
-	fmt.Fprintf(w, "orderd %s (commit %s, %s)\n", v, c, runtime.Version())
+	fmt.Fprintf(w, "orderd %s (commit %s, %s)\n", cmp.Or(v, "(devel)"), c, runtime.Version())
 }

@@ -45,8 +45,7 @@ const initJS = `window.ui = SwaggerUIBundle({
 });
 `
 
-// csp lets the page load only its own files and send requests ("Try it out") only to its own
-// origin.
+// csp lets the page load its own files and send requests ("Try it out") to its own origin only.
 const csp = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
 
 // Router is where Register adds its routes: an *echo.Echo, or a wrapper of one.

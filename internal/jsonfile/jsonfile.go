@@ -86,16 +86,9 @@ func syntaxReason(err error) error {
 	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
+// skipSpace returns the offset of the first byte from off that is neither space nor a comma.
 func skipSpace(data []byte, off int64) int64 {
-	for off < int64(len(data)) {
-		switch data[off] {
-		case ' ', '\t', '\r', '\n', ',':
-			off++
-		default:
-			return off
-		}
-	}
-	return off
+	return int64(len(data) - len(bytes.TrimLeft(data[off:], " \t\r\n,")))
 }
 
 // position turns a byte offset into a 1-based line and column.

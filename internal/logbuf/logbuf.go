@@ -39,8 +39,8 @@ func New(w io.Writer, interval time.Duration) *Writer {
 	return lw
 }
 
-// Write buffers p, after flushing what is buffered when p would not fit. A failed flush
-// loses its lines (slog drops its handler's errors), and p is buffered all the same.
+// Write buffers p, flushing first when p would not fit. A failed flush loses its lines
+// (slog drops its handler's errors), and p is buffered all the same.
 func (lw *Writer) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()

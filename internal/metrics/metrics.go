@@ -29,26 +29,19 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderd_http_requests_total", Help: "Requests answered, by operationId and status.",
-		}, []string{"operation", "status"}),
+		requests: counterVec("orderd_http_requests_total", "Requests answered, by operationId and status.", "operation", "status"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "orderd_http_request_duration_seconds", Help: "Time to answer a request, by operationId.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"operation"}),
-		rateLimit: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderd_ratelimit_decisions_total", Help: "Rate-limit decisions: admitted, limited, banned, unavailable.",
-		}, []string{"outcome"}),
-		cancels: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderd_cancellations_total", Help: "Cancel requests by outcome: cancelled, already_cancelled, shipped, not_found, error.",
-		}, []string{"outcome"}),
-		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderd_store_errors_total", Help: "Operations that could not reach the store, by operationId.",
-		}, []string{"operation"}),
-		storeFaults: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderd_store_faults_total",
-			Help: "Faults of the store that an operator must mend, by kind: corrupt, full, replaced, shm_removed. Each operation that meets one counts.",
-		}, []string{"kind"}),
+		rateLimit: counterVec("orderd_ratelimit_decisions_total",
+			"Rate-limit decisions: admitted, limited, banned, unavailable.", "outcome"),
+		cancels: counterVec("orderd_cancellations_total",
+			"Cancel requests by outcome: cancelled, already_cancelled, shipped, not_found, error.", "outcome"),
+		storeErrors: counterVec("orderd_store_errors_total",
+			"Operations that could not reach the store, by operationId.", "operation"),
+		storeFaults: counterVec("orderd_store_faults_total",
+			"Faults of the store that an operator must mend, by kind: corrupt, full, replaced, shm_removed. Each operation that meets one counts.", "kind"),
 		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderd_ratelimit_fallback_decisions_total", Help: "Decisions made by the instance's own limiter while Redis could not be reached.",
 		}),
@@ -60,6 +53,10 @@ func New() *Metrics {
 	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.storeFaults, m.fallbacks, m.forgotten,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // Handler serves the metrics in the Prometheus text format.
@@ -88,6 +85,5 @@ func (m *Metrics) StoreFault(kind string) { m.storeFaults.WithLabelValues(kind).
 // Fallback counts one decision of the fallback limiter.
 func (m *Metrics) Fallback() { m.fallbacks.Inc() }
 
-// ForgottenCaller counts one anonymous caller forgotten by the instance's limiter for its
-// cap (inmem.OnForget).
+// ForgottenCaller counts one anonymous caller the instance's limiter forgot (inmem.OnForget).
 func (m *Metrics) ForgottenCaller() { m.forgotten.Inc() }

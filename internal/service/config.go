@@ -5,7 +5,6 @@ package service
 
 import (
 	"cmp"
-	"fmt"
 	"log/slog"
 	"net"
 	"time"
@@ -20,35 +19,21 @@ import (
 // a zero duration, address, prefix, fallback or sunset DefaultConfig's value, but a zero Ban
 // means what --ban-after 0 means, no bans.
 type Config struct {
-	// Addr is the address to listen on (host:port; port 0 picks a free one).
-	Addr string
-	// MetricsAddr, when set, is a listener of its own for /metrics; otherwise /metrics is
-	// served on Addr.
-	MetricsAddr string
-	// Store says where orders, pets and keys are kept.
-	Store StoreConfig
-	// Ban is when a caller that keeps sending too early is banned, and for how long.
-	Ban ratelimit.BanPolicy
-	// LimiterFallback is what the limiter does while Redis cannot be reached.
-	LimiterFallback Fallback
-	// TrustedProxies are the peers whose X-Forwarded-For names the client.
-	TrustedProxies []*net.IPNet
-	// IPv6Prefix is the prefix length by which callers without a key on IPv6 are counted
-	// together: one subscriber is commonly given a whole /64.
+	Addr            string              // host:port to listen on; port 0 picks a free one
+	MetricsAddr     string              // when set, /metrics is served there instead of on Addr
+	Store           StoreConfig         // where orders, pets and keys are kept
+	Ban             ratelimit.BanPolicy // when a caller sending too early is banned, how long
+	LimiterFallback Fallback            // what the limiter does while Redis cannot be reached
+	TrustedProxies  []*net.IPNet        // the peers whose X-Forwarded-For names the client
+	// IPv6Prefix groups callers without a key on IPv6: one subscriber often has a whole /64.
 	IPv6Prefix int
-	// MaxAnonymousCallers caps the callers without a key that a limiter in the process
-	// remembers; past it the least recently seen are forgotten.
+	// MaxAnonymousCallers caps the callers without a key the in-process limiter remembers.
 	MaxAnonymousCallers int
-	// PageTokenSecret is the secret of v2's page tokens, the same on every instance; empty:
-	// the store's secret, made by the first instance that needs one.
+	// PageTokenSecret signs v2's page tokens; empty: the store's secret, made on first use.
 	PageTokenSecret string
-	// Sunset is the schedule of the deprecated pets operation.
-	Sunset api.Sunset
-	// ShutdownTimeout is how long requests in flight may take to finish once Run's context
-	// ends.
-	ShutdownTimeout time.Duration
-	// Logger receives the service's JSON lines; none are written when nil.
-	Logger *slog.Logger
+	Sunset          api.Sunset    // the schedule of the deprecated pets operation
+	ShutdownTimeout time.Duration // how long requests in flight may take once Run's ctx ends
+	Logger          *slog.Logger  // receives the service's JSON lines; none when nil
 	// Now is the clock of the limiter and of the sunset (time.Now when nil): tests move it.
 	Now func() time.Time
 }
@@ -60,11 +45,10 @@ type StoreConfig struct {
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
 	RedisTimeout time.Duration // bound on each Redis call
 
-	// DB is the SQLite file of the embedded mode. It has no zero default, so that a Config
-	// made in a test never writes into the working directory.
+	// DB is the SQLite file of the embedded mode; no zero default, so tests never write in
+	// the working directory.
 	DB string
-	// CreateDB makes a missing DB a new, empty file; otherwise a missing file is an error,
-	// so that a mistyped path is not served as an empty store.
+	// CreateDB makes a missing DB; otherwise a mistyped path is an error, not an empty store.
 	CreateDB bool
 }
 
@@ -78,8 +62,7 @@ func (c StoreConfig) Redis() bool { return c.RedisURL != "" }
 type Fallback string
 
 const (
-	// FallbackMemory lets each instance limit on its own, in memory, and says so in the log
-	// and the metrics, until Redis answers.
+	// FallbackMemory lets each instance limit on its own, logged and counted, until Redis answers.
 	FallbackMemory Fallback = "memory"
 	// FallbackFail answers 503 to every request the limiter cannot decide.
 	FallbackFail Fallback = "fail"
@@ -107,8 +90,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// ConfigError is a setting or a data file that the service cannot start with: the operator
-// has to fix it, and retrying as it is cannot help.
+// ConfigError is a setting or a data file the service cannot start with: retrying cannot help.
 type ConfigError struct{ Err error }
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
@@ -121,17 +103,6 @@ func configError(err error) error {
 	return &ConfigError{err}
 }
 
-// checkLimits checks the settings of how callers without a key are counted.
-func checkLimits(c Config) error {
-	if err := ratelimit.CheckIPv6Prefix(c.IPv6Prefix); err != nil {
-		return configError(err)
-	}
-	if c.MaxAnonymousCallers < 0 {
-		return configError(fmt.Errorf("the cap on callers without a key must be positive, not %d", c.MaxAnonymousCallers))
-	}
-	return nil
-}
-
 // withDefaults returns c with its zero settings taken from DefaultConfig.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
@@ -142,8 +113,9 @@ func (c Config) withDefaults() Config {
 	if c.Sunset == (api.Sunset{}) {
 		c.Sunset = d.Sunset
 	}
-	c.ShutdownTimeout = positiveOr(c.ShutdownTimeout, d.ShutdownTimeout)
-	c.Store = c.Store.withDefaults()
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = d.ShutdownTimeout
+	}
 	return c
 }
 
@@ -151,14 +123,8 @@ func (c Config) withDefaults() Config {
 func (c StoreConfig) withDefaults() StoreConfig {
 	d := DefaultConfig().Store
 	c.RedisPrefix = cmp.Or(c.RedisPrefix, d.RedisPrefix)
-	c.RedisTimeout = positiveOr(c.RedisTimeout, d.RedisTimeout)
-	return c
-}
-
-// positiveOr returns v, or def unless v is positive: a zero interval would never tick.
-func positiveOr(v, def time.Duration) time.Duration {
-	if v <= 0 {
-		return def
+	if c.RedisTimeout <= 0 {
+		c.RedisTimeout = d.RedisTimeout
 	}
-	return v
+	return c
 }

@@ -44,9 +44,8 @@ func (r *repeats) due(kind string, restart bool) (ok bool, held int64) {
 	return true, held
 }
 
-// outageLog warns of an outage of the store, as the readiness checks meet it (several times
-// a second, perhaps): once on entering it, once every warnEvery while it lasts, with how many
-// failures it saw since, and once when the store answers again. Requests do not report here.
+// outageLog warns of a store outage as the readiness checks meet it: on entering it, every
+// warnEvery while it lasts (with the failures since), and when it ends. Requests do not report.
 type outageLog struct {
 	log     *slog.Logger
 	repeats *repeats
@@ -86,9 +85,8 @@ func (o *outageLog) observe(err error) {
 	}
 }
 
-// faultLog logs and counts the faults a store reports (store.Fault): each is counted, and
-// logged at most once every warnEvery per kind. A fault that lasts until a restart is an
-// error (an operator must mend the storage); one that ends by itself a warning.
+// faultLog counts each store.Fault and logs at most one every warnEvery per kind: an error
+// when it lasts until a restart, a warning when it ends by itself.
 type faultLog struct {
 	log     *slog.Logger
 	count   func(kind string)

@@ -13,20 +13,19 @@ import (
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/pagetoken"
+	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/store"
 )
 
-// Service is the Store Order Service, listening: Open makes it, Run serves until its context
-// ends, Close releases what Open took.
+// Service is the Store Order Service: Open makes it, Run serves, Close releases what Open took.
 type Service struct {
-	cfg    Config
-	log    *slog.Logger
-	stores *Stores
-	ln     net.Listener
-	srv    *http.Server
-	// On a listener of their own when Config.MetricsAddr is set; nil otherwise.
-	metricsLn  net.Listener
+	cfg        Config
+	log        *slog.Logger
+	stores     *Stores
+	ln         net.Listener
+	srv        *http.Server
+	metricsLn  net.Listener // nil unless Config.MetricsAddr is set
 	metricsSrv *http.Server
 }
 
@@ -50,8 +49,11 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 
 func (s *Service) open(ctx context.Context) error {
 	cfg := s.cfg
-	if err := checkLimits(cfg); err != nil {
-		return err
+	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
+		return configError(err)
+	}
+	if cfg.MaxAnonymousCallers < 0 {
+		return configError(fmt.Errorf("the cap on callers without a key must be positive, not %d", cfg.MaxAnonymousCallers))
 	}
 	m := metrics.New()
 	var err error
@@ -168,8 +170,7 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the listeners and servers, at once, and then the stores. Call it after Run
-// returns, or instead of Run.
+// Close closes the listeners and servers at once, then the stores: after Run, or instead of it.
 func (s *Service) Close() error {
 	for _, srv := range []*http.Server{s.srv, s.metricsSrv} {
 		if srv != nil {
@@ -187,9 +188,8 @@ func (s *Service) Close() error {
 	return s.stores.Close()
 }
 
-// pageTokens returns the codec of v2's page tokens: under secret when it is set, otherwise
-// under the stores' secret, which every instance on them shares without being told. A
-// secret too short is a *ConfigError.
+// pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
+// secret, which every instance on them shares untold. A secret too short is a *ConfigError.
 func pageTokens(secret string, s *Stores) (*pagetoken.Codec, error) {
 	if secret == "" {
 		return pagetoken.FromStore(s.Secrets), nil

@@ -1,6 +1,5 @@
-// Package store names the ways the storage behind any store of the service can fail, in
-// every implementation, and holds a request's Trip: what its first round trip to shared
-// storage read for its later steps.
+// Package store names the ways the storage behind any store of the service can fail, and
+// holds a request's Trip.
 package store
 
 import "errors"
@@ -23,8 +22,7 @@ type Fault struct {
 	Kind   string // a word for metrics and logs: corrupt, full, replaced…
 	Public string
 	Err    error
-	// Lasting is a fault that lasts until an operator mends the storage and restarts the
-	// service: while it lasts the service is not ready.
+	// Lasting: not ready until an operator mends the storage and restarts the service.
 	Lasting bool
 }
 

@@ -3,14 +3,11 @@ package store
 import "context"
 
 // Trip carries what a request's first round trip to shared storage read for its later
-// steps, so that a store may answer an early step (a key lookup) from what the process
-// keeps, provisionally, and confirm that answer once the round trip is made. Stores that
-// keep nothing (the embedded ones) never use it. A request's steps run one after another,
-// so a Trip needs no lock.
+// steps, so that a store may answer an early step (a key lookup) provisionally from memory
+// and confirm it once the round trip is made. A request's steps run in turn: no lock.
 type Trip struct {
 	context.Context
-	// Carried is what the round trip read, and what waits for confirmation. It belongs to
-	// the stores that made it (one package): only they know its type.
+	// Carried is what the round trip read; only the stores that made it know its type.
 	Carried Carried
 }
 
@@ -31,7 +28,7 @@ func (t *Trip) Value(key any) any {
 	return t.Context.Value(key)
 }
 
-// Begin returns ctx with a Trip of its own: one allocation.
+// Begin returns ctx with a Trip of its own.
 func Begin(ctx context.Context) context.Context { return &Trip{Context: ctx} }
 
 // TripOf returns the Trip that Begin put in ctx, or nil.

@@ -14,9 +14,8 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-// Run opens the service of cfg on a free loopback port (whatever cfg.Addr says) and serves
-// it until the test ends; then it shuts down as on SIGTERM, and the test fails if that was
-// not clean.
+// Run serves cfg on a free loopback port (whatever cfg.Addr says) until the test ends, then
+// shuts down as on SIGTERM; the test fails if that was not clean.
 func Run(tb testing.TB, cfg service.Config) *service.Service {
 	tb.Helper()
 	cfg.Addr = "127.0.0.1:0"
