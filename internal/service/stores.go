@@ -29,12 +29,25 @@ type Stores struct {
 	// Secrets holds the page-token secret used when Config.PageTokenSecret is empty.
 	Secrets pagetoken.SecretStore
 
-	db *sqlitestore.DB // the embedded mode; nil in Redis, which has the fields below
+	backend
+}
 
-	cfg         StoreConfig
-	rdb         goredis.UniversalClient
-	redisOrders *redisstore.Orders
-	redisPets   *redisstore.Pets
+// backend is what the stores do each in their own way: in Redis (redisStores) or in the
+// SQLite file (sqliteStores). OpenStores picks one; nothing else asks which.
+type backend interface {
+	Mode() string // "redis" or "embedded"
+	// Ready reports whether the stores can do the work of a request now.
+	Ready(ctx context.Context) error
+	Close() error
+	// importChecked is Import, once both lists are checked.
+	importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error)
+	// limiter returns the limiter that goes with the stores: in Redis, shared by every
+	// instance and falling back as cfg says; otherwise inProcess.
+	limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error)
+	// observe says in log, once, whether the stores answer reads from memory, and makes
+	// report be told of the faults of the SQLite file. (In Redis, a record that does not
+	// parse fails its own request with store.ErrCorrupt.)
+	observe(log *slog.Logger, report func(*store.Fault))
 }
 
 // OpenStores opens the stores that cfg names. It does not wait for Redis: go-redis connects
@@ -46,31 +59,6 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 		return openRedis(cfg)
 	}
 	return openEmbedded(cfg)
-}
-
-// Mode is "redis" or "embedded".
-func (s *Stores) Mode() string {
-	if s.db != nil {
-		return "embedded"
-	}
-	return "redis"
-}
-
-// Ready reports whether the stores can do a request's work now: a Redis that answers PING but
-// refuses the work (out of memory, read-only, busy, not permitted) is not ready.
-func (s *Stores) Ready(ctx context.Context) error {
-	if s.db != nil {
-		return s.db.Ready(ctx)
-	}
-	return redisstore.Ready(ctx, s.rdb, s.cfg.RedisPrefix, s.cfg.RedisTimeout)
-}
-
-// Close closes the SQLite file or the Redis client.
-func (s *Stores) Close() error {
-	if s.db != nil {
-		return s.db.Close()
-	}
-	return s.rdb.Close()
 }
 
 // Imported is what an import wrote. The SQLite file counts the records it added and
@@ -90,54 +78,15 @@ func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.
 	if err := order.ValidateAll(pets); err != nil {
 		return Imported{}, configError(err)
 	}
-	if s.db != nil {
-		n, err := s.db.Import(ctx, orders, pets) // one transaction
-		return Imported{Imported: n}, err
-	}
-	changed, err := s.redisOrders.Import(ctx, orders)
-	if err == nil {
-		err = s.redisPets.Import(ctx, pets)
-	}
-	return Imported{OrderFieldsChanged: changed}, err
+	return s.importChecked(ctx, orders, pets)
 }
 
-// limiter returns the limiter that goes with the stores: in Redis, shared by every instance
-// and falling back as cfg says; otherwise inProcess.
-func (s *Stores) limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error) {
-	if s.db != nil {
-		return inProcess, nil
-	}
-	var fallback ratelimit.Limiter
-	switch cfg.LimiterFallback {
-	case FallbackMemory:
-		fallback = inProcess
-	case FallbackFail:
-	default:
-		return nil, configError(fmt.Errorf("limiter fallback must be %s or %s, not %q", FallbackMemory, FallbackFail, cfg.LimiterFallback))
-	}
-	l, err := redisstore.NewLimiter(s.rdb, redisstore.LimiterOptions{
-		Prefix: s.cfg.RedisPrefix, Timeout: s.cfg.RedisTimeout, Clock: cfg.Now, Ban: cfg.Ban,
-		Fallback: fallback, OnFallback: onFallback, Logger: cfg.Logger,
-	})
-	return l, configError(err)
-}
-
-// observe tells report of the SQLite file's faults and logs whether its unchanged reads are
-// answered from memory (Redis has neither: a bad record fails its request, store.ErrCorrupt).
-func (s *Stores) observe(log *slog.Logger, report func(*store.Fault)) {
-	if s.db == nil {
-		return
-	}
-	s.db.OnFault(report)
-	err := s.db.ReadCache()
-	switch {
-	case err == nil:
-		log.Info("sqlite read cache: on; a read of an unchanged file is answered from memory")
-	case errors.Is(err, sqlitestore.ErrReadCacheUnsupported):
-		log.Info("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
-	default:
-		log.Warn("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
-	}
+// redisStores are the stores in Redis: the client they share and the stores that import.
+type redisStores struct {
+	cfg    StoreConfig
+	rdb    goredis.UniversalClient
+	orders *redisstore.Orders
+	pets   *redisstore.Pets
 }
 
 func openRedis(cfg StoreConfig) (*Stores, error) {
@@ -145,10 +94,11 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
-	s := &Stores{cfg: cfg, rdb: rdb}
+	r := &redisStores{cfg: cfg, rdb: rdb}
+	s := &Stores{backend: r}
 	p, t := cfg.RedisPrefix, cfg.RedisTimeout
-	if s.redisOrders, err = redisstore.NewOrders(rdb, p, t); err == nil {
-		if s.redisPets, err = redisstore.NewPets(rdb, p, t); err == nil {
+	if r.orders, err = redisstore.NewOrders(rdb, p, t); err == nil {
+		if r.pets, err = redisstore.NewPets(rdb, p, t); err == nil {
 			if s.Keys, err = redisstore.NewKeys(rdb, p, t); err == nil {
 				s.Secrets, err = redisstore.NewSecrets(rdb, p, t)
 			}
@@ -158,9 +108,46 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 		rdb.Close()
 		return nil, configError(err)
 	}
-	s.Orders, s.Finder, s.Pets = s.redisOrders, s.redisOrders, s.redisPets
+	s.Orders, s.Finder, s.Pets = r.orders, r.orders, r.pets
 	return s, nil
 }
+
+func (r *redisStores) Mode() string                             { return "redis" }
+func (r *redisStores) Close() error                             { return r.rdb.Close() }
+func (r *redisStores) observe(*slog.Logger, func(*store.Fault)) {}
+
+// Ready lets Redis decide within its timeout: a Redis that answers PING but refuses the work
+// (out of memory, read-only, busy, not permitted) is not ready.
+func (r *redisStores) Ready(ctx context.Context) error {
+	return redisstore.Ready(ctx, r.rdb, r.cfg.RedisPrefix, r.cfg.RedisTimeout)
+}
+
+func (r *redisStores) importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
+	changed, err := r.orders.Import(ctx, orders)
+	if err == nil {
+		err = r.pets.Import(ctx, pets)
+	}
+	return Imported{OrderFieldsChanged: changed}, err
+}
+
+func (r *redisStores) limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error) {
+	var fallback ratelimit.Limiter
+	switch cfg.LimiterFallback {
+	case FallbackMemory:
+		fallback = inProcess
+	case FallbackFail:
+	default:
+		return nil, configError(fmt.Errorf("limiter fallback must be %s or %s, not %q", FallbackMemory, FallbackFail, cfg.LimiterFallback))
+	}
+	l, err := redisstore.NewLimiter(r.rdb, redisstore.LimiterOptions{
+		Prefix: r.cfg.RedisPrefix, Timeout: r.cfg.RedisTimeout, Clock: cfg.Now, Ban: cfg.Ban,
+		Fallback: fallback, OnFallback: onFallback, Logger: cfg.Logger,
+	})
+	return l, configError(err)
+}
+
+// sqliteStores are the stores in the SQLite file; its Ready and Close are the file's.
+type sqliteStores struct{ *sqlitestore.DB }
 
 func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	if err := checkDB(cfg); err != nil {
@@ -174,7 +161,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	orders := sqlitestore.NewOrders(db)
 	return &Stores{
 		Orders: orders, Finder: orders, Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
-		Secrets: sqlitestore.NewSecrets(db), db: db,
+		Secrets: sqlitestore.NewSecrets(db), backend: sqliteStores{db},
 	}, nil
 }
 
@@ -201,4 +188,30 @@ func checkDB(cfg StoreConfig) error {
 		return fmt.Errorf("SQLite file %s: no such file (orderd import or orderd keys create makes it)", cfg.DB)
 	}
 	return nil
+}
+
+func (s sqliteStores) Mode() string { return "embedded" }
+
+func (s sqliteStores) importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
+	n, err := s.Import(ctx, orders, pets) // one transaction
+	return Imported{Imported: n}, err
+}
+
+func (s sqliteStores) limiter(_ Config, inProcess ratelimit.Limiter, _ func()) (ratelimit.Limiter, error) {
+	return inProcess, nil
+}
+
+// observe logs whether the file's unchanged reads are answered from memory, and why not: at
+// info where that is by design, as a warning otherwise.
+func (s sqliteStores) observe(log *slog.Logger, report func(*store.Fault)) {
+	s.OnFault(report)
+	err := s.ReadCache()
+	switch {
+	case err == nil:
+		log.Info("sqlite read cache: on; a read of an unchanged file is answered from memory")
+	case errors.Is(err, sqlitestore.ErrReadCacheUnsupported):
+		log.Info("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
+	default:
+		log.Warn("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
+	}
 }
