@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
 )
 
 // findHarness is the harness serving exactly orders, in a SQLite file of its own, with a key
@@ -636,14 +636,7 @@ func TestCachedPageFollowsANewSecret(t *testing.T) {
 		t.Fatalf("first page: %d %s", first.status, first.raw)
 	}
 
-	shell, err := sql.Open("sqlite", path) // as a person with the sqlite3 shell would
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shell.Close()
-	if _, err := shell.ExecContext(ctx, "DELETE FROM settings WHERE name = 'page_token_secret'"); err != nil {
-		t.Fatal(err)
-	}
+	sqlitetest.DeleteSecret(t, path)
 	fresh, err := pagetoken.FromStore(sqlitestore.NewSecrets(db)).Make(ctx, order.Filter{}, 5)
 	if err != nil {
 		t.Fatal(err)

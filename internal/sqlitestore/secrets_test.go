@@ -13,6 +13,7 @@ import (
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
 	"github.com/petstore/orderd/internal/store"
 )
 
@@ -83,14 +84,7 @@ func TestNewSecretFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shell, err := sql.Open("sqlite", path) // as a person with the sqlite3 shell would
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shell.Close()
-	if _, err := shell.ExecContext(ctx, "DELETE FROM settings WHERE name = 'page_token_secret'"); err != nil {
-		t.Fatal(err)
-	}
+	sqlitetest.DeleteSecret(t, path)
 	fresh, err := pagetoken.FromStore(sqlitestore.NewSecrets(mustOpen(t, path))).Make(ctx, f, 6)
 	if err != nil {
 		t.Fatal(err)

@@ -56,3 +56,17 @@ func MakeReadOnly(tb testing.TB, path string) {
 	}
 	tb.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
 }
+
+// DeleteSecret deletes the page-token secret from the SQLite file at path, as a person with
+// the sqlite3 shell would: the next process that needs one makes a new one.
+func DeleteSecret(tb testing.TB, path string) {
+	tb.Helper()
+	shell, err := sql.Open("sqlite", path)
+	if err == nil {
+		_, err = shell.Exec("DELETE FROM settings WHERE name = 'page_token_secret'")
+		err = errors.Join(err, shell.Close())
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
