@@ -98,9 +98,30 @@ func (k Key) Validate() error {
 
 // Limits returns the limits of the key's plan.
 func (k Key) Limits() plan.Limits {
-	l, err := plan.LimitsFor(k.Plan, k.Custom)
-	if err != nil { // only for a record that failed Validate
-		return plan.Limits{}
-	}
+	l, _ := plan.LimitsFor(k.Plan, k.Custom) // zero only for a record that fails Validate
 	return l
+}
+
+// LooksLikePrefix reports whether s starts as every key does: a shown prefix, not a name.
+func LooksLikePrefix(s string) bool { return strings.HasPrefix(s, keyPrefix) }
+
+// DefaultName is the name of a key made without one: "key-" and its prefix's random part.
+func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(prefix, keyPrefix) }
+
+// Find returns the key named nameOrPrefix, else the first with that shown prefix, else
+// ErrKeyNotFound: names, which an operator chose, come first. Every Revoke follows it.
+func Find(keys []Key, nameOrPrefix string) (Key, error) {
+	for _, k := range keys {
+		if k.Name == nameOrPrefix {
+			return k, nil
+		}
+	}
+	if LooksLikePrefix(nameOrPrefix) {
+		for _, k := range keys {
+			if k.Prefix == nameOrPrefix {
+				return k, nil
+			}
+		}
+	}
+	return Key{}, fmt.Errorf("%w: %q", ErrKeyNotFound, nameOrPrefix)
 }

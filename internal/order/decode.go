@@ -11,14 +11,12 @@ import (
 	"unicode/utf8"
 )
 
-// MaxShipDateLength is the longest shipDate an order may be given, in characters: the
-// maxLength of Order.shipDate in openapi.yaml.
+// MaxShipDateLength is the maxLength, in characters, of Order.shipDate in openapi.yaml.
 const MaxShipDateLength = 64
 
-// UnmarshalJSON reads o in the JSON form of the contract's Order, which the data files use
-// too: all six fields, none of them null, each of its JSON type, shipDate an RFC 3339
-// date-time, and no other field. Plain decoding would read a missing field as zero, which an
-// import would write over a real order's. Ranges and states are Validate's to check.
+// UnmarshalJSON reads the contract's Order: all six fields, none null, no other. Plain
+// decoding would read a missing field as zero, which an import would write over a real
+// order's. Ranges and states are Validate's to check.
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r struct {
 		ID       *int64  `json:"id"`
@@ -40,8 +38,7 @@ func (o *Order) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// UnmarshalJSON reads p in the JSON form of the contract's Pet, as Order's UnmarshalJSON
-// does an order: all three fields, none of them null, each of its JSON type, and no other.
+// UnmarshalJSON reads the contract's Pet as Order's does an order.
 func (p *Pet) UnmarshalJSON(data []byte) error {
 	var r struct {
 		ID     *int64     `json:"id"`
@@ -55,7 +52,6 @@ func (p *Pet) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// fieldError is a field of a record that is not as the contract has it.
 type fieldError struct {
 	field string
 	what  string // what is wrong with it; "" when it is missing
@@ -68,8 +64,8 @@ func (e *fieldError) Error() string {
 	return e.field + ": " + e.what
 }
 
-// decodeObject decodes the JSON object data into v, a struct of pointers, refusing any field
-// v does not have and naming a field of the wrong JSON type, or the first that is missing.
+// decodeObject decodes data into v, a struct of pointers, naming the first field that is
+// unknown, of the wrong JSON type, or missing.
 func decodeObject(data []byte, v any) error {
 	if len(data) == 0 || data[0] != '{' {
 		return errors.New("want a JSON object")
@@ -93,7 +89,7 @@ func decodeObject(data []byte, v any) error {
 	return nil
 }
 
-// jsonType names the JSON values a Go field of type t takes, in the contract's words.
+// jsonType names the JSON values of Go type t in the contract's words.
 func jsonType(t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.Int64:
@@ -128,7 +124,6 @@ func recordError(kind string, data []byte, err error) error {
 	return fmt.Errorf("%s %d: %w", kind, *r.ID, err)
 }
 
-// parseShipDate reads an order's shipDate as the contract has it.
 func parseShipDate(s string) (time.Time, error) {
 	if n := utf8.RuneCountInString(s); n > MaxShipDateLength {
 		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%d characters, more than %d", n, MaxShipDateLength)}

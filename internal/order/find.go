@@ -8,16 +8,14 @@ import (
 	"time"
 )
 
-// Filter selects orders: every field that is set must hold; an empty Filter selects every
-// order.
+// Filter selects the orders for which every field that is set holds.
 type Filter struct {
 	Statuses             []Status   // when not empty, the states kept
 	PetID                *int64     // when set, the pet whose orders are kept
 	ShipFrom, ShipBefore *time.Time // shipped at or after ShipFrom, strictly before ShipBefore
 }
 
-// Matches reports whether o is one of the orders f selects: the one statement of the rule,
-// which the stores apply to the candidates they read from an index.
+// Matches reports whether f selects o: the stores apply it to what they read from an index.
 func (f Filter) Matches(o Order) bool {
 	switch {
 	case len(f.Statuses) > 0 && !slices.Contains(f.Statuses, o.Status):
@@ -32,8 +30,7 @@ func (f Filter) Matches(o Order) bool {
 	return true
 }
 
-// Empty reports whether f selects no order, whatever the store holds: ShipFrom is at or
-// after ShipBefore.
+// Empty reports whether f can select no order: ShipFrom is at or after ShipBefore.
 func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
 }
@@ -53,10 +50,8 @@ func (f Filter) StatusesToIndex() []Status {
 // MaxPageSize is the most orders one page may ask for: it bounds the memory of a page.
 const MaxPageSize = 1000
 
-// ScanBudget is the fewest index entries one Find may examine: a call examines at most
-// PageRequest.Budget() entries however few match, so its work is bounded (well under a
-// millisecond of the Redis thread every instance shares), and a walk through a filter that
-// matches almost nothing still moves 1000 ids a call.
+// ScanBudget is the fewest index entries one Find may examine: bounded work per call (the
+// Redis thread is shared), yet a walk through a sparse filter still moves 1000 ids a call.
 const ScanBudget = 1000
 
 // ErrBadRequest is a Filter or PageRequest that no store can answer.
@@ -71,16 +66,12 @@ type PageRequest struct {
 // Budget is how many index entries a Find for r may examine: enough for a full page.
 func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
 
-// Page is the answer of a Find: up to Size matching orders, in ascending id order, and where
-// the walk stands. It may hold fewer than Size, even none, while End is false: the budget ran
-// out first.
+// Page is the answer of a Find: up to Size matching orders in id order; fewer, even none,
+// while End is false means the budget ran out first.
 type Page struct {
 	Orders []Order
-	// Resume is the last id the call examined (or the request's After when it examined
-	// none): the After of the next page.
-	Resume int64
-	// End is true when the call examined every id after After: there is no next page.
-	End bool
+	Resume int64 // the last id examined (else the request's After): the next page's After
+	End    bool  // every id after After was examined: there is no next page
 }
 
 // Finder reads orders by filter, a page at a time, and one by id. A walk that passes each
@@ -95,8 +86,8 @@ type Finder interface {
 	Get(ctx context.Context, id int64) (Order, error)
 }
 
-// CheckFind validates a Find's arguments, as every Finder does first: a state that does not
-// exist, or a page size out of range, is an error wrapping ErrBadRequest.
+// CheckFind is the check every Finder makes first: an error wrapping ErrBadRequest for an
+// unknown state or a page size out of range.
 func CheckFind(f Filter, req PageRequest) error {
 	for _, s := range f.Statuses {
 		if !s.Valid() {
@@ -117,9 +108,8 @@ type Candidate struct {
 	Exists bool
 }
 
-// PageOf makes the Page of a Find from the entries it read after req.After, in ascending id
-// order without repeats: up to req.Budget()+1 of them, one more than the budget saying that
-// the end is not reached. It keeps the matches of f up to req.Size.
+// PageOf makes a Find's Page from the entries read after req.After, in id order: up to
+// req.Budget()+1, the extra one saying that the end is not reached.
 func PageOf(f Filter, req PageRequest, read []Candidate) Page {
 	p := Page{Orders: []Order{}, End: len(read) <= req.Budget()}
 	if req.After != nil {
