@@ -78,7 +78,6 @@ type Codec struct {
 	lastRead time.Time  // when the last read began
 }
 
-// storeRead is one read of the store's secret.
 type storeRead struct {
 	done   chan struct{} // closed when secret and err are set
 	secret []byte
@@ -120,8 +119,7 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 // Read returns the id a token's page starts after, if this deployment made the token for f.
 // A refused token is an error wrapping ErrInvalid and the reason; any other is the store's.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
-	// The length first: the decoder skips CR and LF, so a token with one would otherwise
-	// read as the token without it.
+	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if len(token) != encodedLen || err != nil || len(b) != tokenLen {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
@@ -151,7 +149,7 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
 }
 
-// current returns the secret in use, without a lock once one is known.
+// current returns the secret in use, lock-free once one is known.
 func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	if p := c.secret.Load(); p != nil {
 		return *p, nil
@@ -159,8 +157,7 @@ func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	return c.readStore(ctx, false)
 }
 
-// newer returns a secret other than used that the store holds, or nil when there is none or
-// the store was read less than RereadEvery ago.
+// newer returns the store's secret if it is not used, or nil (also within RereadEvery).
 func (c *Codec) newer(ctx context.Context, used []byte) ([]byte, error) {
 	if c.store == nil {
 		return nil, nil // a fixed secret
@@ -172,10 +169,9 @@ func (c *Codec) newer(ctx context.Context, used []byte) ([]byte, error) {
 	return secret, nil
 }
 
-// readStore returns the store's secret, read once for every caller that asks while it is
-// read. A recheck reads only when the last read began RereadEvery ago or more; otherwise it
-// returns the secret in use. The caller that starts a read runs it to the end, bounded by
-// the store's own timeout, not its context: the others are waiting on it.
+// readStore returns the store's secret, one read shared by every caller meanwhile; a recheck
+// within RereadEvery of the last read returns the secret in use. The caller that starts a
+// read runs it to the end, whatever its context: the others are waiting on it.
 func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 	c.mu.Lock()
 	r := c.reading
@@ -200,7 +196,7 @@ func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 	}
 }
 
-// run reads the store's secret into r, and into the codec when it can be used.
+// run reads the store's secret into r, and into c when it is long enough.
 func (c *Codec) run(ctx context.Context, r *storeRead) {
 	defer func() {
 		c.mu.Lock()

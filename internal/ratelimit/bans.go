@@ -7,17 +7,15 @@ import (
 	"github.com/petstore/orderd/internal/plan"
 )
 
-// Bans remembers the bans that a shared limiter (Redis) decided, so that an instance answers
-// a banned caller itself until the ban ends: a flood from a banned caller costs Redis
-// nothing. The answer is Redis's, decision for decision: while a ban runs nothing counts and
-// nothing ends it early, so the remembered counts stand until their window ends.
+// Bans remembers the bans a shared limiter (Redis) decided, so that an instance answers a
+// banned caller's flood itself, decision for decision as Redis would: while a ban runs nothing
+// counts and nothing ends it early.
 type Bans struct {
 	max int
 	mu  sync.Mutex
 	m   map[string]ban
 }
 
-// ban is what a decision said of a banned caller.
 type ban struct {
 	limits                plan.Limits
 	until                 time.Time

@@ -6,15 +6,8 @@ import (
 	"strings"
 )
 
-// A caller id names whom a limiter counts; this file is the one place that builds them:
-//
-//	key:<hash>               a key, by its hash (which holds nothing a log or Redis should not)
-//	addr:<IPv4>              a caller without a key on IPv4 (or IPv4-mapped IPv6): per address
-//	addr:<IPv6 prefix>/<n>   a caller without a key on IPv6: one per /n (DefaultIPv6Prefix)
-//	addr:invalid             every caller whose address could not be read, together
-//
-// One IPv6 subscriber commonly has a whole /64: counted per address, it could walk past the
-// anonymous limit by changing its address.
+// Caller ids, built only here: key:<hash>, addr:<IPv4>, addr:<IPv6 prefix>/<n> (one IPv6
+// subscriber commonly has a whole /64 to change addresses within), and addr:invalid.
 const (
 	keyCallerPrefix  = "key:"
 	addrCallerPrefix = "addr:"
@@ -39,16 +32,7 @@ func AddrCaller(addr string, ipv6Prefix int) string {
 		}
 		a = ap.Addr()
 	}
-	return AddrCallerOf(a, ipv6Prefix)
-}
-
-// AddrCallerOf is AddrCaller for an address already parsed.
-func AddrCallerOf(a netip.Addr, ipv6Prefix int) string {
-	a = a.Unmap().WithZone("")
-	switch {
-	case !a.IsValid():
-		return invalidAddr
-	case a.Is4():
+	if a = a.Unmap().WithZone(""); a.Is4() {
 		return addrCallerPrefix + a.String()
 	}
 	if CheckIPv6Prefix(ipv6Prefix) != nil {
