@@ -35,8 +35,8 @@ type Limiter struct {
 // LimiterOption configures a Limiter.
 type LimiterOption func(*Limiter)
 
-// MaxAnonymous caps the callers without a key that the limiter remembers at n (rounded up
-// to a multiple of the 64 shards; DefaultMaxAnonymous when n <= 0).
+// MaxAnonymous caps the anonymous callers remembered at n, rounded up to a multiple of the
+// shards (DefaultMaxAnonymous when n <= 0).
 func MaxAnonymous(n int) LimiterOption {
 	return func(l *Limiter) {
 		if n <= 0 {
@@ -46,8 +46,7 @@ func MaxAnonymous(n int) LimiterOption {
 	}
 }
 
-// OnForget sets a function called once for every anonymous caller forgotten for the cap (for
-// a metric), outside the limiter's locks.
+// OnForget sets a function called, outside the locks, for each caller forgotten for the cap.
 func OnForget(f func()) LimiterOption {
 	return func(l *Limiter) { l.onForget = f }
 }
@@ -87,7 +86,7 @@ func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy, opts ...Limi
 	return l
 }
 
-// Allow applies the rules of package ratelimit to one request, under the caller's lock.
+// Allow applies the rules to one request, under the caller's lock.
 func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	now := l.clock()
 	sec := now.Unix()
@@ -160,8 +159,7 @@ func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits
 	return o
 }
 
-// sweep drops, once a minute, the callers whose day is over, unless banned or waiting out a
-// Retry-After.
+// sweep drops, once a minute, callers whose day is over, unless banned or told to wait.
 func (sh *shard) sweep(ns, minute, day int64) {
 	if sh.sweptMins == minute {
 		return

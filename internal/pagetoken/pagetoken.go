@@ -5,9 +5,8 @@
 //
 //	format (1) | after (8, big-endian id) | filter digest (16) | MAC (16)
 //
-// The MAC (HMAC-SHA256 under the deployment's secret, cut to 128 bits) says whether the
-// server made the token; the digest (SHA-256 of the filter in one canonical form, cut to 128
-// bits) whether it was made for this filter, so that the two refusals are told apart.
+// The MAC (HMAC-SHA256 under the deployment's secret) says the server made it; the digest
+// (SHA-256 of the canonical filter) that it was made for this filter: two refusals apart.
 package pagetoken
 
 import (
@@ -42,23 +41,17 @@ const MinSecretLen = 32
 
 // The ways a token is refused; each Read error wraps one of them and ErrInvalid.
 var (
-	// ErrInvalid is any refused token: a client's error (400), never the service's.
-	ErrInvalid = errors.New("invalid page token")
-	// ErrMalformed is a token that is not one in form: not base64url, or not 41 bytes.
-	ErrMalformed = errors.New("malformed")
-	// ErrOtherVersion is a token made by another version of the API.
+	ErrInvalid      = errors.New("invalid page token") // a client's error (400)
+	ErrMalformed    = errors.New("malformed")          // not base64url, or not 41 bytes
 	ErrOtherVersion = errors.New("made by another version of the API")
-	// ErrAltered is a token whose MAC does not hold: changed, or not made by this service.
-	ErrAltered = errors.New("altered")
-	// ErrOtherFilter is a genuine token sent with other filters than it was made with.
-	ErrOtherFilter = errors.New("made with other filters")
+	ErrAltered      = errors.New("altered") // the MAC does not hold
+	ErrOtherFilter  = errors.New("made with other filters")
 )
 
-// SecretStore holds the deployment's one page-token secret, so that every instance accepts
-// the tokens of every other.
+// SecretStore holds the deployment's one secret, so every instance accepts every token.
 type SecretStore interface {
-	// PageTokenSecret returns the secret, first making one (random, at least MinSecretLen
-	// bytes) if the store holds none: the same for every caller until the store loses it.
+	// PageTokenSecret returns the secret, first making a random one of at least
+	// MinSecretLen bytes if there is none: the same for every caller until the store loses it.
 	PageTokenSecret(ctx context.Context) ([]byte, error)
 }
 
@@ -66,8 +59,8 @@ type SecretStore interface {
 // not verify: forged tokens cost the store one read per RereadEvery at most.
 const RereadEvery = time.Second
 
-// Codec makes and reads tokens under one secret: a fixed one, or its SecretStore's, read on
-// first use and again when a token does not verify, to follow a store that made a new one.
+// Codec makes and reads tokens under a fixed secret or its SecretStore's, read on first use
+// and again when a token does not verify.
 type Codec struct {
 	store  SecretStore
 	now    func() time.Time
@@ -116,8 +109,7 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Read returns the id a token's page starts after, if this deployment made the token for f.
-// A refused token is an error wrapping ErrInvalid and the reason; any other is the store's.
+// Read returns the id a token made for f starts after; a refusal wraps ErrInvalid and why.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
 	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
@@ -222,9 +214,8 @@ func mac(secret, body []byte) []byte {
 	return h.Sum(nil)[:macLen]
 }
 
-// digest hashes the filter in one canonical form: the same states in any order and with
-// repeats, and the same instants in any time zone, are the same filter. Instants are
-// seconds and nanoseconds: UnixNano alone would overflow outside 1678–2262.
+// digest hashes f canonically: states in any order or repeated, instants in any zone.
+// Seconds and nanoseconds: UnixNano would overflow outside 1678–2262.
 func digest(f order.Filter) []byte {
 	var b []byte
 	statuses := slices.Clone(f.Statuses)
