@@ -17,17 +17,10 @@ type Filter struct {
 
 // Matches reports whether f selects o: the stores apply it to what they read from an index.
 func (f Filter) Matches(o Order) bool {
-	switch {
-	case len(f.Statuses) > 0 && !slices.Contains(f.Statuses, o.Status):
-		return false
-	case f.PetID != nil && o.PetID != *f.PetID:
-		return false
-	case f.ShipFrom != nil && o.ShipDate.Before(*f.ShipFrom):
-		return false
-	case f.ShipBefore != nil && !o.ShipDate.Before(*f.ShipBefore):
-		return false
-	}
-	return true
+	return (len(f.Statuses) == 0 || slices.Contains(f.Statuses, o.Status)) &&
+		(f.PetID == nil || o.PetID == *f.PetID) &&
+		(f.ShipFrom == nil || !o.ShipDate.Before(*f.ShipFrom)) &&
+		(f.ShipBefore == nil || o.ShipDate.Before(*f.ShipBefore))
 }
 
 // Empty reports whether f can select no order: ShipFrom is at or after ShipBefore.
@@ -74,13 +67,12 @@ type Page struct {
 	End    bool  // every id after After was examined: there is no next page
 }
 
-// Finder reads orders by filter, a page at a time, and one by id. A walk that passes each
-// page's Resume as the next After sees every order that existed for the whole walk exactly
-// once (one cancelled meanwhile, with either status).
+// Finder reads orders a page at a time, and one by id. A walk passing each Resume as the next
+// After sees every order that existed throughout exactly once (if cancelled meanwhile, in
+// either state).
 type Finder interface {
-	// Find returns the orders with an id after req.After that f keeps, examining at most
-	// req.Budget() index entries. It returns an error wrapping ErrBadRequest for an invalid
-	// f or req.
+	// Find returns the orders after req.After that f keeps, examining at most req.Budget()
+	// index entries; an invalid f or req is an error wrapping ErrBadRequest.
 	Find(ctx context.Context, f Filter, req PageRequest) (Page, error)
 	// Get returns the order with the given id, or ErrNotFound.
 	Get(ctx context.Context, id int64) (Order, error)

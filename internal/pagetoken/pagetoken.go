@@ -83,8 +83,7 @@ func New(secret []byte) (*Codec, error) {
 		return nil, fmt.Errorf("page token secret: %d bytes, want at least %d", len(secret), MinSecretLen)
 	}
 	c := &Codec{}
-	fixed := slices.Clone(secret)
-	c.secret.Store(&fixed)
+	c.secret.Store(new(slices.Clone(secret)))
 	return c, nil
 }
 
