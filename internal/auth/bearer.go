@@ -19,15 +19,9 @@ func BearerToken(values []string) (string, error) {
 	if len(values) == 0 {
 		return "", ErrNoCredentials
 	}
-	if len(values) > 1 {
-		return "", ErrMalformed
-	}
-	scheme, token, ok := strings.Cut(values[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", ErrMalformed
-	}
-	token = strings.TrimLeft(token, " ")
-	if !isToken68(token) {
+	scheme, token, _ := strings.Cut(values[0], " ")
+	token = strings.TrimLeft(token, " ") // "" without a space: no token68
+	if len(values) > 1 || !strings.EqualFold(scheme, "Bearer") || !isToken68(token) {
 		return "", ErrMalformed
 	}
 	return token, nil

@@ -76,7 +76,7 @@ func decodeObject(data []byte, v any) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
-		return &fieldError{te.Field, fmt.Sprintf("want %s, got %s", jsonType(te.Type), te.Value)}
+		return &fieldError{te.Field, fmt.Sprintf("want %s, got %s", jsonTypes[te.Type.Kind()], te.Value)}
 	case err != nil:
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -89,19 +89,9 @@ func decodeObject(data []byte, v any) error {
 	return nil
 }
 
-// jsonType names the JSON values of Go type t in the contract's words.
-func jsonType(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int64:
-		return "an int64"
-	case reflect.Int32:
-		return "an int32"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "a string"
-	}
-	return t.String()
+// jsonTypes names, in the contract's words, the JSON values of the kinds records' fields have.
+var jsonTypes = map[reflect.Kind]string{
+	reflect.Int64: "an int64", reflect.Int32: "an int32", reflect.Bool: "true or false", reflect.String: "a string",
 }
 
 // missing is the error of a field that decoded to nil: absent, or null.
