@@ -36,8 +36,7 @@ func isToken68(s string) bool {
 
 const token68Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
 
-// Caller is who sent a request: the key, when the request carried a valid one, and always the
-// client address.
+// Caller is who sent a request: the key, if it carried a valid one, and the client address.
 type Caller struct {
 	Key  *Key
 	Addr string

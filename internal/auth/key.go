@@ -43,8 +43,7 @@ type Key struct {
 	CreatedAt time.Time   `json:"createdAt"`
 }
 
-// NewKey makes a random key with 256 bits of entropy and returns it with its record.
-// The key is shown to its owner once; only the record is kept.
+// NewKey makes a random 256-bit key, shown to its owner once, and its record, which is kept.
 func NewKey(name string, p plan.Plan, custom plan.Limits, now time.Time) (string, Key, error) {
 	var b [keyRandomBytes]byte
 	if _, err := rand.Read(b[:]); err != nil {

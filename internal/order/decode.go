@@ -14,9 +14,8 @@ import (
 // MaxShipDateLength is the maxLength, in characters, of Order.shipDate in openapi.yaml.
 const MaxShipDateLength = 64
 
-// UnmarshalJSON reads the contract's Order: all six fields, none null, no other. Plain
-// decoding would read a missing field as zero, which an import would write over a real
-// order's. Ranges and states are Validate's to check.
+// UnmarshalJSON reads the contract's Order: all six fields, none null, no other (an import
+// would write a missing field's zero over a real order's). Validate checks ranges and states.
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r struct {
 		ID       *int64  `json:"id"`
@@ -52,18 +51,6 @@ func (p *Pet) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-type fieldError struct {
-	field string
-	what  string // what is wrong with it; "" when it is missing
-}
-
-func (e *fieldError) Error() string {
-	if e.what == "" {
-		return e.field + " missing"
-	}
-	return e.field + ": " + e.what
-}
-
 // decodeObject decodes data into v, a struct of pointers, naming the first field that is
 // unknown, of the wrong JSON type, or missing.
 func decodeObject(data []byte, v any) error {
@@ -76,7 +63,7 @@ func decodeObject(data []byte, v any) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
-		return &fieldError{te.Field, fmt.Sprintf("want %s, got %s", jsonTypes[te.Type.Kind()], te.Value)}
+		return fmt.Errorf("%s: want %s, got %s", te.Field, jsonTypes[te.Type.Kind()], te.Value)
 	case err != nil:
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -98,9 +85,9 @@ var jsonTypes = map[reflect.Kind]string{
 func missing(data []byte, field string) error {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(data, &fields) == nil && fields[field] != nil {
-		return &fieldError{field, "must not be null"}
+		return fmt.Errorf("%s: must not be null", field)
 	}
-	return &fieldError{field: field}
+	return fmt.Errorf("%s missing", field)
 }
 
 // recordError prefixes err with the record's kind and, when it has a valid one, its id.
@@ -116,10 +103,10 @@ func recordError(kind string, data []byte, err error) error {
 
 func parseShipDate(s string) (time.Time, error) {
 	if n := utf8.RuneCountInString(s); n > MaxShipDateLength {
-		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%d characters, more than %d", n, MaxShipDateLength)}
+		return time.Time{}, fmt.Errorf("shipDate: %d characters, more than %d", n, MaxShipDateLength)
 	}
 	if fault := DateTimeFault(s); fault != "" {
-		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%q: %s", s, fault)}
+		return time.Time{}, fmt.Errorf("shipDate: %q: %s", s, fault)
 	}
 	return time.Parse(time.RFC3339, s)
 }

@@ -23,12 +23,10 @@ type ban struct {
 	minuteEnd, dayEnd     time.Time // of the windows the counts are in
 }
 
-// NewBans returns a memory of at most max bans at a time: past it, a ban is not remembered
-// and its caller's requests go to the shared store as before.
+// NewBans returns a memory of at most max bans; past it, the shared store decides as before.
 func NewBans(max int) *Bans { return &Bans{max: max, m: map[string]ban{}} }
 
-// Decision returns the decision for a request of caller at now, if a remembered ban of it
-// runs then, for the same limits.
+// Decision returns the decision for caller at now if a remembered ban, for limits, runs then.
 func (b *Bans) Decision(caller string, limits plan.Limits, now time.Time) (Decision, bool) {
 	b.mu.Lock()
 	x, ok := b.m[caller]

@@ -20,9 +20,8 @@ const DefaultIPv6Prefix = 64
 // KeyCaller returns the caller id of a request made with a valid API key of hash hash.
 func KeyCaller(hash string) string { return keyCallerPrefix + hash }
 
-// AddrCaller returns the caller id of a request without a valid key from the client address
-// addr, as the HTTP layer reads it (echo's RealIP: an IP address, perhaps in brackets or with
-// a zone, rarely with a port), grouping IPv6 addresses by their first ipv6Prefix bits.
+// AddrCaller returns the caller id of a request without a valid key from addr, as echo's
+// RealIP reads it (perhaps bracketed, zoned or with a port), IPv6 by its ipv6Prefix bits.
 func AddrCaller(addr string, ipv6Prefix int) string {
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
 	if err != nil {
@@ -42,8 +41,7 @@ func AddrCaller(addr string, ipv6Prefix int) string {
 	return addrCallerPrefix + p.String()
 }
 
-// CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers; a setting
-// should be checked with it where it is read.
+// CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers.
 func CheckIPv6Prefix(bits int) error {
 	if bits < 1 || bits > 128 {
 		return fmt.Errorf("IPv6 prefix length %d is not within 1 and 128", bits)
@@ -51,6 +49,5 @@ func CheckIPv6Prefix(bits int) error {
 	return nil
 }
 
-// Anonymous reports whether caller names a caller without a key: a limiter may forget such
-// callers under memory pressure, never those with a key.
+// Anonymous reports whether caller has no key: only such callers may be forgotten.
 func Anonymous(caller string) bool { return strings.HasPrefix(caller, addrCallerPrefix) }

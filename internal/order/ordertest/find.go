@@ -45,8 +45,7 @@ func Many(n int) []order.Order {
 	return out
 }
 
-// Model is what a walk through every page of f must return: Matches over the whole list,
-// in id order.
+// Model is what a walk through every page of f must return: the matches in id order.
 func Model(orders []order.Order, f order.Filter) []order.Order {
 	out := slices.DeleteFunc(slices.Clone(orders), func(o order.Order) bool { return !f.Matches(o) })
 	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })

@@ -201,8 +201,7 @@ func reversed(orders []order.Order) []order.Order {
 }
 
 // Record is the JSON object of base (field name to JSON value) with the fields of change set;
-// an empty value removes the field. Tests of the data files' checks make their bad records
-// with it.
+// an empty value removes the field. Tests make bad data-file records with it.
 func Record(tb testing.TB, base, change map[string]string) []byte {
 	tb.Helper()
 	fields := map[string]json.RawMessage{}
