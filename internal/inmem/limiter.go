@@ -89,8 +89,8 @@ func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy, opts ...Limi
 // Allow applies the rules to one request, under the caller's lock.
 func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	now := l.clock()
-	sec := now.Unix()
-	minute, day := floorDiv(sec, 60), floorDiv(sec, 86400)
+	// Truncate floors before 1970 too: its zero is a UTC midnight.
+	minute, day := now.Truncate(time.Minute).Unix()/60, now.Truncate(24*time.Hour).Unix()/86400
 
 	sh := &l.shards[maphash.String(l.seed, caller)%shards]
 	forgot := 0
@@ -185,14 +185,6 @@ func (l *Limiter) Len() int {
 		sh.mu.Unlock()
 	}
 	return n
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b < 0 {
-		q--
-	}
-	return q
 }
 
 // lru is a list of caller states, most recently seen first, linked through the states

@@ -25,19 +25,18 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// Format is the first byte of every token this version of the service makes.
-const Format byte = 2
-
 const (
+	// Format is the first byte of every token this version of the service makes.
+	Format byte = 2
+	// MinSecretLen is the fewest bytes a secret may have: HMAC-SHA256's output size.
+	MinSecretLen = 32
+
 	digestLen  = 16
 	macLen     = 16
 	bodyLen    = 1 + 8 + digestLen // what the MAC covers
 	tokenLen   = bodyLen + macLen
 	encodedLen = (tokenLen*8 + 5) / 6 // base64url, unpadded
 )
-
-// MinSecretLen is the fewest bytes a secret may have: 32, the size of HMAC-SHA256's output.
-const MinSecretLen = 32
 
 // The ways a token is refused; each Read error wraps one of them and ErrInvalid.
 var (
