@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,17 +111,12 @@ func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(pref
 // Find returns the key named nameOrPrefix, else the first with that shown prefix, else
 // ErrKeyNotFound: names, which an operator chose, come first. Every Revoke follows it.
 func Find(keys []Key, nameOrPrefix string) (Key, error) {
-	for _, k := range keys {
-		if k.Name == nameOrPrefix {
-			return k, nil
-		}
+	if i := slices.IndexFunc(keys, func(k Key) bool { return k.Name == nameOrPrefix }); i >= 0 {
+		return keys[i], nil
 	}
-	if LooksLikePrefix(nameOrPrefix) {
-		for _, k := range keys {
-			if k.Prefix == nameOrPrefix {
-				return k, nil
-			}
-		}
+	byPrefix := func(k Key) bool { return LooksLikePrefix(k.Prefix) && k.Prefix == nameOrPrefix }
+	if i := slices.IndexFunc(keys, byPrefix); i >= 0 {
+		return keys[i], nil
 	}
 	return Key{}, fmt.Errorf("%w: %q", ErrKeyNotFound, nameOrPrefix)
 }

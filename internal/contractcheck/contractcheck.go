@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -145,9 +146,7 @@ func (c *run) do(ch check) (*http.Response, []byte) {
 		c.fail(ch, "%v", err)
 		return nil, nil
 	}
-	for k, v := range ch.header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, ch.header)
 	if ch.authed {
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}

@@ -31,9 +31,7 @@ func (f Filter) Empty() bool {
 // StatusesToIndex returns the states whose index a store reads for f, sorted and without
 // repeats, or nil when f does not narrow by state (no state, or all three).
 func (f Filter) StatusesToIndex() []Status {
-	s := slices.Clone(f.Statuses)
-	slices.Sort(s)
-	s = slices.Compact(s)
+	s := slices.Compact(slices.Sorted(slices.Values(f.Statuses)))
 	if len(s) == 0 || len(s) == 3 {
 		return nil
 	}

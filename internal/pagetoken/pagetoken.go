@@ -216,9 +216,7 @@ func mac(secret, body []byte) []byte {
 // Seconds and nanoseconds: UnixNano would overflow outside 1678–2262.
 func digest(f order.Filter) []byte {
 	var b []byte
-	statuses := slices.Clone(f.Statuses)
-	slices.Sort(statuses)
-	for _, s := range slices.Compact(statuses) {
+	for _, s := range slices.Compact(slices.Sorted(slices.Values(f.Statuses))) {
 		b = append(append(append(b, 's'), s...), 0)
 	}
 	if f.PetID != nil {

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -57,15 +58,11 @@ func (b *Bans) Remember(caller string, limits plan.Limits, o Outcome, now time.T
 	minuteEnd, dayEnd := WindowEnds(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(b.m) >= b.max { // the ended ones go first
+		maps.DeleteFunc(b.m, func(_ string, x ban) bool { return !now.Before(x.until) })
+	}
 	if len(b.m) >= b.max {
-		for c, x := range b.m { // the ended ones go first
-			if !now.Before(x.until) {
-				delete(b.m, c)
-			}
-		}
-		if len(b.m) >= b.max {
-			return
-		}
+		return
 	}
 	b.m[caller] = ban{limits: limits, until: o.BannedUntil, minuteCount: o.MinuteCount, dayCount: o.DayCount,
 		minuteEnd: minuteEnd, dayEnd: dayEnd}
