@@ -40,11 +40,17 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// Checker checks one instance.
+// Checker checks one instance; each Run keeps its tally in a copy.
 type Checker struct {
 	server, key string
 	checker     *contract.Checker
 	client      *http.Client
+
+	ctx            context.Context
+	out            io.Writer
+	passed, failed int
+	answered       int   // requests that got an answer, right or wrong
+	lastErr        error // what the last request that got no answer met
 }
 
 // New returns a Checker of the instance at cfg.Base, an http or https URL with a host.
@@ -72,19 +78,11 @@ type check struct {
 	want               []int
 }
 
-type run struct {
-	*Checker
-	ctx            context.Context
-	out            io.Writer
-	passed, failed int
-	answered       int   // requests that got an answer, right or wrong
-	lastErr        error // what the last request that got no answer met
-}
-
 // Run writes one line per check to out, then "N passed, M failed"; its error wraps
 // ErrNoAnswer or ErrFailed.
 func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
-	c := &run{Checker: ch, ctx: ctx, out: out}
+	c := *ch
+	c.ctx, c.out = ctx, out
 	res, body := c.do(check{"list orders", "GET", "/store/orders", true, nil, []int{200}})
 	// An id is used only if the list shows it unused: a guessed one could be cancelled.
 	var id string
@@ -123,7 +121,7 @@ func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%d passed, %d failed\n", c.passed, c.failed)
 	if c.answered == 0 {
-		return fmt.Errorf("%w at %s: %w", ErrNoAnswer, ch.server, c.lastErr)
+		return fmt.Errorf("%w at %s: %w", ErrNoAnswer, c.server, c.lastErr)
 	}
 	if c.failed > 0 {
 		return ErrFailed
@@ -131,16 +129,16 @@ func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-func (c *run) line(ch check) string {
+func (c *Checker) line(ch check) string {
 	return fmt.Sprintf("%s: %s %s", ch.name, ch.method, strings.TrimPrefix(c.server, "http://")+ch.path)
 }
 
-func (c *run) fail(ch check, format string, a ...any) {
+func (c *Checker) fail(ch check, format string, a ...any) {
 	c.failed++
 	fmt.Fprintf(c.out, "FAIL %s: %s\n", c.line(ch), fmt.Sprintf(format, a...))
 }
 
-func (c *run) do(ch check) (*http.Response, []byte) {
+func (c *Checker) do(ch check) (*http.Response, []byte) {
 	req, err := http.NewRequestWithContext(c.ctx, ch.method, c.server+ch.path, nil)
 	if err != nil {
 		c.fail(ch, "%v", err)

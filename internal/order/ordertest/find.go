@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -186,11 +187,7 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 		}
 		slices.Sort(ids)
 		rank := func(id int64) int { // how many ids are <= id
-			i, found := slices.BinarySearch(ids, id)
-			if found {
-				i++
-			}
-			return i
+			return sort.Search(len(ids), func(i int) bool { return ids[i] > id })
 		}
 		before := lonely.Add(time.Nanosecond)
 		f := order.Filter{ShipFrom: &lonely, ShipBefore: &before}
