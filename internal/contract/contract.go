@@ -38,8 +38,7 @@ type Checker struct {
 	statusOf map[gen.ErrorCode]int // as the document's examples (one per code) show it
 }
 
-// New returns a checker for answers of version 1 served at serverURL: "/v1" for any host,
-// or an absolute URL such as https://gw.example/orders/v1.
+// New returns a checker for version 1 served at serverURL: "/v1", or an absolute URL.
 func New(serverURL string) (*Checker, error) {
 	return NewVersion(orderd.Versions[0], serverURL)
 }

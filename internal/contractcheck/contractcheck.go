@@ -26,8 +26,7 @@ import (
 // ErrFailed means that some answers broke the contract; the report says which.
 var ErrFailed = errors.New("contract-check: some answers break the contract")
 
-// ErrNoAnswer means that no request got an answer; the error wrapping it says what the last
-// one met.
+// ErrNoAnswer means no request got an answer; the error wrapping it says what the last met.
 var ErrNoAnswer = errors.New("contract-check: nothing answered")
 
 // Config is what a check needs.

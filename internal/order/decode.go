@@ -51,8 +51,7 @@ func (p *Pet) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// decodeObject decodes data into v, a struct of pointers, naming the first field that is
-// unknown, of the wrong JSON type, or missing.
+// decodeObject decodes data into v, pointer fields only, naming a field unknown, mistyped or missing.
 func decodeObject(data []byte, v any) error {
 	if len(data) == 0 || data[0] != '{' {
 		return errors.New("want a JSON object")

@@ -28,8 +28,7 @@ func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
 }
 
-// StatusesToIndex returns the states whose index a store reads for f, sorted and without
-// repeats, or nil when f does not narrow by state (no state, or all three).
+// StatusesToIndex returns the states whose index a store reads for f, sorted; nil for all.
 func (f Filter) StatusesToIndex() []Status {
 	s := slices.Compact(slices.Sorted(slices.Values(f.Statuses)))
 	if len(s) == 0 || len(s) == 3 {
@@ -65,9 +64,8 @@ type Page struct {
 	End    bool  // every id after After was examined: there is no next page
 }
 
-// Finder reads orders a page at a time, and one by id. A walk passing each Resume as the next
-// After sees every order that existed throughout exactly once (if cancelled meanwhile, in
-// either state).
+// Finder reads orders a page at a time, and one by id. A walk passing each Resume as the
+// next After sees every order that existed throughout once (either state if cancelled).
 type Finder interface {
 	// Find returns the orders after req.After that f keeps, examining at most req.Budget()
 	// index entries; an invalid f or req is an error wrapping ErrBadRequest.
@@ -76,8 +74,7 @@ type Finder interface {
 	Get(ctx context.Context, id int64) (Order, error)
 }
 
-// CheckFind is the check every Finder makes first: an error wrapping ErrBadRequest for an
-// unknown state or a page size out of range.
+// CheckFind is every Finder's first check: ErrBadRequest for an unknown state or page size.
 func CheckFind(f Filter, req PageRequest) error {
 	for _, s := range f.Statuses {
 		if !s.Valid() {

@@ -147,9 +147,8 @@ func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	return c.readStore(ctx, false)
 }
 
-// readStore returns the store's secret, one read shared by every caller meanwhile; a recheck
-// within RereadEvery of the last read returns the secret in use. The caller that starts a
-// read runs it to the end, whatever its context: the others are waiting on it.
+// readStore returns the store's secret, one read shared by callers meanwhile and run to its
+// end whatever the starter's context; a recheck within RereadEvery returns the one in use.
 func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 	c.mu.Lock()
 	r := c.reading

@@ -9,8 +9,7 @@ import (
 )
 
 // Bans remembers the bans a shared limiter (Redis) decided, so that an instance answers a
-// banned caller's flood itself, decision for decision as Redis would: while a ban runs nothing
-// counts and nothing ends it early.
+// banned caller's flood itself as Redis would: during a ban nothing counts or ends it.
 type Bans struct {
 	max int
 	mu  sync.Mutex
