@@ -107,8 +107,8 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	route, params, err := c.router.FindRoute(routed)
 	limited := err != nil || rateLimited(route.Operation)
 	underBase := req.URL.Path == c.basePath || strings.HasPrefix(req.URL.Path, c.basePath+"/")
-	// Every answer under the base carries them, unknown routes included, but for operations
-	// the document says are not limited, which carry none.
+	// Every answer under the base carries the rate-limit headers, unknown routes included,
+	// but for operations the document says are not limited, which carry none.
 	for _, h := range RateLimitHeaders {
 		switch has := res.Header.Get(h) != ""; {
 		case limited && underBase && !has:
