@@ -1,6 +1,5 @@
-// Package orderd holds the contract of the Store Order Service: one OpenAPI document per
-// version of the API, embedded byte for byte, so that the service validates requests against,
-// and serves, the very documents that gen/ and genv2/ are generated from.
+// Package orderd embeds the contract, one OpenAPI document per API version, so that the
+// service validates against and serves the very documents gen/ and genv2/ come from.
 package orderd
 
 import (
@@ -35,8 +34,7 @@ var Versions = []Version{
 	{Base: "/v2", Name: "openapi-v2.yaml", Document: OpenAPIV2},
 }
 
-// Load parses and validates the version's document. Each call returns a new copy, which the
-// caller may change.
+// Load parses and validates the document, a new copy that the caller may change.
 func (v Version) Load() (*openapi3.T, error) {
 	doc, err := openapi3.NewLoader().LoadFromData(v.Document)
 	if err != nil {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"strings"
 )
@@ -18,15 +19,9 @@ func BearerToken(values []string) (string, error) {
 	if len(values) == 0 {
 		return "", ErrNoCredentials
 	}
-	if len(values) > 1 {
-		return "", ErrMalformed
-	}
-	scheme, token, ok := strings.Cut(values[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", ErrMalformed
-	}
-	token = strings.TrimLeft(token, " ")
-	if !isToken68(token) {
+	scheme, token, _ := strings.Cut(values[0], " ")
+	token = strings.TrimLeft(token, " ") // "" without a space: no token68
+	if len(values) > 1 || !strings.EqualFold(scheme, "Bearer") || !isToken68(token) {
 		return "", ErrMalformed
 	}
 	return token, nil
@@ -40,3 +35,22 @@ func isToken68(s string) bool {
 }
 
 const token68Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
+
+// Caller is who sent a request: the key, if it carried a valid one, and the client address.
+type Caller struct {
+	Key  *Key
+	Addr string
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying c.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller carried by ctx, or nil.
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}

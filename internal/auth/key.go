@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,8 +44,7 @@ type Key struct {
 	CreatedAt time.Time   `json:"createdAt"`
 }
 
-// NewKey makes a random key with 256 bits of entropy and returns it with its record.
-// The key is shown to its owner once; only the record is kept.
+// NewKey makes a random 256-bit key, shown to its owner once, and its record, which is kept.
 func NewKey(name string, p plan.Plan, custom plan.Limits, now time.Time) (string, Key, error) {
 	var b [keyRandomBytes]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -98,9 +98,25 @@ func (k Key) Validate() error {
 
 // Limits returns the limits of the key's plan.
 func (k Key) Limits() plan.Limits {
-	l, err := plan.LimitsFor(k.Plan, k.Custom)
-	if err != nil { // only for a record that failed Validate
-		return plan.Limits{}
-	}
+	l, _ := plan.LimitsFor(k.Plan, k.Custom) // zero only for a record that fails Validate
 	return l
+}
+
+// LooksLikePrefix reports whether s starts as every key does: a shown prefix, not a name.
+func LooksLikePrefix(s string) bool { return strings.HasPrefix(s, keyPrefix) }
+
+// DefaultName is the name of a key made without one: "key-" and its prefix's random part.
+func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(prefix, keyPrefix) }
+
+// Find returns the key named nameOrPrefix, else the first with that shown prefix, else
+// ErrKeyNotFound: names, which an operator chose, come first. Every Revoke follows it.
+func Find(keys []Key, nameOrPrefix string) (Key, error) {
+	if i := slices.IndexFunc(keys, func(k Key) bool { return k.Name == nameOrPrefix }); i >= 0 {
+		return keys[i], nil
+	}
+	byPrefix := func(k Key) bool { return LooksLikePrefix(k.Prefix) && k.Prefix == nameOrPrefix }
+	if i := slices.IndexFunc(keys, byPrefix); i >= 0 {
+		return keys[i], nil
+	}
+	return Key{}, fmt.Errorf("%w: %q", ErrKeyNotFound, nameOrPrefix)
 }

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -37,9 +38,7 @@ type Checker struct {
 	statusOf map[gen.ErrorCode]int // as the document's examples (one per code) show it
 }
 
-// New returns a checker for answers of version 1 of the API served at serverURL: "/v1" for
-// any host, or an absolute URL such as https://gw.example/orders/v1, which the document's own
-// servers would not match.
+// New returns a checker for version 1 served at serverURL: "/v1", or an absolute URL.
 func New(serverURL string) (*Checker, error) {
 	return NewVersion(orderd.Versions[0], serverURL)
 }
@@ -60,8 +59,7 @@ func NewVersion(v orderd.Version, serverURL string) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A later version shares version 1's error codes and shows only those its own operations
-	// answer: the others' statuses are version 1's.
+	// A later version shows only the error codes its own operations answer: the rest are v1's.
 	docs := []*openapi3.T{doc}
 	if v.Base != orderd.Versions[0].Base {
 		v1, err := orderd.Versions[0].Load()
@@ -89,8 +87,8 @@ func NewVersion(v orderd.Version, serverURL string) (*Checker, error) {
 	return &Checker{doc: doc, router: r, basePath: strings.TrimSuffix(u.Path, "/"), statusOf: statusOf}, nil
 }
 
-// Check validates one answer, whose decoded body is body: against its operation when the
-// request names one, and against the Error schema when it names none.
+// Check validates one answer, whose decoded body is body, against its operation if any, and
+// errors against the Error schema.
 func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) error {
 	if res.Header.Get(RequestIDHeader) == "" {
 		return errors.New("no " + RequestIDHeader + " header")
@@ -109,8 +107,8 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	route, params, err := c.router.FindRoute(routed)
 	limited := err != nil || rateLimited(route.Operation)
 	underBase := req.URL.Path == c.basePath || strings.HasPrefix(req.URL.Path, c.basePath+"/")
-	// Every answer under the base carries the rate-limit headers, unknown routes and methods
-	// included, but for an operation the document says is not limited, which has none.
+	// Every answer under the base carries the rate-limit headers, unknown routes included,
+	// but for operations the document says are not limited, which carry none.
 	for _, h := range RateLimitHeaders {
 		switch has := res.Header.Get(h) != ""; {
 		case limited && underBase && !has:
@@ -122,22 +120,16 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 	if limited && underBase && res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
 		return errors.New("a 429 without Retry-After")
 	}
-	if errors.Is(err, routers.ErrPathNotFound) && !underBase {
-		// Outside the base path (health, metrics, /docs) only X-Request-Id and the Error
-		// objects, checked above, are the contract's.
-		return nil
-	}
-	if errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed) {
-		switch res.StatusCode {
+	switch {
+	case errors.Is(err, routers.ErrPathNotFound) && !underBase:
+		return nil // outside the base (health, metrics, /docs) only what is checked above is contract
+	case errors.Is(err, routers.ErrPathNotFound) || errors.Is(err, routers.ErrMethodNotAllowed):
 		// 500: a corrupt key record, found before routing; 431: the header limit, at every path.
-		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnauthorized, http.StatusRequestHeaderFieldsTooLarge,
-			http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable:
-		default:
+		if !slices.Contains([]int{401, 404, 405, 429, 431, 500, 503}, res.StatusCode) {
 			return errors.New("a request for no operation must be answered 401, 404, 405, 429, 431, 500 or 503")
 		}
 		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return err
 	}
 	text := textSchema(route.Operation, res)
@@ -163,9 +155,8 @@ func rateLimited(op *openapi3.Operation) bool {
 	return ok == nil || ok.Value == nil || ok.Value.Headers[RateLimitHeaders[0]] != nil
 }
 
-// textSchema is the schema of an answer declared as text (`type: string`) in a media type
-// other than JSON, such as the served document in application/yaml, or nil. A client reads
-// such a body as a string, so it is checked as one: kin-openapi would decode YAML first.
+// textSchema is the schema of an answer declared `type: string` in a media type other than
+// JSON (the served YAML), or nil: checked as a string, as kin-openapi would decode YAML first.
 func textSchema(op *openapi3.Operation, res *http.Response) *openapi3.Schema {
 	ref := op.Responses.Status(res.StatusCode)
 	if ref == nil {

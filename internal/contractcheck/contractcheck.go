@@ -1,6 +1,5 @@
-// Package contractcheck checks a running instance against its contract: it calls every
-// operation in ways that change nothing and validates each answer (status, headers, body)
-// against the embedded openapi.yaml. `orderd contract-check` runs it.
+// Package contractcheck checks a running instance against openapi.yaml by calling every
+// operation in ways that change nothing. `orderd contract-check` runs it.
 package contractcheck
 
 import (
@@ -10,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -26,31 +26,33 @@ import (
 // ErrFailed means that some answers broke the contract; the report says which.
 var ErrFailed = errors.New("contract-check: some answers break the contract")
 
-// ErrNoAnswer means that no request got an answer: nothing was checked. The error that
-// wraps it says what the last request met (a refused connection, a timeout, a bad name).
+// ErrNoAnswer means no request got an answer; the error wrapping it says what the last met.
 var ErrNoAnswer = errors.New("contract-check: nothing answered")
 
 // Config is what a check needs.
 type Config struct {
-	// Base is where the instance serves its /v1 paths, with or without the /v1:
-	// http://127.0.0.1:8080 or https://api.example/v1.
+	// Base is where the instance serves /v1, with or without the /v1: http://127.0.0.1:8080.
 	Base string
-	// Key is an API key of the instance (any plan); the checks use about ten requests of its
-	// quota.
+	// Key is an API key of the instance (any plan); the checks spend about ten requests.
 	Key string
 	// Timeout bounds each request; 10s when zero.
 	Timeout time.Duration
 }
 
-// Checker checks one instance.
+// Checker checks one instance; each Run keeps its tally in a copy.
 type Checker struct {
 	server, key string
 	checker     *contract.Checker
 	client      *http.Client
+
+	ctx            context.Context
+	out            io.Writer
+	passed, failed int
+	answered       int   // requests that got an answer, right or wrong
+	lastErr        error // what the last request that got no answer met
 }
 
-// New returns a Checker of the instance at cfg.Base. Its error is about the Base, which must
-// be an http or https URL with a host.
+// New returns a Checker of the instance at cfg.Base, an http or https URL with a host.
 func New(cfg Config) (*Checker, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -67,7 +69,7 @@ func New(cfg Config) (*Checker, error) {
 	return &Checker{server: server, key: cfg.Key, checker: checker, client: &http.Client{Timeout: cfg.Timeout}}, nil
 }
 
-// check is one request and the statuses that would be right for it.
+// check is one request and the statuses right for it.
 type check struct {
 	name, method, path string
 	authed             bool
@@ -75,24 +77,13 @@ type check struct {
 	want               []int
 }
 
-// run is one run of the checks and its tally.
-type run struct {
-	*Checker
-	ctx            context.Context
-	out            io.Writer
-	passed, failed int
-	answered       int   // requests that got an answer, right or wrong
-	lastErr        error // what the last request that got no answer met
-}
-
-// Run makes every check and writes one line per check to out, then "N passed, M failed".
-// It returns an error wrapping ErrNoAnswer when no request got an answer, and ErrFailed
-// when any check failed.
+// Run writes one line per check to out, then "N passed, M failed"; its error wraps
+// ErrNoAnswer or ErrFailed.
 func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
-	c := &run{Checker: ch, ctx: ctx, out: out}
+	c := *ch
+	c.ctx, c.out = ctx, out
 	res, body := c.do(check{"list orders", "GET", "/store/orders", true, nil, []int{200}})
-	// The checks that name an order by id run only with an id the list shows unused: an id
-	// guessed without the list could be a real order, which the DELETE would cancel.
+	// An id is used only if the list shows it unused: a guessed one could be cancelled.
 	var id string
 	noID := "not run: the list did not answer 200, so no id is known to be unused"
 	if res != nil && res.StatusCode == 200 {
@@ -129,7 +120,7 @@ func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%d passed, %d failed\n", c.passed, c.failed)
 	if c.answered == 0 {
-		return fmt.Errorf("%w at %s: %w", ErrNoAnswer, ch.server, c.lastErr)
+		return fmt.Errorf("%w at %s: %w", ErrNoAnswer, c.server, c.lastErr)
 	}
 	if c.failed > 0 {
 		return ErrFailed
@@ -137,26 +128,22 @@ func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// line names a check in the report: its name, method and URL.
-func (c *run) line(ch check) string {
+func (c *Checker) line(ch check) string {
 	return fmt.Sprintf("%s: %s %s", ch.name, ch.method, strings.TrimPrefix(c.server, "http://")+ch.path)
 }
 
-// fail counts a failed check and reports it.
-func (c *run) fail(ch check, format string, a ...any) {
+func (c *Checker) fail(ch check, format string, a ...any) {
 	c.failed++
 	fmt.Fprintf(c.out, "FAIL %s: %s\n", c.line(ch), fmt.Sprintf(format, a...))
 }
 
-func (c *run) do(ch check) (*http.Response, []byte) {
+func (c *Checker) do(ch check) (*http.Response, []byte) {
 	req, err := http.NewRequestWithContext(c.ctx, ch.method, c.server+ch.path, nil)
 	if err != nil {
 		c.fail(ch, "%v", err)
 		return nil, nil
 	}
-	for k, v := range ch.header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, ch.header)
 	if ch.authed {
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
@@ -184,8 +171,7 @@ func (c *run) do(ch check) (*http.Response, []byte) {
 	return res, body
 }
 
-// unusedID is an id that no listed order has, counting down from the largest int64. Its
-// error means that list is not a JSON array of orders, so no id is known to be unused.
+// unusedID is the largest int64 no listed order has; an error if list is no array of orders.
 func unusedID(list []byte) (int64, error) {
 	var orders []struct {
 		ID json.Number `json:"id"`

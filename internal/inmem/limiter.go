@@ -1,3 +1,5 @@
+// Package inmem keeps what the service needs in the process's memory: a ratelimit.Limiter,
+// exact for one instance, used by the embedded mode and as the Redis limiter's fallback.
 package inmem
 
 import (
@@ -15,15 +17,12 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 // shards spread callers over locks, so that callers rarely wait for each other.
 const shards = 64
 
-// DefaultMaxAnonymous is how many callers without a key a Limiter remembers by default: at
-// under 250 bytes each (TestMemoryPerCaller), about 20 MB of heap however many addresses a
-// flood comes from, and far more networks than one instance sees within a window or a ban.
-// Forgetting only gives a caller a fresh quota.
+// DefaultMaxAnonymous caps the callers without a key a Limiter remembers: under 250 bytes
+// each (TestMemoryPerCaller), so about 20 MB. Forgetting only gives a caller a fresh quota.
 const DefaultMaxAnonymous = 100_000
 
-// Limiter is a ratelimit.Limiter in the process. It keeps every caller seen this UTC day,
-// except that callers without a key (ratelimit.Anonymous) are capped: past the cap, the least
-// recently seen of them are forgotten. Callers with a key are bounded by the keys that exist.
+// Limiter is a ratelimit.Limiter in the process. It keeps every caller seen this UTC day, but
+// forgets the least recently seen anonymous callers past a cap (keys are bounded already).
 type Limiter struct {
 	clock    func() time.Time
 	policy   ratelimit.BanPolicy
@@ -36,8 +35,8 @@ type Limiter struct {
 // LimiterOption configures a Limiter.
 type LimiterOption func(*Limiter)
 
-// MaxAnonymous caps the callers without a key that the limiter remembers at n (rounded up
-// to a multiple of the 64 shards; DefaultMaxAnonymous when n <= 0).
+// MaxAnonymous caps the anonymous callers remembered at n, rounded up to a multiple of the
+// shards (DefaultMaxAnonymous when n <= 0).
 func MaxAnonymous(n int) LimiterOption {
 	return func(l *Limiter) {
 		if n <= 0 {
@@ -47,8 +46,7 @@ func MaxAnonymous(n int) LimiterOption {
 	}
 }
 
-// OnForget sets a function called once for every anonymous caller forgotten for the cap (for
-// a metric), outside the limiter's locks.
+// OnForget sets a function called, outside the locks, for each caller forgotten for the cap.
 func OnForget(f func()) LimiterOption {
 	return func(l *Limiter) { l.onForget = f }
 }
@@ -77,7 +75,7 @@ func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy, opts ...Limi
 	if clock == nil {
 		clock = time.Now
 	}
-	l := &Limiter{clock: clock, policy: policy, seed: maphash.MakeSeed()}
+	l := &Limiter{clock: clock, policy: policy, seed: maphash.MakeSeed(), onForget: func() {}}
 	MaxAnonymous(0)(l)
 	for _, o := range opts {
 		o(l)
@@ -88,11 +86,11 @@ func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy, opts ...Limi
 	return l
 }
 
-// Allow applies the rules of package ratelimit to one request, under the caller's lock.
+// Allow applies the rules to one request, under the caller's lock.
 func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	now := l.clock()
-	sec := now.Unix()
-	minute, day := floorDiv(sec, 60), floorDiv(sec, 86400)
+	// Truncate floors before 1970 too: its zero is a UTC midnight.
+	minute, day := now.Truncate(time.Minute).Unix()/60, now.Truncate(24*time.Hour).Unix()/86400
 
 	sh := &l.shards[maphash.String(l.seed, caller)%shards]
 	forgot := 0
@@ -102,7 +100,8 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	switch {
 	case st == nil && ratelimit.Anonymous(caller):
 		for sh.anonymous.len >= l.perShard {
-			st = sh.anonymous.removeOldest()
+			st = sh.anonymous.tail // the least recently seen
+			sh.anonymous.remove(st)
 			delete(sh.callers, st.id)
 			forgot++
 		}
@@ -121,14 +120,12 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	o := st.step(now, minute, day, limits, l.policy)
 	sh.mu.Unlock()
 	for range forgot {
-		if l.onForget != nil {
-			l.onForget()
-		}
+		l.onForget()
 	}
 	return ratelimit.Decide(o, limits, now), nil
 }
 
-// step is the atomic decision; the Redis script is the same rules in Lua.
+// step is the atomic decision; rate.lua is the same rules in Lua.
 func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits, policy ratelimit.BanPolicy) ratelimit.Outcome {
 	ns := now.UnixNano()
 	// Windows only move forward: a clock stepped back must not reopen one.
@@ -162,8 +159,7 @@ func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits
 	return o
 }
 
-// sweep drops, once a minute, the callers whose day is over and who are neither banned nor
-// waiting out a Retry-After, so memory follows the callers of the day, not of all time.
+// sweep drops, once a minute, callers whose day is over, unless banned or told to wait.
 func (sh *shard) sweep(ns, minute, day int64) {
 	if sh.sweptMins == minute {
 		return
@@ -191,10 +187,43 @@ func (l *Limiter) Len() int {
 	return n
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b < 0 {
-		q--
+// lru is a list of caller states, most recently seen first, linked through the states
+// themselves: a flood of new callers past the cap allocates nothing.
+type lru struct {
+	head, tail *callerState
+	len        int
+}
+
+func (l *lru) pushFront(st *callerState) {
+	st.prev, st.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = st
+	} else {
+		l.tail = st
 	}
-	return q
+	l.head = st
+	l.len++
+}
+
+func (l *lru) remove(st *callerState) {
+	if st.prev != nil {
+		st.prev.next = st.next
+	} else {
+		l.head = st.next
+	}
+	if st.next != nil {
+		st.next.prev = st.prev
+	} else {
+		l.tail = st.prev
+	}
+	st.prev, st.next = nil, nil
+	l.len--
+}
+
+func (l *lru) moveToFront(st *callerState) {
+	if l.head == st {
+		return
+	}
+	l.remove(st)
+	l.pushFront(st)
 }

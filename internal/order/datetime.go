@@ -7,15 +7,12 @@ import (
 	"time"
 )
 
-// DateTimeShape is what an RFC 3339 date-time must look like, said to a client whose value
-// does not.
+// DateTimeShape tells a client what an RFC 3339 date-time looks like.
 const DateTimeShape = "must be an RFC 3339 date-time, such as 2026-11-16T00:00:00Z"
 
-// DateTimeFault says why s is not a date-time this service reads (a shipDate in a data file,
-// a date filter of v2), or "" when it is one: RFC 3339's date-time exactly, with upper-case T
-// and Z, a day that exists, and no leap second (a time.Time cannot hold one). kin-openapi's
-// format check lets through second 60, days 29 to 31 of any month and any two-digit offset;
-// time.Parse reads +24:00 and +23:60.
+// DateTimeFault says why s is not an RFC 3339 date-time (upper-case T and Z, a day that
+// exists, no leap second), or "". kin-openapi's format check lets through second 60, days 29
+// to 31 of any month and any two-digit offset; time.Parse reads +24:00 and +23:60.
 func DateTimeFault(s string) string {
 	m := dateTime.FindStringSubmatch(s)
 	if m == nil {
@@ -45,11 +42,8 @@ func DateTimeFault(s string) string {
 	return ""
 }
 
-// dateTime is RFC 3339's date-time in form: a fraction of any number of digits, then Z or
-// an offset ±HH:MM.
 var dateTime = regexp.MustCompile(`^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:Z|[+-](\d\d):(\d\d))$`)
 
-// daysIn is the number of days of the month in year, by the Gregorian calendar.
 func daysIn(year int, month time.Month) int {
 	return time.Date(year, month+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }

@@ -11,14 +11,11 @@ import (
 	"unicode/utf8"
 )
 
-// MaxShipDateLength is the longest shipDate an order may be given, in characters: the
-// maxLength of Order.shipDate in openapi.yaml.
+// MaxShipDateLength is the maxLength, in characters, of Order.shipDate in openapi.yaml.
 const MaxShipDateLength = 64
 
-// UnmarshalJSON reads o in the JSON form of the contract's Order, which the data files use
-// too: all six fields, none of them null, each of its JSON type, shipDate an RFC 3339
-// date-time, and no other field. Plain decoding would read a missing field as zero, which an
-// import would write over a real order's. Ranges and states are Validate's to check.
+// UnmarshalJSON reads the contract's Order: all six fields, none null, no other (an import
+// would write a missing field's zero over a real order's). Validate checks ranges and states.
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r struct {
 		ID       *int64  `json:"id"`
@@ -40,8 +37,7 @@ func (o *Order) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// UnmarshalJSON reads p in the JSON form of the contract's Pet, as Order's UnmarshalJSON
-// does an order: all three fields, none of them null, each of its JSON type, and no other.
+// UnmarshalJSON reads the contract's Pet as Order's does an order.
 func (p *Pet) UnmarshalJSON(data []byte) error {
 	var r struct {
 		ID     *int64     `json:"id"`
@@ -55,21 +51,7 @@ func (p *Pet) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// fieldError is a field of a record that is not as the contract has it.
-type fieldError struct {
-	field string
-	what  string // what is wrong with it; "" when it is missing
-}
-
-func (e *fieldError) Error() string {
-	if e.what == "" {
-		return e.field + " missing"
-	}
-	return e.field + ": " + e.what
-}
-
-// decodeObject decodes the JSON object data into v, a struct of pointers, refusing any field
-// v does not have and naming a field of the wrong JSON type, or the first that is missing.
+// decodeObject decodes data into v, pointer fields only, naming a field unknown, mistyped or missing.
 func decodeObject(data []byte, v any) error {
 	if len(data) == 0 || data[0] != '{' {
 		return errors.New("want a JSON object")
@@ -80,7 +62,7 @@ func decodeObject(data []byte, v any) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
-		return &fieldError{te.Field, fmt.Sprintf("want %s, got %s", jsonType(te.Type), te.Value)}
+		return fmt.Errorf("%s: want %s, got %s", te.Field, jsonTypes[te.Type.Kind()], te.Value)
 	case err != nil:
 		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
@@ -93,28 +75,18 @@ func decodeObject(data []byte, v any) error {
 	return nil
 }
 
-// jsonType names the JSON values a Go field of type t takes, in the contract's words.
-func jsonType(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int64:
-		return "an int64"
-	case reflect.Int32:
-		return "an int32"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "a string"
-	}
-	return t.String()
+// jsonTypes names, in the contract's words, the JSON values of the kinds records' fields have.
+var jsonTypes = map[reflect.Kind]string{
+	reflect.Int64: "an int64", reflect.Int32: "an int32", reflect.Bool: "true or false", reflect.String: "a string",
 }
 
 // missing is the error of a field that decoded to nil: absent, or null.
 func missing(data []byte, field string) error {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(data, &fields) == nil && fields[field] != nil {
-		return &fieldError{field, "must not be null"}
+		return fmt.Errorf("%s: must not be null", field)
 	}
-	return &fieldError{field: field}
+	return fmt.Errorf("%s missing", field)
 }
 
 // recordError prefixes err with the record's kind and, when it has a valid one, its id.
@@ -128,13 +100,12 @@ func recordError(kind string, data []byte, err error) error {
 	return fmt.Errorf("%s %d: %w", kind, *r.ID, err)
 }
 
-// parseShipDate reads an order's shipDate as the contract has it.
 func parseShipDate(s string) (time.Time, error) {
 	if n := utf8.RuneCountInString(s); n > MaxShipDateLength {
-		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%d characters, more than %d", n, MaxShipDateLength)}
+		return time.Time{}, fmt.Errorf("shipDate: %d characters, more than %d", n, MaxShipDateLength)
 	}
 	if fault := DateTimeFault(s); fault != "" {
-		return time.Time{}, &fieldError{"shipDate", fmt.Sprintf("%q: %s", s, fault)}
+		return time.Time{}, fmt.Errorf("shipDate: %q: %s", s, fault)
 	}
 	return time.Parse(time.RFC3339, s)
 }

@@ -8,42 +8,29 @@ import (
 	"time"
 )
 
-// Filter selects orders: every field that is set must hold; an empty Filter selects every
-// order.
+// Filter selects the orders for which every field that is set holds.
 type Filter struct {
 	Statuses             []Status   // when not empty, the states kept
 	PetID                *int64     // when set, the pet whose orders are kept
 	ShipFrom, ShipBefore *time.Time // shipped at or after ShipFrom, strictly before ShipBefore
 }
 
-// Matches reports whether o is one of the orders f selects: the one statement of the rule,
-// which the stores apply to the candidates they read from an index.
+// Matches reports whether f selects o: the stores apply it to what they read from an index.
 func (f Filter) Matches(o Order) bool {
-	switch {
-	case len(f.Statuses) > 0 && !slices.Contains(f.Statuses, o.Status):
-		return false
-	case f.PetID != nil && o.PetID != *f.PetID:
-		return false
-	case f.ShipFrom != nil && o.ShipDate.Before(*f.ShipFrom):
-		return false
-	case f.ShipBefore != nil && !o.ShipDate.Before(*f.ShipBefore):
-		return false
-	}
-	return true
+	return (len(f.Statuses) == 0 || slices.Contains(f.Statuses, o.Status)) &&
+		(f.PetID == nil || o.PetID == *f.PetID) &&
+		(f.ShipFrom == nil || !o.ShipDate.Before(*f.ShipFrom)) &&
+		(f.ShipBefore == nil || o.ShipDate.Before(*f.ShipBefore))
 }
 
-// Empty reports whether f selects no order, whatever the store holds: ShipFrom is at or
-// after ShipBefore.
+// Empty reports whether f can select no order: ShipFrom is at or after ShipBefore.
 func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
 }
 
-// StatusesToIndex returns the states whose index a store reads for f, sorted and without
-// repeats, or nil when f does not narrow by state (no state, or all three).
+// StatusesToIndex returns the states whose index a store reads for f, sorted; nil for all.
 func (f Filter) StatusesToIndex() []Status {
-	s := slices.Clone(f.Statuses)
-	slices.Sort(s)
-	s = slices.Compact(s)
+	s := slices.Compact(slices.Sorted(slices.Values(f.Statuses)))
 	if len(s) == 0 || len(s) == 3 {
 		return nil
 	}
@@ -53,10 +40,8 @@ func (f Filter) StatusesToIndex() []Status {
 // MaxPageSize is the most orders one page may ask for: it bounds the memory of a page.
 const MaxPageSize = 1000
 
-// ScanBudget is the fewest index entries one Find may examine: a call examines at most
-// PageRequest.Budget() entries however few match, so its work is bounded (well under a
-// millisecond of the Redis thread every instance shares), and a walk through a filter that
-// matches almost nothing still moves 1000 ids a call.
+// ScanBudget is the fewest index entries one Find may examine: bounded work per call (the
+// Redis thread is shared), yet a walk through a sparse filter still moves 1000 ids a call.
 const ScanBudget = 1000
 
 // ErrBadRequest is a Filter or PageRequest that no store can answer.
@@ -71,32 +56,25 @@ type PageRequest struct {
 // Budget is how many index entries a Find for r may examine: enough for a full page.
 func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
 
-// Page is the answer of a Find: up to Size matching orders, in ascending id order, and where
-// the walk stands. It may hold fewer than Size, even none, while End is false: the budget ran
-// out first.
+// Page is the answer of a Find: up to Size matching orders in id order; fewer, even none,
+// while End is false means the budget ran out first.
 type Page struct {
 	Orders []Order
-	// Resume is the last id the call examined (or the request's After when it examined
-	// none): the After of the next page.
-	Resume int64
-	// End is true when the call examined every id after After: there is no next page.
-	End bool
+	Resume int64 // the last id examined (else the request's After): the next page's After
+	End    bool  // every id after After was examined: there is no next page
 }
 
-// Finder reads orders by filter, a page at a time, and one by id. A walk that passes each
-// page's Resume as the next After sees every order that existed for the whole walk exactly
-// once (one cancelled meanwhile, with either status).
+// Finder reads orders a page at a time, and one by id. A walk passing each Resume as the
+// next After sees every order that existed throughout once (either state if cancelled).
 type Finder interface {
-	// Find returns the orders with an id after req.After that f keeps, examining at most
-	// req.Budget() index entries. It returns an error wrapping ErrBadRequest for an invalid
-	// f or req.
+	// Find returns the orders after req.After that f keeps, examining at most req.Budget()
+	// index entries; an invalid f or req is an error wrapping ErrBadRequest.
 	Find(ctx context.Context, f Filter, req PageRequest) (Page, error)
 	// Get returns the order with the given id, or ErrNotFound.
 	Get(ctx context.Context, id int64) (Order, error)
 }
 
-// CheckFind validates a Find's arguments, as every Finder does first: a state that does not
-// exist, or a page size out of range, is an error wrapping ErrBadRequest.
+// CheckFind is every Finder's first check: ErrBadRequest for an unknown state or page size.
 func CheckFind(f Filter, req PageRequest) error {
 	for _, s := range f.Statuses {
 		if !s.Valid() {
@@ -117,9 +95,8 @@ type Candidate struct {
 	Exists bool
 }
 
-// PageOf makes the Page of a Find from the entries it read after req.After, in ascending id
-// order without repeats: up to req.Budget()+1 of them, one more than the budget saying that
-// the end is not reached. It keeps the matches of f up to req.Size.
+// PageOf makes a Find's Page from the entries read after req.After, in id order: up to
+// req.Budget()+1, the extra one saying that the end is not reached.
 func PageOf(f Filter, req PageRequest, read []Candidate) Page {
 	p := Page{Orders: []Order{}, End: len(read) <= req.Budget()}
 	if req.After != nil {

@@ -52,10 +52,8 @@ func (o Order) Validate() error {
 	return nil
 }
 
-// Cancel applies a cancel request to o: a pending order becomes cancelled, a cancelled one
-// stays so (cancelling is idempotent), a shipped one is refused with ErrAlreadyShipped.
-// Every Store keeps this rule; redisstore's cancel.lua restates it, since Redis decides in
-// one step, and the conformance suite holds both stores to it.
+// Cancel applies a cancel request to o: pending or cancelled becomes cancelled, shipped is
+// refused with ErrAlreadyShipped. redisstore's cancel.lua restates it for Redis's one step.
 func (o Order) Cancel() (Order, error) {
 	if o.Status == StatusShipped {
 		return o, ErrAlreadyShipped
@@ -64,8 +62,7 @@ func (o Order) Cancel() (Order, error) {
 	return o, nil
 }
 
-// Errors a Store returns for the two refusals; a failure of the storage itself is one of
-// package store's errors.
+// A Store's refusals; a failure of the storage itself is one of package store's errors.
 var (
 	ErrNotFound       = errors.New("no such order")
 	ErrAlreadyShipped = errors.New("already shipped, so it cannot be cancelled")
@@ -76,12 +73,10 @@ var (
 type Store interface {
 	// List returns every order, sorted by id.
 	List(ctx context.Context) ([]Order, error)
-	// Version is a number that changes whenever the list changes, so that a reader can keep
-	// what it made of a list until the version moves. A List that follows a Version call
-	// returns the list of that version or of a later one.
+	// Version changes whenever the list does; a List after a Version call returns the
+	// list of that version or a later one.
 	Version(ctx context.Context) (uint64, error)
-	// Cancel cancels the order with the given id and returns it as it is afterwards;
-	// changed is true for the one call that moved it from pending to cancelled. It returns
-	// ErrNotFound or ErrAlreadyShipped for the two refusals.
+	// Cancel cancels the order and returns it as it is afterwards; changed is true for
+	// the one call that moved it from pending. Refusals: ErrNotFound, ErrAlreadyShipped.
 	Cancel(ctx context.Context, id int64) (o Order, changed bool, err error)
 }

@@ -24,8 +24,7 @@ type Pet struct {
 	Status PetStatus `json:"status"`
 }
 
-// MaxPetNameLength is the longest name a pet may have, in characters: the maxLength of
-// Pet.name in openapi.yaml, which every answer of the pets operation must keep.
+// MaxPetNameLength is the maxLength, in characters, of Pet.name in openapi.yaml.
 const MaxPetNameLength = 200
 
 // Validate reports the first way in which p is not a pet the service can hold.

@@ -12,9 +12,8 @@ type Record interface {
 func (o Order) identity() (string, int64) { return "order", o.ID }
 func (p Pet) identity() (string, int64)   { return "pet", p.ID }
 
-// CheckEach returns a check of records taken one at a time, in order: each must be valid and
-// have an id that no record before it had. A reader of a file runs it on each record as it
-// decodes it, so that an error can name the record's place in the file.
+// CheckEach returns a check of records in turn: each valid, with an id no earlier one had.
+// A file reader runs it as it decodes, so that an error can name the record's place.
 func CheckEach[T Record]() func(T) error {
 	seen := map[int64]bool{}
 	return func(r T) error {
@@ -30,8 +29,7 @@ func CheckEach[T Record]() func(T) error {
 	}
 }
 
-// ValidateAll reports the first record of list that CheckEach refuses. Every store that takes
-// records in runs it before it holds or writes any of them.
+// ValidateAll reports the first record CheckEach refuses; stores run it before writing any.
 func ValidateAll[T Record](list []T) error {
 	check := CheckEach[T]()
 	for _, r := range list {

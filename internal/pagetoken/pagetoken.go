@@ -5,9 +5,8 @@
 //
 //	format (1) | after (8, big-endian id) | filter digest (16) | MAC (16)
 //
-// The MAC (HMAC-SHA256 under the deployment's secret, cut to 128 bits) says whether the
-// server made the token; the digest (SHA-256 of the filter in one canonical form, cut to 128
-// bits) whether it was made for this filter, so that the two refusals are told apart.
+// The MAC (HMAC-SHA256 under the deployment's secret) says the server made it; the digest
+// (SHA-256 of the canonical filter) that it was made for this filter: two refusals apart.
 package pagetoken
 
 import (
@@ -26,10 +25,12 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// Format is the first byte of every token this version of the service makes.
-const Format byte = 2
-
 const (
+	// Format is the first byte of every token this version of the service makes.
+	Format byte = 2
+	// MinSecretLen is the fewest bytes a secret may have: HMAC-SHA256's output size.
+	MinSecretLen = 32
+
 	digestLen  = 16
 	macLen     = 16
 	bodyLen    = 1 + 8 + digestLen // what the MAC covers
@@ -37,28 +38,19 @@ const (
 	encodedLen = (tokenLen*8 + 5) / 6 // base64url, unpadded
 )
 
-// MinSecretLen is the fewest bytes a secret may have: 32, the size of HMAC-SHA256's output.
-const MinSecretLen = 32
-
 // The ways a token is refused; each Read error wraps one of them and ErrInvalid.
 var (
-	// ErrInvalid is any refused token: a client's error (400), never the service's.
-	ErrInvalid = errors.New("invalid page token")
-	// ErrMalformed is a token that is not one in form: not base64url, or not 41 bytes.
-	ErrMalformed = errors.New("malformed")
-	// ErrOtherVersion is a token made by another version of the API.
+	ErrInvalid      = errors.New("invalid page token") // a client's error (400)
+	ErrMalformed    = errors.New("malformed")          // not base64url, or not 41 bytes
 	ErrOtherVersion = errors.New("made by another version of the API")
-	// ErrAltered is a token whose MAC does not hold: changed, or not made by this service.
-	ErrAltered = errors.New("altered")
-	// ErrOtherFilter is a genuine token sent with other filters than it was made with.
-	ErrOtherFilter = errors.New("made with other filters")
+	ErrAltered      = errors.New("altered") // the MAC does not hold
+	ErrOtherFilter  = errors.New("made with other filters")
 )
 
-// SecretStore holds the deployment's one page-token secret, so that every instance accepts
-// the tokens of every other.
+// SecretStore holds the deployment's one secret, so every instance accepts every token.
 type SecretStore interface {
-	// PageTokenSecret returns the secret, first making one (random, at least MinSecretLen
-	// bytes) if the store holds none: the same for every caller until the store loses it.
+	// PageTokenSecret returns the secret, first making a random one of at least
+	// MinSecretLen bytes if there is none: the same for every caller until the store loses it.
 	PageTokenSecret(ctx context.Context) ([]byte, error)
 }
 
@@ -66,8 +58,8 @@ type SecretStore interface {
 // not verify: forged tokens cost the store one read per RereadEvery at most.
 const RereadEvery = time.Second
 
-// Codec makes and reads tokens under one secret: a fixed one, or its SecretStore's, read on
-// first use and again when a token does not verify, to follow a store that made a new one.
+// Codec makes and reads tokens under a fixed secret or its SecretStore's, read on first use
+// and again when a token does not verify.
 type Codec struct {
 	store  SecretStore
 	now    func() time.Time
@@ -78,7 +70,6 @@ type Codec struct {
 	lastRead time.Time  // when the last read began
 }
 
-// storeRead is one read of the store's secret.
 type storeRead struct {
 	done   chan struct{} // closed when secret and err are set
 	secret []byte
@@ -91,8 +82,7 @@ func New(secret []byte) (*Codec, error) {
 		return nil, fmt.Errorf("page token secret: %d bytes, want at least %d", len(secret), MinSecretLen)
 	}
 	c := &Codec{}
-	fixed := slices.Clone(secret)
-	c.secret.Store(&fixed)
+	c.secret.Store(new(slices.Clone(secret)))
 	return c, nil
 }
 
@@ -117,11 +107,9 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Read returns the id a token's page starts after, if this deployment made the token for f.
-// A refused token is an error wrapping ErrInvalid and the reason; any other is the store's.
+// Read returns the id a token made for f starts after; a refusal wraps ErrInvalid and why.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
-	// The length first: the decoder skips CR and LF, so a token with one would otherwise
-	// read as the token without it.
+	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if len(token) != encodedLen || err != nil || len(b) != tokenLen {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
@@ -132,12 +120,12 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	}
 	body, sum := b[:bodyLen], b[bodyLen:]
 	if !hmac.Equal(sum, mac(secret, body)) {
-		// Perhaps the store holds a newer secret than the one this instance read.
-		newer, err := c.newer(ctx, secret)
-		if err != nil {
-			return 0, err
+		if c.store != nil { // perhaps the store holds a newer secret than this instance read
+			if secret, err = c.readStore(ctx, true); err != nil {
+				return 0, err
+			}
 		}
-		if newer == nil || !hmac.Equal(sum, mac(newer, body)) {
+		if c.store == nil || !hmac.Equal(sum, mac(secret, body)) {
 			return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrAltered)
 		}
 	}
@@ -151,7 +139,7 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
 }
 
-// current returns the secret in use, without a lock once one is known.
+// current returns the secret in use, lock-free once one is known.
 func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	if p := c.secret.Load(); p != nil {
 		return *p, nil
@@ -159,23 +147,8 @@ func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	return c.readStore(ctx, false)
 }
 
-// newer returns a secret other than used that the store holds, or nil when there is none or
-// the store was read less than RereadEvery ago.
-func (c *Codec) newer(ctx context.Context, used []byte) ([]byte, error) {
-	if c.store == nil {
-		return nil, nil // a fixed secret
-	}
-	secret, err := c.readStore(ctx, true)
-	if err != nil || slices.Equal(secret, used) {
-		return nil, err
-	}
-	return secret, nil
-}
-
-// readStore returns the store's secret, read once for every caller that asks while it is
-// read. A recheck reads only when the last read began RereadEvery ago or more; otherwise it
-// returns the secret in use. The caller that starts a read runs it to the end, bounded by
-// the store's own timeout, not its context: the others are waiting on it.
+// readStore returns the store's secret, one read shared by callers meanwhile and run to its
+// end whatever the starter's context; a recheck within RereadEvery returns the one in use.
 func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 	c.mu.Lock()
 	r := c.reading
@@ -200,7 +173,7 @@ func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 	}
 }
 
-// run reads the store's secret into r, and into the codec when it can be used.
+// run reads the store's secret into r, and into c when it is long enough.
 func (c *Codec) run(ctx context.Context, r *storeRead) {
 	defer func() {
 		c.mu.Lock()
@@ -226,14 +199,11 @@ func mac(secret, body []byte) []byte {
 	return h.Sum(nil)[:macLen]
 }
 
-// digest hashes the filter in one canonical form: the same states in any order and with
-// repeats, and the same instants in any time zone, are the same filter. Instants are
-// seconds and nanoseconds: UnixNano alone would overflow outside 1678–2262.
+// digest hashes f canonically: states in any order or repeated, instants in any zone.
+// Seconds and nanoseconds: UnixNano would overflow outside 1678–2262.
 func digest(f order.Filter) []byte {
 	var b []byte
-	statuses := slices.Clone(f.Statuses)
-	slices.Sort(statuses)
-	for _, s := range slices.Compact(statuses) {
+	for _, s := range slices.Compact(slices.Sorted(slices.Values(f.Statuses))) {
 		b = append(append(append(b, 's'), s...), 0)
 	}
 	if f.PetID != nil {

@@ -1,23 +1,21 @@
 package ratelimit
 
 import (
+	"maps"
 	"sync"
 	"time"
 
 	"github.com/petstore/orderd/internal/plan"
 )
 
-// Bans remembers the bans that a shared limiter (Redis) decided, so that an instance answers
-// a banned caller itself until the ban ends: a flood from a banned caller costs Redis
-// nothing. The answer is Redis's, decision for decision: while a ban runs nothing counts and
-// nothing ends it early, so the remembered counts stand until their window ends.
+// Bans remembers the bans a shared limiter (Redis) decided, so that an instance answers a
+// banned caller's flood itself as Redis would: during a ban nothing counts or ends it.
 type Bans struct {
 	max int
 	mu  sync.Mutex
 	m   map[string]ban
 }
 
-// ban is what a decision said of a banned caller.
 type ban struct {
 	limits                plan.Limits
 	until                 time.Time
@@ -25,12 +23,10 @@ type ban struct {
 	minuteEnd, dayEnd     time.Time // of the windows the counts are in
 }
 
-// NewBans returns a memory of at most max bans at a time: past it, a ban is not remembered
-// and its caller's requests go to the shared store as before.
+// NewBans returns a memory of at most max bans; past it, the shared store decides as before.
 func NewBans(max int) *Bans { return &Bans{max: max, m: map[string]ban{}} }
 
-// Decision returns the decision for a request of caller at now, if a remembered ban of it
-// runs then, for the same limits.
+// Decision returns the decision for caller at now if a remembered ban, for limits, runs then.
 func (b *Bans) Decision(caller string, limits plan.Limits, now time.Time) (Decision, bool) {
 	b.mu.Lock()
 	x, ok := b.m[caller]
@@ -61,15 +57,11 @@ func (b *Bans) Remember(caller string, limits plan.Limits, o Outcome, now time.T
 	minuteEnd, dayEnd := WindowEnds(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(b.m) >= b.max { // the ended ones go first
+		maps.DeleteFunc(b.m, func(_ string, x ban) bool { return !now.Before(x.until) })
+	}
 	if len(b.m) >= b.max {
-		for c, x := range b.m { // the ended ones go first
-			if !now.Before(x.until) {
-				delete(b.m, c)
-			}
-		}
-		if len(b.m) >= b.max {
-			return
-		}
+		return
 	}
 	b.m[caller] = ban{limits: limits, until: o.BannedUntil, minuteCount: o.MinuteCount, dayCount: o.DayCount,
 		minuteEnd: minuteEnd, dayEnd: dayEnd}

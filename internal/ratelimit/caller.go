@@ -6,15 +6,8 @@ import (
 	"strings"
 )
 
-// A caller id names whom a limiter counts; this file is the one place that builds them:
-//
-//	key:<hash>               a key, by its hash (which holds nothing a log or Redis should not)
-//	addr:<IPv4>              a caller without a key on IPv4 (or IPv4-mapped IPv6): per address
-//	addr:<IPv6 prefix>/<n>   a caller without a key on IPv6: one per /n (DefaultIPv6Prefix)
-//	addr:invalid             every caller whose address could not be read, together
-//
-// One IPv6 subscriber commonly has a whole /64: counted per address, it could walk past the
-// anonymous limit by changing its address.
+// Caller ids, built only here: key:<hash>, addr:<IPv4>, addr:<IPv6 prefix>/<n> (one IPv6
+// subscriber commonly has a whole /64 to change addresses within), and addr:invalid.
 const (
 	keyCallerPrefix  = "key:"
 	addrCallerPrefix = "addr:"
@@ -27,9 +20,8 @@ const DefaultIPv6Prefix = 64
 // KeyCaller returns the caller id of a request made with a valid API key of hash hash.
 func KeyCaller(hash string) string { return keyCallerPrefix + hash }
 
-// AddrCaller returns the caller id of a request without a valid key from the client address
-// addr, as the HTTP layer reads it (echo's RealIP: an IP address, perhaps in brackets or with
-// a zone, rarely with a port), grouping IPv6 addresses by their first ipv6Prefix bits.
+// AddrCaller returns the caller id of a request without a valid key from addr, as echo's
+// RealIP reads it (perhaps bracketed, zoned or with a port), IPv6 by its ipv6Prefix bits.
 func AddrCaller(addr string, ipv6Prefix int) string {
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
 	if err != nil {
@@ -39,16 +31,7 @@ func AddrCaller(addr string, ipv6Prefix int) string {
 		}
 		a = ap.Addr()
 	}
-	return AddrCallerOf(a, ipv6Prefix)
-}
-
-// AddrCallerOf is AddrCaller for an address already parsed.
-func AddrCallerOf(a netip.Addr, ipv6Prefix int) string {
-	a = a.Unmap().WithZone("")
-	switch {
-	case !a.IsValid():
-		return invalidAddr
-	case a.Is4():
+	if a = a.Unmap().WithZone(""); a.Is4() {
 		return addrCallerPrefix + a.String()
 	}
 	if CheckIPv6Prefix(ipv6Prefix) != nil {
@@ -58,8 +41,7 @@ func AddrCallerOf(a netip.Addr, ipv6Prefix int) string {
 	return addrCallerPrefix + p.String()
 }
 
-// CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers; a setting
-// should be checked with it where it is read.
+// CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers.
 func CheckIPv6Prefix(bits int) error {
 	if bits < 1 || bits > 128 {
 		return fmt.Errorf("IPv6 prefix length %d is not within 1 and 128", bits)
@@ -67,6 +49,5 @@ func CheckIPv6Prefix(bits int) error {
 	return nil
 }
 
-// Anonymous reports whether caller names a caller without a key: a limiter may forget such
-// callers under memory pressure, never those with a key.
+// Anonymous reports whether caller has no key: only such callers may be forgotten.
 func Anonymous(caller string) bool { return strings.HasPrefix(caller, addrCallerPrefix) }

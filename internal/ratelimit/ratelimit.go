@@ -1,8 +1,6 @@
-// Package ratelimit decides whether a caller may make a request: two fixed windows per
-// caller (the UTC minute and the UTC day), and temporary bans for callers that keep sending
-// after a 429. Each implementation counts atomically (internal/inmem in Go, redisstore's
-// rate.lua in one Redis step) and Decide turns the counts into the decision; ratelimittest
-// holds them to the same decisions.
+// Package ratelimit decides whether a caller may make a request: fixed windows of the UTC
+// minute and day, and bans for callers that keep sending after a 429. Implementations count
+// atomically (inmem, redisstore's rate.lua) and Decide turns counts into the decision.
 package ratelimit
 
 import (
@@ -14,18 +12,16 @@ import (
 
 // Limiter makes one decision for one request of one caller.
 type Limiter interface {
-	// Allow decides for a request of caller, whose plan allows limits. Only an admitted
-	// request counts, in both windows.
+	// Allow decides for a request of caller; only an admitted request counts.
 	Allow(ctx context.Context, caller string, limits plan.Limits) (Decision, error)
 }
 
 // BanPolicy says when a caller that ignores Retry-After is banned, and for how long.
 type BanPolicy struct {
-	// After is the number of too-early requests (sent after a 429, before its Retry-After
-	// passed) that starts a ban; the After-th is itself answered as banned. 0: never ban.
+	// After is the number of too-early requests (after a 429, before its Retry-After) that
+	// starts a ban, the After-th itself answered as banned; 0 never bans.
 	After int64
-	// For is how long a ban lasts.
-	For time.Duration
+	For   time.Duration
 }
 
 // DefaultBanPolicy is the service's default: the 30th too-early request bans for 15 minutes.
@@ -59,12 +55,10 @@ type Decision struct {
 	Banned  bool
 	Minute  Window
 	Day     Window
-	// Binding is the window the X-RateLimit headers describe: the one with the fewest
-	// requests remaining, or on a tie the one that ends later, so that Retry-After never
-	// points too early. While banned, its Remaining is 0 and its End the ban's end.
+	// Binding is the window the headers describe: the fewest remaining, on a tie the later
+	// end, so that Retry-After is never early; while banned, 0 remaining until the ban ends.
 	Binding Window
-	// RetryAfter is the time until the binding window (or the ban) ends, in whole seconds
-	// rounded up, at least 1. Set on every decision: it is also the IETF header's t.
+	// RetryAfter is the time until Binding ends, in whole seconds rounded up, at least 1.
 	RetryAfter time.Duration
 }
 

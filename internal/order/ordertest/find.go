@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -45,15 +46,9 @@ func Many(n int) []order.Order {
 	return out
 }
 
-// Model is what a walk through every page of f must return: Matches over the whole list,
-// in id order.
+// Model is what a walk through every page of f must return: the matches in id order.
 func Model(orders []order.Order, f order.Filter) []order.Order {
-	var out []order.Order
-	for _, o := range orders {
-		if f.Matches(o) {
-			out = append(out, o)
-		}
-	}
+	out := slices.DeleteFunc(slices.Clone(orders), func(o order.Order) bool { return !f.Matches(o) })
 	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
@@ -90,8 +85,7 @@ func walk(tb testing.TB, s order.Finder, f order.Filter, size int, each func(ord
 		if req.After != nil && p.Resume <= *req.After {
 			tb.Fatalf("the walk does not move: after %d, resume %d", *req.After, p.Resume)
 		}
-		resume := p.Resume
-		req.After = &resume
+		req.After = new(p.Resume)
 	}
 }
 
@@ -99,10 +93,8 @@ func walk(tb testing.TB, s order.Finder, f order.Filter, size int, each func(ord
 func RunFind(t *testing.T, newStore NewFinderStore) {
 	ctx := context.Background()
 	many := Many(300)
-	pet := func(id int64) *int64 { return &id }
 	at := func(day int) *time.Time {
-		t := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(day) * 24 * time.Hour)
-		return &t
+		return new(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(day) * 24 * time.Hour))
 	}
 
 	t.Run("EveryFilterAgainstTheModel", func(t *testing.T) {
@@ -111,7 +103,7 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 			{order.StatusPending, order.StatusCancelled}, {order.StatusShipped, order.StatusPending},
 			{order.StatusCancelled, order.StatusShipped, order.StatusPending}, {order.StatusShipped, order.StatusShipped}}
 		for _, statuses := range statusSets {
-			for _, petID := range []*int64{nil, pet(2), pet(99)} {
+			for _, petID := range []*int64{nil, new(int64(2)), new(int64(99))} {
 				for _, ship := range [][2]*time.Time{{nil, nil}, {at(3), nil}, {nil, at(3)}, {at(2), at(5)}, {at(4), at(4)}} {
 					f := order.Filter{Statuses: statuses, PetID: petID, ShipFrom: ship[0], ShipBefore: ship[1]}
 					assertOrders(t, walk(t, s, f, 1000, nil), Model(many, f))
@@ -122,7 +114,7 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 
 	t.Run("PageWalksOfEverySizeGiveTheModel", func(t *testing.T) {
 		s := newStore(t, many)
-		for _, f := range []order.Filter{{}, {Statuses: []order.Status{order.StatusShipped, order.StatusCancelled}}, {PetID: pet(1)}, {ShipFrom: at(6)}} {
+		for _, f := range []order.Filter{{}, {Statuses: []order.Status{order.StatusShipped, order.StatusCancelled}}, {PetID: new(int64(1))}, {ShipFrom: at(6)}} {
 			want := Model(many, f)
 			for _, size := range []int{1, 2, 7, 1000} {
 				assertOrders(t, walk(t, s, f, size, nil), want)
@@ -133,13 +125,11 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 	t.Run("Int64EdgesInOrder", func(t *testing.T) {
 		s := newStore(t, reversed(Fixture()))
 		assertOrders(t, walk(t, s, order.Filter{}, 1, nil), Fixture())
-		after := int64(math.MaxInt64 - 1)
-		p, err := s.Find(ctx, order.Filter{}, order.PageRequest{After: &after, Size: 10})
+		p, err := s.Find(ctx, order.Filter{}, order.PageRequest{After: new(int64(math.MaxInt64 - 1)), Size: 10})
 		if err != nil || len(p.Orders) != 1 || p.Orders[0].ID != math.MaxInt64 || !p.End {
 			t.Fatalf("after MaxInt64-1: %+v, %v", p, err)
 		}
-		last := int64(math.MaxInt64)
-		p, err = s.Find(ctx, order.Filter{}, order.PageRequest{After: &last, Size: 10})
+		p, err = s.Find(ctx, order.Filter{}, order.PageRequest{After: new(int64(math.MaxInt64)), Size: 10})
 		if err != nil || len(p.Orders) != 0 || !p.End || p.Resume != math.MaxInt64 {
 			t.Fatalf("after MaxInt64: %+v, %v", p, err)
 		}
@@ -197,11 +187,7 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 		}
 		slices.Sort(ids)
 		rank := func(id int64) int { // how many ids are <= id
-			i, found := slices.BinarySearch(ids, id)
-			if found {
-				i++
-			}
-			return i
+			return sort.Search(len(ids), func(i int) bool { return ids[i] > id })
 		}
 		before := lonely.Add(time.Nanosecond)
 		f := order.Filter{ShipFrom: &lonely, ShipBefore: &before}

@@ -151,8 +151,7 @@ func (c *counting) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	return c.SecretStore.PageTokenSecret(ctx)
 }
 
-// Forged is tok with one bit of its MAC changed: a token of the right form that the service
-// never made.
+// Forged is tok with one bit of its MAC changed: of the right form, never made.
 func Forged(tb testing.TB, tok string) string {
 	tb.Helper()
 	b, err := base64.RawURLEncoding.DecodeString(tok)
@@ -163,9 +162,8 @@ func Forged(tb testing.TB, tok string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// AwaitNewSecret reads fresh, the token of the page after `after` for f made under a secret
-// the store has held since a moment ago, with c, until c follows that secret, as it must
-// within pagetoken.RereadEvery. Meanwhile a forged token of fresh is refused as altered.
+// AwaitNewSecret reads fresh (after, for f, under the store's new secret) with c until c
+// follows it, within RereadEvery; meanwhile a forged fresh must be refused as altered.
 func AwaitNewSecret(tb testing.TB, c *pagetoken.Codec, fresh string, f order.Filter, after int64) {
 	tb.Helper()
 	ctx := context.Background()
