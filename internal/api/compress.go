@@ -1,7 +1,7 @@
 package api
 
 import (
-	"io"
+	"bytes"
 	"math"
 	"net/http"
 	"regexp"
@@ -67,8 +67,8 @@ func qvalue(params string) int {
 
 var qvalueSyntax = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
 
-// compress answers a request that accepts gzip through a gzipWriter, and marks every answer
-// but /metrics' (which compresses itself) Vary: Accept-Encoding.
+// compress marks every answer but /metrics' (which compresses itself) Vary: Accept-Encoding,
+// and an answer to a request that accepts gzip with gzipOK, which an encoded body reads.
 func compress(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if c.Path() == "/metrics" {
@@ -76,115 +76,24 @@ func compress(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		res := c.Response()
 		res.Header().Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
-		if !acceptsGzip(c.Request().Header) {
-			return next(c)
+		if acceptsGzip(c.Request().Header) {
+			res.Writer = gzipOK{res.Writer}
 		}
-		w := &gzipWriter{ResponseWriter: res.Writer}
-		res.Writer = w
-		// observe writes an error answer after this returns, plain.
-		defer func() { res.Writer = w.ResponseWriter }()
-		err := next(c)
-		w.finish()
-		return err
+		return next(c)
 	}
 }
 
-// gzipWriter compresses a body of at least minGzipLength bytes as it is written; a shorter
-// one, or one with its own Content-Encoding (the list, a page), is sent as it is.
-type gzipWriter struct {
-	http.ResponseWriter
-	status  int    // kept until the body says whether it is compressed
-	pending []byte // a body's first bytes, until there are minGzipLength
-	z       *gzip.Writer
-	through bool // writing as it is
-}
-
-func (w *gzipWriter) WriteHeader(status int) {
-	if w.through || w.z != nil || w.status != 0 {
-		return // a second status is ignored, as by http.ResponseWriter
-	}
-	if _, ok := w.Header()[echo.HeaderContentEncoding]; ok {
-		w.through = true
-		w.ResponseWriter.WriteHeader(status)
-		return
-	}
-	w.status = status
-}
-
-func (w *gzipWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK) // unless written
-	switch {
-	case w.through:
-		return w.ResponseWriter.Write(b)
-	case w.z != nil:
-		return w.z.Write(b)
-	case len(w.pending)+len(b) < minGzipLength:
-		w.pending = append(w.pending, b...)
-		return len(b), nil
-	}
-	if err := w.startGzip(b); err != nil {
-		return 0, err
-	}
-	return w.z.Write(b)
-}
-
-// startGzip writes the headers of a body that starts with w.pending (else b), and w.pending.
-func (w *gzipWriter) startGzip(b []byte) error {
-	h := w.Header()
-	if _, ok := h[echo.HeaderContentType]; !ok { // else net/http would sniff the gzip bytes
-		sniff := b
-		if len(w.pending) > 0 {
-			sniff = w.pending
-		}
-		h.Set(echo.HeaderContentType, http.DetectContentType(sniff))
-	}
-	h.Del(echo.HeaderContentLength) // the plain length
-	h.Set(echo.HeaderContentEncoding, "gzip")
-	w.ResponseWriter.WriteHeader(w.status)
-	w.z = pageWriters.Get().(*gzip.Writer)
-	w.z.Reset(w.ResponseWriter)
-	_, err := w.z.Write(w.pending)
-	w.pending = nil
-	return err
-}
-
-// Flush compresses what is pending (the length of the rest is unknown) and sends it.
-func (w *gzipWriter) Flush() {
-	w.WriteHeader(http.StatusOK) // unless written
-	if !w.through && w.z == nil {
-		w.startGzip(nil)
-	}
-	if w.z != nil {
-		w.z.Flush()
-	}
-	http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-// finish ends the gzip stream, or writes the status and short body kept until now.
-func (w *gzipWriter) finish() {
-	switch {
-	case w.z != nil:
-		w.z.Close()
-		w.z.Reset(io.Discard)
-		pageWriters.Put(w.z)
-		w.z = nil
-	case w.status != 0:
-		w.through = true
-		w.ResponseWriter.WriteHeader(w.status)
-		if len(w.pending) > 0 {
-			w.ResponseWriter.Write(w.pending)
-		}
-	}
-}
+// gzipOK is the writer of an answer to a request that accepts gzip.
+type gzipOK struct{ http.ResponseWriter }
 
 // Unwrap is the writer under it, for http.ResponseController and for gzipAccepted.
-func (w *gzipWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w gzipOK) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// gzipAccepted reports whether compress put its writer under w: the request accepts gzip.
+// gzipAccepted reports whether compress put gzipOK under w: the request accepts gzip.
 func gzipAccepted(w http.ResponseWriter) bool {
 	for {
 		switch u := w.(type) {
-		case *gzipWriter:
+		case gzipOK:
 			return true
 		case interface{ Unwrap() http.ResponseWriter }:
 			w = u.Unwrap()
@@ -194,7 +103,22 @@ func gzipAccepted(w http.ResponseWriter) bool {
 	}
 }
 
-var pageWriters = sync.Pool{New: func() any {
-	z, _ := gzip.NewWriterLevel(io.Discard, pageLevel)
-	return z
-}}
+// gzipOnce is body gzipped at level by the first request that asks for it.
+func gzipOnce(body []byte, level int) func() []byte {
+	return sync.OnceValue(func() []byte {
+		var out bytes.Buffer
+		z, _ := gzip.NewWriterLevel(&out, level)
+		z.Write(body) // a Buffer's writes cannot fail
+		z.Close()
+		return out.Bytes()
+	})
+}
+
+// newFile is a document or a file of /docs as encoded: no ETag.
+func newFile(body []byte) *encoded { return &encoded{body: body, gzipped: gzipOnce(body, pageLevel)} }
+
+// File serves a file of /docs (docs.Router).
+func (r routes) File(path, contentType string, body []byte, m ...echo.MiddlewareFunc) {
+	e := newFile(body)
+	r.GET(path, func(c echo.Context) error { return e.write(c.Response(), contentType) }, m...)
+}

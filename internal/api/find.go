@@ -93,7 +93,7 @@ func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
 	if r.link != "" {
 		w.Header().Set("Link", r.link)
 	}
-	return r.write(w)
+	return r.write(w, echo.MIMEApplicationJSON)
 }
 
 // pageCache keeps the pages found at one version of the orders, by query as sent. A new

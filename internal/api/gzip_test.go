@@ -147,8 +147,8 @@ func TestListGzipIsThePlainList(t *testing.T) {
 }
 
 // TestAcceptEncodingDecidesBothPaths: Accept-Encoding is read as RFC 9110 says, the same
-// way for the list (gzipped once per version) and for a page of version 2 (gzipped as it is
-// written): q=0 refuses gzip, "*" stands for it when it is not named, identity's weight is
+// way for the list (gzipped once per version) and for a page of version 2 (gzipped once when
+// found): q=0 refuses gzip, "*" stands for it when it is not named, identity's weight is
 // weighed against it, every line of the header counts.
 func TestAcceptEncodingDecidesBothPaths(t *testing.T) {
 	db := openDB(t)

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"hash/fnv"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/labstack/echo/v4"
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/order"
@@ -64,33 +62,28 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	return e, nil
 }
 
-// encoded is a body made once and sent many times (the list or a page of a version).
+// encoded is a body made once and sent many times (the list, a page of a version, a file).
 type encoded struct {
 	body    []byte
-	etag    string
+	etag    string        // none for a file
 	gzipped func() []byte // made by the first request that accepts gzip
 }
 
 func newEncoded(body []byte, level int) *encoded {
-	gzipped := sync.OnceValue(func() []byte {
-		var out bytes.Buffer
-		z, _ := gzip.NewWriterLevel(&out, level)
-		z.Write(body) // a Buffer's writes cannot fail
-		z.Close()
-		return out.Bytes()
-	})
-	return &encoded{body: body, etag: etagOf(body), gzipped: gzipped}
+	return &encoded{body: body, etag: etagOf(body), gzipped: gzipOnce(body, level)}
 }
 
-// write sends e's body, gzipped when the request accepts it (compress then passes it through).
-func (e *encoded) write(w http.ResponseWriter) error {
+// write sends e's body, gzipped when the request accepts it and it is not too short.
+func (e *encoded) write(w http.ResponseWriter, contentType string) error {
 	body, h := e.body, w.Header()
 	if len(body) >= minGzipLength && gzipAccepted(w) {
 		body = e.gzipped()
 		h.Set(echo.HeaderContentEncoding, "gzip")
 	}
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	h.Set("ETag", e.etag)
+	h.Set(echo.HeaderContentType, contentType)
+	if e.etag != "" {
+		h.Set("ETag", e.etag)
+	}
 	// The body is whole: without a length, one over net/http's 2 KB buffer is sent chunked.
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
@@ -101,7 +94,9 @@ func (e *encoded) write(w http.ResponseWriter) error {
 // listAnswer writes the list; the generated 200 response would encode it on every request.
 type listAnswer struct{ *encoded }
 
-func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error { return r.write(w) }
+func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
+	return r.write(w, echo.MIMEApplicationJSON)
+}
 
 // appendOrders writes the list as encoding/json writes []gen.Order, byte for byte (tested),
 // without reflection: list readers wait while it runs (bench/notes.md).

@@ -4,10 +4,13 @@
 package docs
 
 import (
+	"cmp"
 	"embed"
 	"encoding/json"
 	"html/template"
+	"mime"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -48,9 +51,10 @@ const initJS = `window.ui = SwaggerUIBundle({
 // csp lets the page load its own files and send requests ("Try it out") to its own origin only.
 const csp = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
 
-// Router is where Register adds its routes: an *echo.Echo, or a wrapper of one.
+// Router is where Register adds its routes; File serves a body that never changes.
 type Router interface {
 	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	File(path, contentType string, body []byte, m ...echo.MiddlewareFunc)
 }
 
 // Document is one document the page offers: its name in the selector ("v2") and its URL.
@@ -67,16 +71,22 @@ func Register(e Router, documents ...Document) {
 	if err := page.Execute(&b, string(urls)); err != nil {
 		panic(err) // a constant template and a string cannot fail
 	}
-	html := b.String()
-	secure := func(c echo.Context) {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", csp)
-		h.Set("X-Frame-Options", "DENY")
+	secure := func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			h := c.Response().Header()
+			h.Set("Content-Security-Policy", csp)
+			h.Set("X-Frame-Options", "DENY")
+			return next(c)
+		}
 	}
-	e.GET("/docs", func(c echo.Context) error {
-		secure(c)
-		return c.HTML(http.StatusOK, html)
-	})
+	e.File("/docs", echo.MIMETextHTMLCharsetUTF8, []byte(b.String()), secure)
+	e.File("/docs/init.js", "text/javascript; charset=utf-8", []byte(initJS), secure)
+	files, _ := assets.ReadDir("assets") // embedded: cannot fail
+	for _, f := range files {
+		body, _ := assets.ReadFile("assets/" + f.Name())
+		typ := cmp.Or(mime.TypeByExtension(path.Ext(f.Name())), http.DetectContentType(body))
+		e.File("/docs/assets/"+f.Name(), typ, body)
+	}
 	// 301 for /docs/, which will always mean /docs; 302 for /, which may one day serve more.
 	e.GET("/docs/", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/docs")
@@ -84,10 +94,4 @@ func Register(e Router, documents ...Document) {
 	e.GET("/", func(c echo.Context) error {
 		return c.Redirect(http.StatusFound, "/docs")
 	})
-	e.GET("/docs/init.js", func(c echo.Context) error {
-		secure(c)
-		return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", []byte(initJS))
-	})
-	files := http.FileServer(http.FS(assets))
-	e.GET("/docs/assets/*", echo.WrapHandler(http.StripPrefix("/docs", files)))
 }
