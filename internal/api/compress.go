@@ -86,21 +86,17 @@ func compress(next echo.HandlerFunc) echo.HandlerFunc {
 // gzipOK is the writer of an answer to a request that accepts gzip.
 type gzipOK struct{ http.ResponseWriter }
 
-// Unwrap is the writer under it, for http.ResponseController and for gzipAccepted.
+// Unwrap is the writer under it, for http.ResponseController.
 func (w gzipOK) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// gzipAccepted reports whether compress put gzipOK under w: the request accepts gzip.
+// gzipAccepted reports whether compress marked w (the *echo.Response every answer is written
+// to): the request accepts gzip.
 func gzipAccepted(w http.ResponseWriter) bool {
-	for {
-		switch u := w.(type) {
-		case gzipOK:
-			return true
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = u.Unwrap()
-		default:
-			return false
-		}
+	if r, ok := w.(*echo.Response); ok {
+		_, gz := r.Writer.(gzipOK)
+		return gz
 	}
+	return false
 }
 
 // gzipOnce is body gzipped at level by the first request that asks for it.

@@ -23,7 +23,7 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 	if err != nil {
 		return nil, err
 	}
-	query := queryOf(ctx)
+	query, _ := ctx.Value(queryKey{}).(string) // withQuery's
 	pg, ok := s.pages.get(v, query)
 	if !ok || !s.tokensHold(ctx, pg, p.PageToken, f) {
 		if pg, err = s.findPage(ctx, p, f, query); err != nil {
@@ -181,9 +181,4 @@ func withQuery(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandle
 		c.SetRequest(r.WithContext(context.WithValue(r.Context(), queryKey{}, r.URL.RawQuery)))
 		return f(c, req)
 	}
-}
-
-func queryOf(ctx context.Context) string {
-	q, _ := ctx.Value(queryKey{}).(string)
-	return q
 }
