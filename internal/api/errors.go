@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,11 +86,7 @@ func problemFor(err error) *problem {
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.err) {
-			msg := row.message
-			if msg == "" {
-				msg = err.Error()
-			}
-			return &problem{row.status, row.code, msg}
+			return &problem{row.status, row.code, cmp.Or(row.message, err.Error())}
 		}
 	}
 	// echo's own errors: routing, and binding (whose text is no contract to parse).
