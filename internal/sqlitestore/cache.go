@@ -40,11 +40,13 @@ type headerCache[K comparable, V any] struct {
 // cachedRead returns what c holds for k under the current header, or else what read finds
 // and keeps it, under the header read before the query; a new header starts a new set.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], k K, read func(context.Context) (V, error)) (V, error) {
-	readCtx, err := pointRead(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		var none V
 		return none, err
 	}
+	// A read of one row by index takes microseconds: its context is not watched, as
+	// database/sql and the driver would each start a goroutine to.
+	readCtx := context.WithoutCancel(ctx)
 	h, cacheable := db.cache.wal.Load().header() // before the query
 	if set := c.Load(); cacheable && set != nil && set.header == h {
 		set.mu.RLock()

@@ -55,6 +55,9 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	}
 	defer func() {
 		if err != nil {
+			if db.pin != nil {
+				db.pin.Close() // db.sql.Close does not close a connection in use
+			}
 			db.stmts.close()
 			db.sql.Close()
 		}
@@ -70,9 +73,6 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 		err = db.watch(ctx)
 	}
 	if err != nil {
-		if db.pin != nil {
-			db.pin.Close() // db.sql.Close does not close a connection in use
-		}
 		return nil, db.fail(ctx, err)
 	}
 	return db, nil
@@ -179,13 +179,4 @@ func (db *DB) commit(tx *sql.Tx) error {
 	}
 	db.faults.full.Store(nil)
 	return nil
-}
-
-// pointRead is the context of a read of one row by index, which takes microseconds: not
-// watched, as database/sql and the driver would each start a goroutine to. An ended one fails.
-func pointRead(ctx context.Context) (context.Context, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return context.WithoutCancel(ctx), nil
 }

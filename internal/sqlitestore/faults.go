@@ -46,9 +46,10 @@ func (db *DB) fail(ctx context.Context, err error) error {
 		errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
 		return err
 	}
+	unavailable := fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
 	var e *sqlite.Error
 	if !errors.As(err, &e) {
-		return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
+		return unavailable
 	}
 	switch e.Code() & 0xff { // the primary result code
 	case sqlite3.SQLITE_CONSTRAINT:
@@ -57,12 +58,11 @@ func (db *DB) fail(ctx context.Context, err error) error {
 		return db.reportFault(&store.Fault{Kind: FaultCorrupt, Lasting: true, Public: "the database file is corrupt",
 			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrCorrupt, db.path, err)})
 	case sqlite3.SQLITE_FULL:
-		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full",
-			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)}
+		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full", Err: unavailable}
 		db.faults.full.Store(f)
 		return db.reportFault(f)
 	}
-	return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
+	return unavailable
 }
 
 // corrupt reports a row that the service cannot use; the message names it ("order 7: …").

@@ -82,8 +82,5 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 
 func (s *Orders) readRange(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, args ...any) ([]order.Order, error) {
 	rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	return scanRows(rows, scanOrder)
+	return scanRows(rows, err, scanOrder)
 }
