@@ -16,16 +16,11 @@ type readCache struct {
 	off     error                    // why wal is nil since Open
 	version atomic.Pointer[headerCache[struct{}, uint64]]
 	keys    atomic.Pointer[headerCache[auth.Hash, auth.Key]] // found only: random keys add none
-	orders  atomic.Pointer[headerCache[int64, orderRead]]    // not found too: for retried cancels
+	orders  atomic.Pointer[headerCache[int64, *order.Order]] // nil (not found) too: for retried cancels
 }
 
 // ReadCache reports why the read cache is off (every read queries the file), or nil.
 func (db *DB) ReadCache() error { return db.cache.off }
-
-type orderRead struct {
-	order order.Order
-	found bool
-}
 
 // maxCachedEntries bounds a headerCache per header; reads past it query the file.
 const maxCachedEntries = 4096

@@ -21,13 +21,11 @@ const DefaultBusyTimeout = 5 * time.Second
 // DB is one SQLite file, open. Its stores (NewOrders, NewPets, NewKeys) share its connections.
 // It is safe for concurrent use, and any number of processes may open the same file.
 type DB struct {
-	path  string
-	sql   *sql.DB
-	stmts statements
-	// writes queues this process's writers, one at a time, rather than SQLite's sleeping busy
-	// handler, which is left to arbitrate between processes.
-	writes chan struct{}
-	pin    *sql.Conn // held unused: its SHARED lock keeps the -shm from being deleted
+	path   string
+	sql    *sql.DB
+	stmts  statements
+	writes chan struct{} // this process's writers, one at a time; SQLite's busy handler is for others
+	pin    *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
 	cache  readCache
 	faults faults
 }
@@ -78,8 +76,7 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	return db, nil
 }
 
-// watch pins a connection that has read the file, maps its wal-index if it can, and watches
-// the paths (watchFiles).
+// watch pins a connection that has read the file, maps its wal-index if it can, and watches the paths.
 func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
@@ -124,7 +121,7 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	return nil
 }
 
-// dsn is the file's URI, escaped, with the settings of every connection:
+// dsn is the file's URI with the settings of every connection:
 //   - journal_mode=WAL: readers and the writer never wait for each other.
 //   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine.
 //   - busy_timeout: a write waits for another process's write instead of failing at once.

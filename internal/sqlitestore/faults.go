@@ -32,9 +32,8 @@ type faults struct {
 	unwatch func()                      // stops watchFiles
 }
 
-// fail sorts an error of the database, naming the file: the caller's context error as is; a
-// row the schema refused (a bug: the stores check what they write); a damaged file or a full
-// disk, reported as a fault; anything else (cannot open, I/O, busy, closed) ErrUnavailable.
+// fail sorts an error of the file, naming it: context errors as they are; a row the schema refused
+// (a bug: the stores check what they write); corruption or a full disk, a fault; else ErrUnavailable.
 func (db *DB) fail(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -117,7 +116,7 @@ func (db *DB) reportFault(f *store.Fault) *store.Fault {
 }
 
 // watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL)
-// that Open found: SQLite keeps its descriptors and never looks at the paths again.
+// Open found: SQLite never looks at the paths again.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })

@@ -24,17 +24,20 @@ const (
 
 // Get reads one order by its id, or answers from the read cache.
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
-	r, err := cachedRead(ctx, s.db, &s.db.cache.orders, id, func(readCtx context.Context) (orderRead, error) {
+	o, err := cachedRead(ctx, s.db, &s.db.cache.orders, id, func(readCtx context.Context) (*order.Order, error) {
 		o, err := scanOrder(s.db.stmts.selectOrder.QueryRowContext(readCtx, id))
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return orderRead{}, s.db.fail(ctx, err)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
 		}
-		return orderRead{order: o, found: err == nil}, nil
+		return &o, s.db.fail(ctx, err)
 	})
-	if err == nil && !r.found {
-		err = order.ErrNotFound
+	switch {
+	case err != nil:
+		return order.Order{}, err
+	case o == nil:
+		return order.Order{}, order.ErrNotFound
 	}
-	return r.order, err
+	return *o, nil
 }
 
 // Find reads one page of the orders f keeps. The ranges of a filter on two states are read in
