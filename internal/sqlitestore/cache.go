@@ -9,8 +9,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// readCache keeps what reads found, each with the wal-index header read BEFORE its query, and
-// answers from it while the header reads the same: no process has committed since.
+// readCache answers from earlier reads while the wal-index header read before them is unchanged.
 type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
 	off     error                    // why wal is nil since Open
@@ -32,8 +31,7 @@ type headerCache[K comparable, V any] struct {
 	found  map[K]V
 }
 
-// cachedRead returns what c holds for k under the current header, or else what read finds
-// and keeps it, under the header read before the query; a new header starts a new set.
+// cachedRead answers k from c under the current header, else reads it and keeps it under that header.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], k K, read func(context.Context) (V, error)) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var none V

@@ -18,8 +18,7 @@ import (
 // DefaultBusyTimeout is how long a write waits for another process's write before it fails.
 const DefaultBusyTimeout = 5 * time.Second
 
-// DB is one SQLite file, open. Its stores (NewOrders, NewPets, NewKeys) share its connections.
-// It is safe for concurrent use, and any number of processes may open the same file.
+// DB is one open SQLite file, safe for concurrent use; its stores share its connections.
 type DB struct {
 	path   string
 	sql    *sql.DB
@@ -111,11 +110,9 @@ func (db *DB) watch(ctx context.Context) (err error) {
 		if shm, err = os.Stat(db.path + "-shm"); err != nil {
 			return err
 		}
-		if wal, err := openWalIndex(db.path); err != nil {
-			db.cache.off = err
-		} else {
-			db.cache.wal.Store(wal)
-		}
+		var wal *walIndex // nil after an error
+		wal, db.cache.off = openWalIndex(db.path)
+		db.cache.wal.Store(wal)
 	}
 	db.watchFiles(file, shm)
 	return nil

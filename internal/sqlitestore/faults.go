@@ -86,8 +86,7 @@ func (db *DB) Fault() error {
 	return nil
 }
 
-// Ready reports whether the file can do a request's work: not while a fault lasts, nor while
-// the disk was last found full, until a write of its own (a row nothing reads) commits.
+// Ready fails while a fault lasts, or after a full disk until a probe write (a row nothing reads) commits.
 func (db *DB) Ready(ctx context.Context) error {
 	if err := db.Fault(); err != nil || db.faults.full.Load() == nil {
 		return err
@@ -115,8 +114,7 @@ func (db *DB) reportFault(f *store.Fault) *store.Fault {
 	return f
 }
 
-// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL)
-// Open found: SQLite never looks at the paths again.
+// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL) Open found.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })

@@ -12,10 +12,9 @@ import (
 
 var _ order.Finder = (*Orders)(nil)
 
-// The ranges a Find reads, each in id order from a B-tree (no sort) with a LIMIT, so at most
-// the budget of rows is examined: a pet's range, one per state (merged: an IN would sort), or
-// the ids from After (ship dates too: orders_by_ship_date would sort the whole range). The
-// rest of the filter is kept by order.Filter.Matches; in SQL it would read past the budget.
+// A Find reads ranges in id order from a B-tree with a LIMIT, examining at most the budget: a
+// pet's, one per state (merged: an IN would sort), or the ids (ship dates too: their index would
+// sort); order.Filter.Matches keeps the rest, which in SQL would read past the budget.
 const (
 	findByPet    = "SELECT " + orderColumns + " FROM orders INDEXED BY orders_by_pet WHERE pet_id = ? AND id > ? ORDER BY id LIMIT ?"
 	findByStatus = "SELECT " + orderColumns + " FROM orders INDEXED BY orders_by_status WHERE status = ? AND id > ? ORDER BY id LIMIT ?"

@@ -13,9 +13,8 @@ type Imported struct {
 	PetsAdded, PetsUpdated     int
 }
 
-// An imported order's data replaces the stored one's only where it differs, and its status
-// is written only for a new order: an import never undoes a cancel, and one that changes
-// nothing writes nothing, so the version does not move.
+// An import updates an order only where it differs, and its status only for a new one: it never
+// undoes a cancel, and one that changes nothing leaves the version alone.
 const upsertOrder = `
 INSERT INTO orders (` + orderColumns + `) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET

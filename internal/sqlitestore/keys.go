@@ -13,8 +13,7 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in the api_keys table. A key another process creates or revokes
-// counts from the next request on: the read cache answers only while nobody has committed.
+// Keys is an auth.KeyStore in the api_keys table; other processes' changes count from the next request.
 type Keys struct{ db *DB }
 
 // NewKeys returns the key store of db.
@@ -64,8 +63,7 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, s.db.fail(ctx, err)
 }
 
-// Revoke removes the key named nameOrPrefix, or else the first by name whose shown prefix it
-// is (auth.Find), in one statement.
+// Revoke removes the key named nameOrPrefix, else the first by name with that prefix (auth.Find).
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
