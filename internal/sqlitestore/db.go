@@ -55,7 +55,6 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 			if db.pin != nil {
 				db.pin.Close() // db.sql.Close does not close a connection in use
 			}
-			db.stmts.close()
 			db.sql.Close()
 		}
 	}()
@@ -133,7 +132,6 @@ func dsn(path string, busyTimeout time.Duration) string {
 // Close closes the file. Calls made after it fail with store.ErrUnavailable.
 func (db *DB) Close() error {
 	db.faults.unwatch()
-	db.stmts.close()
 	db.pin.Close()
 	err := db.sql.Close()
 	// The wal-index last: its descriptor of the -shm must outlive the connections.
