@@ -86,15 +86,14 @@ func (db *DB) watch(ctx context.Context) (err error) {
 		return err
 	}
 	// SQLite silently opens read-only a file this process cannot write: every process writes.
-	var readOnly bool
-	err = db.pin.Raw(func(c any) (err error) { // c is modernc.org/sqlite's conn
-		readOnly, err = c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
+	err = db.pin.Raw(func(c any) error { // c is modernc.org/sqlite's conn
+		readOnly, err := c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
+		if err == nil && readOnly {
+			err = fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
+				"make the file, its directory and its -wal and -shm files writable by this process", db.path)
+		}
 		return err
 	})
-	if err == nil && readOnly {
-		err = fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
-			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
-	}
 	if err != nil {
 		return err
 	}

@@ -23,8 +23,6 @@ const (
 	FaultShmRemoved = "shm_removed" // the file's -shm was deleted or replaced; it lasts
 )
 
-const watchEvery = 250 * time.Millisecond
-
 type faults struct {
 	report  atomic.Pointer[func(*store.Fault)]
 	lasting atomic.Pointer[store.Fault] // the first fault that lasts until a restart
@@ -120,7 +118,7 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(watchEvery)
+		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {

@@ -18,7 +18,6 @@ type statements struct {
 	findByPet, findByStatus, findByID                   *sql.Stmt // find.go
 }
 
-// prepare prepares the statements.
 func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
