@@ -9,23 +9,17 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// readCache keeps what reads found, each with the wal-index header read BEFORE its query, and
-// answers from it while the header reads the same: no process has committed since.
+// readCache answers from earlier reads while the wal-index header read before them is unchanged.
 type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
 	off     error                    // why wal is nil since Open
 	version atomic.Pointer[headerCache[struct{}, uint64]]
 	keys    atomic.Pointer[headerCache[auth.Hash, auth.Key]] // found only: random keys add none
-	orders  atomic.Pointer[headerCache[int64, orderRead]]    // not found too: for retried cancels
+	orders  atomic.Pointer[headerCache[int64, *order.Order]] // nil (not found) too: for retried cancels
 }
 
 // ReadCache reports why the read cache is off (every read queries the file), or nil.
 func (db *DB) ReadCache() error { return db.cache.off }
-
-type orderRead struct {
-	order order.Order
-	found bool
-}
 
 // maxCachedEntries bounds a headerCache per header; reads past it query the file.
 const maxCachedEntries = 4096
@@ -37,14 +31,15 @@ type headerCache[K comparable, V any] struct {
 	found  map[K]V
 }
 
-// cachedRead returns what c holds for k under the current header, or else what read finds
-// and keeps it, under the header read before the query; a new header starts a new set.
+// cachedRead answers k from c under the current header, else reads it and keeps it under that header.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], k K, read func(context.Context) (V, error)) (V, error) {
-	readCtx, err := pointRead(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		var none V
 		return none, err
 	}
+	// A read of one row by index takes microseconds: its context is not watched, as
+	// database/sql and the driver would each start a goroutine to.
+	readCtx := context.WithoutCancel(ctx)
 	h, cacheable := db.cache.wal.Load().header() // before the query
 	if set := c.Load(); cacheable && set != nil && set.header == h {
 		set.mu.RLock()

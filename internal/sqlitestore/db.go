@@ -18,16 +18,13 @@ import (
 // DefaultBusyTimeout is how long a write waits for another process's write before it fails.
 const DefaultBusyTimeout = 5 * time.Second
 
-// DB is one SQLite file, open. Its stores (NewOrders, NewPets, NewKeys) share its connections.
-// It is safe for concurrent use, and any number of processes may open the same file.
+// DB is one open SQLite file, safe for concurrent use; its stores share its connections.
 type DB struct {
-	path  string
-	sql   *sql.DB
-	stmts statements
-	// writes queues this process's writers, one at a time, rather than SQLite's sleeping busy
-	// handler, which is left to arbitrate between processes.
-	writes chan struct{}
-	pin    *sql.Conn // held unused: its SHARED lock keeps the -shm from being deleted
+	path   string
+	sql    *sql.DB
+	stmts  statements
+	writes chan struct{} // this process's writers, one at a time; SQLite's busy handler is for others
+	pin    *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
 	cache  readCache
 	faults faults
 }
@@ -55,7 +52,9 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	}
 	defer func() {
 		if err != nil {
-			db.stmts.close()
+			if db.pin != nil {
+				db.pin.Close() // db.sql.Close does not close a connection in use
+			}
 			db.sql.Close()
 		}
 	}()
@@ -70,16 +69,12 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 		err = db.watch(ctx)
 	}
 	if err != nil {
-		if db.pin != nil {
-			db.pin.Close() // db.sql.Close does not close a connection in use
-		}
 		return nil, db.fail(ctx, err)
 	}
 	return db, nil
 }
 
-// watch pins a connection that has read the file, maps its wal-index if it can, and watches
-// the paths (watchFiles).
+// watch pins a connection that has read the file, maps its wal-index if it can, and watches the paths.
 func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
@@ -91,15 +86,14 @@ func (db *DB) watch(ctx context.Context) (err error) {
 		return err
 	}
 	// SQLite silently opens read-only a file this process cannot write: every process writes.
-	var readOnly bool
-	err = db.pin.Raw(func(c any) (err error) { // c is modernc.org/sqlite's conn
-		readOnly, err = c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
+	err = db.pin.Raw(func(c any) error { // c is modernc.org/sqlite's conn
+		readOnly, err := c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
+		if err == nil && readOnly {
+			err = fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
+				"make the file, its directory and its -wal and -shm files writable by this process", db.path)
+		}
 		return err
 	})
-	if err == nil && readOnly {
-		err = fmt.Errorf("SQLite file %s: opened read-only, but orderd writes to it (cancels, keys, the page-token secret): "+
-			"make the file, its directory and its -wal and -shm files writable by this process", db.path)
-	}
 	if err != nil {
 		return err
 	}
@@ -114,17 +108,15 @@ func (db *DB) watch(ctx context.Context) (err error) {
 		if shm, err = os.Stat(db.path + "-shm"); err != nil {
 			return err
 		}
-		if wal, err := openWalIndex(db.path); err != nil {
-			db.cache.off = err
-		} else {
-			db.cache.wal.Store(wal)
-		}
+		var wal *walIndex // nil after an error
+		wal, db.cache.off = openWalIndex(db.path)
+		db.cache.wal.Store(wal)
 	}
 	db.watchFiles(file, shm)
 	return nil
 }
 
-// dsn is the file's URI, escaped, with the settings of every connection:
+// dsn is the file's URI with the settings of every connection:
 //   - journal_mode=WAL: readers and the writer never wait for each other.
 //   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine.
 //   - busy_timeout: a write waits for another process's write instead of failing at once.
@@ -139,7 +131,6 @@ func dsn(path string, busyTimeout time.Duration) string {
 // Close closes the file. Calls made after it fail with store.ErrUnavailable.
 func (db *DB) Close() error {
 	db.faults.unwatch()
-	db.stmts.close()
 	db.pin.Close()
 	err := db.sql.Close()
 	// The wal-index last: its descriptor of the -shm must outlive the connections.
@@ -179,13 +170,4 @@ func (db *DB) commit(tx *sql.Tx) error {
 	}
 	db.faults.full.Store(nil)
 	return nil
-}
-
-// pointRead is the context of a read of one row by index, which takes microseconds: not
-// watched, as database/sql and the driver would each start a goroutine to. An ended one fails.
-func pointRead(ctx context.Context) (context.Context, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return context.WithoutCancel(ctx), nil
 }

@@ -23,8 +23,6 @@ const (
 	FaultShmRemoved = "shm_removed" // the file's -shm was deleted or replaced; it lasts
 )
 
-const watchEvery = 250 * time.Millisecond
-
 type faults struct {
 	report  atomic.Pointer[func(*store.Fault)]
 	lasting atomic.Pointer[store.Fault] // the first fault that lasts until a restart
@@ -32,9 +30,8 @@ type faults struct {
 	unwatch func()                      // stops watchFiles
 }
 
-// fail sorts an error of the database, naming the file: the caller's context error as is; a
-// row the schema refused (a bug: the stores check what they write); a damaged file or a full
-// disk, reported as a fault; anything else (cannot open, I/O, busy, closed) ErrUnavailable.
+// fail sorts an error of the file, naming it: context errors as they are; a row the schema refused
+// (a bug: the stores check what they write); corruption or a full disk, a fault; else ErrUnavailable.
 func (db *DB) fail(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -46,9 +43,10 @@ func (db *DB) fail(ctx context.Context, err error) error {
 		errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
 		return err
 	}
+	unavailable := fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
 	var e *sqlite.Error
 	if !errors.As(err, &e) {
-		return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
+		return unavailable
 	}
 	switch e.Code() & 0xff { // the primary result code
 	case sqlite3.SQLITE_CONSTRAINT:
@@ -57,12 +55,11 @@ func (db *DB) fail(ctx context.Context, err error) error {
 		return db.reportFault(&store.Fault{Kind: FaultCorrupt, Lasting: true, Public: "the database file is corrupt",
 			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrCorrupt, db.path, err)})
 	case sqlite3.SQLITE_FULL:
-		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full",
-			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)}
+		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full", Err: unavailable}
 		db.faults.full.Store(f)
 		return db.reportFault(f)
 	}
-	return fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
+	return unavailable
 }
 
 // corrupt reports a row that the service cannot use; the message names it ("order 7: …").
@@ -87,8 +84,7 @@ func (db *DB) Fault() error {
 	return nil
 }
 
-// Ready reports whether the file can do a request's work: not while a fault lasts, nor while
-// the disk was last found full, until a write of its own (a row nothing reads) commits.
+// Ready fails while a fault lasts, or after a full disk until a probe write (a row nothing reads) commits.
 func (db *DB) Ready(ctx context.Context) error {
 	if err := db.Fault(); err != nil || db.faults.full.Load() == nil {
 		return err
@@ -116,14 +112,13 @@ func (db *DB) reportFault(f *store.Fault) *store.Fault {
 	return f
 }
 
-// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL)
-// that Open found: SQLite keeps its descriptors and never looks at the paths again.
+// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL) Open found.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(watchEvery)
+		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {

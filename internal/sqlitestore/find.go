@@ -12,10 +12,9 @@ import (
 
 var _ order.Finder = (*Orders)(nil)
 
-// The ranges a Find reads, each in id order from a B-tree (no sort) with a LIMIT, so at most
-// the budget of rows is examined: a pet's range, one per state (merged: an IN would sort), or
-// the ids from After (ship dates too: orders_by_ship_date would sort the whole range). The
-// rest of the filter is kept by order.Filter.Matches; in SQL it would read past the budget.
+// A Find reads ranges in id order from a B-tree with a LIMIT, examining at most the budget: a
+// pet's, one per state (merged: an IN would sort), or the ids (ship dates too: their index would
+// sort); order.Filter.Matches keeps the rest, which in SQL would read past the budget.
 const (
 	findByPet    = "SELECT " + orderColumns + " FROM orders INDEXED BY orders_by_pet WHERE pet_id = ? AND id > ? ORDER BY id LIMIT ?"
 	findByStatus = "SELECT " + orderColumns + " FROM orders INDEXED BY orders_by_status WHERE status = ? AND id > ? ORDER BY id LIMIT ?"
@@ -24,17 +23,20 @@ const (
 
 // Get reads one order by its id, or answers from the read cache.
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
-	r, err := cachedRead(ctx, s.db, &s.db.cache.orders, id, func(readCtx context.Context) (orderRead, error) {
+	o, err := cachedRead(ctx, s.db, &s.db.cache.orders, id, func(readCtx context.Context) (*order.Order, error) {
 		o, err := scanOrder(s.db.stmts.selectOrder.QueryRowContext(readCtx, id))
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return orderRead{}, s.db.fail(ctx, err)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
 		}
-		return orderRead{order: o, found: err == nil}, nil
+		return &o, s.db.fail(ctx, err)
 	})
-	if err == nil && !r.found {
-		err = order.ErrNotFound
+	switch {
+	case err != nil:
+		return order.Order{}, err
+	case o == nil:
+		return order.Order{}, order.ErrNotFound
 	}
-	return r.order, err
+	return *o, nil
 }
 
 // Find reads one page of the orders f keeps. The ranges of a filter on two states are read in
@@ -82,8 +84,5 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 
 func (s *Orders) readRange(ctx context.Context, tx *sql.Tx, stmt *sql.Stmt, args ...any) ([]order.Order, error) {
 	rows, err := tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	return scanRows(rows, scanOrder)
+	return scanRows(rows, err, scanOrder)
 }

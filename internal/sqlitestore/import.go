@@ -13,9 +13,8 @@ type Imported struct {
 	PetsAdded, PetsUpdated     int
 }
 
-// An imported order's data replaces the stored one's only where it differs, and its status
-// is written only for a new order: an import never undoes a cancel, and one that changes
-// nothing writes nothing, so the version does not move.
+// An import updates an order only where it differs, and its status only for a new one: it never
+// undoes a cancel, and one that changes nothing leaves the version alone.
 const upsertOrder = `
 INSERT INTO orders (` + orderColumns + `) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
@@ -39,25 +38,21 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 	if err := order.ValidateAll(pets); err != nil {
 		return Imported{}, err
 	}
-	orderRows := make([][]any, len(orders))
-	for i, o := range orders {
-		// Validate kept the year to the four digits timestampLayout needs; a bool binds as 0 or 1.
-		orderRows[i] = []any{o.ID, o.PetID, int64(o.Quantity), o.ShipDate.UTC().Format(timestampLayout), o.Complete, string(o.Status)}
-	}
 	tx, done, err := db.beginWrite(ctx)
 	if err != nil {
 		return Imported{}, err
 	}
 	defer done()
 	var n Imported
-	if n.OrdersAdded, n.OrdersUpdated, err = upsert(ctx, tx, "orders", upsertOrder, orderRows); err != nil {
+	if n.OrdersAdded, n.OrdersUpdated, err = upsert(ctx, tx, "orders", upsertOrder, orders, func(o order.Order) []any {
+		// Validate kept the year to the four digits timestampLayout needs; a bool binds as 0 or 1.
+		return []any{o.ID, o.PetID, int64(o.Quantity), o.ShipDate.UTC().Format(timestampLayout), o.Complete, string(o.Status)}
+	}); err != nil {
 		return Imported{}, db.fail(ctx, err)
 	}
-	petRows := make([][]any, len(pets))
-	for i, p := range pets {
-		petRows[i] = []any{p.ID, p.Name, string(p.Status)}
-	}
-	if n.PetsAdded, n.PetsUpdated, err = upsert(ctx, tx, "pets", upsertPet, petRows); err != nil {
+	if n.PetsAdded, n.PetsUpdated, err = upsert(ctx, tx, "pets", upsertPet, pets, func(p order.Pet) []any {
+		return []any{p.ID, p.Name, string(p.Status)}
+	}); err != nil {
 		return Imported{}, db.fail(ctx, err)
 	}
 	if err := db.commit(tx); err != nil {
@@ -66,8 +61,8 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 	return n, nil
 }
 
-// upsert runs query for each row and counts the rows added (the table's growth) and updated.
-func upsert(ctx context.Context, tx *sql.Tx, table, query string, rows [][]any) (added, updated int, err error) {
+// upsert runs query with the args of each item and counts the rows added (the table's growth) and updated.
+func upsert[T any](ctx context.Context, tx *sql.Tx, table, query string, items []T, args func(T) []any) (added, updated int, err error) {
 	count := func() (n int, err error) {
 		err = tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n)
 		return n, err
@@ -82,8 +77,8 @@ func upsert(ctx context.Context, tx *sql.Tx, table, query string, rows [][]any) 
 	}
 	defer stmt.Close()
 	written := 0
-	for _, row := range rows {
-		res, err := stmt.ExecContext(ctx, row...)
+	for _, item := range items {
+		res, err := stmt.ExecContext(ctx, args(item)...)
 		if err != nil {
 			return 0, 0, err
 		}

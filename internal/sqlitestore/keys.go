@@ -13,8 +13,7 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in the api_keys table. A key another process creates or revokes
-// counts from the next request on: the read cache answers only while nobody has committed.
+// Keys is an auth.KeyStore in the api_keys table; other processes' changes count from the next request.
 type Keys struct{ db *DB }
 
 // NewKeys returns the key store of db.
@@ -60,28 +59,20 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 // List returns every key, sorted by name.
 func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	rows, err := s.db.sql.QueryContext(ctx, "SELECT "+keyColumns+" FROM api_keys ORDER BY name")
-	if err != nil {
-		return nil, s.db.fail(ctx, err)
-	}
-	keys, err := scanRows(rows, scanKey)
+	keys, err := scanRows(rows, err, scanKey)
 	return keys, s.db.fail(ctx, err)
 }
 
-// Revoke removes the key named nameOrPrefix, or else the first by name whose shown prefix it
-// is, as the other key stores do.
+// Revoke removes the key named nameOrPrefix, else the first by name with that prefix (auth.Find).
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
 		return auth.Key{}, err
 	}
 	defer done()
-	const byName = "DELETE FROM api_keys WHERE name = ? RETURNING " + keyColumns
-	k, err := scanKey(tx.QueryRowContext(ctx, byName, nameOrPrefix))
-	if errors.Is(err, sql.ErrNoRows) && auth.LooksLikePrefix(nameOrPrefix) {
-		const byPrefix = "DELETE FROM api_keys WHERE name = " +
-			"(SELECT name FROM api_keys WHERE prefix = ? ORDER BY name LIMIT 1) RETURNING " + keyColumns
-		k, err = scanKey(tx.QueryRowContext(ctx, byPrefix, nameOrPrefix))
-	}
+	const q = "DELETE FROM api_keys WHERE name = coalesce((SELECT name FROM api_keys WHERE name = ?1), " +
+		"(SELECT name FROM api_keys WHERE ?2 AND prefix = ?1 ORDER BY name LIMIT 1)) RETURNING " + keyColumns
+	k, err := scanKey(tx.QueryRowContext(ctx, q, nameOrPrefix, auth.LooksLikePrefix(nameOrPrefix)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, nameOrPrefix)
 	}

@@ -24,10 +24,7 @@ func NewOrders(db *DB) *Orders { return &Orders{db: db} }
 // List reads every order in one statement, so it sees one committed state of the file.
 func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	rows, err := s.db.stmts.listOrders.QueryContext(ctx)
-	if err != nil {
-		return nil, s.db.fail(ctx, err)
-	}
-	list, err := scanRows(rows, scanOrder)
+	list, err := scanRows(rows, err, scanOrder)
 	return list, s.db.fail(ctx, err)
 }
 
@@ -84,12 +81,11 @@ func NewPets(db *DB) *Pets { return &Pets{db: db} }
 
 // Pet reads one pet.
 func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
-	readCtx, err := pointRead(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return order.Pet{}, err
 	}
-	p := order.Pet{ID: id}
-	err = s.db.stmts.selectPet.QueryRowContext(readCtx, id).Scan(&p.Name, &p.Status)
+	p := order.Pet{ID: id} // a point read, not watched (cachedRead)
+	err := s.db.stmts.selectPet.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&p.Name, &p.Status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return order.Pet{}, order.ErrPetNotFound
 	}
@@ -104,8 +100,11 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 
 type scanner interface{ Scan(...any) error }
 
-// scanRows reads every row of rows with scan; the list is never nil.
-func scanRows[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+// scanRows reads every row of a query's rows with scan, unless err; the list is never nil.
+func scanRows[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
 	out := []T{}
 	for rows.Next() {

@@ -79,13 +79,11 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	for v := current; v < len(migrations); v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		// PRAGMA takes no parameters; the number is ours.
+		step := migrations[v] + fmt.Sprintf(";\nPRAGMA user_version = %d;", v+1)
+		if _, err := tx.ExecContext(ctx, step); err != nil {
 			return fmt.Errorf("%s: schema version %d → %d: %w", db.path, v, v+1, db.fail(ctx, err))
 		}
-	}
-	// PRAGMA takes no parameters; the number is ours.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
-		return db.fail(ctx, err)
 	}
 	return db.fail(ctx, tx.Commit())
 }

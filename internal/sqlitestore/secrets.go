@@ -13,8 +13,7 @@ var _ pagetoken.SecretStore = (*Secrets)(nil)
 
 const pageTokenSecret = "page_token_secret"
 
-// Secrets is a pagetoken.SecretStore in the settings table: every process on the file reads
-// the others' page tokens, and a restart keeps them valid.
+// Secrets is a pagetoken.SecretStore in the settings table, shared by every process and restart.
 type Secrets struct{ db *DB }
 
 // NewSecrets returns the secret store of db.

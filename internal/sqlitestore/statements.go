@@ -11,15 +11,13 @@ const (
 	keyColumns   = "name, plan, per_minute, per_day, prefix, hash, created_at"
 )
 
-// statements are the queries of every request, prepared once.
+// statements are the queries of every request, prepared once; closing the sql.DB closes them.
 type statements struct {
 	ordersVersion, listOrders, selectOrder, cancelOrder *sql.Stmt
 	selectPet, lookupKey                                *sql.Stmt
 	findByPet, findByStatus, findByID                   *sql.Stmt // find.go
-	all                                                 []*sql.Stmt
 }
 
-// prepare prepares the statements; the caller closes them after an error too.
 func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
@@ -38,13 +36,6 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
 			return err
 		}
-		s.all = append(s.all, *p.stmt)
 	}
 	return nil
-}
-
-func (s *statements) close() {
-	for _, stmt := range s.all {
-		stmt.Close()
-	}
 }

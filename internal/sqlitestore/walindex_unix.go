@@ -13,8 +13,8 @@ import (
 	"unsafe"
 )
 
-// walIndex is this process's read-only mapping of a -shm file's first page, shared by every
-// DB of the process open on that file. Nil is a valid walIndex that never reads a header.
+// walIndex maps a -shm file's first page read-only, for every DB of the process on that file;
+// nil never reads a header.
 type walIndex struct {
 	id   shmID
 	file *os.File
@@ -32,8 +32,7 @@ var walIndexes = struct {
 	open map[shmID]*walIndex
 }{open: map[shmID]*walIndex{}}
 
-// openWalIndex maps the wal-index of the database file at path. The caller holds a
-// connection that has read the file in WAL mode, so SQLite has sized the -shm.
+// openWalIndex maps the wal-index of the file at path, which a WAL connection has read (sized).
 func openWalIndex(path string) (*walIndex, error) {
 	walIndexes.mu.Lock()
 	defer walIndexes.mu.Unlock()
@@ -105,12 +104,9 @@ func (w *walIndex) header() (h walHeader, ok bool) {
 		}
 	}()
 	words := (*[walIndexHeaderSize / 4]uint32)(unsafe.Pointer(unsafe.SliceData(w.mem)))
-	var second walHeader
-	for i := range h {
-		h[i] = atomic.LoadUint32(&words[i])
+	var copies [2]walHeader
+	for i := range words { // in order: the first copy, then the second
+		copies[i/len(h)][i%len(h)] = atomic.LoadUint32(&words[i])
 	}
-	for i := range second {
-		second[i] = atomic.LoadUint32(&words[len(h)+i])
-	}
-	return h, h == second && h[0] == walIndexVersion
+	return copies[0], copies[0] == copies[1] && copies[0][0] == walIndexVersion
 }

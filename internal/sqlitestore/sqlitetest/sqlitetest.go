@@ -1,5 +1,4 @@
-// Package sqlitetest damages SQLite files for tests, as a failing disk, a stray write or an
-// operator would.
+// Package sqlitetest damages SQLite files for tests, as a failing disk, stray write or operator would.
 package sqlitetest
 
 import (
@@ -23,12 +22,9 @@ func DamageLeafPage(tb testing.TB, path, table string) {
 	}
 	var page, size int64
 	// Not the first leaf: the page of the lowest ids holds what a test reads first.
-	err = raw.QueryRow("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 3", table).Scan(&page)
-	if err == nil {
-		err = raw.QueryRow("PRAGMA page_size").Scan(&size)
-	}
-	err = errors.Join(err, raw.Close())
-	if err != nil {
+	err = raw.QueryRow("SELECT pageno, (SELECT page_size FROM pragma_page_size) FROM dbstat "+
+		"WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 3", table).Scan(&page, &size)
+	if err := errors.Join(err, raw.Close()); err != nil {
 		tb.Fatalf("%s: no leaf page of %s to damage: %v", path, table, err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -57,8 +53,7 @@ func MakeReadOnly(tb testing.TB, path string) {
 	tb.Cleanup(func() { exec.Command("chattr", "-i", path).Run() })
 }
 
-// DeleteSecret deletes the page-token secret from the SQLite file at path, as a person with
-// the sqlite3 shell would: the next process that needs one makes a new one.
+// DeleteSecret deletes the page-token secret from the file at path, as the sqlite3 shell would.
 func DeleteSecret(tb testing.TB, path string) {
 	tb.Helper()
 	shell, err := sql.Open("sqlite", path)
