@@ -48,13 +48,9 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 	// decodes itself (order.Order) states its own rules, unknown fields included.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, at(0, syntaxReason(err))
-	}
-	// null passes the first pass as an empty list; a file of null is no more a list of
-	// records than a file of one object is.
-	if tok != json.Delim('[') {
+	// The first pass proved the JSON valid, so Token cannot fail. null passes that pass as
+	// an empty list; a file of null is no more a list of records than one object is.
+	if tok, _ := dec.Token(); tok != json.Delim('[') {
 		return nil, at(skipSpace(data, 0), errors.New("want a JSON array"))
 	}
 	out := make([]T, 0, len(raws))
