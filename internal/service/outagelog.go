@@ -54,10 +54,6 @@ type outageLog struct {
 	since   time.Time // when the outage began
 }
 
-func newOutageLog(log *slog.Logger, now func() time.Time) *outageLog {
-	return &outageLog{log: log, repeats: newRepeats(now)}
-}
-
 // observe reports what a call to the store met: nil, an outage (store.ErrUnavailable), or
 // another error, which says nothing about an outage and is left to the caller.
 func (o *outageLog) observe(err error) {
@@ -91,10 +87,6 @@ type faultLog struct {
 	log     *slog.Logger
 	count   func(kind string)
 	repeats *repeats
-}
-
-func newFaultLog(log *slog.Logger, now func() time.Time, count func(kind string)) *faultLog {
-	return &faultLog{log: log, count: count, repeats: newRepeats(now)}
 }
 
 func (l *faultLog) observe(f *store.Fault) {

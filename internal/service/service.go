@@ -60,9 +60,10 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
-	s.stores.observe(s.log, newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
+	faults := &faultLog{log: s.log, count: m.StoreFault, repeats: newRepeats(cfg.Now)}
+	s.stores.observe(s.log, faults.observe)
 	// A Redis that does not answer yet is the start of an outage, warned of like any other.
-	outage := newOutageLog(s.log, cfg.Now)
+	outage := &outageLog{log: s.log, repeats: newRepeats(cfg.Now)}
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
 		var fault *store.Fault

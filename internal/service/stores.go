@@ -41,12 +41,10 @@ type backend interface {
 	Close() error
 	// importChecked is Import, once both lists are checked.
 	importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error)
-	// limiter returns the limiter that goes with the stores: in Redis, shared by every
-	// instance and falling back as cfg says; otherwise inProcess.
+	// limiter is Redis's, shared by every instance and falling back as cfg says; else inProcess.
 	limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error)
-	// observe says in log, once, whether the stores answer reads from memory, and makes
-	// report be told of the faults of the SQLite file. (In Redis, a record that does not
-	// parse fails its own request with store.ErrCorrupt.)
+	// observe logs once whether reads are answered from memory, and sends the SQLite file's
+	// faults to report. (In Redis, a corrupt record fails its own request.)
 	observe(log *slog.Logger, report func(*store.Fault))
 }
 
