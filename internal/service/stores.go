@@ -92,22 +92,18 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
-	r := &redisStores{cfg: cfg, rdb: rdb}
-	s := &Stores{backend: r}
 	p, t := cfg.RedisPrefix, cfg.RedisTimeout
-	if r.orders, err = redisstore.NewOrders(rdb, p, t); err == nil {
-		if r.pets, err = redisstore.NewPets(rdb, p, t); err == nil {
-			if s.Keys, err = redisstore.NewKeys(rdb, p, t); err == nil {
-				s.Secrets, err = redisstore.NewSecrets(rdb, p, t)
-			}
-		}
-	}
+	orders, err := redisstore.NewOrders(rdb, p, t)
 	if err != nil {
 		rdb.Close()
 		return nil, configError(err)
 	}
-	s.Orders, s.Finder, s.Pets = r.orders, r.orders, r.pets
-	return s, nil
+	// The others check the same prefix as NewOrders, which took it.
+	pets, _ := redisstore.NewPets(rdb, p, t)
+	keys, _ := redisstore.NewKeys(rdb, p, t)
+	secrets, _ := redisstore.NewSecrets(rdb, p, t)
+	return &Stores{Orders: orders, Finder: orders, Pets: pets, Keys: keys, Secrets: secrets,
+		backend: &redisStores{cfg: cfg, rdb: rdb, orders: orders, pets: pets}}, nil
 }
 
 func (r *redisStores) Mode() string                             { return "redis" }
