@@ -28,8 +28,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if len(args) == 0 {
 		return usageErrorf("keys: want create, list or revoke (orderd keys --help)")
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	if slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
 		fmt.Fprintf(stdout, "Usage: orderd keys create|list|revoke [flags]\n\n  %s\n\norderd keys SUBCOMMAND --help lists the flags of each.\n",
 			strings.Join(keysSynopses, "\n  "))
 		return flag.ErrHelp

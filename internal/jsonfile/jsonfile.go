@@ -28,17 +28,13 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 		line, col := position(data, offset)
 		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
 	}
-	// A first pass finds syntax errors with an offset from the start of the file, which the
-	// streaming decoder below does not give.
+	// A first pass finds syntax errors (all that Unmarshal into a RawMessage can fail with) at
+	// an offset from the start of the file, which the streaming decoder below does not give.
 	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
-		var se *json.SyntaxError
-		switch {
-		case !errors.As(err, &se):
-			return nil, at(0, syntaxReason(err))
-		case se.Offset >= int64(len(data)):
-			return nil, at(int64(len(data)), errors.New("unexpected end of file"))
+		if se, ok := err.(*json.SyntaxError); ok && se.Offset < int64(len(data)) {
+			return nil, at(se.Offset-1, syntaxReason(err))
 		}
-		return nil, at(se.Offset-1, syntaxReason(err))
+		return nil, at(int64(len(data)), errors.New("unexpected end of file"))
 	}
 	// The second pass walks the valid array to know where each element starts. A type that
 	// decodes itself (order.Order) states its own rules, unknown fields included.

@@ -45,8 +45,7 @@ type StoreConfig struct {
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
 	RedisTimeout time.Duration // bound on each Redis call
 
-	// DB is the SQLite file of the embedded mode; no zero default, so tests never write in
-	// the working directory.
+	// DB is the embedded mode's SQLite file; no zero default: tests never write in the work dir.
 	DB string
 	// CreateDB makes a missing DB; otherwise a mistyped path is an error, not an empty store.
 	CreateDB bool

@@ -32,8 +32,7 @@ type Stores struct {
 	backend
 }
 
-// backend is what the stores do each in their own way: in Redis (redisStores) or in the
-// SQLite file (sqliteStores). OpenStores picks one; nothing else asks which.
+// backend is what Redis (redisStores) and the SQLite file (sqliteStores) each do their way.
 type backend interface {
 	Mode() string // "redis" or "embedded"
 	// Ready reports whether the stores can do the work of a request now.
@@ -48,9 +47,8 @@ type backend interface {
 	observe(log *slog.Logger, report func(*store.Fault))
 }
 
-// OpenStores opens the stores that cfg names. It does not wait for Redis: go-redis connects
-// on first use, so that a service can start while Redis is down (see Ready). A bad setting
-// or data file is a *ConfigError.
+// OpenStores opens the stores cfg names; a bad setting or file is a *ConfigError. It does not
+// wait for Redis: go-redis connects on first use, so a service can start while Redis is down.
 func OpenStores(cfg StoreConfig) (*Stores, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Redis() {
@@ -66,9 +64,8 @@ type Imported struct {
 	OrderFieldsChanged int64
 }
 
-// Import writes orders and pets into the store: new records are added, the data of existing
-// ones updated, and the status of an existing order is left as it is (an import never
-// undoes a cancel). Both lists are checked before either is written.
+// Import adds new orders and pets and updates existing ones, but never an order's status (an
+// import never undoes a cancel). Both lists are checked before either is written.
 func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return Imported{}, configError(err)
@@ -195,8 +192,6 @@ func (s sqliteStores) limiter(_ Config, inProcess ratelimit.Limiter, _ func()) (
 	return inProcess, nil
 }
 
-// observe logs whether the file's unchanged reads are answered from memory, and why not: at
-// info where that is by design, as a warning otherwise.
 func (s sqliteStores) observe(log *slog.Logger, report func(*store.Fault)) {
 	s.OnFault(report)
 	err := s.ReadCache()
