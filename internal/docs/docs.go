@@ -76,12 +76,9 @@ func Register(e Router, documents ...Document) {
 		return c.HTML(http.StatusOK, html)
 	})
 	// 301 for /docs/, which will always mean /docs; 302 for /, which may one day serve more.
-	e.GET("/docs/", func(c echo.Context) error {
-		return c.Redirect(http.StatusMovedPermanently, "/docs")
-	})
-	e.GET("/", func(c echo.Context) error {
-		return c.Redirect(http.StatusFound, "/docs")
-	})
+	for path, code := range map[string]int{"/docs/": http.StatusMovedPermanently, "/": http.StatusFound} {
+		e.GET(path, func(c echo.Context) error { return c.Redirect(code, "/docs") })
+	}
 	e.GET("/docs/init.js", func(c echo.Context) error {
 		secure(c)
 		return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", []byte(initJS))

@@ -39,9 +39,8 @@ func New(w io.Writer, interval time.Duration) *Writer {
 	return lw
 }
 
-// Write buffers p, flushing first when p would not fit. A failed write drops what was
-// buffered and starts afresh (bufio would otherwise refuse every later write): slog drops
-// its handler's errors, so those lines are lost, and p is buffered all the same.
+// Write buffers p, flushing first when p would not fit. A failed write drops the buffer, or
+// bufio would refuse every later write; slog drops its handler's errors, so those lines are lost.
 func (lw *Writer) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()

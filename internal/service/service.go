@@ -29,9 +29,8 @@ type Service struct {
 	metricsSrv *http.Server
 }
 
-// Open opens the stores, makes the HTTP handler and binds the listeners; nothing is served
-// until Run. A Redis that does not answer yet is logged, not refused: the service answers
-// 503 until it does. A bad setting or data file is a *ConfigError.
+// Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
+// not answer yet is logged and answered 503 until it does. A bad setting or file is a *ConfigError.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Logger == nil {
