@@ -1,6 +1,5 @@
-// Package service wires the Store Order Service together: a Config in, a running service
-// out. It is the one place that picks implementations: Redis when the Config names one,
-// otherwise one SQLite file, with the rate-limit counters in the process's memory.
+// Package service wires the Store Order Service together, a Config in, a running service out:
+// on Redis when the Config names one, else on one SQLite file with in-process rate limits.
 package service
 
 import (

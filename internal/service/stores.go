@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,8 +20,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// Stores are the stores of one deployment, in Redis or in one SQLite file, as its
-// StoreConfig says. serve, keys and import all open theirs with OpenStores.
+// Stores are one deployment's stores, all in Redis or all in one SQLite file (see StoreConfig).
 type Stores struct {
 	Orders order.Store
 	Finder order.Finder // the same store as Orders
@@ -57,8 +57,7 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 	return openEmbedded(cfg)
 }
 
-// Imported is what an import wrote. The SQLite file counts the records it added and
-// updated, Redis the order fields it changed.
+// Imported is what an import wrote: records added and updated in SQLite, order fields in Redis.
 type Imported struct {
 	sqlitestore.Imported
 	OrderFieldsChanged int64
@@ -67,10 +66,7 @@ type Imported struct {
 // Import adds new orders and pets and updates existing ones, but never an order's status (an
 // import never undoes a cancel). Both lists are checked before either is written.
 func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	if err := order.ValidateAll(orders); err != nil {
-		return Imported{}, configError(err)
-	}
-	if err := order.ValidateAll(pets); err != nil {
+	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
 		return Imported{}, configError(err)
 	}
 	return s.importChecked(ctx, orders, pets)

@@ -1,5 +1,4 @@
-// Package store names the ways the storage behind any store of the service can fail, and
-// holds a request's Trip.
+// Package store names the ways the service's storage can fail, and holds a request's Trip.
 package store
 
 import "errors"
