@@ -61,8 +61,7 @@ func (f *cidrsFlag) Set(s string) error {
 	return nil
 }
 
-// checkAddr checks an address to listen on: host:port, the host a name, an IP or empty (every
-// interface), the port a number from 0 (a free one) to 65535.
+// checkAddr checks host:port to listen on: an empty host is every interface, port 0 a free one.
 func checkAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

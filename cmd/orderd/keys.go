@@ -28,8 +28,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if len(args) == 0 {
 		return usageErrorf("keys: want create, list or revoke (orderd keys --help)")
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	if slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
 		fmt.Fprintf(stdout, "Usage: orderd keys create|list|revoke [flags]\n\n  %s\n\norderd keys SUBCOMMAND --help lists the flags of each.\n",
 			strings.Join(keysSynopses, "\n  "))
 		return flag.ErrHelp
@@ -80,8 +79,6 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		return err
 	}
 	defer stores.Close()
-	store := stores.Keys
-
 	switch args[0] {
 	case "create":
 		key, rec, err := auth.NewKey(name, p, custom, time.Now())
@@ -91,7 +88,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		if rec.Name == "" {
 			rec.Name = auth.DefaultName(rec.Prefix)
 		}
-		if err := store.Add(ctx, rec); err != nil {
+		if err := stores.Keys.Add(ctx, rec); err != nil {
 			return keysError("create", err)
 		}
 		// The key alone on stdout, so that scripts can capture it; it is never shown again.
@@ -99,7 +96,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "created key %q (plan %s, prefix %s); it is shown only this once\n", rec.Name, rec.Plan, rec.Prefix)
 		return nil
 	case "list":
-		list, err := store.List(ctx)
+		list, err := stores.Keys.List(ctx)
 		if err != nil {
 			return keysError("list", err)
 		}
@@ -114,7 +111,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		if len(rest) != 1 {
 			return usageErrorf("keys revoke: name one key to revoke, by name or prefix")
 		}
-		k, err := store.Revoke(ctx, rest[0])
+		k, err := stores.Keys.Revoke(ctx, rest[0])
 		if err != nil {
 			return keysError("revoke", err)
 		}

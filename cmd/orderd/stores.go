@@ -18,8 +18,7 @@ func registerStore(fs *flag.FlagSet, sc *service.StoreConfig) {
 	fs.DurationVar(&sc.RedisTimeout, "redis-timeout", def.RedisTimeout, "bound on each Redis call")
 }
 
-// openStores opens the stores for the keys and import commands, which, unlike serve, cannot
-// do their work later: Redis must answer now.
+// openStores opens the stores for keys and import, which, unlike serve, need Redis to answer now.
 func openStores(ctx context.Context, sc service.StoreConfig) (*service.Stores, error) {
 	// A failure is the command's one line on stderr; go-redis's own lines would repeat it.
 	redisstore.SetLogger(slog.New(slog.DiscardHandler))

@@ -28,36 +28,24 @@ func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, err
 		line, col := position(data, offset)
 		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
 	}
-	// A first pass finds syntax errors with an offset from the start of the file, which the
-	// streaming decoder below does not give.
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se) && se.Offset >= int64(len(data)):
-			return nil, at(int64(len(data)), errors.New("unexpected end of file"))
-		case errors.As(err, &se):
+	// A first pass finds syntax errors (all that Unmarshal into a RawMessage can fail with) at
+	// an offset from the start of the file, which the streaming decoder below does not give.
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		if se, ok := err.(*json.SyntaxError); ok && se.Offset < int64(len(data)) {
 			return nil, at(se.Offset-1, syntaxReason(err))
-		case errors.As(err, &te):
-			return nil, at(skipSpace(data, 0), errors.New("want a JSON array"))
 		}
-		return nil, at(0, syntaxReason(err))
+		return nil, at(int64(len(data)), errors.New("unexpected end of file"))
 	}
 	// The second pass walks the valid array to know where each element starts. A type that
 	// decodes itself (order.Order) states its own rules, unknown fields included.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, at(0, syntaxReason(err))
-	}
-	// null passes the first pass as an empty list; a file of null is no more a list of
-	// records than a file of one object is.
-	if tok != json.Delim('[') {
+	// The first pass proved the JSON valid, so Token cannot fail; anything but an array
+	// (null or one object included) is not a list of records.
+	if tok, _ := dec.Token(); tok != json.Delim('[') {
 		return nil, at(skipSpace(data, 0), errors.New("want a JSON array"))
 	}
-	out := make([]T, 0, len(raws))
+	out := []T{}
 	for i := 0; dec.More(); i++ {
 		start := skipSpace(data, dec.InputOffset())
 		var v T

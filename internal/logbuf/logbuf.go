@@ -39,13 +39,13 @@ func New(w io.Writer, interval time.Duration) *Writer {
 	return lw
 }
 
-// Write buffers p, flushing first when p would not fit. A failed flush loses its lines
-// (slog drops its handler's errors), and p is buffered all the same.
+// Write buffers p, flushing first when p would not fit. A failed write drops the buffer, or
+// bufio would refuse every later write; slog drops its handler's errors, so those lines are lost.
 func (lw *Writer) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	if len(p) > lw.buf.Available() && lw.buf.Buffered() > 0 {
-		lw.flush()
+	if len(p) > lw.buf.Available() && lw.buf.Buffered() > 0 && lw.buf.Flush() != nil {
+		lw.buf.Reset(lw.w)
 	}
 	n, err := lw.buf.Write(p)
 	if err != nil {
@@ -54,16 +54,10 @@ func (lw *Writer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Flush writes what is buffered.
+// Flush writes what is buffered; a failed write drops it, as in Write.
 func (lw *Writer) Flush() error {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	return lw.flush()
-}
-
-// flush writes what is buffered. A failed write drops it and starts the buffer afresh:
-// bufio would otherwise refuse every later write.
-func (lw *Writer) flush() error {
 	err := lw.buf.Flush()
 	if err != nil {
 		lw.buf.Reset(lw.w)

@@ -11,8 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Metrics holds the service's collectors in a registry of its own, so that tests can make as
-// many as they like.
+// Metrics holds the service's collectors in a registry of its own, so tests can make many.
 type Metrics struct {
 	registry    *prometheus.Registry
 	requests    *prometheus.CounterVec

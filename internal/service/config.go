@@ -1,6 +1,5 @@
-// Package service wires the Store Order Service together: a Config in, a running service
-// out. It is the one place that picks implementations: Redis when the Config names one,
-// otherwise one SQLite file, with the rate-limit counters in the process's memory.
+// Package service wires the Store Order Service together, a Config in, a running service out:
+// on Redis when the Config names one, else on one SQLite file with in-process rate limits.
 package service
 
 import (
@@ -45,8 +44,7 @@ type StoreConfig struct {
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
 	RedisTimeout time.Duration // bound on each Redis call
 
-	// DB is the SQLite file of the embedded mode; no zero default, so tests never write in
-	// the working directory.
+	// DB is the embedded mode's SQLite file; no zero default: tests never write in the work dir.
 	DB string
 	// CreateDB makes a missing DB; otherwise a mistyped path is an error, not an empty store.
 	CreateDB bool

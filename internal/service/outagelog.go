@@ -29,8 +29,7 @@ func newRepeats(now func() time.Time) *repeats {
 	return &repeats{now: now, last: map[string]time.Time{}, held: map[string]int64{}}
 }
 
-// due reports whether a line of kind is to be logged now and, if so, how many calls of that
-// kind it held back since the last one; restart makes the line due whenever it was last.
+// due reports whether a line of kind is due now (always on restart), and the calls it held back.
 func (r *repeats) due(kind string, restart bool) (ok bool, held int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -54,12 +53,7 @@ type outageLog struct {
 	since   time.Time // when the outage began
 }
 
-func newOutageLog(log *slog.Logger, now func() time.Time) *outageLog {
-	return &outageLog{log: log, repeats: newRepeats(now)}
-}
-
-// observe reports what a call to the store met: nil, an outage (store.ErrUnavailable), or
-// another error, which says nothing about an outage and is left to the caller.
+// observe takes what a readiness check met; an error but store.ErrUnavailable is no outage.
 func (o *outageLog) observe(err error) {
 	if err != nil && !errors.Is(err, store.ErrUnavailable) {
 		return
@@ -91,10 +85,6 @@ type faultLog struct {
 	log     *slog.Logger
 	count   func(kind string)
 	repeats *repeats
-}
-
-func newFaultLog(log *slog.Logger, now func() time.Time, count func(kind string)) *faultLog {
-	return &faultLog{log: log, count: count, repeats: newRepeats(now)}
 }
 
 func (l *faultLog) observe(f *store.Fault) {

@@ -18,7 +18,7 @@ import (
 func TestOutageLogWarnsOnEnteringEveryMinuteAndOnRecovery(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
-	o := newOutageLog(slog.New(slog.NewJSONHandler(&buf, nil)), func() time.Time { return now })
+	o := &outageLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), repeats: newRepeats(func() time.Time { return now })}
 	down := fmt.Errorf("%w: redis: connection refused", store.ErrUnavailable)
 
 	o.observe(nil) // no outage yet: nothing to say
@@ -59,7 +59,8 @@ func TestFaultLogCountsEveryFaultAndLogsALineAMinutePerKind(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
 	counted := map[string]int{}
-	l := newFaultLog(slog.New(slog.NewJSONHandler(&buf, nil)), func() time.Time { return now }, func(kind string) { counted[kind]++ })
+	l := &faultLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), repeats: newRepeats(func() time.Time { return now }),
+		count: func(kind string) { counted[kind]++ }}
 	corrupt := &store.Fault{Kind: "corrupt", Lasting: true, Public: "the database file is corrupt",
 		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database disk image is malformed (11)", store.ErrCorrupt)}
 	full := &store.Fault{Kind: "full", Public: "the disk of the database file is full",

@@ -29,9 +29,8 @@ type Service struct {
 	metricsSrv *http.Server
 }
 
-// Open opens the stores, makes the HTTP handler and binds the listeners; nothing is served
-// until Run. A Redis that does not answer yet is logged, not refused: the service answers
-// 503 until it does. A bad setting or data file is a *ConfigError.
+// Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
+// not answer yet is logged and answered 503 until it does. A bad setting or file is a *ConfigError.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Logger == nil {
@@ -60,9 +59,10 @@ func (s *Service) open(ctx context.Context) error {
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
-	s.stores.observe(s.log, newFaultLog(s.log, cfg.Now, m.StoreFault).observe)
+	faults := &faultLog{log: s.log, count: m.StoreFault, repeats: newRepeats(cfg.Now)}
+	s.stores.observe(s.log, faults.observe)
 	// A Redis that does not answer yet is the start of an outage, warned of like any other.
-	outage := newOutageLog(s.log, cfg.Now)
+	outage := &outageLog{log: s.log, repeats: newRepeats(cfg.Now)}
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
 		var fault *store.Fault

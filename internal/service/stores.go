@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,8 +20,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// Stores are the stores of one deployment, in Redis or in one SQLite file, as its
-// StoreConfig says. serve, keys and import all open theirs with OpenStores.
+// Stores are one deployment's stores, all in Redis or all in one SQLite file (see StoreConfig).
 type Stores struct {
 	Orders order.Store
 	Finder order.Finder // the same store as Orders
@@ -32,8 +32,7 @@ type Stores struct {
 	backend
 }
 
-// backend is what the stores do each in their own way: in Redis (redisStores) or in the
-// SQLite file (sqliteStores). OpenStores picks one; nothing else asks which.
+// backend is what Redis (redisStores) and the SQLite file (sqliteStores) each do their way.
 type backend interface {
 	Mode() string // "redis" or "embedded"
 	// Ready reports whether the stores can do the work of a request now.
@@ -41,18 +40,15 @@ type backend interface {
 	Close() error
 	// importChecked is Import, once both lists are checked.
 	importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error)
-	// limiter returns the limiter that goes with the stores: in Redis, shared by every
-	// instance and falling back as cfg says; otherwise inProcess.
+	// limiter is Redis's, shared by every instance and falling back as cfg says; else inProcess.
 	limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error)
-	// observe says in log, once, whether the stores answer reads from memory, and makes
-	// report be told of the faults of the SQLite file. (In Redis, a record that does not
-	// parse fails its own request with store.ErrCorrupt.)
+	// observe logs once whether reads are answered from memory, and sends the SQLite file's
+	// faults to report. (In Redis, a corrupt record fails its own request.)
 	observe(log *slog.Logger, report func(*store.Fault))
 }
 
-// OpenStores opens the stores that cfg names. It does not wait for Redis: go-redis connects
-// on first use, so that a service can start while Redis is down (see Ready). A bad setting
-// or data file is a *ConfigError.
+// OpenStores opens the stores cfg names; a bad setting or file is a *ConfigError. It does not
+// wait for Redis: go-redis connects on first use, so a service can start while Redis is down.
 func OpenStores(cfg StoreConfig) (*Stores, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Redis() {
@@ -61,21 +57,16 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 	return openEmbedded(cfg)
 }
 
-// Imported is what an import wrote. The SQLite file counts the records it added and
-// updated, Redis the order fields it changed.
+// Imported is what an import wrote: records added and updated in SQLite, order fields in Redis.
 type Imported struct {
 	sqlitestore.Imported
 	OrderFieldsChanged int64
 }
 
-// Import writes orders and pets into the store: new records are added, the data of existing
-// ones updated, and the status of an existing order is left as it is (an import never
-// undoes a cancel). Both lists are checked before either is written.
+// Import adds new orders and pets and updates existing ones, but never an order's status (an
+// import never undoes a cancel). Both lists are checked before either is written.
 func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	if err := order.ValidateAll(orders); err != nil {
-		return Imported{}, configError(err)
-	}
-	if err := order.ValidateAll(pets); err != nil {
+	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
 		return Imported{}, configError(err)
 	}
 	return s.importChecked(ctx, orders, pets)
@@ -94,22 +85,18 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	if err != nil {
 		return nil, configError(err)
 	}
-	r := &redisStores{cfg: cfg, rdb: rdb}
-	s := &Stores{backend: r}
 	p, t := cfg.RedisPrefix, cfg.RedisTimeout
-	if r.orders, err = redisstore.NewOrders(rdb, p, t); err == nil {
-		if r.pets, err = redisstore.NewPets(rdb, p, t); err == nil {
-			if s.Keys, err = redisstore.NewKeys(rdb, p, t); err == nil {
-				s.Secrets, err = redisstore.NewSecrets(rdb, p, t)
-			}
-		}
-	}
+	orders, err := redisstore.NewOrders(rdb, p, t)
 	if err != nil {
 		rdb.Close()
 		return nil, configError(err)
 	}
-	s.Orders, s.Finder, s.Pets = r.orders, r.orders, r.pets
-	return s, nil
+	// The others check the same prefix as NewOrders, which took it.
+	pets, _ := redisstore.NewPets(rdb, p, t)
+	keys, _ := redisstore.NewKeys(rdb, p, t)
+	secrets, _ := redisstore.NewSecrets(rdb, p, t)
+	return &Stores{Orders: orders, Finder: orders, Pets: pets, Keys: keys, Secrets: secrets,
+		backend: &redisStores{cfg: cfg, rdb: rdb, orders: orders, pets: pets}}, nil
 }
 
 func (r *redisStores) Mode() string                             { return "redis" }
@@ -201,8 +188,6 @@ func (s sqliteStores) limiter(_ Config, inProcess ratelimit.Limiter, _ func()) (
 	return inProcess, nil
 }
 
-// observe logs whether the file's unchanged reads are answered from memory, and why not: at
-// info where that is by design, as a warning otherwise.
 func (s sqliteStores) observe(log *slog.Logger, report func(*store.Fault)) {
 	s.OnFault(report)
 	err := s.ReadCache()

@@ -1,23 +1,20 @@
-// Package store names the ways the storage behind any store of the service can fail, and
-// holds a request's Trip.
+// Package store names the ways the service's storage can fail, and holds a request's Trip.
 package store
 
 import "errors"
 
 var (
-	// ErrUnavailable wraps every failure of the storage itself: no answer in time, a refused
-	// connection, a reply that says it cannot do the work now. It is answered 503. A
-	// request's own cancellation is never one.
+	// ErrUnavailable wraps every failure of the storage itself (no answer in time, a refused
+	// connection, a reply that it cannot work now): 503. A request's cancellation is never one.
 	ErrUnavailable = errors.New("store unavailable")
 	// ErrCorrupt wraps a record the storage holds in a form the service cannot use. Its
 	// message names the record; it is answered 500, because retrying will not help.
 	ErrCorrupt = errors.New("corrupt record")
 )
 
-// Fault is a failure of the storage that an operator must see: one that retrying does not
-// mend (a corrupt file, a file replaced under the service) or that only an operator can end
-// (a full disk). Err wraps ErrCorrupt or ErrUnavailable and names the file, for the log;
-// Public says what it is without paths, for clients.
+// Fault is a failure of the storage that retrying does not mend (a corrupt or replaced file)
+// or only an operator can end (a full disk). Err wraps ErrCorrupt or ErrUnavailable and names
+// the file, for the log; Public says what it is without paths, for clients.
 type Fault struct {
 	Kind   string // a word for metrics and logs: corrupt, full, replaced…
 	Public string

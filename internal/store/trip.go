@@ -37,8 +37,7 @@ func TripOf(ctx context.Context) *Trip {
 	return t
 }
 
-// Confirm confirms what the stores answered provisionally in ctx's Trip (see Carried). It
-// returns nil without a Trip, or when nothing waits.
+// Confirm confirms what ctx's Trip answered provisionally (see Carried); nil if nothing waits.
 func Confirm(ctx context.Context) error {
 	t := TripOf(ctx)
 	if t == nil || t.Carried == nil {
