@@ -3,6 +3,7 @@
 package inmem
 
 import (
+	"container/list"
 	"context"
 	"hash/maphash"
 	"sync"
@@ -54,7 +55,7 @@ func OnForget(f func()) LimiterOption {
 type shard struct {
 	mu        sync.Mutex
 	callers   map[string]*callerState
-	anonymous lru // the anonymous callers of callers, most recently seen first
+	anonymous list.List // of *callerState: the anonymous callers, most recently seen first
 	sweptMins int64
 }
 
@@ -65,9 +66,9 @@ type callerState struct {
 	retryAt             int64 // when the Retry-After of the caller's last first 429 passes
 	tooEarly            int64 // requests since then that came before retryAt
 	bannedUntil         int64
-	// id and the links are set for anonymous callers only: they are on their shard's lru.
-	id         string
-	prev, next *callerState
+	// id and elem are set for anonymous callers only: they are on their shard's list.
+	id   string
+	elem *list.Element
 }
 
 // NewLimiter returns a limiter that reads the time from clock (time.Now when nil).
@@ -99,23 +100,19 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	st := sh.callers[caller]
 	switch {
 	case st == nil && ratelimit.Anonymous(caller):
-		for sh.anonymous.len >= l.perShard {
-			st = sh.anonymous.tail // the least recently seen
-			sh.anonymous.remove(st)
-			delete(sh.callers, st.id)
+		for sh.anonymous.Len() >= l.perShard {
+			old := sh.anonymous.Remove(sh.anonymous.Back()).(*callerState) // the least recently seen
+			delete(sh.callers, old.id)
 			forgot++
 		}
-		if st == nil {
-			st = new(callerState)
-		}
-		*st = callerState{minute: minute, day: day, id: caller} // a forgotten caller's, reused
-		sh.anonymous.pushFront(st)
+		st = &callerState{minute: minute, day: day, id: caller}
+		st.elem = sh.anonymous.PushFront(st)
 		sh.callers[caller] = st
 	case st == nil:
 		st = &callerState{minute: minute, day: day}
 		sh.callers[caller] = st
 	case st.id != "":
-		sh.anonymous.moveToFront(st)
+		sh.anonymous.MoveToFront(st.elem)
 	}
 	o := st.step(now, minute, day, limits, l.policy)
 	sh.mu.Unlock()
@@ -168,7 +165,7 @@ func (sh *shard) sweep(ns, minute, day int64) {
 	for k, st := range sh.callers {
 		if st.day < day && ns >= st.bannedUntil && ns >= st.retryAt {
 			if st.id != "" {
-				sh.anonymous.remove(st)
+				sh.anonymous.Remove(st.elem)
 			}
 			delete(sh.callers, k)
 		}
@@ -185,45 +182,4 @@ func (l *Limiter) Len() int {
 		sh.mu.Unlock()
 	}
 	return n
-}
-
-// lru is a list of caller states, most recently seen first, linked through the states
-// themselves: a flood of new callers past the cap allocates nothing.
-type lru struct {
-	head, tail *callerState
-	len        int
-}
-
-func (l *lru) pushFront(st *callerState) {
-	st.prev, st.next = nil, l.head
-	if l.head != nil {
-		l.head.prev = st
-	} else {
-		l.tail = st
-	}
-	l.head = st
-	l.len++
-}
-
-func (l *lru) remove(st *callerState) {
-	if st.prev != nil {
-		st.prev.next = st.next
-	} else {
-		l.head = st.next
-	}
-	if st.next != nil {
-		st.next.prev = st.prev
-	} else {
-		l.tail = st.prev
-	}
-	st.prev, st.next = nil, nil
-	l.len--
-}
-
-func (l *lru) moveToFront(st *callerState) {
-	if l.head == st {
-		return
-	}
-	l.remove(st)
-	l.pushFront(st)
 }
