@@ -194,13 +194,10 @@ func digest(f order.Filter) []byte {
 	if f.PetID != nil {
 		b = binary.BigEndian.AppendUint64(append(b, 'p'), uint64(*f.PetID))
 	}
-	for _, at := range []struct {
-		tag byte
-		t   *time.Time
-	}{{'f', f.ShipFrom}, {'b', f.ShipBefore}} {
-		if at.t != nil {
-			b = binary.BigEndian.AppendUint64(append(b, at.tag), uint64(at.t.Unix()))
-			b = binary.BigEndian.AppendUint32(b, uint32(at.t.Nanosecond()))
+	for i, t := range []*time.Time{f.ShipFrom, f.ShipBefore} {
+		if t != nil {
+			b = binary.BigEndian.AppendUint64(append(b, "fb"[i]), uint64(t.Unix()))
+			b = binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
 		}
 	}
 	sum := sha256.Sum256(b)

@@ -205,14 +205,13 @@ func reversed(orders []order.Order) []order.Order {
 func Record(tb testing.TB, base, change map[string]string) []byte {
 	tb.Helper()
 	fields := map[string]json.RawMessage{}
-	for k, v := range base {
-		fields[k] = json.RawMessage(v)
-	}
-	for k, v := range change {
-		if v == "" {
-			delete(fields, k)
-		} else {
-			fields[k] = json.RawMessage(v)
+	for _, m := range []map[string]string{base, change} {
+		for k, v := range m {
+			if v == "" {
+				delete(fields, k)
+			} else {
+				fields[k] = json.RawMessage(v)
+			}
 		}
 	}
 	data, err := json.Marshal(fields)
