@@ -99,17 +99,16 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	sh.sweep(now.UnixNano(), minute, day)
 	st := sh.callers[caller]
 	switch {
-	case st == nil && ratelimit.Anonymous(caller):
-		for sh.anonymous.Len() >= l.perShard {
-			old := sh.anonymous.Remove(sh.anonymous.Back()).(*callerState) // the least recently seen
-			delete(sh.callers, old.id)
-			forgot++
-		}
-		st = &callerState{minute: minute, day: day, id: caller}
-		st.elem = sh.anonymous.PushFront(st)
-		sh.callers[caller] = st
 	case st == nil:
 		st = &callerState{minute: minute, day: day}
+		if ratelimit.Anonymous(caller) {
+			for sh.anonymous.Len() >= l.perShard {
+				old := sh.anonymous.Remove(sh.anonymous.Back()).(*callerState) // the least recently seen
+				delete(sh.callers, old.id)
+				forgot++
+			}
+			st.id, st.elem = caller, sh.anonymous.PushFront(st)
+		}
 		sh.callers[caller] = st
 	case st.id != "":
 		sh.anonymous.MoveToFront(st.elem)
