@@ -13,8 +13,6 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-var _ ratelimit.Limiter = (*Limiter)(nil)
-
 // shards spread callers over locks, so that callers rarely wait for each other.
 const shards = 64
 

@@ -30,11 +30,10 @@ const (
 	// MinSecretLen is the fewest bytes a secret may have: HMAC-SHA256's output size.
 	MinSecretLen = 32
 
-	digestLen  = 16
-	macLen     = 16
-	bodyLen    = 1 + 8 + digestLen // what the MAC covers
-	tokenLen   = bodyLen + macLen
-	encodedLen = (tokenLen*8 + 5) / 6 // base64url, unpadded
+	digestLen = 16
+	macLen    = 16
+	bodyLen   = 1 + 8 + digestLen // what the MAC covers
+	tokenLen  = bodyLen + macLen
 )
 
 // The ways a token is refused; each Read error wraps one of them and ErrInvalid.
@@ -109,7 +108,7 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
 	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
-	if len(token) != encodedLen || err != nil || len(b) != tokenLen {
+	if len(token) != base64.RawURLEncoding.EncodedLen(tokenLen) || err != nil || len(b) != tokenLen {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
 	}
 	secret, err := c.current(ctx)

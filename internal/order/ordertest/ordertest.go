@@ -48,10 +48,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("ListOfEmptyStore", func(t *testing.T) {
-		got, err := newStore(t, nil).List(ctx)
-		if err != nil || len(got) != 0 {
-			t.Fatalf("List = %v, %v; want no orders", got, err)
-		}
+		assertList(t, newStore(t, nil), nil)
 	})
 
 	t.Run("StateTable", func(t *testing.T) {
