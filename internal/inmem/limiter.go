@@ -64,9 +64,8 @@ type callerState struct {
 	retryAt             int64 // when the Retry-After of the caller's last first 429 passes
 	tooEarly            int64 // requests since then that came before retryAt
 	bannedUntil         int64
-	// id and elem are set for anonymous callers only: they are on their shard's list.
-	id   string
-	elem *list.Element
+	id                  string // anonymous callers only, who are on their shard's list at elem
+	elem                *list.Element
 }
 
 // NewLimiter returns a limiter that reads the time from clock (time.Now when nil).
@@ -97,16 +96,20 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	sh.sweep(now.UnixNano(), minute, day)
 	st := sh.callers[caller]
 	switch {
+	case st == nil && ratelimit.Anonymous(caller):
+		if sh.anonymous.Len() < l.perShard {
+			st = new(callerState)
+			st.elem = sh.anonymous.PushFront(st)
+		} else { // the least recently seen is forgotten, its state reused: a flood allocates nothing
+			st = sh.anonymous.Back().Value.(*callerState)
+			delete(sh.callers, st.id)
+			forgot++
+			sh.anonymous.MoveToFront(st.elem)
+		}
+		*st = callerState{minute: minute, day: day, id: caller, elem: st.elem}
+		sh.callers[caller] = st
 	case st == nil:
 		st = &callerState{minute: minute, day: day}
-		if ratelimit.Anonymous(caller) {
-			for sh.anonymous.Len() >= l.perShard {
-				old := sh.anonymous.Remove(sh.anonymous.Back()).(*callerState) // the least recently seen
-				delete(sh.callers, old.id)
-				forgot++
-			}
-			st.id, st.elem = caller, sh.anonymous.PushFront(st)
-		}
 		sh.callers[caller] = st
 	case st.id != "":
 		sh.anonymous.MoveToFront(st.elem)
@@ -173,10 +176,9 @@ func (sh *shard) sweep(ns, minute, day int64) {
 func (l *Limiter) Len() int {
 	n := 0
 	for i := range l.shards {
-		sh := &l.shards[i]
-		sh.mu.Lock()
-		n += len(sh.callers)
-		sh.mu.Unlock()
+		l.shards[i].mu.Lock()
+		n += len(l.shards[i].callers)
+		l.shards[i].mu.Unlock()
 	}
 	return n
 }
