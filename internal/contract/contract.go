@@ -60,16 +60,12 @@ func NewVersion(v orderd.Version, serverURL string) (*Checker, error) {
 		return nil, err
 	}
 	// A later version shows only the error codes its own operations answer: the rest are v1's.
-	docs := []*openapi3.T{doc}
-	if v.Base != orderd.Versions[0].Base {
-		v1, err := orderd.Versions[0].Load()
+	statusOf := map[gen.ErrorCode]int{}
+	for _, ver := range []orderd.Version{orderd.Versions[0], v} {
+		d, err := ver.Load()
 		if err != nil {
 			return nil, err
 		}
-		docs = []*openapi3.T{v1, doc}
-	}
-	statusOf := map[gen.ErrorCode]int{}
-	for _, d := range docs {
 		for _, ex := range d.Components.Examples {
 			e, _ := ex.Value.Value.(map[string]any)
 			code, _ := e["code"].(string)

@@ -45,11 +45,10 @@ type Checker struct {
 	checker     *contract.Checker
 	client      *http.Client
 
-	ctx            context.Context
-	out            io.Writer
-	passed, failed int
-	answered       int   // requests that got an answer, right or wrong
-	lastErr        error // what the last request that got no answer met
+	ctx                      context.Context
+	out                      io.Writer
+	passed, failed, answered int   // answered: requests that got an answer, right or wrong
+	lastErr                  error // what the last request that got no answer met
 }
 
 // New returns a Checker of the instance at cfg.Base, an http or https URL with a host.

@@ -3,6 +3,7 @@
 package inmem
 
 import (
+	"container/list"
 	"context"
 	"hash/maphash"
 	"sync"
@@ -11,8 +12,6 @@ import (
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
-
-var _ ratelimit.Limiter = (*Limiter)(nil)
 
 // shards spread callers over locks, so that callers rarely wait for each other.
 const shards = 64
@@ -54,7 +53,7 @@ func OnForget(f func()) LimiterOption {
 type shard struct {
 	mu        sync.Mutex
 	callers   map[string]*callerState
-	anonymous lru // the anonymous callers of callers, most recently seen first
+	anonymous list.List // of *callerState: the anonymous callers, most recently seen first
 	sweptMins int64
 }
 
@@ -65,9 +64,8 @@ type callerState struct {
 	retryAt             int64 // when the Retry-After of the caller's last first 429 passes
 	tooEarly            int64 // requests since then that came before retryAt
 	bannedUntil         int64
-	// id and the links are set for anonymous callers only: they are on their shard's lru.
-	id         string
-	prev, next *callerState
+	id                  string // anonymous callers only, who are on their shard's list at elem
+	elem                *list.Element
 }
 
 // NewLimiter returns a limiter that reads the time from clock (time.Now when nil).
@@ -99,23 +97,22 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	st := sh.callers[caller]
 	switch {
 	case st == nil && ratelimit.Anonymous(caller):
-		for sh.anonymous.len >= l.perShard {
-			st = sh.anonymous.tail // the least recently seen
-			sh.anonymous.remove(st)
+		if sh.anonymous.Len() < l.perShard {
+			st = new(callerState)
+			st.elem = sh.anonymous.PushFront(st)
+		} else { // the least recently seen is forgotten, its state reused: a flood allocates nothing
+			st = sh.anonymous.Back().Value.(*callerState)
 			delete(sh.callers, st.id)
 			forgot++
+			sh.anonymous.MoveToFront(st.elem)
 		}
-		if st == nil {
-			st = new(callerState)
-		}
-		*st = callerState{minute: minute, day: day, id: caller} // a forgotten caller's, reused
-		sh.anonymous.pushFront(st)
+		*st = callerState{minute: minute, day: day, id: caller, elem: st.elem}
 		sh.callers[caller] = st
 	case st == nil:
 		st = &callerState{minute: minute, day: day}
 		sh.callers[caller] = st
 	case st.id != "":
-		sh.anonymous.moveToFront(st)
+		sh.anonymous.MoveToFront(st.elem)
 	}
 	o := st.step(now, minute, day, limits, l.policy)
 	sh.mu.Unlock()
@@ -168,7 +165,7 @@ func (sh *shard) sweep(ns, minute, day int64) {
 	for k, st := range sh.callers {
 		if st.day < day && ns >= st.bannedUntil && ns >= st.retryAt {
 			if st.id != "" {
-				sh.anonymous.remove(st)
+				sh.anonymous.Remove(st.elem)
 			}
 			delete(sh.callers, k)
 		}
@@ -179,51 +176,9 @@ func (sh *shard) sweep(ns, minute, day int64) {
 func (l *Limiter) Len() int {
 	n := 0
 	for i := range l.shards {
-		sh := &l.shards[i]
-		sh.mu.Lock()
-		n += len(sh.callers)
-		sh.mu.Unlock()
+		l.shards[i].mu.Lock()
+		n += len(l.shards[i].callers)
+		l.shards[i].mu.Unlock()
 	}
 	return n
-}
-
-// lru is a list of caller states, most recently seen first, linked through the states
-// themselves: a flood of new callers past the cap allocates nothing.
-type lru struct {
-	head, tail *callerState
-	len        int
-}
-
-func (l *lru) pushFront(st *callerState) {
-	st.prev, st.next = nil, l.head
-	if l.head != nil {
-		l.head.prev = st
-	} else {
-		l.tail = st
-	}
-	l.head = st
-	l.len++
-}
-
-func (l *lru) remove(st *callerState) {
-	if st.prev != nil {
-		st.prev.next = st.next
-	} else {
-		l.head = st.next
-	}
-	if st.next != nil {
-		st.next.prev = st.prev
-	} else {
-		l.tail = st.prev
-	}
-	st.prev, st.next = nil, nil
-	l.len--
-}
-
-func (l *lru) moveToFront(st *callerState) {
-	if l.head == st {
-		return
-	}
-	l.remove(st)
-	l.pushFront(st)
 }

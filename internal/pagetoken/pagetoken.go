@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,11 +30,10 @@ const (
 	// MinSecretLen is the fewest bytes a secret may have: HMAC-SHA256's output size.
 	MinSecretLen = 32
 
-	digestLen  = 16
-	macLen     = 16
-	bodyLen    = 1 + 8 + digestLen // what the MAC covers
-	tokenLen   = bodyLen + macLen
-	encodedLen = (tokenLen*8 + 5) / 6 // base64url, unpadded
+	digestLen = 16
+	macLen    = 16
+	bodyLen   = 1 + 8 + digestLen // what the MAC covers
+	tokenLen  = bodyLen + macLen
 )
 
 // The ways a token is refused; each Read error wraps one of them and ErrInvalid.
@@ -65,15 +63,12 @@ type Codec struct {
 	now    func() time.Time
 	secret atomic.Pointer[[]byte] // in use; nil until the store's is read
 
-	mu       sync.Mutex
-	reading  *storeRead // the read of the store under way, shared by whoever asks meanwhile
-	lastRead time.Time  // when the last read began
-}
-
-type storeRead struct {
-	done   chan struct{} // closed when secret and err are set
-	secret []byte
-	err    error
+	reading chan struct{} // held by the one read of the store under way
+	reads   atomic.Int64  // reads of the store ended
+	// Under reading: when the last read began, and what it returned.
+	lastRead time.Time
+	last     []byte
+	lastErr  error
 }
 
 // New returns a Codec with a fixed secret of at least MinSecretLen bytes.
@@ -87,7 +82,9 @@ func New(secret []byte) (*Codec, error) {
 }
 
 // FromStore returns a Codec whose secret is the one store holds.
-func FromStore(store SecretStore) *Codec { return &Codec{store: store, now: time.Now} }
+func FromStore(store SecretStore) *Codec {
+	return &Codec{store: store, now: time.Now, reading: make(chan struct{}, 1)}
+}
 
 // Make returns the token of the page that starts after the id after, for filter f.
 func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {
@@ -111,7 +108,7 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
 	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
-	if len(token) != encodedLen || err != nil || len(b) != tokenLen {
+	if len(token) != base64.RawURLEncoding.EncodedLen(tokenLen) || err != nil || len(b) != tokenLen {
 		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
 	}
 	secret, err := c.current(ctx)
@@ -147,50 +144,37 @@ func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	return c.readStore(ctx, false)
 }
 
-// readStore returns the store's secret, one read shared by callers meanwhile and run to its
-// end whatever the starter's context; a recheck within RereadEvery returns the one in use.
+// readStore returns the store's secret: a caller that waited for a read shares its answer, a
+// read runs to its end whatever the starter's context, and a recheck within RereadEvery of
+// the last read returns the secret in use.
 func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
-	c.mu.Lock()
-	r := c.reading
-	if r == nil {
-		now := c.now()
-		if recheck && now.Sub(c.lastRead) < RereadEvery {
-			c.mu.Unlock()
-			return *c.secret.Load(), nil // a recheck always follows a first read
-		}
-		r = &storeRead{done: make(chan struct{}), err: errors.New("page token secret: the read of the store did not finish")}
-		c.reading, c.lastRead = r, now
-		c.mu.Unlock()
-		c.run(context.WithoutCancel(ctx), r)
-		return r.secret, r.err
-	}
-	c.mu.Unlock()
+	ended := c.reads.Load()
 	select {
-	case <-r.done:
-		return r.secret, r.err
+	case c.reading <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-// run reads the store's secret into r, and into c when it is long enough.
-func (c *Codec) run(ctx context.Context, r *storeRead) {
-	defer func() {
-		c.mu.Lock()
-		c.reading = nil
-		c.mu.Unlock()
-		close(r.done)
-	}()
-	secret, err := c.store.PageTokenSecret(ctx)
+	defer func() { <-c.reading }()
+	if c.reads.Load() != ended {
+		return c.last, c.lastErr
+	}
+	now := c.now()
+	if recheck && now.Sub(c.lastRead) < RereadEvery {
+		return *c.secret.Load(), nil // a recheck always follows a first read
+	}
+	c.lastRead = now
+	secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx))
 	switch {
 	case err != nil:
-		r.err = fmt.Errorf("page token secret: %w", err)
+		secret, err = nil, fmt.Errorf("page token secret: %w", err)
 	case len(secret) < MinSecretLen:
-		r.err = fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
+		secret, err = nil, fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
 	default:
 		c.secret.Store(&secret)
-		r.secret, r.err = secret, nil
 	}
+	c.last, c.lastErr = secret, err
+	c.reads.Add(1) // not deferred: after a panic, waiters read for themselves
+	return secret, err
 }
 
 func mac(secret, body []byte) []byte {
@@ -209,13 +193,10 @@ func digest(f order.Filter) []byte {
 	if f.PetID != nil {
 		b = binary.BigEndian.AppendUint64(append(b, 'p'), uint64(*f.PetID))
 	}
-	for _, at := range []struct {
-		tag byte
-		t   *time.Time
-	}{{'f', f.ShipFrom}, {'b', f.ShipBefore}} {
-		if at.t != nil {
-			b = binary.BigEndian.AppendUint64(append(b, at.tag), uint64(at.t.Unix()))
-			b = binary.BigEndian.AppendUint32(b, uint32(at.t.Nanosecond()))
+	for i, t := range []*time.Time{f.ShipFrom, f.ShipBefore} {
+		if t != nil {
+			b = binary.BigEndian.AppendUint64(append(b, "fb"[i]), uint64(t.Unix()))
+			b = binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
 		}
 	}
 	sum := sha256.Sum256(b)

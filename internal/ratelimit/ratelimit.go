@@ -51,10 +51,8 @@ func (w Window) Seconds() int64 {
 
 // Decision is what a limiter decided, with what the response headers need.
 type Decision struct {
-	Allowed bool
-	Banned  bool
-	Minute  Window
-	Day     Window
+	Allowed, Banned bool
+	Minute, Day     Window
 	// Binding is the window the headers describe: the fewest remaining, on a tie the later
 	// end, so that Retry-After is never early; while banned, 0 remaining until the ban ends.
 	Binding Window
@@ -70,10 +68,9 @@ func WindowEnds(now time.Time) (minuteEnd, dayEnd time.Time) {
 
 // Outcome is what an implementation's atomic step found.
 type Outcome struct {
-	Admitted    bool
-	MinuteCount int64
-	DayCount    int64
-	BannedUntil time.Time // zero unless a ban is in force
+	Admitted              bool
+	MinuteCount, DayCount int64
+	BannedUntil           time.Time // zero unless a ban is in force
 }
 
 // Decide turns an outcome at now into a decision, the same way for every implementation.

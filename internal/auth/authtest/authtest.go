@@ -28,7 +28,6 @@ func newKey(tb testing.TB, name string, p plan.Plan, custom plan.Limits) (string
 // Run runs the suite.
 func Run(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
-	// add stores a new key of the free plan named name, and returns the key and its record.
 	add := func(t *testing.T, s auth.KeyStore, name string) (string, auth.Key) {
 		t.Helper()
 		k, rec := newKey(t, name, plan.Free, plan.Limits{})
