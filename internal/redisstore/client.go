@@ -8,27 +8,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rediser is the part of a go-redis client the stores use.
-type rediser interface {
-	redis.Scripter
-	Get(ctx context.Context, key string) *redis.StringCmd
-	HGet(ctx context.Context, key, field string) *redis.StringCmd
-	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
-	HScan(ctx context.Context, key string, cursor uint64, match string, count int64) *redis.ScanCmd
-	MGet(ctx context.Context, keys ...string) *redis.SliceCmd
-	SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd
-	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
-
 type conn struct {
-	rdb     rediser
+	rdb     redis.UniversalClient
 	batch   *batcher // for cancel.lua, the hot path's script
 	k       names
 	timeout time.Duration
 }
 
-func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
+func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (conn, error) {
 	k, err := newNames(prefix)
 	if err != nil {
 		return conn{}, err

@@ -27,7 +27,7 @@ type Keys struct {
 }
 
 // NewKeys returns the store of the deployment whose keys start with prefix.
-func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
+func NewKeys(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Keys, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Keys{conn: c}, err
 }

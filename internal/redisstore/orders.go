@@ -29,7 +29,7 @@ type Orders struct {
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
-func NewOrders(rdb rediser, prefix string, timeout time.Duration) (*Orders, error) {
+func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Orders{conn: c, halves: halfRecords{logged: map[string]bool{}}}, err
 }

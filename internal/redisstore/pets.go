@@ -21,7 +21,7 @@ var _ order.PetStore = (*Pets)(nil)
 type Pets struct{ conn }
 
 // NewPets returns the store of the deployment whose keys start with prefix.
-func NewPets(rdb rediser, prefix string, timeout time.Duration) (*Pets, error) {
+func NewPets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Pets, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Pets{c}, err
 }

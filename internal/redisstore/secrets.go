@@ -19,7 +19,7 @@ var _ pagetoken.SecretStore = (*Secrets)(nil)
 type Secrets struct{ conn }
 
 // NewSecrets returns the secret store of the deployment whose keys start with prefix.
-func NewSecrets(rdb rediser, prefix string, timeout time.Duration) (*Secrets, error) {
+func NewSecrets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Secrets, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Secrets{conn: c}, err
 }
