@@ -9,8 +9,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// carried is what a request's round trip (store.Trip) read for its later steps, and a key
-// answered from the cache before it.
+// carried is what a request's round trip (store.Trip) read, and a key answered before it.
 type carried struct {
 	prefix       string // the deployment whose versions these are
 	read         bool   // orders and keys hold the versions read in the round trip
@@ -41,8 +40,7 @@ func carriedOf(ctx context.Context, prefix string) *carried {
 	return c
 }
 
-// Confirm confirms a key answered from the cache: at once when the round trip read the
-// cache's version, otherwise by reading the key again.
+// Confirm confirms a key answered from the cache, by the round trip's version or a new read.
 func (c *carried) Confirm(ctx context.Context) error {
 	if !c.answered {
 		return nil

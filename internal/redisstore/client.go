@@ -35,8 +35,7 @@ func callContext(ctx context.Context, timeout time.Duration) (context.Context, c
 	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 }
 
-// txPipelined runs fn's commands in one MULTI/EXEC. On EXECABORT, the refused command's
-// error comes first, so that classify judges the reason.
+// txPipelined runs fn in MULTI/EXEC; on EXECABORT the refused command's error comes first.
 func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
 	cmds, err := c.rdb.TxPipelined(ctx, fn)
 	if !redis.IsExecAbortError(err) {
@@ -50,8 +49,7 @@ func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) e
 	return err
 }
 
-// sentOnce is a command a Cluster client must not resend once it may have run (a write run
-// twice answers wrongly): docs/redis-layout.md, "When Redis cannot be reached".
+// sentOnce is a command a Cluster client must not resend (docs/redis-layout.md).
 type sentOnce struct{ redis.Cmder }
 
 // NoRetry is true: see sentOnce.

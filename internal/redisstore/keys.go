@@ -19,8 +19,7 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in Redis. It keeps the keys read at one version, and answers from
-// them only within a request whose round trip reads that version (docs/redis-layout.md).
+// Keys is an auth.KeyStore in Redis, with a cache of one version (docs/redis-layout.md).
 type Keys struct {
 	conn
 	cache atomic.Pointer[atVersion[auth.Hash, auth.Key]]
@@ -51,8 +50,7 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	return s.read(ctx, h)
 }
 
-// read reads the keys' version, then the key, in one pipeline (not MULTI, which Redis refuses
-// when out of memory), and keeps the key for that version.
+// read reads the version and the key in one pipeline (not MULTI: refused when out of memory).
 func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()

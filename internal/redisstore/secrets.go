@@ -24,8 +24,7 @@ func NewSecrets(rdb redis.UniversalClient, prefix string, timeout time.Duration)
 	return &Secrets{conn: c}, err
 }
 
-// PageTokenSecret returns the deployment's secret, made with SET NX GET when there is none,
-// so that every instance ends with the one Redis kept. It reads first, for a read-only Redis.
+// PageTokenSecret reads the secret (for a read-only Redis), else makes it with SET NX GET.
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	ctx, cancel := s.call(ctx)
 	defer cancel()

@@ -68,8 +68,7 @@ func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
 	return val, ok
 }
 
-// keepAt keeps val (unless nil) for k, read at version v, in p's cache, up to max entries; a
-// read at another version starts a new cache (an older one coming back costs reads only).
+// keepAt keeps val (unless nil) for k at version v, up to max; another version starts anew.
 func keepAt[K comparable, V any](p *atomic.Pointer[atVersion[K, V]], v version, k K, val *V, max int) {
 	cur := p.Load()
 	if cur == nil || cur.version != v {
