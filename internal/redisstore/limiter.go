@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,9 +59,7 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	if o.RetryEvery <= 0 {
 		o.RetryEvery = time.Second
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, discard)
 	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
 }
 

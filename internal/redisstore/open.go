@@ -4,6 +4,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -96,12 +97,9 @@ var (
 	storeLogger   atomic.Pointer[slog.Logger]
 )
 
-func packageLogger() *slog.Logger {
-	if l := storeLogger.Load(); l != nil {
-		return l
-	}
-	return slog.New(slog.DiscardHandler)
-}
+func packageLogger() *slog.Logger { return cmp.Or(storeLogger.Load(), discard) }
+
+var discard = slog.New(slog.DiscardHandler)
 
 type slogPrinter struct{}
 

@@ -32,11 +32,10 @@ func parseVersion(vals []any) (version, error) {
 	}
 	var v version
 	if s, ok := vals[0].(string); ok {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
+		var err error
+		if v.counter, err = strconv.ParseUint(s, 10, 64); err != nil {
 			return version{}, fmt.Errorf("%w: version counter %q", errBadRecord, s)
 		}
-		v.counter = n
 	}
 	g, ok := vals[1].(string)
 	if !ok {
