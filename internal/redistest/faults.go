@@ -66,8 +66,7 @@ func (s *Server) FailSaves(tb testing.TB) {
 type Cutter struct {
 	Addr   string // where clients connect
 	target string
-	mu     sync.Mutex
-	marker []byte // lower case; nil when not armed
+	marker atomic.Pointer[[]byte] // lower case; nil when not armed
 	cuts   atomic.Int64
 }
 
@@ -94,9 +93,8 @@ func (s *Server) Cutter(tb testing.TB) *Cutter {
 
 // Cut arms p: the next request containing marker (any case) runs, and its connection closes unanswered.
 func (p *Cutter) Cut(marker string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.marker = bytes.ToLower([]byte(marker))
+	m := bytes.ToLower([]byte(marker))
+	p.marker.Store(&m)
 }
 
 // Cuts is how many connections p has cut.
@@ -104,12 +102,10 @@ func (p *Cutter) Cuts() int { return int(p.cuts.Load()) }
 
 // take reports whether request is the one to cut, and disarms p if so.
 func (p *Cutter) take(request []byte) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.marker == nil || !bytes.Contains(bytes.ToLower(request), p.marker) {
+	m := p.marker.Load()
+	if m == nil || !bytes.Contains(bytes.ToLower(request), *m) || !p.marker.CompareAndSwap(m, nil) {
 		return false
 	}
-	p.marker = nil
 	p.cuts.Add(1) // before the client can see its connection closed
 	return true
 }
