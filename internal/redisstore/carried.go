@@ -53,11 +53,9 @@ func (c *carried) Confirm(ctx context.Context) error {
 	return err
 }
 
-// keep takes the versions read in the round trip when both were read whole.
+// keep takes the versions read in the round trip when both were read whole (a failed MGET
+// holds no values, which parseVersion refuses).
 func (c *carried) keep(orders, keys *redis.SliceCmd) {
-	if orders.Err() != nil || keys.Err() != nil {
-		return
-	}
 	o, oerr := parseVersion(orders.Val())
 	k, kerr := parseVersion(keys.Val())
 	if oerr == nil && kerr == nil {

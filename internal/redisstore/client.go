@@ -52,7 +52,6 @@ func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) e
 // sentOnce is a command a Cluster client must not resend (docs/redis-layout.md).
 type sentOnce struct{ redis.Cmder }
 
-// NoRetry is true: see sentOnce.
 func (sentOnce) NoRetry() bool { return true }
 
 // once is c's client for the scripts that write alone.

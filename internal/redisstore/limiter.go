@@ -30,8 +30,7 @@ type LimiterOptions struct {
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a fallback of the
-// instance's own while Redis is out.
+// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback.
 type Limiter struct {
 	rdb       redis.Scripter
 	batch     *batcher

@@ -1,6 +1,5 @@
-// Package redisstore keeps everything the instances of the service share in Redis: orders,
-// pets, API keys, rate-limit counters and bans, and the page-token secret
-// (docs/redis-layout.md). Open makes the one client they share from a URL.
+// Package redisstore keeps what the service's instances share in Redis (docs/redis-layout.md);
+// Open makes the one client they share from a URL.
 package redisstore
 
 import (

@@ -20,7 +20,6 @@ var (
 	revokeKeyScript = script("writes.lua", "revokekey.lua")
 )
 
-// script is the files' sources, one after the other, as one script.
 func script(files ...string) *redis.Script {
 	var src string
 	for _, f := range files {

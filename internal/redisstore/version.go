@@ -55,7 +55,6 @@ type atVersion[K comparable, V any] struct {
 	byKey   map[K]V
 }
 
-// at returns what is kept for k when the cache is at version v.
 func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
 	var val V
 	if c == nil || c.version != v {

@@ -92,7 +92,6 @@ func (s *Server) start() error {
 
 func (s *Server) log() string { return filepath.Join(s.dir, "redis.log") }
 
-// lastLog is the last line of the server's log.
 func (s *Server) lastLog() string {
 	b, _ := os.ReadFile(s.log())
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
