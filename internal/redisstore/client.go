@@ -26,11 +26,7 @@ func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (c
 	return conn{rdb: rdb, batch: newBatcher(rdb, timeout), k: k, timeout: timeout}, nil
 }
 
-// call bounds one Redis call in time, with errCallTimeout as the cause.
-func (c conn) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return callContext(ctx, c.timeout)
-}
-
+// callContext bounds one Redis call in time, with errCallTimeout as the cause.
 func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 }

@@ -15,7 +15,7 @@ var _ order.Finder = (*Orders)(nil)
 
 // Get reads both halves of one order in one transaction. A half-written order is absent.
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	field := strconv.FormatInt(id, 10)
 	var data, status *redis.StringCmd
@@ -57,7 +57,7 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	if req.After != nil {
 		from = "(" + member(*req.After)
 	}
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	res, err := findScript.Run(ctx, s.rdb, keys, from, req.Budget()+1).Slice()
 	if err != nil {

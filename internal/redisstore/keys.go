@@ -52,7 +52,7 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 
 // read reads the version and the key in one pipeline (not MULTI: refused when out of memory).
 func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	var ver *redis.SliceCmd
 	var rec *redis.StringCmd
@@ -99,7 +99,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	added, err := addKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
 		k.Name, string(k.Hash), string(record), newGeneration()).Int64()
@@ -114,7 +114,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 
 // List returns every key, sorted by name.
 func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
 	if err != nil {
@@ -146,7 +146,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 }
 
 func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	raw, err := revokeKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
 		k.Name, string(k.Hash), newGeneration()).Text()

@@ -47,7 +47,7 @@ type orderData struct {
 
 // List reads both hashes in one transaction, so it never sees half a change.
 func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	var data, status *redis.MapStringStringCmd
 	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
@@ -84,7 +84,7 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		return c.orders.id(), nil
 	}
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	vals, err := s.rdb.MGet(ctx, s.k.ordersVersion, s.k.ordersGeneration).Result()
 	if err != nil {
@@ -171,7 +171,7 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 			}
 			args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
 		}
-		callCtx, cancel := s.call(ctx)
+		callCtx, cancel := callContext(ctx, s.timeout)
 		n, err := importScript.Run(callCtx, s.once(), keys, args...).Int64()
 		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
@@ -192,7 +192,7 @@ func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 	var moved int64
 	var cursor uint64
 	for {
-		callCtx, cancel := s.call(ctx)
+		callCtx, cancel := callContext(ctx, s.timeout)
 		fields, next, err := s.rdb.HScan(callCtx, s.k.ordersStatus, cursor, "", 1000).Result()
 		var args []any
 		for i := 0; err == nil && i+1 < len(fields); i += 2 {

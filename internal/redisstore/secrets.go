@@ -26,7 +26,7 @@ func NewSecrets(rdb redis.UniversalClient, prefix string, timeout time.Duration)
 
 // PageTokenSecret reads the secret (for a read-only Redis), else makes it with SET NX GET.
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	kept, err := s.rdb.Get(ctx, s.k.pageTokenSecret).Result()
 	if errors.Is(err, redis.Nil) {

@@ -16,7 +16,7 @@ func StartReplica(tb testing.TB, primary *Server) *Server {
 	tb.Helper()
 	host, port, _ := net.SplitHostPort(primary.Addr)
 	primary.MustDo(tb, "CONFIG", "SET", "repl-diskless-sync-delay", "0") // sync now, not in 5s
-	s := start(tb, "--replicaof", host, port)
+	s := Start(tb, "--replicaof", host, port)
 	s.await(tb, 10*time.Second, "master_link_status:up", "INFO", "replication")
 	return s
 }

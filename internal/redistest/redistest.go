@@ -27,19 +27,14 @@ type Server struct {
 	cmd  *exec.Cmd
 }
 
-// Start runs a redis-server that persists nothing and is stopped at the end of the test.
-func Start(tb testing.TB) *Server {
-	tb.Helper()
-	return start(tb)
-}
-
 // StartPersistent runs a redis-server that fsyncs every write first: a Restart loses nothing.
 func StartPersistent(tb testing.TB) *Server {
 	tb.Helper()
-	return start(tb, "--appendonly", "yes", "--appendfsync", "always")
+	return Start(tb, "--appendonly", "yes", "--appendfsync", "always")
 }
 
-func start(tb testing.TB, args ...string) *Server {
+// Start runs a redis-server with options args (persisting nothing unless they say) for the test.
+func Start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
 	s, err := Launch(tb.TempDir(), args...)
 	if err != nil {
@@ -160,7 +155,7 @@ func StartCluster(tb testing.TB) *Cluster {
 	c := &Cluster{}
 	create := []string{"--cluster", "create", "--cluster-replicas", "0", "--cluster-yes"}
 	for range 3 {
-		s := start(tb, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
+		s := Start(tb, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
 		c.Nodes = append(c.Nodes, s)
 		create = append(create, s.Addr)
 	}
