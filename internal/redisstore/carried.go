@@ -53,8 +53,7 @@ func (c *carried) Confirm(ctx context.Context) error {
 	return err
 }
 
-// keep takes the versions read in the round trip when both were read whole (a failed MGET
-// holds no values, which parseVersion refuses).
+// keep takes the round trip's versions if both parse (a failed MGET holds no values).
 func (c *carried) keep(orders, keys *redis.SliceCmd) {
 	o, oerr := parseVersion(orders.Val())
 	k, kerr := parseVersion(keys.Val())

@@ -33,18 +33,16 @@ func NewKeys(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*
 
 // Lookup returns the key with hash h, from the cache within a Trip (see Keys), else from Redis.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	if c := carriedOf(ctx, s.k.prefix); c != nil {
-		if cur := s.cache.Load(); cur != nil {
-			v := c.keys
+	if c, cur := carriedOf(ctx, s.k.prefix), s.cache.Load(); c != nil && cur != nil {
+		v := c.keys
+		if !c.read {
+			v = cur.version
+		}
+		if k, ok := cur.at(v, h); ok {
 			if !c.read {
-				v = cur.version
+				c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, v
 			}
-			if k, ok := cur.at(v, h); ok {
-				if !c.read {
-					c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, v
-				}
-				return k, nil
-			}
+			return k, nil
 		}
 	}
 	return s.read(ctx, h)

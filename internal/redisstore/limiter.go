@@ -62,8 +62,7 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
 }
 
-// Allow runs rate.lua for caller, with a store.Trip's reads. Only an outage sends decisions
-// to the fallback: a client that hangs up cannot switch the limits off.
+// Allow runs rate.lua for caller (with a store.Trip's reads); only an outage, never a hang-up, falls back.
 func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return ratelimit.Decision{}, err

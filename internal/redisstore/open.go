@@ -84,8 +84,7 @@ func CheckURL(rawURL string) error {
 	return c.Close()
 }
 
-// SetLogger sends go-redis's messages, and the stores' reports of records they cannot serve
-// (unless Orders.LogTo), to log. The last call wins: go-redis's logger is set once a process.
+// SetLogger sends go-redis's messages and the stores' reports (unless Orders.LogTo) to log; last call wins.
 func SetLogger(log *slog.Logger) {
 	storeLogger.Store(log)
 	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })

@@ -56,9 +56,8 @@ type atVersion[K comparable, V any] struct {
 }
 
 func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
-	var val V
 	if c == nil || c.version != v {
-		return val, false
+		return *new(V), false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -177,8 +177,7 @@ func (c *Cluster) URL() string {
 	return "redis+cluster://" + c.Nodes[0].Addr + "?" + strings.Join(more, "&")
 }
 
-// Do sends one command on a connection of its own, for setting faults up; the reply is its
-// text, an error reply "-CODE message".
+// Do sends one command on a connection of its own, to set faults up: the reply's text, or "-CODE message".
 func (s *Server) Do(tb testing.TB, args ...string) string {
 	tb.Helper()
 	reply, err := do(s.Addr, 5*time.Second, args...)
