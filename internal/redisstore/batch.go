@@ -12,10 +12,8 @@ import (
 
 const maxBatchGroups = 128 // requests in one pipeline; the rest go in the next
 
-// batcher sends the hot path's commands (rate.lua with the versions' reads, cancel.lua) of
-// the requests in flight in one pipeline, one pipeline at a time (bench/notes.md says why).
-// A group is due within timeout of being queued; one still queued past that fails as a
-// timeout, and one whose request ended is not sent.
+// batcher sends the hot path's commands of the requests in flight in one pipeline at a time
+// (bench/notes.md). A group still queued timeout after queueing fails; an ended one is not sent.
 type batcher struct {
 	rdb     pipeliner // nil: each call is sent alone
 	timeout time.Duration
@@ -44,8 +42,7 @@ func newBatcher(rdb any, timeout time.Duration) *batcher {
 	return &batcher{rdb: p, timeout: timeout}
 }
 
-// decide runs rate.lua for s in the next batch, or alone (without the versions' reads) on a
-// client that does not pipeline. After ctx's error, s must not be read.
+// decide runs rate.lua for s in the next batch (alone without pipelining); s is unread after ctx's error.
 func (b *batcher) decide(ctx context.Context, rdb redis.Scripter, s *rateStep) error {
 	if b.rdb == nil {
 		s.with = nil
@@ -164,8 +161,7 @@ func (b *batcher) send(q []*batchGroup) {
 	}
 }
 
-// stampPipelineError puts the pipeline's err on each command without a result, unless it is
-// one command's own reply: go-redis leaves an error met before sending (WRONGPASS) off them.
+// stampPipelineError puts err, unless one command's own, on those without a result (WRONGPASS).
 func stampPipelineError(cmds []redis.Cmder, err error) {
 	if err == nil {
 		return

@@ -9,8 +9,7 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// carried is what a request's round trip (store.Trip) read for its later steps, and a key
-// answered from the cache before it.
+// carried is what a request's round trip (store.Trip) read, and a key answered before it.
 type carried struct {
 	prefix       string // the deployment whose versions these are
 	read         bool   // orders and keys hold the versions read in the round trip
@@ -41,8 +40,7 @@ func carriedOf(ctx context.Context, prefix string) *carried {
 	return c
 }
 
-// Confirm confirms a key answered from the cache: at once when the round trip read the
-// cache's version, otherwise by reading the key again.
+// Confirm confirms a key answered from the cache, by the round trip's version or a new read.
 func (c *carried) Confirm(ctx context.Context) error {
 	if !c.answered {
 		return nil
@@ -55,11 +53,8 @@ func (c *carried) Confirm(ctx context.Context) error {
 	return err
 }
 
-// keep takes the versions read in the round trip when both were read whole.
+// keep takes the round trip's versions if both parse (a failed MGET holds no values).
 func (c *carried) keep(orders, keys *redis.SliceCmd) {
-	if orders.Err() != nil || keys.Err() != nil {
-		return
-	}
 	o, oerr := parseVersion(orders.Val())
 	k, kerr := parseVersion(keys.Val())
 	if oerr == nil && kerr == nil {

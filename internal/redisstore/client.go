@@ -8,27 +8,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rediser is the part of a go-redis client the stores use.
-type rediser interface {
-	redis.Scripter
-	Get(ctx context.Context, key string) *redis.StringCmd
-	HGet(ctx context.Context, key, field string) *redis.StringCmd
-	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
-	HScan(ctx context.Context, key string, cursor uint64, match string, count int64) *redis.ScanCmd
-	MGet(ctx context.Context, keys ...string) *redis.SliceCmd
-	SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd
-	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-}
-
 type conn struct {
-	rdb     rediser
+	rdb     redis.UniversalClient
 	batch   *batcher // for cancel.lua, the hot path's script
 	k       names
 	timeout time.Duration
 }
 
-func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
+func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (conn, error) {
 	k, err := newNames(prefix)
 	if err != nil {
 		return conn{}, err
@@ -39,17 +26,12 @@ func newConn(rdb rediser, prefix string, timeout time.Duration) (conn, error) {
 	return conn{rdb: rdb, batch: newBatcher(rdb, timeout), k: k, timeout: timeout}, nil
 }
 
-// call bounds one Redis call in time, with errCallTimeout as the cause.
-func (c conn) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return callContext(ctx, c.timeout)
-}
-
+// callContext bounds one Redis call in time, with errCallTimeout as the cause.
 func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 }
 
-// txPipelined runs fn's commands in one MULTI/EXEC. On EXECABORT, the refused command's
-// error comes first, so that classify judges the reason.
+// txPipelined runs fn in MULTI/EXEC; on EXECABORT the refused command's error comes first.
 func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
 	cmds, err := c.rdb.TxPipelined(ctx, fn)
 	if !redis.IsExecAbortError(err) {
@@ -63,11 +45,9 @@ func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) e
 	return err
 }
 
-// sentOnce is a command a Cluster client must not resend once it may have run (a write run
-// twice answers wrongly): docs/redis-layout.md, "When Redis cannot be reached".
+// sentOnce is a command a Cluster client must not resend (docs/redis-layout.md).
 type sentOnce struct{ redis.Cmder }
 
-// NoRetry is true: see sentOnce.
 func (sentOnce) NoRetry() bool { return true }
 
 // once is c's client for the scripts that write alone.

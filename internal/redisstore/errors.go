@@ -14,9 +14,8 @@ import (
 // errCallTimeout is the cause of a call's context that our own bound ended.
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
-// classify decides what an outage is, for a call made under ctx (from callContext): not the
-// request's own end; an error reply by outageCode; anything else. Outages wrap
-// store.ErrUnavailable, never a context error; WRONGTYPE is store.ErrCorrupt.
+// classify wraps an outage in store.ErrUnavailable (never a context error), WRONGTYPE in
+// store.ErrCorrupt, and returns the request's own end as its context error.
 func classify(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
 		return err
@@ -31,10 +30,17 @@ func classify(ctx context.Context, err error) error {
 			msg = reason // Redis names why it refused the transaction: judge that
 		}
 		code, _, _ := strings.Cut(msg, " ")
-		switch {
-		case outageCode(code, msg):
+		switch code {
+		// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
+		// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
+		case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
+			"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
 			return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
-		case code == "WRONGTYPE":
+		case "ERR":
+			if strings.HasPrefix(msg, "ERR max number of clients reached") { // about the server
+				return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+			}
+		case "WRONGTYPE":
 			return fmt.Errorf("%w: redis: %w", store.ErrCorrupt, err)
 		}
 		return fmt.Errorf("redis: %w", err)
@@ -44,18 +50,4 @@ func classify(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: redis: %w (%v)", store.ErrUnavailable, errCallTimeout, err)
 	}
 	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
-}
-
-// outageCode tells "Redis cannot do this now" from "this request is wrong". An error raised by
-// redis.call in a script keeps its code; one of the script itself is ERR.
-func outageCode(code, msg string) bool {
-	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request.
-	switch code {
-	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
-		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
-		return true
-	case "ERR":
-		return strings.HasPrefix(msg, "ERR max number of clients reached") // about the server
-	}
-	return false
 }

@@ -15,7 +15,7 @@ var _ order.Finder = (*Orders)(nil)
 
 // Get reads both halves of one order in one transaction. A half-written order is absent.
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	field := strconv.FormatInt(id, 10)
 	var data, status *redis.StringCmd
@@ -40,8 +40,7 @@ func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 	return o, err
 }
 
-// Find runs find.lua over the index that narrows f most (docs/redis-layout.md): it reads at
-// most req.Budget()+1 members and their orders in one step, so a page is of one state.
+// Find runs find.lua over the index that narrows f most (docs/redis-layout.md).
 func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest) (order.Page, error) {
 	if err := order.CheckFind(f, req); err != nil {
 		return order.Page{}, err
@@ -58,7 +57,7 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	if req.After != nil {
 		from = "(" + member(*req.After)
 	}
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	res, err := findScript.Run(ctx, s.rdb, keys, from, req.Budget()+1).Slice()
 	if err != nil {
@@ -71,8 +70,7 @@ func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest
 	return order.PageOf(f, req, read), nil
 }
 
-// candidates reads find.lua's reply, always three arrays: the members, their data and their
-// statuses (of other lengths only when a member is no id).
+// candidates reads find.lua's reply: three arrays, the members, their data and statuses.
 func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
 	members, _ := res[0].([]any)
 	data, _ := res[1].([]any)

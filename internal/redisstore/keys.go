@@ -19,42 +19,38 @@ import (
 
 var _ auth.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in Redis. It keeps the keys read at one version, and answers from
-// them only within a request whose round trip reads that version (docs/redis-layout.md).
+// Keys is an auth.KeyStore in Redis, with a cache of one version (docs/redis-layout.md).
 type Keys struct {
 	conn
 	cache atomic.Pointer[atVersion[auth.Hash, auth.Key]]
 }
 
 // NewKeys returns the store of the deployment whose keys start with prefix.
-func NewKeys(rdb rediser, prefix string, timeout time.Duration) (*Keys, error) {
+func NewKeys(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Keys, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Keys{conn: c}, err
 }
 
 // Lookup returns the key with hash h, from the cache within a Trip (see Keys), else from Redis.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	if c := carriedOf(ctx, s.k.prefix); c != nil {
-		if cur := s.cache.Load(); cur != nil {
-			v := c.keys
+	if c, cur := carriedOf(ctx, s.k.prefix), s.cache.Load(); c != nil && cur != nil {
+		v := c.keys
+		if !c.read {
+			v = cur.version
+		}
+		if k, ok := cur.at(v, h); ok {
 			if !c.read {
-				v = cur.version
+				c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, v
 			}
-			if k, ok := cur.at(v, h); ok {
-				if !c.read {
-					c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, v
-				}
-				return k, nil
-			}
+			return k, nil
 		}
 	}
 	return s.read(ctx, h)
 }
 
-// read reads the keys' version, then the key, in one pipeline (not MULTI, which Redis refuses
-// when out of memory), and keeps the key for that version.
+// read reads the version and the key in one pipeline (not MULTI: refused when out of memory).
 func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	var ver *redis.SliceCmd
 	var rec *redis.StringCmd
@@ -101,7 +97,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	added, err := addKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
 		k.Name, string(k.Hash), string(record), newGeneration()).Int64()
@@ -116,7 +112,7 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 
 // List returns every key, sorted by name.
 func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
 	if err != nil {
@@ -148,7 +144,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error
 }
 
 func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	raw, err := revokeKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
 		k.Name, string(k.Hash), newGeneration()).Text()

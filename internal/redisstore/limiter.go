@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,11 +20,9 @@ var _ ratelimit.Limiter = (*Limiter)(nil)
 
 // LimiterOptions configure a Limiter.
 type LimiterOptions struct {
-	Prefix  string        // starts every key; see docs/redis-layout.md
-	Timeout time.Duration // bounds each decision's round trip
-	// Clock is the time the decisions use (time.Now when nil), not Redis's TIME: rate.lua never
-	// lets a window move backwards, so skew never admits more.
-	Clock      func() time.Time
+	Prefix     string           // starts every key; see docs/redis-layout.md
+	Timeout    time.Duration    // bounds each decision's round trip
+	Clock      func() time.Time // time.Now when nil; rate.lua never moves a window backwards
 	Ban        ratelimit.BanPolicy
 	Fallback   ratelimit.Limiter // decides while Redis is out; nil: store.ErrUnavailable
 	RetryEvery time.Duration     // Redis is left alone after a failure (default a second)
@@ -31,8 +30,7 @@ type LimiterOptions struct {
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a fallback of the
-// instance's own while Redis is out.
+// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback.
 type Limiter struct {
 	rdb       redis.Scripter
 	batch     *batcher
@@ -60,15 +58,11 @@ func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
 	if o.RetryEvery <= 0 {
 		o.RetryEvery = time.Second
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, discard)
 	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
 }
 
-// Allow runs rate.lua for caller, with the versions' reads of a store.Trip still to make. A
-// caller Redis banned is answered from memory (ratelimit.Bans). Only an outage sends
-// decisions to the fallback: a client that hangs up cannot switch the limits off.
+// Allow runs rate.lua for caller (with a store.Trip's reads); only an outage, never a hang-up, falls back.
 func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return ratelimit.Decision{}, err
@@ -130,8 +124,7 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 	return l.o.Fallback.Allow(ctx, caller, limits)
 }
 
-// Ready reports whether Redis can do a request's work now: one rate-limit decision for a
-// probe caller. A Redis out of memory, read-only or busy still answers PING.
+// Ready makes one rate-limit decision: a Redis out of memory, read-only or busy answers PING.
 func Ready(ctx context.Context, rdb redis.Scripter, prefix string, timeout time.Duration) error {
 	l, err := NewLimiter(rdb, LimiterOptions{Prefix: prefix, Timeout: timeout})
 	if err != nil {

@@ -7,8 +7,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// names are the Redis keys of one deployment (docs/redis-layout.md). Keys a script touches
-// together share a hash tag (in braces), so they live in one Cluster slot.
+// names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).
 type names struct {
 	prefix                                  string
 	ordersData, ordersStatus, ordersVersion string

@@ -1,9 +1,9 @@
-// Package redisstore keeps everything the instances of the service share in Redis: orders,
-// pets, API keys, rate-limit counters and bans, and the page-token secret
-// (docs/redis-layout.md). Open makes the one client they share from a URL.
+// Package redisstore keeps what the service's instances share in Redis (docs/redis-layout.md);
+// Open makes the one client they share from a URL.
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -84,8 +84,7 @@ func CheckURL(rawURL string) error {
 	return c.Close()
 }
 
-// SetLogger sends go-redis's messages, and the stores' reports of records they cannot serve
-// (unless Orders.LogTo), to log. The last call wins: go-redis's logger is set once a process.
+// SetLogger sends go-redis's messages and the stores' reports (unless Orders.LogTo) to log; last call wins.
 func SetLogger(log *slog.Logger) {
 	storeLogger.Store(log)
 	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })
@@ -96,12 +95,9 @@ var (
 	storeLogger   atomic.Pointer[slog.Logger]
 )
 
-func packageLogger() *slog.Logger {
-	if l := storeLogger.Load(); l != nil {
-		return l
-	}
-	return slog.New(slog.DiscardHandler)
-}
+func packageLogger() *slog.Logger { return cmp.Or(storeLogger.Load(), discard) }
+
+var discard = slog.New(slog.DiscardHandler)
 
 type slogPrinter struct{}
 

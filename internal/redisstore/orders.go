@@ -29,7 +29,7 @@ type Orders struct {
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
-func NewOrders(rdb rediser, prefix string, timeout time.Duration) (*Orders, error) {
+func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Orders{conn: c, halves: halfRecords{logged: map[string]bool{}}}, err
 }
@@ -47,7 +47,7 @@ type orderData struct {
 
 // List reads both hashes in one transaction, so it never sees half a change.
 func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	var data, status *redis.MapStringStringCmd
 	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
@@ -84,7 +84,7 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		return c.orders.id(), nil
 	}
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	vals, err := s.rdb.MGet(ctx, s.k.ordersVersion, s.k.ordersGeneration).Result()
 	if err != nil {
@@ -109,8 +109,7 @@ type cancelOutcome struct {
 
 const maxCachedOutcomes = 4096 // per version; past it, ids cost their cancel.lua
 
-// Cancel runs cancel.lua, unless a cancel of id changed nothing at the orders' version the
-// request's round trip read (docs/redis-layout.md says why that answer is exact).
+// Cancel runs cancel.lua, unless a cancel of id changed nothing at the version read (docs/redis-layout.md).
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	if c := carriedOf(ctx, s.k.prefix); c != nil && c.read {
 		if o, ok := s.outcomes.Load().at(c.orders, id); ok {
@@ -156,8 +155,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	return order.Order{}, false, fmt.Errorf("%w: order %s has status %q", errBadRecord, field, outcome)
 }
 
-// Import checks orders, loads them with import.lua in batches, returns how many fields
-// changed, and then runs Reindex for orders written before the indexes existed.
+// Import loads orders with import.lua in batches, returns how many fields changed, and reindexes.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
@@ -173,7 +171,7 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 			}
 			args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
 		}
-		callCtx, cancel := s.call(ctx)
+		callCtx, cancel := callContext(ctx, s.timeout)
 		n, err := importScript.Run(callCtx, s.once(), keys, args...).Int64()
 		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
 		cancel()
@@ -188,14 +186,13 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	return changed, nil
 }
 
-// Reindex indexes every order by its status, a batch at a time (HSCAN, then reindex.lua), and
-// returns how many entries moved. It changes no order, so the version does not move.
+// Reindex indexes every order by status and returns how many entries moved; no order changes.
 func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
 	var moved int64
 	var cursor uint64
 	for {
-		callCtx, cancel := s.call(ctx)
+		callCtx, cancel := callContext(ctx, s.timeout)
 		fields, next, err := s.rdb.HScan(callCtx, s.k.ordersStatus, cursor, "", 1000).Result()
 		var args []any
 		for i := 0; err == nil && i+1 < len(fields); i += 2 {
@@ -259,26 +256,19 @@ const maxHalfRecords = 1000
 
 func (h *halfRecords) report(field string, hasData bool) {
 	h.mu.Lock()
-	first := !h.logged[field] && len(h.logged) < maxHalfRecords
-	if first {
-		h.logged[field] = true
-	}
-	full := first && len(h.logged) == maxHalfRecords
-	h.mu.Unlock()
-	if !first {
+	defer h.mu.Unlock() // rare: at most maxHalfRecords times
+	if h.logged[field] || len(h.logged) == maxHalfRecords {
 		return
 	}
-	log := h.log.Load()
-	if log == nil {
-		log = packageLogger()
-	}
+	h.logged[field] = true
+	log := cmp.Or(h.log.Load(), packageLogger())
 	missing := "data"
 	if hasData {
 		missing = "status"
 	}
 	log.Warn("order in redis is half-written, so it is neither listed nor cancelled",
 		slog.String("order", field), slog.String("missing", missing))
-	if full {
+	if len(h.logged) == maxHalfRecords {
 		log.Warn("more half-written orders are not logged", slog.Int("logged", maxHalfRecords))
 	}
 }

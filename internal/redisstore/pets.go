@@ -21,7 +21,7 @@ var _ order.PetStore = (*Pets)(nil)
 type Pets struct{ conn }
 
 // NewPets returns the store of the deployment whose keys start with prefix.
-func NewPets(rdb rediser, prefix string, timeout time.Duration) (*Pets, error) {
+func NewPets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Pets, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Pets{c}, err
 }
@@ -33,7 +33,7 @@ type petData struct {
 
 // Pet reads one pet.
 func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	raw, err := s.rdb.HGet(ctx, s.k.petsData, strconv.FormatInt(id, 10)).Result()
 	if errors.Is(err, redis.Nil) {
@@ -59,7 +59,7 @@ func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
 		return err
 	}
 	for part := range slices.Chunk(pets, 1000) {
-		ctx, cancel := s.call(ctx)
+		ctx, cancel := callContext(ctx, s.timeout)
 		err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pet := range part {
 				data, _ := json.Marshal(petData{pet.Name, pet.Status}) // strings: never fails

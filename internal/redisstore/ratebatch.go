@@ -8,8 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rateStep is one request's rate-limit decision in a batch, which decides one caller's steps
-// in one rate.lua call and reads each version once (every request began before it was sent).
+// rateStep is one request's rate-limit decision in a batch (one rate.lua call per caller).
 type rateStep struct {
 	key    string   // the caller's hash
 	limits [4]int64 // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
@@ -28,8 +27,7 @@ type merged struct {
 	steps []*rateStep
 }
 
-// pipelineOf returns groups' commands: each one's own, one rate.lua call per caller and
-// limits, one read of each version asked for. spread hands each step its replies.
+// pipelineOf returns groups' commands, merged by caller; spread hands each step its replies.
 func pipelineOf(ctx context.Context, groups []*batchGroup) (cmds []redis.Cmder, spread func()) {
 	type caller struct {
 		key    string

@@ -6,8 +6,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lua scripts, one per atomic step. Those that write several keys begin with writes.lua,
-// which checks those keys before the first write.
+// The Lua scripts; those that write several keys check them first (writes.lua).
 var (
 	//go:embed *.lua
 	luaFiles embed.FS
@@ -21,7 +20,6 @@ var (
 	revokeKeyScript = script("writes.lua", "revokekey.lua")
 )
 
-// script is the files' sources, one after the other, as one script.
 func script(files ...string) *redis.Script {
 	var src string
 	for _, f := range files {

@@ -19,15 +19,14 @@ var _ pagetoken.SecretStore = (*Secrets)(nil)
 type Secrets struct{ conn }
 
 // NewSecrets returns the secret store of the deployment whose keys start with prefix.
-func NewSecrets(rdb rediser, prefix string, timeout time.Duration) (*Secrets, error) {
+func NewSecrets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Secrets, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Secrets{conn: c}, err
 }
 
-// PageTokenSecret returns the deployment's secret, made with SET NX GET when there is none,
-// so that every instance ends with the one Redis kept. It reads first, for a read-only Redis.
+// PageTokenSecret reads the secret (for a read-only Redis), else makes it with SET NX GET.
 func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
-	ctx, cancel := s.call(ctx)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	kept, err := s.rdb.Get(ctx, s.k.pageTokenSecret).Result()
 	if errors.Is(err, redis.Nil) {

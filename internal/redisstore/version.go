@@ -32,11 +32,10 @@ func parseVersion(vals []any) (version, error) {
 	}
 	var v version
 	if s, ok := vals[0].(string); ok {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
+		var err error
+		if v.counter, err = strconv.ParseUint(s, 10, 64); err != nil {
 			return version{}, fmt.Errorf("%w: version counter %q", errBadRecord, s)
 		}
-		v.counter = n
 	}
 	g, ok := vals[1].(string)
 	if !ok {
@@ -56,11 +55,9 @@ type atVersion[K comparable, V any] struct {
 	byKey   map[K]V
 }
 
-// at returns what is kept for k when the cache is at version v.
 func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
-	var val V
 	if c == nil || c.version != v {
-		return val, false
+		return *new(V), false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -68,8 +65,7 @@ func (c *atVersion[K, V]) at(v version, k K) (V, bool) {
 	return val, ok
 }
 
-// keepAt keeps val (unless nil) for k, read at version v, in p's cache, up to max entries; a
-// read at another version starts a new cache (an older one coming back costs reads only).
+// keepAt keeps val (unless nil) for k at version v, up to max; another version starts anew.
 func keepAt[K comparable, V any](p *atomic.Pointer[atVersion[K, V]], v version, k K, val *V, max int) {
 	cur := p.Load()
 	if cur == nil || cur.version != v {

@@ -11,19 +11,17 @@ import (
 	"time"
 )
 
-// StartReplica runs a redis-server that replicates primary, and waits until it has synced:
-// writes to it are refused with READONLY, as those to an old primary after a failover are.
+// StartReplica runs a synced replica of primary: it refuses writes with READONLY, as after a failover.
 func StartReplica(tb testing.TB, primary *Server) *Server {
 	tb.Helper()
 	host, port, _ := net.SplitHostPort(primary.Addr)
 	primary.MustDo(tb, "CONFIG", "SET", "repl-diskless-sync-delay", "0") // sync now, not in 5s
-	s := start(tb, "--replicaof", host, port)
+	s := Start(tb, "--replicaof", host, port)
 	s.await(tb, 10*time.Second, "master_link_status:up", "INFO", "replication")
 	return s
 }
 
-// Busy runs a script that loops forever, so that Redis answers everyone else BUSY, and
-// returns once it does. stop (also run when the test ends) kills the script.
+// Busy runs an endless script until Redis answers BUSY; stop (also at the test's end) kills it.
 func (s *Server) Busy(tb testing.TB) (stop func()) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "busy-reply-threshold", "20")
@@ -46,15 +44,13 @@ func (s *Server) Busy(tb testing.TB) (stop func()) {
 	return stop
 }
 
-// User creates an ACL user with password pass and the given rules (as ACL SETUSER takes
-// them, e.g. "~other:*", "+@read").
+// User creates an ACL user with password pass and ACL SETUSER rules (e.g. "~other:*", "+@read").
 func (s *Server) User(tb testing.TB, name, pass string, rules ...string) {
 	tb.Helper()
 	s.MustDo(tb, append([]string{"ACL", "SETUSER", name, "reset", "on", ">" + pass}, rules...)...)
 }
 
-// FailSaves makes a snapshot fail, so that Redis refuses writes with MISCONF as when its disk
-// fails. It removes the server's directory: the server cannot be restarted afterwards.
+// FailSaves makes Redis refuse writes with MISCONF, by removing its directory (no Restart after).
 func (s *Server) FailSaves(tb testing.TB) {
 	tb.Helper()
 	s.MustDo(tb, "CONFIG", "SET", "save", "3600 1")
@@ -66,13 +62,11 @@ func (s *Server) FailSaves(tb testing.TB) {
 	s.await(tb, 10*time.Second, "rdb_last_bgsave_status:err", "INFO", "persistence")
 }
 
-// Cutter is a TCP proxy in front of a Server that can lose one reply (see Cut): the command
-// runs, and its client only learns that its connection broke, as after a network failure.
+// Cutter is a TCP proxy that can lose one reply (see Cut), as a network failure would.
 type Cutter struct {
 	Addr   string // where clients connect
 	target string
-	mu     sync.Mutex
-	marker []byte // lower case; nil when not armed
+	marker atomic.Pointer[[]byte] // lower case; nil when not armed
 	cuts   atomic.Int64
 }
 
@@ -97,12 +91,10 @@ func (s *Server) Cutter(tb testing.TB) *Cutter {
 	return p
 }
 
-// Cut arms p: the next request whose bytes contain marker (in any case, e.g. "evalsha") runs
-// in Redis and its client's connection is closed before the reply reaches it.
+// Cut arms p: the next request containing marker (any case) runs, and its connection closes unanswered.
 func (p *Cutter) Cut(marker string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.marker = bytes.ToLower([]byte(marker))
+	m := bytes.ToLower([]byte(marker))
+	p.marker.Store(&m)
 }
 
 // Cuts is how many connections p has cut.
@@ -110,18 +102,15 @@ func (p *Cutter) Cuts() int { return int(p.cuts.Load()) }
 
 // take reports whether request is the one to cut, and disarms p if so.
 func (p *Cutter) take(request []byte) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.marker == nil || !bytes.Contains(bytes.ToLower(request), p.marker) {
+	m := p.marker.Load()
+	if m == nil || !bytes.Contains(bytes.ToLower(request), *m) || !p.marker.CompareAndSwap(m, nil) {
 		return false
 	}
-	p.marker = nil
 	p.cuts.Add(1) // before the client can see its connection closed
 	return true
 }
 
-// serve forwards one connection. go-redis waits for a request's replies before it sends the
-// next, so when a request is cut no other reply is owed.
+// serve forwards one connection; go-redis sends no request before the last's replies.
 func (p *Cutter) serve(client net.Conn) {
 	defer client.Close()
 	server, err := net.Dial("tcp", p.target)

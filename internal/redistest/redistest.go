@@ -1,5 +1,4 @@
-// Package redistest runs a real redis-server for tests, on a free loopback port, and stops it
-// when the test ends. It never skips: a missing redis-server fails the test with how to get it.
+// Package redistest runs a real redis-server for a test; a missing one fails it (never skips).
 package redistest
 
 import (
@@ -28,20 +27,14 @@ type Server struct {
 	cmd  *exec.Cmd
 }
 
-// Start runs a redis-server that persists nothing and is stopped at the end of the test.
-func Start(tb testing.TB) *Server {
-	tb.Helper()
-	return start(tb)
-}
-
-// StartPersistent runs a redis-server that writes every change to its append-only file
-// before answering, so that a Restart loses nothing.
+// StartPersistent runs a redis-server that fsyncs every write first: a Restart loses nothing.
 func StartPersistent(tb testing.TB) *Server {
 	tb.Helper()
-	return start(tb, "--appendonly", "yes", "--appendfsync", "always")
+	return Start(tb, "--appendonly", "yes", "--appendfsync", "always")
 }
 
-func start(tb testing.TB, args ...string) *Server {
+// Start runs a redis-server with options args (persisting nothing unless they say) for the test.
+func Start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
 	s, err := Launch(tb.TempDir(), args...)
 	if err != nil {
@@ -51,8 +44,7 @@ func start(tb testing.TB, args ...string) *Server {
 	return s
 }
 
-// Launch runs a redis-server with its files in dir, persisting nothing unless args say, for a
-// program that is not a test (bench/pages); the caller stops it with Stop.
+// Launch runs a redis-server persisting nothing (unless args say) in dir, for a non-test; see Stop.
 func Launch(dir string, args ...string) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("redis-server is not installed: run `make test` (it installs it), or `apt-get install redis-server`")
@@ -95,7 +87,6 @@ func (s *Server) start() error {
 
 func (s *Server) log() string { return filepath.Join(s.dir, "redis.log") }
 
-// lastLog is the last line of the server's log.
 func (s *Server) lastLog() string {
 	b, _ := os.ReadFile(s.log())
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
@@ -113,8 +104,7 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Pause freezes the server (SIGSTOP): connections stay open and nothing answers, the
-// hardest outage for a client, which only its timeouts end.
+// Pause freezes the server (SIGSTOP): connections stay open and nothing answers.
 func (s *Server) Pause(tb testing.TB) { s.signal(tb, syscall.SIGSTOP) }
 
 // Resume undoes Pause.
@@ -145,8 +135,7 @@ var (
 	unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 )
 
-// Prefix returns a key prefix of its own for one store or limiter in a shared server, so
-// that tests do not see each other's data.
+// Prefix returns a key prefix of the test's own, for a shared server.
 func Prefix(tb testing.TB) string {
 	name := unsafeChars.ReplaceAllString(tb.Name(), "_")
 	if len(name) > 40 {
@@ -160,14 +149,13 @@ type Cluster struct {
 	Nodes []*Server
 }
 
-// StartCluster starts three cluster-enabled redis-servers and joins them with every slot
-// assigned (`redis-cli --cluster create`).
+// StartCluster starts three redis-servers and joins them with `redis-cli --cluster create`.
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
 	c := &Cluster{}
 	create := []string{"--cluster", "create", "--cluster-replicas", "0", "--cluster-yes"}
 	for range 3 {
-		s := start(tb, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
+		s := Start(tb, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
 		c.Nodes = append(c.Nodes, s)
 		create = append(create, s.Addr)
 	}
@@ -189,9 +177,7 @@ func (c *Cluster) URL() string {
 	return "redis+cluster://" + c.Nodes[0].Addr + "?" + strings.Join(more, "&")
 }
 
-// Do sends one command to s on a connection of its own and returns the reply: a status or
-// an integer as its text, a bulk string as its contents, an error reply as "-CODE message".
-// Do is for setting faults up, not for reading data.
+// Do sends one command on a connection of its own, to set faults up: the reply's text, or "-CODE message".
 func (s *Server) Do(tb testing.TB, args ...string) string {
 	tb.Helper()
 	reply, err := do(s.Addr, 5*time.Second, args...)
@@ -222,7 +208,7 @@ func (s *Server) await(tb testing.TB, d time.Duration, want string, args ...stri
 	}
 }
 
-// do sends args on a bare connection of its own (RESP2, nothing sent before), as Do says.
+// do sends args on a bare connection (RESP2, nothing sent before).
 func do(addr string, timeout time.Duration, args ...string) (string, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
 		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout})
