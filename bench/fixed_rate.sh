@@ -20,11 +20,7 @@ fixed_rate() {
   local -A F P99R
   for round in $(seq "$ROUNDS"); do
     for target in ceiling embedded redis; do
-      case $target in
-        ceiling) addr=$ceil; key=$KEY_EMB ;;
-        embedded) addr=$emb; key=$KEY_EMB ;;
-        redis) addr=$red; key=$KEY_RED ;;
-      esac
+      server "$target"
       echo "== fixed rate, round $round: $rate/s to $target" >&2
       F[$round,$target]=$("$work/openload" -terse -rate "$rate" -c "$CONNECTIONS" -d "$FIXED_DURATION" -warmup 1s \
         -H "Authorization: Bearer $key" -url "http://$addr/v1/store/orders")

@@ -100,6 +100,16 @@ row_args() {
   esac
 }
 
+# server TARGET: sets addr and key, the address of TARGET (ceiling, embedded or redis) and the
+# key its requests send (the ceiling takes the embedded orderd's).
+server() {
+  case $1 in
+    ceiling) addr=$ceil; key=$KEY_EMB ;;
+    embedded) addr=$emb; key=$KEY_EMB ;;
+    redis) addr=$red; key=$KEY_RED ;;
+  esac
+}
+
 # Before any load, one request of each row to each server: the ceiling must send the bytes
 # orderd sends (the same body and status; the 404's and the 401's it has of its own), and
 # this first request is also every server's first of the row, which fills what a server
@@ -108,11 +118,7 @@ for entry in "${paths[@]}"; do
   name=${entry%%:*}; path=${entry#*:}
   case $name in notfound|nokey) continue ;; esac
   for target in ceiling embedded redis; do
-    case $target in
-      ceiling) addr=$ceil; key=$KEY_EMB ;;
-      embedded) addr=$emb; key=$KEY_EMB ;;
-      redis) addr=$red; key=$KEY_RED ;;
-    esac
+    server "$target"
     row_args "$name" "$key"
     code=$(curl -s -o "$work/body.$target" -w '%{http_code}' "${ROW_ARGS[@]}" "http://$addr$path")
     echo "$code" >> "$work/body.$target"
@@ -142,11 +148,7 @@ for round in $(seq "$ROUNDS"); do
   for entry in "${paths[@]}"; do
     name=${entry%%:*}; path=${entry#*:}
     for target in ceiling embedded redis; do
-      case $target in
-        ceiling) addr=$ceil; key=$KEY_EMB ;;
-        embedded) addr=$emb; key=$KEY_EMB ;;
-        redis) addr=$red; key=$KEY_RED ;;
-      esac
+      server "$target"
       row_args "$name" "$key"
       echo "== round $round: $name, $target"
       R[$round,$name,$target]=$(run "$addr" "$path" "${ROW_ARGS[@]}")
