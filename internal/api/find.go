@@ -32,7 +32,7 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 		s.pages.put(v, query, pg)
 	}
 	if p.IfNoneMatch != nil && etagMatches(*p.IfNoneMatch, pg.etag) {
-		return genv2.FindOrders304Response{Headers: genv2.FindOrders304ResponseHeaders{ETag: pg.etag}}, nil
+		return notModified{pg.etag}, nil
 	}
 	return pageAnswer{pg}, nil
 }
