@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
@@ -64,11 +65,24 @@ func BenchmarkChainList100(b *testing.B) {
 	if _, err := db.Import(context.Background(), ordertest.Many(100), nil); err != nil {
 		b.Fatal(err)
 	}
-	h := newHarness(b, func(c *api.Config) { c.Orders = sqlitestore.NewOrders(db) })
+	// As served: the access line written as JSON (to a writer that keeps nothing), metrics on.
+	h := newHarness(b, func(c *api.Config) {
+		c.Orders = sqlitestore.NewOrders(db)
+		c.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+		c.Observer = metrics.New()
+	})
 	key := h.addKey(b, "bench", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	handler := h.srv.Config.Handler
-	for _, bc := range []struct{ name, accept string }{{"plain", ""}, {"gzip", "gzip, deflate, br, zstd"}} {
-		accept := bc.accept
+	first := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/v1/store/orders", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	handler.ServeHTTP(first, req)
+	etag := first.Header().Get("ETag")
+	for _, bc := range []struct{ name, accept, tag string }{{"plain", "", ""}, {"gzip", "gzip, deflate, br, zstd", ""}, {"notmodified", "", etag}} {
+		accept, tag, want := bc.accept, bc.tag, 200
+		if tag != "" {
+			want = 304
+		}
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
@@ -78,9 +92,12 @@ func BenchmarkChainList100(b *testing.B) {
 					if accept != "" {
 						req.Header.Set("Accept-Encoding", accept)
 					}
+					if tag != "" {
+						req.Header.Set("If-None-Match", tag)
+					}
 					rec := httptest.NewRecorder()
 					handler.ServeHTTP(rec, req)
-					if rec.Code != 200 || (rec.Header().Get("Content-Encoding") != "") != (accept != "") {
+					if rec.Code != want || (rec.Header().Get("Content-Encoding") != "") != (accept != "") {
 						b.Errorf("status %d, Content-Encoding %q", rec.Code, rec.Header().Get("Content-Encoding"))
 						return
 					}
