@@ -1,12 +1,14 @@
 package api
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -108,10 +110,22 @@ func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 	// Without defaults written into the query: the find's Link repeats the query as sent.
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
 	params := append(slices.Clone(route.PathItem.Parameters), route.Operation.Parameters...)
+	var seen *passed
+	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, inCookie) {
+		seen = &passed{inputs: map[string]struct{}{}}
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
 			combineListHeaders(req.Header, params)
+			var buf [512]byte
+			var input []byte
+			if seen != nil {
+				input = appendInput(buf[:0], req, params)
+				if seen.has(input) {
+					return callHandler(next, c, doc)
+				}
+			}
 			pathParams := map[string]string{}
 			for i, name := range c.ParamNames() {
 				v := c.ParamValues()[i]    // one whole segment (unmatched)
@@ -136,14 +150,69 @@ func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
 			} else if err != nil {
 				return err
 			}
-			err = next(c)
-			if he := (*echo.HTTPError)(nil); errors.As(err, &he) && he.Code == http.StatusBadRequest {
-				// The binding refused what validation passed: its text is not ours to show.
-				return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract; see " + doc}
+			if seen != nil {
+				seen.add(input)
 			}
-			return err
+			return callHandler(next, c, doc)
 		}
 	}
+}
+
+func inCookie(p *openapi3.ParameterRef) bool {
+	return p.Value == nil || p.Value.In == openapi3.ParameterInCookie
+}
+
+func callHandler(next echo.HandlerFunc, c echo.Context, doc string) error {
+	err := next(c)
+	if he := (*echo.HTTPError)(nil); errors.As(err, &he) && he.Code == http.StatusBadRequest {
+		// The binding refused what validation passed: its text is not ours to show.
+		return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract; see " + doc}
+	}
+	return err
+}
+
+// passed remembers the inputs of one operation's requests that validation passed: the check
+// is a function of them alone, and was the largest cost of a small answer (bench/ablation.md).
+// At most maxPassed, forgotten all at once when full.
+type passed struct {
+	mu     sync.RWMutex
+	inputs map[string]struct{}
+}
+
+const maxPassed = 4096
+
+func (p *passed) has(input []byte) bool {
+	p.mu.RLock()
+	_, ok := p.inputs[string(input)] // no copy for a lookup
+	p.mu.RUnlock()
+	return ok
+}
+
+func (p *passed) add(input []byte) {
+	p.mu.Lock()
+	if len(p.inputs) >= maxPassed {
+		clear(p.inputs)
+	}
+	p.inputs[string(input)] = struct{}{}
+	p.mu.Unlock()
+}
+
+// appendInput appends all that validation reads of a request without a body, each part after
+// its length: the path (its parameters), the query as sent, and each header parameter's
+// value, or its absence.
+func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
+	part := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = part(part(part(b, r.URL.Path), r.URL.RawPath), r.URL.RawQuery)
+	for _, ref := range params {
+		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
+			if v, ok := r.Header[http.CanonicalHeaderKey(p.Name)]; ok && len(v) > 0 {
+				b = part(append(b, 1), v[0]) // one line, after combineListHeaders
+			} else {
+				b = append(b, 0)
+			}
+		}
+	}
+	return b
 }
 
 // ownRules checks the query: before ValidateRequest, that a single value is sent once (the

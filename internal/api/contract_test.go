@@ -2,6 +2,7 @@ package api
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -28,5 +29,19 @@ func TestValidatorsWhereTheContractDeclaresInput(t *testing.T) {
 		if got := len(ct.validators[BasePath][op]) > 0; got != want {
 			t.Errorf("%s: validated %v, want %v", op, got, want)
 		}
+	}
+}
+
+// TestPassedIsBounded: the inputs validation passed are at most maxPassed.
+func TestPassedIsBounded(t *testing.T) {
+	p := passed{inputs: map[string]struct{}{}}
+	for i := range maxPassed + 10 {
+		p.add([]byte(strconv.Itoa(i)))
+		if len(p.inputs) > maxPassed {
+			t.Fatalf("%d inputs held", len(p.inputs))
+		}
+	}
+	if !p.has([]byte(strconv.Itoa(maxPassed + 9))) {
+		t.Fatal("the input added last is not held")
 	}
 }

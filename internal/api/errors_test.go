@@ -265,3 +265,27 @@ func TestErrorBodyPrettyOnRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestValidationAnswersEachInput: validation remembers the requests it passed, by all it read
+// of them. A request that differs in one thing only (a header parameter, the path or the
+// query) from one that passed is checked again and refused.
+func TestValidationAnswersEachInput(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		name, method              string
+		passes, fails             string // paths
+		passesHeader, failsHeader string // If-None-Match
+	}{
+		{"header", "GET", "/v1/store/orders", "/v1/store/orders", `"a"`, `"unterminated`},
+		{"path", "DELETE", "/v1/store/orders/999999999", "/v1/store/orders/-1", `"a"`, `"a"`},
+		{"query", "GET", "/v2/store/orders?status=pending", "/v2/store/orders?petId=-1", `"a"`, `"a"`},
+	} {
+		for range 2 { // the second time, the passing request is remembered
+			if res, body := h.authed(t, tc.method, tc.passes, "If-None-Match", tc.passesHeader); res.StatusCode == 400 {
+				t.Fatalf("%s: %s %s: 400 %s", tc.name, tc.method, tc.passes, body)
+			}
+		}
+		res, body := h.authed(t, tc.method, tc.fails, "If-None-Match", tc.failsHeader)
+		wantError(t, res, body, 400, gen.ErrorCodeInvalidRequest)
+	}
+}
