@@ -14,14 +14,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3} DURATION=${DURATION:-3s} MODES=${MODES:-"emb red"}
-PATHS=${PATHS:-"list:/v1/store/orders page:/v2/store/orders?pageSize=100 notfound:/v1/store/orders/999999999"}
+# A path named notmodified is sent with the list's ETag in If-None-Match, one ending in -gzip
+# with Accept-Encoding: gzip.
+PATHS=${PATHS:-"list:/v1/store/orders notmodified:/v1/store/orders page:/v2/store/orders?pageSize=100 notfound:/v1/store/orders/999999999"}
 work=$(mktemp -d) pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/ceiling" ./bench/ceiling
 go run ./bench/genorders -n 100 > "$work/orders.json"
 big="--plan enterprise --per-minute 1000000000000 --per-day 1000000000000"
 secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-port=$((30000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768 on), where clients bind
 up() { for _ in $(seq 100); do curl -s -o /dev/null "http://$1/healthz" && return 0; sleep 0.1; done; echo "ablate: $1 did not start" >&2; exit 1; }
 declare -A ADDR KEY
 servers=()
@@ -51,11 +53,16 @@ port=$((port + 2)); ceil=127.0.0.1:$port
 "$work/ceiling" --addr "$ceil" --from "http://${ADDR[${servers[0]}]}" --key "${KEY[${servers[0]}]}" & pids+=($!)
 up "$ceil"
 printf 'wrk.method = "DELETE"\n' > "$work/delete.lua"
+etag=$(curl -s -o /dev/null -D - -H "Authorization: Bearer ${KEY[${servers[0]}]}" "http://${ADDR[${servers[0]}]}/v1/store/orders" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag" {print $2}')
 run() { wrk -t2 -c32 -d"$DURATION" --latency "$@" > "$work/out" 2>&1; awk '/Requests\/sec:/ {r=$2} /^ +99%/ {p=$2} END {print r, p}' "$work/out"; }
 for round in $(seq "$ROUNDS"); do
   for entry in $PATHS; do
     name=${entry%%:*}; path=${entry#*:}; extra=()
-    [ "$name" = notfound ] && extra=(-s "$work/delete.lua")
+    case $name in
+      notfound) extra=(-s "$work/delete.lua") ;;
+      notmodified) extra=(-H "If-None-Match: $etag") ;;
+      *-gzip) extra=(-H "Accept-Encoding: gzip") ;;
+    esac
     echo "$round $name ceiling $(run "${extra[@]}" -H "Authorization: Bearer ${KEY[${servers[0]}]}" "http://$ceil$path")"
     for s in "${servers[@]}"; do
       echo "$round $name $s $(run "${extra[@]}" -H "Authorization: Bearer ${KEY[$s]}" "http://${ADDR[$s]}$path")"
