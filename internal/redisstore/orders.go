@@ -26,6 +26,7 @@ type Orders struct {
 	conn
 	halves   halfRecords
 	outcomes atomic.Pointer[atVersion[int64, cancelOutcome]]
+	scanned  func() // after each round trip of List's scan; tests change the orders there
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
@@ -45,22 +46,105 @@ type orderData struct {
 	Complete bool      `json:"complete"`
 }
 
-// List reads both hashes in one transaction, so it never sees half a change.
+// List reads both hashes a chunk at a time between two reads of the version, and reads them
+// again when a write moved it: a list is the orders of one version, never a change half seen,
+// and no call holds Redis long from the other requests of every instance (docs/redis-layout.md).
 func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
+	for range maxListReads {
+		before, err := s.rawVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		data, statuses, err := s.scanOrders(ctx)
+		if err != nil {
+			return nil, err
+		}
+		after, err := s.rawVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if after == before {
+			return s.join(data, statuses)
+		}
+	}
+	return nil, fmt.Errorf("%w: the orders changed during each of %d reads of the list", store.ErrUnavailable, maxListReads)
+}
+
+// listChunk is the fields one HSCAN asks for: about a millisecond of Redis at a thousand.
+var listChunk int64 = 1000
+
+// maxListReads bounds List's reads while writes keep moving the version under it.
+const maxListReads = 5
+
+// rawVersion reads the orders' version as written, a missing generation as none.
+func (s *Orders) rawVersion(ctx context.Context) (version, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	var data, status *redis.MapStringStringCmd
-	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
-		data = p.HGetAll(ctx, s.k.ordersData)
-		status = p.HGetAll(ctx, s.k.ordersStatus)
-		return nil
-	})
+	vals, err := s.rdb.MGet(ctx, s.k.ordersVersion, s.k.ordersGeneration).Result()
 	if err != nil {
-		return nil, classify(ctx, err)
+		return version{}, classify(ctx, err)
 	}
-	statuses := status.Val()
-	out := make([]order.Order, 0, len(data.Val()))
-	for field, raw := range data.Val() {
+	v, err := parseVersion(vals)
+	if err != nil && !errors.Is(err, errNoGeneration) {
+		return version{}, classify(ctx, err)
+	}
+	return v, nil
+}
+
+// scanOrders reads both hashes with HSCAN, one chunk of each per round trip.
+func (s *Orders) scanOrders(ctx context.Context) (data, statuses map[string]string, err error) {
+	data, statuses = map[string]string{}, map[string]string{}
+	scans := []*hashScan{{key: s.k.ordersData, into: data}, {key: s.k.ordersStatus, into: statuses}}
+	for scans[0].more() || scans[1].more() {
+		cctx, cancel := callContext(ctx, s.timeout)
+		cmds := make([]*redis.ScanCmd, len(scans))
+		_, err := s.rdb.Pipelined(cctx, func(p redis.Pipeliner) error {
+			for i, h := range scans {
+				if h.more() {
+					cmds[i] = p.HScan(cctx, h.key, h.cursor, "", listChunk)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			err = classify(cctx, err)
+			cancel()
+			return nil, nil, err
+		}
+		cancel()
+		for i, cmd := range cmds {
+			if cmd != nil {
+				scans[i].add(cmd.Val())
+			}
+		}
+		if s.scanned != nil {
+			s.scanned()
+		}
+	}
+	return data, statuses, nil
+}
+
+// hashScan is one hash read by HSCAN: an element may come twice, a map keeps it once.
+type hashScan struct {
+	key    string
+	into   map[string]string
+	cursor uint64
+	done   bool
+}
+
+func (h *hashScan) more() bool { return !h.done }
+
+func (h *hashScan) add(fieldsAndValues []string, next uint64) {
+	for i := 0; i+1 < len(fieldsAndValues); i += 2 {
+		h.into[fieldsAndValues[i]] = fieldsAndValues[i+1]
+	}
+	h.cursor, h.done = next, next == 0
+}
+
+// join makes the orders of both hashes, by id; an id in one of them only is reported.
+func (s *Orders) join(data, statuses map[string]string) ([]order.Order, error) {
+	out := make([]order.Order, 0, len(data))
+	for field, raw := range data {
 		st, hasStatus := statuses[field]
 		o, ok, err := s.whole(field, raw, st, true, hasStatus)
 		if err != nil {
@@ -71,7 +155,7 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 		}
 	}
 	for field := range statuses {
-		if _, ok := data.Val()[field]; !ok {
+		if _, ok := data[field]; !ok {
 			s.halves.report(field, false)
 		}
 	}
