@@ -26,6 +26,7 @@ type Orders struct {
 	conn
 	halves   halfRecords
 	outcomes atomic.Pointer[atVersion[int64, cancelOutcome]]
+	scanned  func() // after each round trip of List's scan; tests change the orders there
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
@@ -37,45 +38,138 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 // LogTo sends the reports of records the store cannot serve to log, not SetLogger's.
 func (s *Orders) LogTo(log *slog.Logger) { s.halves.log.Store(log) }
 
-// orderData is an order in Redis, less its id (the field) and status (the other hash).
-type orderData struct {
-	PetID    int64     `json:"petId"`
-	Quantity int32     `json:"quantity"`
-	ShipDate time.Time `json:"shipDate"`
-	Complete bool      `json:"complete"`
-}
-
-// List reads both hashes in one transaction, so it never sees half a change.
+// List reads the orders a chunk at a time between two reads of the version, and reads them
+// again when a write moved it: a list is the orders of one version, never a change half seen,
+// and no call holds Redis long from the other requests of every instance (docs/redis-layout.md).
 func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	var data, status *redis.MapStringStringCmd
-	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
-		data = p.HGetAll(ctx, s.k.ordersData)
-		status = p.HGetAll(ctx, s.k.ordersStatus)
-		return nil
-	})
-	if err != nil {
-		return nil, classify(ctx, err)
-	}
-	statuses := status.Val()
-	out := make([]order.Order, 0, len(data.Val()))
-	for field, raw := range data.Val() {
-		st, hasStatus := statuses[field]
-		o, ok, err := s.whole(field, raw, st, true, hasStatus)
+	for range maxListReads {
+		before, err := s.rawVersion(ctx)
 		if err != nil {
 			return nil, err
+		}
+		orders, err := s.scanOrders(ctx)
+		if err != nil {
+			return nil, err
+		}
+		after, err := s.rawVersion(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if after == before {
+			return orders, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: the orders changed during each of %d reads of the list", store.ErrUnavailable, maxListReads)
+}
+
+// listChunk is the orders one HSCAN asks for: about a millisecond of Redis at a thousand.
+var listChunk int64 = 1000
+
+// maxListReads bounds List's reads while writes keep moving the version under it.
+const maxListReads = 5
+
+// rawVersion reads the orders' version as written, a missing generation as none.
+func (s *Orders) rawVersion(ctx context.Context) (version, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	vals, err := s.rdb.MGet(ctx, s.k.ordersVersion, s.k.ordersGeneration).Result()
+	if err != nil {
+		return version{}, classify(ctx, err)
+	}
+	v, err := parseVersion(vals)
+	if err != nil && !errors.Is(err, errNoGeneration) {
+		return version{}, classify(ctx, err)
+	}
+	return v, nil
+}
+
+// scanOrders reads the data hash with HSCAN, and each chunk's statuses (HMGET) in the round
+// trip of the next chunk: every order is whole as it arrives, so the list needs no more
+// memory than its orders. Chunks are decoded on another goroutine while the next is read.
+// An id HSCAN returns twice is listed once.
+func (s *Orders) scanOrders(ctx context.Context) ([]order.Order, error) {
+	decoded := make(chan scannedChunk, 2)
+	var out []order.Order
+	var decodeErr error
+	decoding := make(chan struct{})
+	go func() {
+		defer close(decoding)
+		for c := range decoded {
+			if decodeErr == nil {
+				out, decodeErr = s.appendWhole(out, c)
+			}
+		}
+	}()
+	err := s.scanChunks(ctx, decoded)
+	close(decoded)
+	<-decoding
+	if err = cmp.Or(err, decodeErr); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(out, func(a, b order.Order) bool { return a.ID == b.ID }), nil
+}
+
+// scannedChunk is a chunk of the data hash with the statuses of its ids (nil where none).
+type scannedChunk struct {
+	ids, data []string
+	statuses  []any
+}
+
+func (s *Orders) scanChunks(ctx context.Context, to chan<- scannedChunk) error {
+	var cursor uint64
+	more := true
+	var read scannedChunk // the chunk whose statuses the next round trip reads
+	for more || len(read.ids) > 0 {
+		cctx, cancel := callContext(ctx, s.timeout)
+		var scan *redis.ScanCmd
+		var statuses *redis.SliceCmd
+		_, err := s.rdb.Pipelined(cctx, func(p redis.Pipeliner) error {
+			if len(read.ids) > 0 {
+				statuses = p.HMGet(cctx, s.k.ordersStatus, read.ids...)
+			}
+			if more {
+				scan = p.HScan(cctx, s.k.ordersData, cursor, "", listChunk)
+			}
+			return nil
+		})
+		if err != nil {
+			err = classify(cctx, err)
+			cancel()
+			return err
+		}
+		cancel()
+		if statuses != nil {
+			read.statuses = statuses.Val()
+			to <- read
+		}
+		read = scannedChunk{}
+		if scan != nil {
+			fieldsAndValues, next := scan.Val()
+			for i := 0; i+1 < len(fieldsAndValues); i += 2 {
+				read.ids, read.data = append(read.ids, fieldsAndValues[i]), append(read.data, fieldsAndValues[i+1])
+			}
+			cursor, more = next, next != 0
+		}
+		if s.scanned != nil {
+			s.scanned()
+		}
+	}
+	return nil
+}
+
+// appendWhole appends the orders of c that are whole (data and status).
+func (s *Orders) appendWhole(out []order.Order, c scannedChunk) ([]order.Order, error) {
+	for i, st := range c.statuses {
+		status, hasStatus := st.(string)
+		o, ok, err := s.whole(c.ids[i], c.data[i], status, true, hasStatus)
+		if err != nil {
+			return out, err
 		}
 		if ok {
 			out = append(out, o)
 		}
 	}
-	for field := range statuses {
-		if _, ok := data.Val()[field]; !ok {
-			s.halves.report(field, false)
-		}
-	}
-	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
@@ -222,8 +316,8 @@ func decodeOrder(field, data, status string) (order.Order, error) {
 	if err != nil {
 		return order.Order{}, fmt.Errorf("%w: id %q", errBadRecord, field)
 	}
-	var d orderData
-	if err := json.Unmarshal([]byte(data), &d); err != nil {
+	d, err := decodeData(data)
+	if err != nil {
 		return order.Order{}, fmt.Errorf("%w: order %d: %v", errBadRecord, id, err)
 	}
 	o := order.Order{ID: id, PetID: d.PetID, Quantity: d.Quantity, ShipDate: d.ShipDate, Complete: d.Complete, Status: order.Status(status)}
