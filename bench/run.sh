@@ -14,6 +14,8 @@ ORDERS=${ORDERS:-100}
 # The sizes of the at-scale sections (v1's list and v2's pages); SIZES=10000,100000 for a
 # quick check.
 SIZES=${SIZES:-10000,100000,1000000}
+# The orders of bench/million.sh's section (import, first list, RSS in both stores).
+MILLION=${MILLION:-1000000}
 # QUICK=1 writes only the sections measured on this run's servers (the table, the fixed rate,
 # Redis per request): no allocations per request, no at-scale sections, no Go benchmarks. For
 # a quick check, e.g. QUICK=1 ROUNDS=1 DURATION=2s OUT=/tmp/bench-check.md make bench.
@@ -179,9 +181,12 @@ field() { echo "${R[$1,$2,$3]}" | cut -d' ' -f"$4"; }
 met() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? (a + 0 >= b + 0) : (a + 0 <= b + 0); print (a != "" && ok) ? "yes" : "**no**" }'; }
 
 # at_scale prints the sections that need no server of this run: the list and v2's pages at
-# $SIZES orders, and the Go benchmarks.
+# $SIZES orders, a million orders in both stores, and the Go benchmarks.
 at_scale() {
   go run ./bench/scale -sizes "$SIZES"
+  echo
+  echo "== one million orders, both stores" >&2
+  N=$MILLION bash bench/million.sh
   echo
   echo "## Go benchmarks"
   echo
