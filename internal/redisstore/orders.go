@@ -88,8 +88,12 @@ func (s *Orders) rawVersion(ctx context.Context) (version, error) {
 // memory than its orders. Chunks are decoded on another goroutine while the next is read.
 // An id HSCAN returns twice is listed once.
 func (s *Orders) scanOrders(ctx context.Context) ([]order.Order, error) {
+	size, err := s.dataLen(ctx)
+	if err != nil {
+		return nil, err
+	}
 	decoded := make(chan scannedChunk, 2)
-	var out []order.Order
+	out := make([]order.Order, 0, size) // a guess: orders may come or go meanwhile
 	var decodeErr error
 	decoding := make(chan struct{})
 	go func() {
@@ -100,7 +104,7 @@ func (s *Orders) scanOrders(ctx context.Context) ([]order.Order, error) {
 			}
 		}
 	}()
-	err := s.scanChunks(ctx, decoded)
+	err = s.scanChunks(ctx, decoded)
 	close(decoded)
 	<-decoding
 	if err = cmp.Or(err, decodeErr); err != nil {
@@ -108,6 +112,14 @@ func (s *Orders) scanOrders(ctx context.Context) ([]order.Order, error) {
 	}
 	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
 	return slices.CompactFunc(out, func(a, b order.Order) bool { return a.ID == b.ID }), nil
+}
+
+// dataLen is the number of fields of the data hash.
+func (s *Orders) dataLen(ctx context.Context) (int64, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	n, err := s.rdb.HLen(ctx, s.k.ordersData).Result()
+	return n, classify(ctx, err)
 }
 
 // scannedChunk is a chunk of the data hash with the statuses of its ids (nil where none).
