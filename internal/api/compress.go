@@ -106,7 +106,7 @@ func gzipOnce(body []byte, level int) func() []byte {
 		z, _ := gzip.NewWriterLevel(&out, level)
 		z.Write(body) // a Buffer's writes cannot fail
 		z.Close()
-		return out.Bytes()
+		return settled(out.Bytes())
 	})
 }
 
