@@ -83,31 +83,38 @@ func (s *Orders) rawVersion(ctx context.Context) (version, error) {
 	return v, nil
 }
 
-// scanOrders reads the data hash with HSCAN, and each chunk's statuses (HMGET) in the round
-// trip of the next chunk: every order is whole as it arrives, so the list needs no more
-// memory than its orders. Chunks are decoded on another goroutine while the next is read.
-// An id HSCAN returns twice is listed once.
+// scanOrders reads the data hash with HSCAN and, on a goroutine of its own, each chunk's
+// statuses (HMGET): Redis answers one while the other's reply is decoded, and every order is
+// whole as it arrives, so the list needs no more memory than its orders. An id HSCAN returns
+// twice is listed once.
 func (s *Orders) scanOrders(ctx context.Context) ([]order.Order, error) {
 	size, err := s.dataLen(ctx)
 	if err != nil {
 		return nil, err
 	}
-	decoded := make(chan scannedChunk, 2)
+	ctx, stop := context.WithCancel(ctx) // a failed stage stops the other
+	defer stop()
+	chunks := make(chan scannedChunk, 4)
 	out := make([]order.Order, 0, size) // a guess: orders may come or go meanwhile
-	var decodeErr error
-	decoding := make(chan struct{})
+	var statusErr error
+	done := make(chan struct{})
 	go func() {
-		defer close(decoding)
-		for c := range decoded {
-			if decodeErr == nil {
-				out, decodeErr = s.appendWhole(out, c)
+		defer close(done)
+		for c := range chunks {
+			if statusErr == nil {
+				if statusErr = s.readStatuses(ctx, &c); statusErr == nil {
+					out, statusErr = s.appendWhole(out, c)
+				}
+				if statusErr != nil {
+					stop()
+				}
 			}
 		}
 	}()
-	err = s.scanChunks(ctx, decoded)
-	close(decoded)
-	<-decoding
-	if err = cmp.Or(err, decodeErr); err != nil {
+	err = s.scanData(ctx, chunks)
+	close(chunks)
+	<-done
+	if err = cmp.Or(statusErr, err); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
@@ -122,52 +129,45 @@ func (s *Orders) dataLen(ctx context.Context) (int64, error) {
 	return n, classify(ctx, err)
 }
 
-// scannedChunk is a chunk of the data hash with the statuses of its ids (nil where none).
+// scannedChunk is a chunk of the data hash, then the statuses of its ids (nil where none).
 type scannedChunk struct {
 	ids, data []string
 	statuses  []any
 }
 
-func (s *Orders) scanChunks(ctx context.Context, to chan<- scannedChunk) error {
+// scanData sends the data hash to chunks, listChunk fields a call.
+func (s *Orders) scanData(ctx context.Context, chunks chan<- scannedChunk) error {
 	var cursor uint64
-	more := true
-	var read scannedChunk // the chunk whose statuses the next round trip reads
-	for more || len(read.ids) > 0 {
+	for more := true; more; {
 		cctx, cancel := callContext(ctx, s.timeout)
-		var scan *redis.ScanCmd
-		var statuses *redis.SliceCmd
-		_, err := s.rdb.Pipelined(cctx, func(p redis.Pipeliner) error {
-			if len(read.ids) > 0 {
-				statuses = p.HMGet(cctx, s.k.ordersStatus, read.ids...)
-			}
-			if more {
-				scan = p.HScan(cctx, s.k.ordersData, cursor, "", listChunk)
-			}
-			return nil
-		})
+		fieldsAndValues, next, err := s.rdb.HScan(cctx, s.k.ordersData, cursor, "", listChunk).Result()
+		err = classify(cctx, err)
+		cancel()
 		if err != nil {
-			err = classify(cctx, err)
-			cancel()
 			return err
 		}
-		cancel()
-		if statuses != nil {
-			read.statuses = statuses.Val()
-			to <- read
+		var c scannedChunk
+		for i := 0; i+1 < len(fieldsAndValues); i += 2 {
+			c.ids, c.data = append(c.ids, fieldsAndValues[i]), append(c.data, fieldsAndValues[i+1])
 		}
-		read = scannedChunk{}
-		if scan != nil {
-			fieldsAndValues, next := scan.Val()
-			for i := 0; i+1 < len(fieldsAndValues); i += 2 {
-				read.ids, read.data = append(read.ids, fieldsAndValues[i]), append(read.data, fieldsAndValues[i+1])
-			}
-			cursor, more = next, next != 0
+		if len(c.ids) > 0 {
+			chunks <- c
 		}
+		cursor, more = next, next != 0
 		if s.scanned != nil {
 			s.scanned()
 		}
 	}
 	return nil
+}
+
+// readStatuses reads the statuses of c's ids.
+func (s *Orders) readStatuses(ctx context.Context, c *scannedChunk) error {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	var err error
+	c.statuses, err = s.rdb.HMGet(ctx, s.k.ordersStatus, c.ids...).Result()
+	return classify(ctx, err)
 }
 
 // appendWhole appends the orders of c that are whole (data and status).
