@@ -1,10 +1,13 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,4 +128,46 @@ func TestPageCacheIsBounded(t *testing.T) {
 	if _, ok := c.get(2, "new"); !ok || len(c.pages) != 1 {
 		t.Fatalf("after a new version: %d pages held", len(c.pages))
 	}
+}
+
+// TestOneListBuildAtATime: requests that find no list of the version they read wait for the
+// build under way and take its result; the store's List runs once for all of them.
+func TestOneListBuildAtATime(t *testing.T) {
+	const readers = 8
+	s := &blockingStore{readers: readers, allRead: make(chan struct{})}
+	c := &listCache{orders: s}
+	var wg sync.WaitGroup
+	for range readers {
+		wg.Go(func() {
+			if l, err := c.get(context.Background()); err != nil || l.version != 1 {
+				t.Errorf("get = %+v, %v", l, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := s.lists.Load(); n != 1 {
+		t.Fatalf("%d builds of one version for %d readers", n, readers)
+	}
+}
+
+// blockingStore's List waits until readers have all read the version: every reader has then
+// found no list, and is at the build or waiting for it.
+type blockingStore struct {
+	order.Store
+	readers         int32
+	versions, lists atomic.Int32
+	allRead         chan struct{}
+}
+
+func (s *blockingStore) Version(context.Context) (uint64, error) {
+	if s.versions.Add(1) == s.readers {
+		close(s.allRead)
+	}
+	return 1, nil
+}
+
+func (s *blockingStore) List(context.Context) ([]order.Order, error) {
+	s.lists.Add(1)
+	<-s.allRead
+	return nil, nil
 }
