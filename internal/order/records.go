@@ -1,6 +1,7 @@
 package order
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -64,3 +65,61 @@ func ValidateAll[T Record](list []T) error {
 	}
 	return nil
 }
+
+// Batches reads records in turn, running check on each as it reads it (so that a refusal can
+// name the record's place), and hands them to each in batches, in order; it stops at the
+// first error of either. It can be read more than once: an import reads it once to check
+// every record, then again to write them, holding one batch at a time.
+type Batches[T Record] func(check func(T) error, each func([]T) error) error
+
+// Slice is the Batches of a list in memory, in batches of up to size.
+func Slice[T Record](list []T, size int) Batches[T] {
+	return func(check func(T) error, each func([]T) error) error {
+		for part := range slices.Chunk(list, max(1, size)) {
+			for _, r := range part {
+				if err := check(r); err != nil {
+					return err
+				}
+			}
+			if err := each(part); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// ReadAhead is b read in a goroutine of its own, up to depth batches ahead of each: the
+// reading (decoding a file) and the writing take their time side by side. check runs in
+// that goroutine.
+func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
+	return func(check func(T) error, each func([]T) error) error {
+		batches := make(chan []T, depth)
+		stop := make(chan struct{})
+		read := make(chan error, 1)
+		go func() {
+			defer close(batches)
+			read <- b(check, func(batch []T) error {
+				select {
+				case batches <- batch:
+					return nil
+				case <-stop:
+					return errStopped
+				}
+			})
+		}()
+		for batch := range batches {
+			if err := each(batch); err != nil {
+				close(stop)
+				for range batches { // until the reader stops
+				}
+				<-read
+				return err
+			}
+		}
+		return <-read
+	}
+}
+
+// errStopped ends the reading of a ReadAhead whose each failed; it is never returned.
+var errStopped = errors.New("stopped")
