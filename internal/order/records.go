@@ -100,6 +100,11 @@ func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
 		go func() {
 			defer close(batches)
 			read <- b(check, func(batch []T) error {
+				select { // first, as the drain below would take batches for ever
+				case <-stop:
+					return errStopped
+				default:
+				}
 				select {
 				case batches <- batch:
 					return nil
