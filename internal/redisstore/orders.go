@@ -171,9 +171,9 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 // order.CheckEach): the batch of a refused order and those after it are not written.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
-	var changed int64
+	calls := newInFlight(importPipelines)
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
-		var calls [][]any
+		var chunks [][]any
 		for part := range slices.Chunk(batch, importChunk) {
 			args := make([]any, 0, 1+4*len(part))
 			args = append(args, newGeneration())
@@ -184,13 +184,12 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 				}
 				args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
 			}
-			calls = append(calls, args)
+			chunks = append(chunks, args)
 		}
-		n, err := s.runScripts(ctx, importScript, keys, calls, nil)
-		changed += n
-		return err
+		return calls.run(func() (int64, error) { return s.runScripts(ctx, importScript, keys, chunks) })
 	})
-	if err != nil {
+	changed, callErr := calls.wait()
+	if err = cmp.Or(err, callErr); err != nil {
 		return changed, err
 	}
 	if _, err := s.Reindex(ctx); err != nil {
@@ -199,44 +198,38 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 	return changed, nil
 }
 
+// importPipelines is how many pipelines of import.lua or reindex.lua are in flight at once.
+const importPipelines = 2
+
 // reindexScan is how many fields an HSCAN of Reindex asks for: several reindex.lua's worth.
 const reindexScan = 8 * importChunk
 
 // Reindex indexes every order by status and returns how many entries moved; no order changes.
-// The ids of each HSCAN go to reindex.lua in the pipeline of the next HSCAN.
+// The ids of each HSCAN go to reindex.lua in a pipeline of their own while the next HSCAN runs.
 func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
-	var moved int64
-	var calls [][]any // of the last scan
+	calls := newInFlight(importPipelines)
 	var cursor uint64
-	for first := true; first || cursor != 0 || len(calls) > 0; first = false {
-		var scan *redis.ScanCmd
-		n, err := s.runScripts(ctx, reindexScript, keys, calls, func(p redis.Pipeliner) {
-			if first || cursor != 0 {
-				scan = p.HScan(ctx, s.k.ordersStatus, cursor, "", reindexScan)
-			}
-		})
-		moved += n
-		calls = nil
-		if err == nil && scan != nil {
-			var fields []string
-			fields, cursor, err = scan.Result()
-			err = classify(ctx, err)
-			var args []any
-			for i := 0; err == nil && i+1 < len(fields); i += 2 {
-				if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 {
-					args = append(args, fields[i], member(id)) // others are no order: never listed
-				}
-			}
-			for part := range slices.Chunk(args, 2*importChunk) {
-				calls = append(calls, part)
+	var err error
+	for first := true; err == nil && (first || cursor != 0); first = false {
+		callCtx, cancel := callContext(ctx, s.timeout)
+		var fields []string
+		fields, cursor, err = s.rdb.HScan(callCtx, s.k.ordersStatus, cursor, "", reindexScan).Result()
+		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
+		cancel()
+		var args []any
+		for i := 0; err == nil && i+1 < len(fields); i += 2 {
+			if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 {
+				args = append(args, fields[i], member(id)) // others are no order: never listed
 			}
 		}
-		if err != nil {
-			return moved, err
+		if len(args) > 0 {
+			chunks := slices.Collect(slices.Chunk(args, 2*importChunk))
+			err = calls.run(func() (int64, error) { return s.runScripts(ctx, reindexScript, keys, chunks) })
 		}
 	}
-	return moved, nil
+	moved, callErr := calls.wait()
+	return moved, cmp.Or(err, callErr)
 }
 
 // errBadRecord is data that another writer left in a form the layout does not allow.
