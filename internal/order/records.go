@@ -19,33 +19,42 @@ func (p Pet) identity() (string, int64)   { return "pet", p.ID }
 // CheckEach returns a check of records in turn: each valid, with an id no earlier one had.
 // A file reader runs it as it decodes, so that an error can name the record's place.
 func CheckEach[T Record]() func(T) error {
-	var seen idSet
+	var seen IDSet
 	return func(r T) error {
 		if err := r.Validate(); err != nil {
 			return err
 		}
 		kind, id := r.identity()
-		if !seen.add(id) {
+		if !seen.Add(id) {
 			return fmt.Errorf("%s %d: duplicate id", kind, id)
 		}
 		return nil
 	}
 }
 
-// idSet is a set of ids, small and fast when they come mostly in increasing order, as in
+// IDSet is a set of ids, small and fast when they come mostly in increasing order, as in
 // data files (a million of them): those are kept in a sorted list, the others in a map.
-type idSet struct {
+type IDSet struct {
 	rising []int64
 	other  map[int64]bool
 }
 
-// add adds id and reports whether it was new.
-func (s *idSet) add(id int64) bool {
+// Len is how many ids were added.
+func (s *IDSet) Len() int { return len(s.rising) + len(s.other) }
+
+// Has reports whether id was added.
+func (s *IDSet) Has(id int64) bool {
+	_, found := slices.BinarySearch(s.rising, id)
+	return found || s.other[id]
+}
+
+// Add adds id and reports whether it was new.
+func (s *IDSet) Add(id int64) bool {
 	if n := len(s.rising); n == 0 || id > s.rising[n-1] {
 		s.rising = append(s.rising, id)
 		return true
 	}
-	if _, found := slices.BinarySearch(s.rising, id); found || s.other[id] {
+	if s.Has(id) {
 		return false
 	}
 	if s.other == nil {

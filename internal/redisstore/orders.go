@@ -172,7 +172,11 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
 	calls := newInFlight(importPipelines)
+	var imported order.IDSet // indexed by import.lua: Reindex passes them by
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
+		for _, o := range batch {
+			imported.Add(o.ID)
+		}
 		var chunks [][]any
 		for part := range slices.Chunk(batch, importChunk) {
 			args := make([]any, 0, 1+4*len(part))
@@ -192,7 +196,15 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 	if err = cmp.Or(err, callErr); err != nil {
 		return changed, err
 	}
-	if _, err := s.Reindex(ctx); err != nil {
+	// When the status hash holds the file's orders only, there is nothing else to reindex.
+	callCtx, cancel := callContext(ctx, s.timeout)
+	held, err := s.rdb.HLen(callCtx, s.k.ordersStatus).Result()
+	err = classify(callCtx, err)
+	cancel()
+	if err == nil && held != int64(imported.Len()) {
+		_, err = s.reindex(ctx, imported.Has)
+	}
+	if err != nil {
 		return changed, fmt.Errorf("orders imported, indexes not rebuilt: %w", err)
 	}
 	return changed, nil
@@ -207,6 +219,11 @@ const reindexScan = 8 * importChunk
 // Reindex indexes every order by status and returns how many entries moved; no order changes.
 // The ids of each HSCAN go to reindex.lua in a pipeline of their own while the next HSCAN runs.
 func (s *Orders) Reindex(ctx context.Context) (int64, error) {
+	return s.reindex(ctx, func(int64) bool { return false })
+}
+
+// reindex is Reindex of the orders whose ids skip refuses.
+func (s *Orders) reindex(ctx context.Context, skip func(int64) bool) (int64, error) {
 	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
 	calls := newInFlight(importPipelines)
 	var cursor uint64
@@ -219,7 +236,7 @@ func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 		cancel()
 		var args []any
 		for i := 0; err == nil && i+1 < len(fields); i += 2 {
-			if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 {
+			if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 && !skip(id) {
 				args = append(args, fields[i], member(id)) // others are no order: never listed
 			}
 		}

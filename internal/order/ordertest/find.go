@@ -284,9 +284,16 @@ func AssertImported(tb testing.TB, s FinderStore, want []order.Order) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	assertOrders(tb, got, want)
+	same := func(what string, got, want []order.Order) {
+		tb.Helper()
+		if len(got) != len(want) { // before assertOrders, which prints them all
+			tb.Fatalf("%s: %d orders, want %d", what, len(got), len(want))
+		}
+		assertOrders(tb, got, want)
+	}
+	same("List", got, want)
 	for _, st := range []order.Status{order.StatusPending, order.StatusShipped, order.StatusCancelled} {
 		f := order.Filter{Statuses: []order.Status{st}}
-		assertOrders(tb, FindAll(tb, s, f), Model(want, f))
+		same("Find "+string(st), FindAll(tb, s, f), Model(want, f))
 	}
 }
