@@ -32,17 +32,21 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	case *ordersFile == "":
 		return usageErrorf("import: --orders is required")
 	}
-	// Both files are read and checked before the store is opened, which may create the file.
-	// Each record is checked as it is read; the first refused is named by file:line:column.
-	orderList, err := jsonfile.ReadArray(*ordersFile, order.CheckEach[order.Order]())
+	// Both files are read and checked before the store is opened, which may create the file,
+	// then read again as they are written: neither is held whole. Each record is checked as
+	// it is read; the first refused is named by file:line:column.
+	orders := func(check func(order.Order) error, each func([]order.Order) error) error {
+		return jsonfile.EachInFile(*ordersFile, check, service.ImportBatch, each)
+	}
+	var pets order.Batches[order.Pet]
+	if *petsFile != "" {
+		pets = func(check func(order.Pet) error, each func([]order.Pet) error) error {
+			return jsonfile.EachInFile(*petsFile, check, service.ImportBatch, each)
+		}
+	}
+	checked, err := service.CheckImport(orders, pets)
 	if err != nil {
 		return usageError{err}
-	}
-	var petList []order.Pet
-	if *petsFile != "" {
-		if petList, err = jsonfile.ReadArray(*petsFile, order.CheckEach[order.Pet]()); err != nil {
-			return usageError{err}
-		}
 	}
 	sc.CreateDB = true
 	stores, err := openStores(ctx, sc)
@@ -50,15 +54,15 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer stores.Close()
-	n, err := stores.Import(ctx, orderList, petList)
+	n, err := stores.ImportChecked(ctx, checked)
 	if err != nil {
 		return err
 	}
 	if stores.Mode() == "redis" {
-		fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", len(orderList), n.OrderFieldsChanged, len(petList))
+		fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", checked.Orders, n.OrderFieldsChanged, checked.Pets)
 		return nil
 	}
 	fmt.Fprintf(stderr, "imported %d orders (%d added, %d updated) and %d pets (%d added, %d updated) into %s\n",
-		len(orderList), n.OrdersAdded, n.OrdersUpdated, len(petList), n.PetsAdded, n.PetsUpdated, sc.DB)
+		checked.Orders, n.OrdersAdded, n.OrdersUpdated, checked.Pets, n.PetsAdded, n.PetsUpdated, sc.DB)
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	openapi "github.com/petstore/orderd"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/service"
 )
 
 // Records of testdata/demo, for the files of the tests to change.
@@ -120,4 +122,56 @@ func TestImportRefusesARecordTheContractDoesNotAllow(t *testing.T) {
 // record is ordertest.Record as a string.
 func record(t *testing.T, base, change map[string]string) string {
 	return string(ordertest.Record(t, base, change))
+}
+
+// TestImportOfManyBatchesRefusesABadLastRecord: a file of more orders than two batches hold
+// (read twice: checked through, then written) whose last record repeats the first one's id is
+// refused with that record's place, and leaves either store as it was; without that record,
+// every order is written, as the summary counts.
+func TestImportOfManyBatchesRefusesABadLastRecord(t *testing.T) {
+	n := 2*service.ImportBatch + 1
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":%d,"petId":%d,"quantity":1,"shipDate":"2026-11-05T13:00:00Z","complete":false,"status":"pending"},`+"\n", 1000+i, i)
+	}
+	good := strings.TrimSuffix(b.String(), ",\n") + "\n]\n"
+	bad := b.String() + `  {"id":1000,"petId":1,"quantity":1,"shipDate":"2026-11-05T13:00:00Z","complete":false,"status":"pending"}` + "\n]\n"
+	dir := t.TempDir()
+	goodFile, badFile := filepath.Join(dir, "good.json"), filepath.Join(dir, "bad.json")
+	for f, data := range map[string]string{goodFile: good, badFile: bad} {
+		if err := os.WriteFile(f, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := redistest.Start(t)
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	for store, tc := range map[string]struct {
+		args          []string
+		added, demoed string // the summaries of the good file's first import, and of the demo's again
+	}{
+		"sqlite": {[]string{"--db", db},
+			fmt.Sprintf("imported %d orders (%d added, 0 updated) and 0 pets (0 added, 0 updated) into %s\n", n, n, db),
+			"imported 21 orders (0 added, 0 updated) and 7 pets (0 added, 0 updated) into " + db + "\n"},
+		"redis": {[]string{"--redis-url", srv.URL(), "--redis-prefix", redistest.Prefix(t)},
+			fmt.Sprintf("imported %d orders (%d fields changed) and 0 pets\n", n, 2*n),
+			"imported 21 orders (0 fields changed) and 7 pets\n"},
+	} {
+		t.Run(store, func(t *testing.T) {
+			demo := append([]string{"import", "--orders", "../../testdata/demo/orders.json", "--pets", "../../testdata/demo/pets.json"}, tc.args...)
+			if _, errOut, code := orderd(t, nil, demo...); code != 0 {
+				t.Fatalf("import of the demo files: exit %d: %s", code, errOut)
+			}
+			_, errOut, code := orderd(t, nil, append([]string{"import", "--orders", badFile}, tc.args...)...)
+			if want := fmt.Sprintf("orderd: %s:%d:3: order 1000: duplicate id\n", badFile, n+2); code != 2 || errOut != want {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and %q", code, errOut, want)
+			}
+			if _, errOut, code := orderd(t, nil, demo...); code != 0 || errOut != tc.demoed {
+				t.Fatalf("the demo files again: exit %d, %q; want %q", code, errOut, tc.demoed)
+			}
+			if _, errOut, code := orderd(t, nil, append([]string{"import", "--orders", goodFile}, tc.args...)...); code != 0 || errOut != tc.added {
+				t.Fatalf("the good file: exit %d, %q; want %q: the refused import wrote some", code, errOut, tc.added)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@
 package jsonfile
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -15,52 +16,173 @@ import (
 // ReadArray decodes the JSON array in the file at path, checking each element with check
 // (which may be nil). Unknown fields are errors: a misspelt field must not pass silently.
 func ReadArray[T any](path string, check func(T) error) ([]T, error) {
-	data, err := os.ReadFile(path)
+	out := []T{}
+	err := EachInFile(path, check, 1000, func(batch []T) error {
+		out = append(out, batch...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return decodeArray(path, data, check)
-}
-
-// decodeArray is ReadArray on data already read; name is used in errors.
-func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, error) {
-	at := func(offset int64, err error) error {
-		line, col := position(data, offset)
-		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
-	}
-	// A first pass finds syntax errors (all that Unmarshal into a RawMessage can fail with) at
-	// an offset from the start of the file, which the streaming decoder below does not give.
-	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
-		if se, ok := err.(*json.SyntaxError); ok && se.Offset < int64(len(data)) {
-			return nil, at(se.Offset-1, syntaxReason(err))
-		}
-		return nil, at(int64(len(data)), errors.New("unexpected end of file"))
-	}
-	// The second pass walks the valid array to know where each element starts. A type that
-	// decodes itself (order.Order) states its own rules, unknown fields included.
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	// The first pass proved the JSON valid, so Token cannot fail; anything but an array
-	// (null or one object included) is not a list of records.
-	if tok, _ := dec.Token(); tok != json.Delim('[') {
-		return nil, at(skipSpace(data, 0), errors.New("want a JSON array"))
-	}
-	out := []T{}
-	for i := 0; dec.More(); i++ {
-		start := skipSpace(data, dec.InputOffset())
-		var v T
-		if err := dec.Decode(&v); err != nil {
-			return nil, at(start, syntaxReason(err))
-		}
-		if check != nil {
-			if err := check(v); err != nil {
-				return nil, at(start, err)
-			}
-		}
-		out = append(out, v)
-	}
 	return out, nil
 }
+
+// EachInFile is Each on the file at path, named by path in errors.
+func EachInFile[T any](path string, check func(T) error, size int, each func([]T) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// The decoder reads little at a time: a call to the system for each would be most of its work.
+	return Each(path, bufio.NewReaderSize(f, 1<<16), check, size, each)
+}
+
+// Each decodes the JSON array read from r as ReadArray does, and hands its elements to each in
+// batches of up to size, in order, as it reads them: it holds a batch and the decoder's
+// buffer, never the whole input. Errors of each are returned as they are; the others are
+// those ReadArray would give on the whole input, at the same place. name is used in errors.
+func Each[T any](name string, r io.Reader, check func(T) error, size int, each func([]T) error) error {
+	a := &array{name: name, in: &window{r: r, line: 1}}
+	a.dec = json.NewDecoder(a.in)
+	a.dec.DisallowUnknownFields()
+	// Anything but an array (null or one object included) is not a list of records, once
+	// it has no syntax error: ReadArray names the first syntax error of the file first.
+	a.dec.More() // to its first byte, whatever it is
+	first := a.dec.InputOffset()
+	if c, ok := a.next(); !ok || c != '[' {
+		if err := a.syntax("", a.dec.Decode(new(json.RawMessage))); err != nil {
+			return err
+		}
+		if err := a.trailing(); err != nil {
+			return err
+		}
+		return a.at(first, errors.New("want a JSON array"))
+	}
+	a.dec.Token()
+	batch := make([]T, 0, max(1, size))
+	// After a record is refused, the rest is still read for a syntax error, which comes first.
+	var refused error
+	i := 0
+	for ; a.dec.More(); i++ {
+		before := a.dec.InputOffset() // at the comma (or the first element)
+		var v T
+		var err error
+		if refused == nil {
+			err = a.dec.Decode(&v)
+		} else {
+			err = a.dec.Decode(new(json.RawMessage))
+		}
+		// The value was read if the decoder went past it; otherwise the error is its syntax.
+		if a.dec.InputOffset() <= before+int64(min(i, 1)) {
+			prefix := "[0,"
+			if i > 0 && a.dec.InputOffset() == before {
+				prefix = "[0" // no comma after an element
+			}
+			return a.syntax(prefix, err)
+		}
+		a.in.release(before)
+		if refused != nil {
+			continue
+		}
+		start := a.in.skipSpace(before)
+		if err == nil && check != nil {
+			err = check(v)
+		}
+		if err != nil {
+			refused = a.at(start, syntaxReason(err))
+			continue
+		}
+		if batch = append(batch, v); len(batch) == cap(batch) {
+			if err := each(batch); err != nil {
+				return err
+			}
+			batch = make([]T, 0, cap(batch)) // each may keep the one it has
+		}
+	}
+	prefix := "[0"
+	if i == 0 {
+		prefix = "["
+	}
+	if _, err := a.dec.Token(); err != nil {
+		return a.syntax(prefix, err)
+	}
+	if err := a.trailing(); err != nil {
+		return err
+	}
+	if refused != nil {
+		return refused
+	}
+	if len(batch) > 0 {
+		return each(batch)
+	}
+	return nil
+}
+
+// array is the state of one Each.
+type array struct {
+	name string
+	in   *window
+	dec  *json.Decoder
+}
+
+func (a *array) at(offset int64, err error) error {
+	line, col := a.in.position(offset)
+	return fmt.Errorf("%s:%d:%d: %w", a.name, line, col, err)
+}
+
+// next is the byte at the decoder's position, if it holds one.
+func (a *array) next() (byte, bool) {
+	var c [1]byte
+	n, _ := a.dec.Buffered().Read(c[:])
+	return c[0], n == 1
+}
+
+// syntax places err, the decoder's error at its position, as Unmarshal of the whole file
+// would: with the same message, at the same byte. The decoder has its own messages, and an
+// offset that does not count what Token and More skip; but it holds the bytes from its
+// position on, the bad one included, and Unmarshal of them after prefix (which puts its
+// scanner in the decoder's state) finds the same fault at the same place.
+func (a *array) syntax(prefix string, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return a.at(a.in.end(), errors.New("unexpected end of file"))
+	case !errors.As(err, &se):
+		return err // reading failed
+	}
+	rest, _ := io.ReadAll(a.dec.Buffered())
+	data := append([]byte(prefix), rest...)
+	err = json.Unmarshal(data, new(json.RawMessage))
+	if !errors.As(err, &se) || strings.HasPrefix(se.Error(), "unexpected end") {
+		return fmt.Errorf("%s: %w", a.name, err) // never: the bytes have the fault
+	}
+	return a.at(a.dec.InputOffset()+se.Offset-1-int64(len(prefix)), syntaxReason(err))
+}
+
+// trailing refuses anything but space after the top-level value, as Unmarshal does.
+func (a *array) trailing() error {
+	off := a.dec.InputOffset()
+	rest := bufio.NewReader(io.MultiReader(a.dec.Buffered(), a.in))
+	for {
+		c, err := rest.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !isSpace(c) {
+			// Unmarshal's words for it, from its scanner.
+			return a.at(off, syntaxReason(json.Unmarshal([]byte{'0', ' ', c}, new(json.RawMessage))))
+		}
+		off++
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // syntaxReason drops the decoder's "json: " prefix and says what an unexpected EOF means.
 func syntaxReason(err error) error {
@@ -74,16 +196,56 @@ func syntaxReason(err error) error {
 	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
-// skipSpace returns the offset of the first byte from off that is neither space nor a comma.
-func skipSpace(data []byte, off int64) int64 {
-	return int64(len(data) - len(bytes.TrimLeft(data[off:], " \t\r\n,")))
+// window is the input as the decoder reads it. It keeps the bytes from the start of the
+// current batch on, so that an error in the batch can be placed by line and column, and
+// counts the lines of those it lets go.
+type window struct {
+	r         io.Reader
+	kept      []byte
+	base      int64 // the offset of kept[0]
+	line      int   // the line of base, from 1
+	lineStart int64 // the offset of the first byte of that line
 }
 
-// position turns a byte offset into a 1-based line and column.
-func position(data []byte, offset int64) (line, col int) {
-	offset = max(0, min(offset, int64(len(data))))
-	before := data[:offset]
-	line = bytes.Count(before, []byte{'\n'}) + 1
-	col = int(offset) - bytes.LastIndexByte(before, '\n')
-	return line, col
+func (w *window) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	w.kept = append(w.kept, p[:n]...)
+	return n, err
+}
+
+// release lets go of the bytes before offset, counting their lines, once they are many:
+// each time copies the bytes after it.
+func (w *window) release(offset int64) {
+	k := offset - w.base
+	if k < 1<<16 {
+		return
+	}
+	gone := w.kept[:k]
+	if n := bytes.Count(gone, []byte{'\n'}); n > 0 {
+		w.line += n
+		w.lineStart = w.base + int64(bytes.LastIndexByte(gone, '\n')) + 1
+	}
+	w.kept = w.kept[:copy(w.kept, w.kept[k:])]
+	w.base = offset
+}
+
+// end is the offset after the last byte read.
+func (w *window) end() int64 { return w.base + int64(len(w.kept)) }
+
+// position turns an offset, at or after base, into a 1-based line and column.
+func (w *window) position(offset int64) (line, col int) {
+	offset = max(w.base, min(offset, w.end()))
+	before := w.kept[:offset-w.base]
+	line, lineStart := w.line, w.lineStart
+	if n := bytes.Count(before, []byte{'\n'}); n > 0 {
+		line += n
+		lineStart = w.base + int64(bytes.LastIndexByte(before, '\n')) + 1
+	}
+	return line, int(offset-lineStart) + 1
+}
+
+// skipSpace returns the offset of the first byte from offset on that is neither space nor a comma.
+func (w *window) skipSpace(offset int64) int64 {
+	rest := w.kept[offset-w.base:]
+	return offset + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n,")))
 }

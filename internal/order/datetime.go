@@ -2,8 +2,6 @@ package order
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"time"
 )
 
@@ -14,13 +12,9 @@ const DateTimeShape = "must be an RFC 3339 date-time, such as 2026-11-16T00:00:0
 // exists, no leap second), or "". kin-openapi's format check lets through second 60, days 29
 // to 31 of any month and any two-digit offset; time.Parse reads +24:00 and +23:60.
 func DateTimeFault(s string) string {
-	m := dateTime.FindStringSubmatch(s)
-	if m == nil {
+	n, ok := dateTimeFields(s)
+	if !ok {
 		return DateTimeShape
-	}
-	var n [9]int // year, month, day, hour, minute, second, offset hours and minutes
-	for i, d := range m[1:] {
-		n[i], _ = strconv.Atoi(d) // all digits; the offset's are empty for Z
 	}
 	year, month, day, hour, minute, second := n[0], n[1], n[2], n[3], n[4], n[5]
 	switch {
@@ -42,7 +36,64 @@ func DateTimeFault(s string) string {
 	return ""
 }
 
-var dateTime = regexp.MustCompile(`^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:Z|[+-](\d\d):(\d\d))$`)
+// dateTimeFields matches s to ^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:Z|[+-](\d\d):(\d\d))$
+// and returns its groups' numbers (the offset's 0 for Z): year, month, day, hour, minute,
+// second, offset hours and minutes. Not a regexp: an import checks a million dates.
+func dateTimeFields(s string) (n [8]int, ok bool) {
+	i := 0
+	number := func(width int) int {
+		v := 0
+		for end := i + width; i < end; i++ {
+			if i >= len(s) || s[i] < '0' || s[i] > '9' {
+				ok = false
+				return 0
+			}
+			v = v*10 + int(s[i]-'0')
+		}
+		return v
+	}
+	sep := func(c byte) {
+		if i < len(s) && s[i] == c {
+			i++
+		} else {
+			ok = false
+		}
+	}
+	ok = true
+	n[0] = number(4)
+	sep('-')
+	n[1] = number(2)
+	sep('-')
+	n[2] = number(2)
+	sep('T')
+	n[3] = number(2)
+	sep(':')
+	n[4] = number(2)
+	sep(':')
+	n[5] = number(2)
+	if ok && i < len(s) && s[i] == '.' {
+		i++
+		if number(1); ok {
+			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+		}
+	}
+	switch {
+	case !ok || i >= len(s):
+		return n, false
+	case s[i] == 'Z':
+		i++
+	case s[i] == '+' || s[i] == '-':
+		i++
+		n[6] = number(2)
+		sep(':')
+		n[7] = number(2)
+	default:
+		return n, false
+	}
+	return n, ok && i == len(s)
+}
 
 func daysIn(year int, month time.Month) int {
 	return time.Date(year, month+1, 0, 0, 0, 0, 0, time.UTC).Day()

@@ -17,6 +17,15 @@ const MaxShipDateLength = 64
 // UnmarshalJSON reads the contract's Order: all six fields, none null, no other (an import
 // would write a missing field's zero over a real order's). Validate checks ranges and states.
 func (o *Order) UnmarshalJSON(data []byte) error {
+	if p, ok := plainOrder(data); ok {
+		*o = p
+		return nil
+	}
+	return o.decode(data)
+}
+
+// decode is UnmarshalJSON without its fast path.
+func (o *Order) decode(data []byte) error {
 	var r struct {
 		ID       *int64  `json:"id"`
 		PetID    *int64  `json:"petId"`

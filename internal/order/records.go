@@ -1,6 +1,10 @@
 package order
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
 
 // Record is what the service imports from data files and other systems: an order or a pet.
 type Record interface {
@@ -15,18 +19,49 @@ func (p Pet) identity() (string, int64)   { return "pet", p.ID }
 // CheckEach returns a check of records in turn: each valid, with an id no earlier one had.
 // A file reader runs it as it decodes, so that an error can name the record's place.
 func CheckEach[T Record]() func(T) error {
-	seen := map[int64]bool{}
+	var seen IDSet
 	return func(r T) error {
 		if err := r.Validate(); err != nil {
 			return err
 		}
 		kind, id := r.identity()
-		if seen[id] {
+		if !seen.Add(id) {
 			return fmt.Errorf("%s %d: duplicate id", kind, id)
 		}
-		seen[id] = true
 		return nil
 	}
+}
+
+// IDSet is a set of ids, small and fast when they come mostly in increasing order, as in
+// data files (a million of them): those are kept in a sorted list, the others in a map.
+type IDSet struct {
+	rising []int64
+	other  map[int64]bool
+}
+
+// Len is how many ids were added.
+func (s *IDSet) Len() int { return len(s.rising) + len(s.other) }
+
+// Has reports whether id was added.
+func (s *IDSet) Has(id int64) bool {
+	_, found := slices.BinarySearch(s.rising, id)
+	return found || s.other[id]
+}
+
+// Add adds id and reports whether it was new.
+func (s *IDSet) Add(id int64) bool {
+	if n := len(s.rising); n == 0 || id > s.rising[n-1] {
+		s.rising = append(s.rising, id)
+		return true
+	}
+	if s.Has(id) {
+		return false
+	}
+	if s.other == nil {
+		s.other = map[int64]bool{}
+	}
+	s.other[id] = true
+	return true
 }
 
 // ValidateAll reports the first record CheckEach refuses; stores run it before writing any.
@@ -39,3 +74,66 @@ func ValidateAll[T Record](list []T) error {
 	}
 	return nil
 }
+
+// Batches reads records in turn, running check on each as it reads it (so that a refusal can
+// name the record's place), and hands them to each in batches, in order; it stops at the
+// first error of either. It can be read more than once: an import reads it once to check
+// every record, then again to write them, holding one batch at a time.
+type Batches[T Record] func(check func(T) error, each func([]T) error) error
+
+// Slice is the Batches of a list in memory, in batches of up to size.
+func Slice[T Record](list []T, size int) Batches[T] {
+	return func(check func(T) error, each func([]T) error) error {
+		for part := range slices.Chunk(list, max(1, size)) {
+			for _, r := range part {
+				if err := check(r); err != nil {
+					return err
+				}
+			}
+			if err := each(part); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// ReadAhead is b read in a goroutine of its own, up to depth batches ahead of each: the
+// reading (decoding a file) and the writing take their time side by side. check runs in
+// that goroutine.
+func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
+	return func(check func(T) error, each func([]T) error) error {
+		batches := make(chan []T, depth)
+		stop := make(chan struct{})
+		read := make(chan error, 1)
+		go func() {
+			defer close(batches)
+			read <- b(check, func(batch []T) error {
+				select { // first, as the drain below would take batches for ever
+				case <-stop:
+					return errStopped
+				default:
+				}
+				select {
+				case batches <- batch:
+					return nil
+				case <-stop:
+					return errStopped
+				}
+			})
+		}()
+		for batch := range batches {
+			if err := each(batch); err != nil {
+				close(stop)
+				for range batches { // until the reader stops
+				}
+				<-read
+				return err
+			}
+		}
+		return <-read
+	}
+}
+
+// errStopped ends the reading of a ReadAhead whose each failed; it is never returned.
+var errStopped = errors.New("stopped")

@@ -261,63 +261,98 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	return order.Order{}, false, fmt.Errorf("%w: order %s has status %q", errBadRecord, field, outcome)
 }
 
+// importChunk is how many orders one import.lua (or ids one reindex.lua) has; a batch
+// sends several in one pipeline, which Redis runs while the next batch is read.
+const importChunk = 1000
+
 // Import loads orders with import.lua in batches, returns how many fields changed, and reindexes.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
 	}
+	return s.ImportBatches(ctx, order.Slice(orders, 8*importChunk))
+}
+
+// ImportBatches is Import of orders read in batches, each checked as it is read (by
+// order.CheckEach): the batch of a refused order and those after it are not written.
+func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
-	var changed int64
-	for part := range slices.Chunk(orders, 1000) {
-		args := []any{newGeneration()}
-		for _, o := range part {
-			data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
-			if err != nil {
-				return changed, err
+	calls := newInFlight(importPipelines)
+	var imported order.IDSet // indexed by import.lua: Reindex passes them by
+	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
+		for _, o := range batch {
+			imported.Add(o.ID)
+		}
+		var chunks [][]any
+		for part := range slices.Chunk(batch, importChunk) {
+			args := make([]any, 0, 1+4*len(part))
+			args = append(args, newGeneration())
+			for _, o := range part {
+				data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
+				if err != nil {
+					return err
+				}
+				args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
 			}
-			args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
+			chunks = append(chunks, args)
 		}
-		callCtx, cancel := callContext(ctx, s.timeout)
-		n, err := importScript.Run(callCtx, s.once(), keys, args...).Int64()
-		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
-		cancel()
-		if err != nil {
-			return changed, err
-		}
-		changed += n
+		return calls.run(func() (int64, error) { return s.runScripts(ctx, importScript, keys, chunks) })
+	})
+	changed, callErr := calls.wait()
+	if err = cmp.Or(err, callErr); err != nil {
+		return changed, err
 	}
-	if _, err := s.Reindex(ctx); err != nil {
+	// When the status hash holds the file's orders only, there is nothing else to reindex.
+	callCtx, cancel := callContext(ctx, s.timeout)
+	held, err := s.rdb.HLen(callCtx, s.k.ordersStatus).Result()
+	err = classify(callCtx, err)
+	cancel()
+	if err == nil && held != int64(imported.Len()) {
+		_, err = s.reindex(ctx, imported.Has)
+	}
+	if err != nil {
 		return changed, fmt.Errorf("orders imported, indexes not rebuilt: %w", err)
 	}
 	return changed, nil
 }
 
+// importPipelines is how many pipelines of import.lua or reindex.lua are in flight at once.
+const importPipelines = 2
+
+// reindexScan is how many fields an HSCAN of Reindex asks for: several reindex.lua's worth.
+const reindexScan = 8 * importChunk
+
 // Reindex indexes every order by status and returns how many entries moved; no order changes.
+// The ids of each HSCAN go to reindex.lua in a pipeline of their own while the next HSCAN runs.
 func (s *Orders) Reindex(ctx context.Context) (int64, error) {
+	return s.reindex(ctx, func(int64) bool { return false })
+}
+
+// reindex is Reindex of the orders whose ids skip refuses.
+func (s *Orders) reindex(ctx context.Context, skip func(int64) bool) (int64, error) {
 	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
-	var moved int64
+	calls := newInFlight(importPipelines)
 	var cursor uint64
-	for {
+	var err error
+	for first := true; err == nil && (first || cursor != 0); first = false {
 		callCtx, cancel := callContext(ctx, s.timeout)
-		fields, next, err := s.rdb.HScan(callCtx, s.k.ordersStatus, cursor, "", 1000).Result()
+		var fields []string
+		fields, cursor, err = s.rdb.HScan(callCtx, s.k.ordersStatus, cursor, "", reindexScan).Result()
+		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
+		cancel()
 		var args []any
 		for i := 0; err == nil && i+1 < len(fields); i += 2 {
-			if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 {
+			if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 && !skip(id) {
 				args = append(args, fields[i], member(id)) // others are no order: never listed
 			}
 		}
 		if len(args) > 0 {
-			var n int64
-			n, err = reindexScript.Run(callCtx, s.once(), keys, args...).Int64()
-			moved += n
+			chunks := slices.Collect(slices.Chunk(args, 2*importChunk))
+			err = calls.run(func() (int64, error) { return s.runScripts(ctx, reindexScript, keys, chunks) })
 		}
-		err = classify(callCtx, err)
-		cancel()
-		if err != nil || next == 0 {
-			return moved, err
-		}
-		cursor = next
 	}
+	moved, callErr := calls.wait()
+	return moved, cmp.Or(err, callErr)
 }
 
 // errBadRecord is data that another writer left in a form the layout does not allow.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -58,7 +57,13 @@ func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
 	if err := order.ValidateAll(pets); err != nil {
 		return err
 	}
-	for part := range slices.Chunk(pets, 1000) {
+	return s.ImportBatches(ctx, order.Slice(pets, 1000))
+}
+
+// ImportBatches is Import of pets read in batches, each checked as it is read (by
+// order.CheckEach): the batch of a refused pet and those after it are not written.
+func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet]) error {
+	return pets(order.CheckEach[order.Pet](), func(part []order.Pet) error {
 		ctx, cancel := callContext(ctx, s.timeout)
 		err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
 			for _, pet := range part {
@@ -69,9 +74,6 @@ func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
 		})
 		err = classify(ctx, err) // before cancel, which would make any error look like the caller's
 		cancel()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }

@@ -1,7 +1,7 @@
 -- Puts orders where the indexes (index.go) say they belong: each id whose status is one of
 -- the three states is in the ids set and in the set of its state only. It reads the status in
 -- the same step, so a cancel before or after it is never undone. Orders do not change, so
--- neither does the version.
+-- neither does the version. It makes one call per key for all its ids, as import.lua does.
 -- KEYS: status hash, ids, by-status:pending, by-status:shipped, by-status:cancelled.
 -- ARGV: id, member, id, member, ...
 -- Returns how many index entries it added or removed.
@@ -9,19 +9,46 @@ local byStatus = {pending = KEYS[3], shipped = KEYS[4], cancelled = KEYS[5]}
 for i = 2, 5 do
   expectType(KEYS[i], 'zset')
 end
-local moved = 0
-for i = 1, #ARGV, 2 do
-  local id, member = ARGV[i], ARGV[i + 1]
-  local status = redis.call('HGET', KEYS[1], id)
-  if status and byStatus[status] then
-    moved = moved + redis.call('ZADD', KEYS[2], 0, member)
-    for state, key in pairs(byStatus) do
-      if state == status then
-        moved = moved + redis.call('ZADD', key, 0, member)
+local n = #ARGV / 2
+if n < 1 then
+  return 0
+end
+local ids = {}
+for i = 1, n do
+  ids[i] = ARGV[2 * i - 1]
+end
+local status = redis.call('HMGET', KEYS[1], unpack(ids))
+local all = {} -- ZADD arguments: score, member, ...
+local of = {pending = {}, shipped = {}, cancelled = {}} -- each state's members
+for i = 1, n do
+  local list = status[i] and of[status[i]]
+  if list then
+    all[#all + 1] = 0
+    all[#all + 1] = ARGV[2 * i]
+    list[#list + 1] = ARGV[2 * i]
+  end
+end
+if #all == 0 then
+  return 0
+end
+local moved = redis.call('ZADD', KEYS[2], unpack(all))
+for state, key in pairs(byStatus) do
+  local add, remove = {}, {}
+  for other, members in pairs(of) do
+    for _, member in ipairs(members) do
+      if other == state then
+        add[#add + 1] = 0
+        add[#add + 1] = member
       else
-        moved = moved + redis.call('ZREM', key, member)
+        remove[#remove + 1] = member
       end
     end
+  end
+  if #add > 0 then
+    moved = moved + redis.call('ZADD', key, unpack(add))
+  end
+  if #remove > 0 then
+    moved = moved + redis.call('ZREM', key, unpack(remove))
   end
 end
 return moved

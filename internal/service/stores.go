@@ -1,7 +1,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,8 +37,8 @@ type backend interface {
 	// Ready reports whether the stores can do the work of a request now.
 	Ready(ctx context.Context) error
 	Close() error
-	// importChecked is Import, once both lists are checked.
-	importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error)
+	// importChecked is Import, once every record is checked.
+	importChecked(ctx context.Context, c CheckedImport) (Imported, error)
 	// limiter is Redis's, shared by every instance and falling back as cfg says; else inProcess.
 	limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error)
 	// observe logs once whether reads are answered from memory, and sends the SQLite file's
@@ -66,10 +65,48 @@ type Imported struct {
 // Import adds new orders and pets and updates existing ones, but never an order's status (an
 // import never undoes a cancel). Both lists are checked before either is written.
 func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
+	c, err := CheckImport(order.Slice(orders, ImportBatch), order.Slice(pets, ImportBatch))
+	if err != nil {
 		return Imported{}, configError(err)
 	}
-	return s.importChecked(ctx, orders, pets)
+	return s.ImportChecked(ctx, c)
+}
+
+// ImportBatch is how many records a batch of an import holds: enough that a batch's calls
+// cost little more than its rows (docs/design.md, Import).
+const ImportBatch = 8000
+
+// CheckedImport is an import whose every record was checked: the only one ImportChecked takes.
+type CheckedImport struct {
+	orders       order.Batches[order.Order]
+	pets         order.Batches[order.Pet]
+	Orders, Pets int // how many records each holds
+}
+
+// CheckImport reads orders and pets through, checking every record (order.CheckEach), and
+// writes nothing. A nil pets is none.
+func CheckImport(orders order.Batches[order.Order], pets order.Batches[order.Pet]) (CheckedImport, error) {
+	if pets == nil {
+		pets = order.Slice[order.Pet](nil, 1)
+	}
+	c := CheckedImport{orders: orders, pets: pets}
+	err := orders(order.CheckEach[order.Order](), func(b []order.Order) error { c.Orders += len(b); return nil })
+	if err != nil {
+		return CheckedImport{}, err
+	}
+	err = pets(order.CheckEach[order.Pet](), func(b []order.Pet) error { c.Pets += len(b); return nil })
+	if err != nil {
+		return CheckedImport{}, err
+	}
+	return c, nil
+}
+
+// ImportChecked is Import of what CheckImport read, read again as it is written. The stores
+// check each record again as they write it: a file changed between the two readings is
+// refused too, but in Redis the batches before the change are written.
+func (s *Stores) ImportChecked(ctx context.Context, c CheckedImport) (Imported, error) {
+	c.orders, c.pets = order.ReadAhead(c.orders, 2), order.ReadAhead(c.pets, 2)
+	return s.importChecked(ctx, c)
 }
 
 // redisStores are the stores in Redis: the client they share and the stores that import.
@@ -109,10 +146,10 @@ func (r *redisStores) Ready(ctx context.Context) error {
 	return redisstore.Ready(ctx, r.rdb, r.cfg.RedisPrefix, r.cfg.RedisTimeout)
 }
 
-func (r *redisStores) importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	changed, err := r.orders.Import(ctx, orders)
+func (r *redisStores) importChecked(ctx context.Context, c CheckedImport) (Imported, error) {
+	changed, err := r.orders.ImportBatches(ctx, c.orders)
 	if err == nil {
-		err = r.pets.Import(ctx, pets)
+		err = r.pets.ImportBatches(ctx, c.pets)
 	}
 	return Imported{OrderFieldsChanged: changed}, err
 }
@@ -179,8 +216,8 @@ func checkDB(cfg StoreConfig) error {
 
 func (s sqliteStores) Mode() string { return "embedded" }
 
-func (s sqliteStores) importChecked(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	n, err := s.Import(ctx, orders, pets) // one transaction
+func (s sqliteStores) importChecked(ctx context.Context, c CheckedImport) (Imported, error) {
+	n, err := s.ImportBatches(ctx, c.orders, c.pets) // one transaction
 	return Imported{Imported: n}, err
 }
 

@@ -141,6 +141,13 @@ func (db *DB) Close() error {
 
 // beginWrite starts a write transaction after this process's earlier ones; call done after.
 func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
+	return db.beginWriteOn(ctx, db.sql)
+}
+
+// beginWriteOn is beginWrite on a connection of one's own (an *sql.Conn), or any (db.sql).
+func (db *DB) beginWriteOn(ctx context.Context, on interface {
+	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+}) (tx *sql.Tx, done func(), err error) {
 	// A lasting fault forbids writes (docs/design.md, Errors), but corruption: SQLite refuses a
 	// write that meets a damaged page itself.
 	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
@@ -155,7 +162,7 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 		tx.Rollback() // a no-op after Commit
 		<-db.writes
 	}
-	if tx, err = db.sql.BeginTx(ctx, nil); err != nil {
+	if tx, err = on.BeginTx(ctx, nil); err != nil {
 		<-db.writes
 		return nil, nil, db.fail(ctx, err)
 	}

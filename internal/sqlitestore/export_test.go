@@ -1,6 +1,9 @@
 package sqlitestore
 
-import "context"
+import (
+	"context"
+	"database/sql"
+)
 
 // LimitPages makes the file refuse to grow past the pages it has, as a full disk would:
 // every connection of db but the pin is closed but one, which gets PRAGMA max_page_count
@@ -11,4 +14,9 @@ func LimitPages(ctx context.Context, db *DB) error {
 	db.sql.SetMaxIdleConns(2)
 	_, err := db.sql.ExecContext(ctx, "PRAGMA max_page_count = 1") // SQLite keeps the pages there are
 	return err
+}
+
+// QueryRowForTest runs a query on db's file, for tests that look at its schema.
+func (db *DB) QueryRowForTest(ctx context.Context, query string) *sql.Row {
+	return db.sql.QueryRowContext(ctx, query)
 }

@@ -2,6 +2,9 @@ package sqlitestore_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/petstore/orderd/internal/order"
@@ -77,5 +80,96 @@ func TestImport(t *testing.T) {
 			g.Complete != w.Complete || g.Status != w.Status {
 			t.Errorf("order #%d = %+v, want %+v", i, g, w)
 		}
+	}
+}
+
+// TestImportBatchesEqualsTheModel: orders imported in batches that do not fall on the
+// statements' bounds, into an empty file (the bulk load, whose indexes and triggers are made
+// again) and then again with changes and new orders (rows that exist and rows that do not),
+// are what the model says, found by their indexes, with the counts and version of a row at a time.
+func TestImportBatchesEqualsTheModel(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, newFile(t, nil))
+	orders := sqlitestore.NewOrders(db)
+	version := func() uint64 {
+		t.Helper()
+		v, err := orders.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	first := ordertest.Many(12_001)
+	v0 := version()
+	n, err := db.ImportBatches(ctx, order.Slice(first, 777), order.Slice[order.Pet](nil, 1))
+	if want := (sqlitestore.Imported{OrdersAdded: len(first)}); err != nil || n != want {
+		t.Fatalf("ImportBatches = %+v, %v; want %+v", n, err, want)
+	}
+	if got := version() - v0; got != uint64(len(first)) {
+		t.Fatalf("the version moved by %d, want %d: one a row, as the trigger does", got, len(first))
+	}
+	ordertest.AssertImported(t, orders, first)
+
+	if _, _, err := orders.Cancel(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	before := ordertest.Imported(nil, first)
+	before[0].Status = order.StatusCancelled
+	second := slices.Clone(first)
+	changed := 0
+	for i := range second {
+		if i%3 == 0 {
+			second[i].Quantity++
+			changed++
+		}
+		second[i].Status = order.StatusShipped // ignored: they exist
+	}
+	for i := range 3000 {
+		second = append(second, order.Order{ID: int64(i)*3 + 1, ShipDate: first[0].ShipDate, Status: order.StatusPending})
+	}
+	v1 := version()
+	n, err = db.ImportBatches(ctx, order.Slice(second, 1234), order.Slice[order.Pet](nil, 1))
+	if want := (sqlitestore.Imported{OrdersAdded: 3000, OrdersUpdated: changed}); err != nil || n != want {
+		t.Fatalf("second ImportBatches = %+v, %v; want %+v", n, err, want)
+	}
+	if got := version() - v1; got != uint64(3000+changed) {
+		t.Fatalf("the version moved by %d, want %d", got, 3000+changed)
+	}
+	ordertest.AssertImported(t, orders, ordertest.Imported(before, second))
+}
+
+// TestImportBatchesRefusedLastWritesNothing: a record refused as the batches are written,
+// the last of many batches (a file changed since it was checked), leaves the file as it was,
+// whether the import was a bulk load or not.
+func TestImportBatchesRefusedLastWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	for name, held := range map[string][]order.Order{"empty": nil, "not empty": ordertest.Fixture()} {
+		t.Run(name, func(t *testing.T) {
+			db := mustOpen(t, newFile(t, held))
+			orders := sqlitestore.NewOrders(db)
+			v0, err := orders.Version(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			list := ordertest.Many(11_000)
+			list = append(list, list[5]) // a duplicate id, last
+			pets := []order.Pet{{ID: 1, Name: "Rex", Status: order.PetSold}}
+			_, err = db.ImportBatches(ctx, order.Slice(list, 1000), order.Slice(pets, 1))
+			if err == nil || !strings.Contains(err.Error(), "duplicate id") {
+				t.Fatalf("ImportBatches: %v; want the duplicate refused", err)
+			}
+			if v, err := orders.Version(ctx); err != nil || v != v0 {
+				t.Fatalf("version %d, %v; want %d", v, err, v0)
+			}
+			ordertest.AssertImported(t, orders, ordertest.Imported(nil, held))
+			if _, err := sqlitestore.NewPets(db).Pet(ctx, 1); !errors.Is(err, order.ErrPetNotFound) {
+				t.Fatalf("pet 1: %v; want none", err)
+			}
+			// The indexes the bulk load dropped are there again.
+			var n int
+			if err := db.QueryRowForTest(ctx, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'orders' AND type IN ('index', 'trigger')").Scan(&n); err != nil || n != 6 {
+				t.Fatalf("%d indexes and triggers on orders, %v; want 6", n, err)
+			}
+		})
 	}
 }

@@ -248,3 +248,52 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 		}
 	})
 }
+
+// FindAll is every order of f, read a page at a time.
+func FindAll(tb testing.TB, s order.Finder, f order.Filter) []order.Order {
+	tb.Helper()
+	return walk(tb, s, f, 100, nil)
+}
+
+// Imported is the orders of a store that held before once list is imported: an order already
+// there takes list's data but keeps its status; a new one is as list has it. In id order.
+func Imported(before, list []order.Order) []order.Order {
+	byID := map[int64]order.Order{}
+	for _, o := range before {
+		byID[o.ID] = o
+	}
+	for _, o := range list {
+		if old, ok := byID[o.ID]; ok {
+			o.Status = old.Status
+		}
+		byID[o.ID] = o
+	}
+	out := make([]order.Order, 0, len(byID))
+	for _, o := range byID {
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// AssertImported fails tb unless s lists want, and finds by each state exactly want's orders
+// of that state: the indexes an import keeps agree with the orders.
+func AssertImported(tb testing.TB, s FinderStore, want []order.Order) {
+	tb.Helper()
+	got, err := s.List(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	same := func(what string, got, want []order.Order) {
+		tb.Helper()
+		if len(got) != len(want) { // before assertOrders, which prints them all
+			tb.Fatalf("%s: %d orders, want %d", what, len(got), len(want))
+		}
+		assertOrders(tb, got, want)
+	}
+	same("List", got, want)
+	for _, st := range []order.Status{order.StatusPending, order.StatusShipped, order.StatusCancelled} {
+		f := order.Filter{Statuses: []order.Status{st}}
+		same("Find "+string(st), FindAll(tb, s, f), Model(want, f))
+	}
+}

@@ -1,0 +1,196 @@
+package jsonfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// decodeArray is ReadArray on data already read; name is used in errors.
+func decodeArray[T any](name string, data []byte, check func(T) error) ([]T, error) {
+	out := []T{}
+	err := Each(name, bytes.NewReader(data), check, 2, func(batch []T) error {
+		out = append(out, batch...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// wholeFile is how ReadArray read a file before it streamed: all of it at once, syntax first,
+// then each element. It is the model that Each's errors must equal, but for a fault in the
+// file's last byte, which it called an unexpected end of file (Each names the fault), and
+// for an element nested exactly 10000 deep, which the decoder of one element allows.
+func wholeFile[T any](name string, data []byte, check func(T) error) ([]T, error) {
+	at := func(offset int64, err error) error {
+		offset = max(0, min(offset, int64(len(data))))
+		before := data[:offset]
+		line := bytes.Count(before, []byte{'\n'}) + 1
+		col := int(offset) - bytes.LastIndexByte(before, '\n')
+		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
+	}
+	skipSpace := func(off int64) int64 {
+		return int64(len(data) - len(bytes.TrimLeft(data[off:], " \t\r\n,")))
+	}
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		// The fault is a byte of the file if more bytes do not move it (at the end: EOF).
+		se, ok := err.(*json.SyntaxError)
+		var more *json.SyntaxError
+		if ok && se.Offset == int64(len(data)) && errors.As(json.Unmarshal(append(data, ' '), new(json.RawMessage)), &more) {
+			ok = *more == *se
+		}
+		if ok && se.Offset <= int64(len(data)) {
+			return nil, at(se.Offset-1, syntaxReason(err))
+		}
+		return nil, at(int64(len(data)), errors.New("unexpected end of file"))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if tok, _ := dec.Token(); tok != json.Delim('[') {
+		return nil, at(skipSpace(0), errors.New("want a JSON array"))
+	}
+	out := []T{}
+	for dec.More() {
+		start := skipSpace(dec.InputOffset())
+		var v T
+		if err := dec.Decode(&v); err != nil {
+			return nil, at(start, syntaxReason(err))
+		}
+		if check != nil {
+			if err := check(v); err != nil {
+				return nil, at(start, err)
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// badInputs are files with a fault, each kind at a few places.
+var badInputs = []string{
+	"", " ", "\n\n", "[", "[\n", "]", "}", "{", "x", "[x]", "[1,]", "[,1]", "[1 2]", "[1\n 2]", "[1}",
+	"[}", "[{]", "[{}}", "[] []", "[]\n\nx", "[] ]", "[]0", "[] 0", "[]\"", "[]'", "[]\x00", "[]\xff",
+	"null", "\n  null\n", `{"id": 1}`, `{"id": 1,,}`, `{"id": 1} x`, "true", "tru", "[tru]", "[tru,1]",
+	"[\n  {\"id\": 1},\n  {\"id\": 2,,}\n]", "[\n {\"id\": \"x\"}\n]", "[\n {\"id\": 1, \"nmae\": \"x\"}\n]",
+	"[\n {\"id\": 1},\n {\"id\": -5}\n]", "[\n {\"id\": 1}", `[{"id": 9223372036854775808}]`,
+	"[\n {\"id\": -1},\n {\"id\": 2,,}\n]", "[\n {\"id\": -1},\n {\"id\": 2}\n", "[{\"id\": -1}] x",
+	"[{\"id\": -1}, 5, {\"id\": 1}]", "[\r\n{\"id\":1}\r\n,\r\n{\"id\":2\r\n]", "[1.]", "[1e]", "[-]",
+	"[\"a\\x\"]", "[\"\x01\"]", "[{\"id\":1,\"name\":\"a\"}{\"id\":2}]", "[{\"id\":1}\n,\n\n\n{\"id\":2]",
+	"\t[\n\t\t{\"id\": 3}\n\t]\n\t,", strings.Repeat("[", 10002) + strings.Repeat("]", 10002),
+}
+
+// TestEachFailsAsTheWholeFileDid: the same message at the same line and column as the
+// reading of the whole file it replaced, read in pieces of every size.
+func TestEachFailsAsTheWholeFileDid(t *testing.T) {
+	long := "[\n" + strings.Repeat("{\"id\": 1, \"name\": \"a long enough name\"},\n", 3000)
+	inputs := append(badInputs, long+"{\"id\": -1}\n]", long+"{\"id\": 1,,}]", long+"{\"id\": 1}] x", long)
+	for _, in := range inputs {
+		_, want := wholeFile("f.json", []byte(in), checkRec)
+		for _, piece := range []int{1, 3, 512, 1 << 20} {
+			r := &pieces{data: []byte(in), size: piece}
+			err := Each("f.json", r, checkRec, 2, func([]rec) error { return nil })
+			if fmt.Sprint(err) != fmt.Sprint(want) {
+				t.Errorf("%.60q in pieces of %d: error %v, want %v", in, piece, err, want)
+			}
+		}
+	}
+}
+
+// pieces reads data size bytes at a time.
+type pieces struct {
+	data []byte
+	size int
+}
+
+func (p *pieces) Read(b []byte) (int, error) {
+	if len(p.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b[:min(len(b), p.size)], p.data)
+	p.data = p.data[n:]
+	return n, nil
+}
+
+// TestEachStreams: Each hands records out as it reads them, never reading far ahead of those
+// it has handed out, and keeps only the bytes after the last batch's first record.
+func TestEachStreams(t *testing.T) {
+	const n, bound = 200_000, 256 << 10 // about 6 MB of records; a bound far smaller
+	in := &generated{n: n}
+	handed := 0
+	err := Each("gen.json", in, checkRec, 1000, func(batch []rec) error {
+		for i, r := range batch {
+			if r.ID != int64(handed+i) {
+				t.Fatalf("record %d has id %d", handed+i, r.ID)
+			}
+		}
+		handed += len(batch)
+		if ahead := in.read - in.offsetOf(handed); ahead > bound {
+			t.Fatalf("%d records handed out, %d bytes read: %d ahead of them", handed, in.read, ahead)
+		}
+		return nil
+	})
+	if err != nil || handed != n {
+		t.Fatalf("Each: %d records, %v", handed, err)
+	}
+}
+
+// TestWindowLetsGo: a window keeps no more than it must to place an error.
+func TestWindowLetsGo(t *testing.T) {
+	w := &window{r: &generated{n: 100_000}, line: 1}
+	buf := make([]byte, 4096)
+	var off int64
+	for {
+		n, err := w.Read(buf)
+		off += int64(n)
+		w.release(off - 100) // the decoder's read-ahead
+		if len(w.kept) > 1<<16+4096 {
+			t.Fatalf("at %d the window keeps %d bytes", off, len(w.kept))
+		}
+		if err != nil {
+			break
+		}
+	}
+	// The generated file has each record on a line of its own, after the line of "[".
+	if line, col := w.position(w.end()); line != 100_002 || col != 2 {
+		t.Fatalf("the end is at %d:%d, want 100002:2", line, col)
+	}
+}
+
+// generated is a file of n records, one a line after the line of "[", made as it is read.
+type generated struct {
+	n, next int
+	pending []byte
+	read    int
+	ends    []int // the offset after each record made
+}
+
+// offsetOf is the offset of the end of record i-1: all before it.
+func (g *generated) offsetOf(i int) int { return g.ends[i-1] }
+
+func (g *generated) Read(b []byte) (int, error) {
+	for len(g.pending) < len(b) && g.next < g.n {
+		if g.next == 0 {
+			g.pending = append(g.pending, "[\n"...)
+		}
+		sep := ",\n"
+		if g.next == g.n-1 {
+			sep = "\n]"
+		}
+		g.pending = fmt.Appendf(g.pending, "{\"id\": %d, \"name\": \"n%d\"}%s", g.next, g.next, sep)
+		g.ends = append(g.ends, g.read+len(g.pending))
+		g.next++
+	}
+	if len(g.pending) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b, g.pending)
+	g.pending = g.pending[n:]
+	g.read += n
+	return n, nil
+}

@@ -1,0 +1,108 @@
+package redisstore_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+)
+
+// TestImportBatchesEqualsTheModel: orders imported in batches of several import.lua chunks
+// in a pipeline, then again with changes and new orders after the scripts were flushed
+// (NOSCRIPT: sent again with their source), are what the model says, found by the indexes
+// import.lua and Reindex keep (also where another writer left orders unindexed), with
+// import.lua's count of fields changed.
+func TestImportBatchesEqualsTheModel(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := ordertest.Many(12_001)
+	n, err := s.ImportBatches(ctx, order.Slice(first, 4321))
+	if want := int64(2 * len(first)); err != nil || n != want { // data and status of each
+		t.Fatalf("ImportBatches = %d, %v; want %d", n, err, want)
+	}
+	ordertest.AssertImported(t, s, first)
+
+	if _, _, err := s.Cancel(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	before := ordertest.Imported(nil, first)
+	before[0].Status = order.StatusCancelled
+	second := slices.Clone(first)
+	changed := 0
+	for i := range second {
+		if i%3 == 0 {
+			second[i].Quantity++
+			changed++
+		}
+		second[i].Status = order.StatusShipped // ignored: they exist
+	}
+	for i := range 3000 {
+		second = append(second, order.Order{ID: int64(i)*3 + 1, ShipDate: first[0].ShipDate, Status: order.StatusPending})
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Another writer's: order 3 of the file shipped and order 2 created, neither indexed.
+	// import.lua places the first, Reindex (of what the file does not hold) the second.
+	created := order.Order{ID: 2, PetID: 7, ShipDate: first[0].ShipDate, Status: order.StatusPending}
+	if err := rdb.HSet(ctx, "{"+prefix+":orders}:status", "3", "cancelled", "2", "pending").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(ctx, "{"+prefix+":orders}:data", "2", `{"petId":7,"quantity":0,"shipDate":"2026-01-01T00:00:00Z","complete":false}`).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before[1].Status = order.StatusCancelled
+	before = append(before, created)
+	n, err = s.ImportBatches(ctx, order.Slice(second, 2500))
+	if want := int64(changed + 2*3000); err != nil || n != want {
+		t.Fatalf("second ImportBatches = %d, %v; want %d", n, err, want)
+	}
+	ordertest.AssertImported(t, s, ordertest.Imported(before, second))
+}
+
+// TestReindexMovesWhatIsOutOfPlace: Reindex, over several HSCANs, puts back in place index
+// entries another writer left wrong, and moves nothing the second time.
+func TestReindexMovesWhatIsOutOfPlace(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	orders := ordertest.Many(20_000)
+	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	// A shipping system that set statuses without moving the index entries.
+	for _, id := range []string{"3", "6", "9"} {
+		if err := rdb.HSet(ctx, "{"+prefix+":orders}:status", id, "shipped").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.Del(ctx, "{"+prefix+":orders}:ids").Err(); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := s.Reindex(ctx)
+	// Every id back in ids; 3 was shipped already; 6 (cancelled) and 9 (pending) move out of
+	// one set, into another.
+	if want := int64(len(orders) + 4); err != nil || moved != want {
+		t.Fatalf("Reindex moved %d, %v; want %d", moved, err, want)
+	}
+	want := ordertest.Imported(nil, orders)
+	want[2].Status, want[3].Status = order.StatusShipped, order.StatusShipped
+	ordertest.AssertImported(t, s, want)
+	if moved, err := s.Reindex(ctx); err != nil || moved != 0 {
+		t.Fatalf("second Reindex moved %d, %v; want none", moved, err)
+	}
+}

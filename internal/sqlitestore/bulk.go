@@ -1,0 +1,62 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+)
+
+// bulkLoad is an import into an empty table, which drops the table's indexes and triggers
+// and makes them again once the rows are in, in the same transaction: an index built from
+// all the rows at once costs a fraction of a million inserts into it, and the triggers'
+// work (the version moved once a row) is done in one statement. Other processes see the
+// rows and the schema, the same as before, only once the import commits.
+type bulkLoad struct {
+	creates []string // the SQL of each index and trigger, as the schema has it
+}
+
+// intoEmpty starts a bulkLoad if table has no rows, or returns nil.
+func intoEmpty(ctx context.Context, tx *sql.Tx, table string) (*bulkLoad, error) {
+	var empty bool
+	if err := tx.QueryRowContext(ctx, "SELECT NOT EXISTS (SELECT 1 FROM "+table+")").Scan(&empty); err != nil || !empty {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx,
+		"SELECT type, name, sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var drops []string
+	b := &bulkLoad{}
+	for rows.Next() {
+		var kind, name, create string
+		if err := rows.Scan(&kind, &name, &create); err != nil {
+			return nil, err
+		}
+		drops = append(drops, "DROP "+kind+` "`+name+`"`) // kind is index or trigger
+		b.creates = append(b.creates, create)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, drop := range drops {
+		if _, err := tx.ExecContext(ctx, drop); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// finish moves the orders' version as the insert trigger would have for added rows, and
+// makes the indexes and triggers again.
+func (b *bulkLoad) finish(ctx context.Context, tx *sql.Tx, added int) error {
+	if _, err := tx.ExecContext(ctx, "UPDATE orders_version SET value = value + ? WHERE ? > 0", added, added); err != nil {
+		return err
+	}
+	for _, create := range b.creates {
+		if _, err := tx.ExecContext(ctx, create); err != nil {
+			return err
+		}
+	}
+	return nil
+}
