@@ -3,7 +3,7 @@
 -- step. The id stays a string: a Lua number is a double and would round an int64.
 -- KEYS: status hash, version counter, data hash, generation, by-status:pending,
 -- by-status:cancelled.
--- ARGV: order id, a new generation (set with the change), the id's index member (index.go).
+-- ARGV: order id, a new generation (set with the change), the id's index member (names.go, member).
 -- Returns {outcome, data, counter, generation}: outcome is "cancelled" (this call moved it),
 -- "already-cancelled", "shipped", "missing" (neither hash has the id), or "no-data" /
 -- "no-status" (one of the two halves of the order is missing: the order does not exist, and

@@ -1,7 +1,7 @@
 -- Reads the index entries of one Find and the orders they name, in one atomic step: at most
 -- ARGV[2] members after ARGV[1] of each index set (ZRANGEBYLEX … LIMIT), merged in id order
 -- without repeats and cut to ARGV[2], then both halves of each order by HMGET. Never more than
--- that, however large the sets (index.go says why the members sort as the ids do).
+-- that, however large the sets (docs/redis-layout.md says why the members sort as the ids do).
 -- KEYS: data hash, status hash, then one or more index sets.
 -- ARGV: the lower bound ("-", or "(" and the member of the id to start after), the limit.
 -- Returns {members, data, statuses}, a false (nil) where a hash lacks the id.

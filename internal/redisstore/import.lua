@@ -1,6 +1,6 @@
 -- Loads orders without undoing what happened to them: the data of an order is replaced when it
 -- differs, its status is set only if the order is new (a cancel must survive a re-import), and
--- a new order enters the indexes (index.go) in the same step, so that a Find sees it as soon
+-- a new order enters the indexes (docs/redis-layout.md) in the same step, so that a Find sees it as soon
 -- as a List does; an order already there is put where its status says, as reindex.lua does
 -- (moves not counted). Running it twice changes nothing, not even the version.
 -- It makes one call per key for all its orders, not one per order: the calls are most of the
@@ -62,25 +62,7 @@ end
 if #inIDs > 0 then
   redis.call('ZADD', KEYS[5], unpack(inIDs))
 end
-for state, key in pairs(byStatus) do
-  local add, remove = {}, {}
-  for other, members in pairs(of) do
-    for _, member in ipairs(members) do
-      if other == state then
-        add[#add + 1] = 0
-        add[#add + 1] = member
-      else
-        remove[#remove + 1] = member
-      end
-    end
-  end
-  if #add > 0 then
-    redis.call('ZADD', key, unpack(add))
-  end
-  if #remove > 0 then
-    redis.call('ZREM', key, unpack(remove))
-  end
-end
+putInStates(byStatus, of)
 if changed > 0 then
   redis.call('INCR', KEYS[3])
   redis.call('SET', KEYS[4], ARGV[1])

@@ -2,7 +2,6 @@ package redisstore_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -37,18 +36,7 @@ func TestImportBatchesEqualsTheModel(t *testing.T) {
 	}
 	before := ordertest.Imported(nil, first)
 	before[0].Status = order.StatusCancelled
-	second := slices.Clone(first)
-	changed := 0
-	for i := range second {
-		if i%3 == 0 {
-			second[i].Quantity++
-			changed++
-		}
-		second[i].Status = order.StatusShipped // ignored: they exist
-	}
-	for i := range 3000 {
-		second = append(second, order.Order{ID: int64(i)*3 + 1, ShipDate: first[0].ShipDate, Status: order.StatusPending})
-	}
+	second, changed := ordertest.Reimport(first)
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
--- Puts orders where the indexes (index.go) say they belong: each id whose status is one of
+-- Puts orders where the indexes (docs/redis-layout.md) say they belong: each id whose status is one of
 -- the three states is in the ids set and in the set of its state only. It reads the status in
 -- the same step, so a cancel before or after it is never undone. Orders do not change, so
 -- neither does the version. It makes one call per key for all its ids, as import.lua does.
@@ -32,23 +32,5 @@ if #all == 0 then
   return 0
 end
 local moved = redis.call('ZADD', KEYS[2], unpack(all))
-for state, key in pairs(byStatus) do
-  local add, remove = {}, {}
-  for other, members in pairs(of) do
-    for _, member in ipairs(members) do
-      if other == state then
-        add[#add + 1] = 0
-        add[#add + 1] = member
-      else
-        remove[#remove + 1] = member
-      end
-    end
-  end
-  if #add > 0 then
-    moved = moved + redis.call('ZADD', key, unpack(add))
-  end
-  if #remove > 0 then
-    moved = moved + redis.call('ZREM', key, unpack(remove))
-  end
-end
+moved = moved + putInStates(byStatus, of)
 return moved

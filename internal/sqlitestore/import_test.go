@@ -3,7 +3,6 @@ package sqlitestore_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
@@ -115,18 +114,7 @@ func TestImportBatchesEqualsTheModel(t *testing.T) {
 	}
 	before := ordertest.Imported(nil, first)
 	before[0].Status = order.StatusCancelled
-	second := slices.Clone(first)
-	changed := 0
-	for i := range second {
-		if i%3 == 0 {
-			second[i].Quantity++
-			changed++
-		}
-		second[i].Status = order.StatusShipped // ignored: they exist
-	}
-	for i := range 3000 {
-		second = append(second, order.Order{ID: int64(i)*3 + 1, ShipDate: first[0].ShipDate, Status: order.StatusPending})
-	}
+	second, changed := ordertest.Reimport(first)
 	v1 := version()
 	n, err = db.ImportBatches(ctx, order.Slice(second, 1234), order.Slice[order.Pet](nil, 1))
 	if want := (sqlitestore.Imported{OrdersAdded: 3000, OrdersUpdated: changed}); err != nil || n != want {

@@ -297,3 +297,21 @@ func AssertImported(tb testing.TB, s FinderStore, want []order.Order) {
 		same("Find "+string(st), FindAll(tb, s, f), Model(want, f))
 	}
 }
+
+// Reimport is first changed as a second import of it sends it: every third order's quantity
+// changed (changed counts them), every status given as shipped (which an import ignores for
+// an order that exists), and 3000 new pending orders with ids first does not hold.
+func Reimport(first []order.Order) (second []order.Order, changed int) {
+	second = slices.Clone(first)
+	for i := range second {
+		if i%3 == 0 {
+			second[i].Quantity++
+			changed++
+		}
+		second[i].Status = order.StatusShipped
+	}
+	for i := range 3000 {
+		second = append(second, order.Order{ID: int64(i)*3 + 1, ShipDate: first[0].ShipDate, Status: order.StatusPending})
+	}
+	return second, changed
+}
