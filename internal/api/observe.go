@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -88,9 +89,8 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
 		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
 		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Unix(), 10))
-		h.Set("Ratelimit", `"`+w.Name+`";r=`+strconv.FormatInt(w.Remaining, 10)+";t="+strconv.FormatInt(secs, 10))
-		var b [128]byte
-		h.Set("Ratelimit-Policy", string(appendPolicyItem(append(appendPolicyItem(b[:0], d.Minute), ", "...), d.Day)))
+		h.Set("Ratelimit", fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs))
+		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
 		if status == http.StatusTooManyRequests {
 			h.Set("Retry-After", strconv.FormatInt(secs, 10))
 		}
@@ -111,11 +111,9 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 	}
 }
 
-// appendPolicyItem appends w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
-func appendPolicyItem(b []byte, w ratelimit.Window) []byte {
-	b = append(append(append(b, '"'), w.Name...), `";q=`...)
-	b = append(strconv.AppendInt(b, w.Limit, 10), ";w="...)
-	return strconv.AppendInt(b, w.Seconds(), 10)
+// policyItem is w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
+func policyItem(w ratelimit.Window) string {
+	return fmt.Sprintf(`"%s";q=%d;w=%d`, w.Name, w.Limit, w.Seconds())
 }
 
 // validRequestID accepts ids a client may choose: short, none that forges a log line.
