@@ -55,7 +55,7 @@ func (u upsert) statements(rows int) (update, insert string) {
 }
 
 // rowsPerStatement is how many records one statement writes: one statement a record cost more
-// than the row (bench/import.sh). 6 columns × 500 is far below SQLite's 32766 parameters.
+// than the row (bench/import.sh). 6 columns × 5000 stays below SQLite's 32766 parameters.
 const rowsPerStatement = 5000
 
 // Import adds or updates orders and pets in one transaction, except an existing order's
