@@ -13,7 +13,7 @@ func TestOpenAPIIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc.OpenAPI != "3.0.3" || doc.Info.Version != "1.0.0" {
+	if doc.OpenAPI != "3.0.3" || doc.Info.Version != "1.1.0" {
 		t.Fatalf("openapi %s, version %s", doc.OpenAPI, doc.Info.Version)
 	}
 	want := map[string]bool{"listOrders": false, "cancelOrder": false, "getPetById": true, "getOpenAPIDocument": false}
@@ -44,10 +44,10 @@ func TestOpenAPIV2IsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if doc.OpenAPI != "3.0.3" || doc.Info.Version != "2.0.0" || doc.Servers[0].URL != orderd.Versions[1].Base {
+	if doc.OpenAPI != "3.0.3" || doc.Info.Version != "2.1.0" || doc.Servers[0].URL != orderd.Versions[1].Base {
 		t.Fatalf("openapi %s, version %s, first server %s", doc.OpenAPI, doc.Info.Version, doc.Servers[0].URL)
 	}
-	want := map[string]bool{"findOrders": true, "getOrder": true, "cancelOrder": true, "getOpenAPIDocument": true}
+	want := map[string]bool{"findOrders": true, "getOrder": true, "cancelOrder": true, "listEvents": true, "getOpenAPIDocument": true}
 	for _, item := range doc.Paths.Map() {
 		for _, op := range item.Operations() {
 			if !want[op.OperationID] {

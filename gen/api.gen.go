@@ -20,6 +20,7 @@ import (
 const (
 	ErrorCodeApiKeyBanned        ErrorCode = "api_key_banned"
 	ErrorCodeEndpointSunset      ErrorCode = "endpoint_sunset"
+	ErrorCodeEventsExpired       ErrorCode = "events_expired"
 	ErrorCodeHeaderTooLarge      ErrorCode = "header_too_large"
 	ErrorCodeInternalError       ErrorCode = "internal_error"
 	ErrorCodeInvalidRequest      ErrorCode = "invalid_request"
@@ -30,6 +31,7 @@ const (
 	ErrorCodePetNotFound         ErrorCode = "pet_not_found"
 	ErrorCodeRateLimitExceeded   ErrorCode = "rate_limit_exceeded"
 	ErrorCodeServiceUnavailable  ErrorCode = "service_unavailable"
+	ErrorCodeTooManyStreams      ErrorCode = "too_many_streams"
 	ErrorCodeUnauthorized        ErrorCode = "unauthorized"
 )
 
@@ -39,6 +41,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeApiKeyBanned:
 		return true
 	case ErrorCodeEndpointSunset:
+		return true
+	case ErrorCodeEventsExpired:
 		return true
 	case ErrorCodeHeaderTooLarge:
 		return true
@@ -59,6 +63,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeRateLimitExceeded:
 		return true
 	case ErrorCodeServiceUnavailable:
+		return true
+	case ErrorCodeTooManyStreams:
 		return true
 	case ErrorCodeUnauthorized:
 		return true
@@ -983,6 +989,7 @@ type ListOrdersResponseObject interface {
 
 type ListOrders200ResponseHeaders struct {
 	ETag                string
+	OrdersEventId       string
 	RateLimit           string
 	RateLimitPolicy     string
 	XRateLimitLimit     int64
@@ -1004,6 +1011,7 @@ func (response ListOrders200JSONResponse) VisitListOrdersResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.Header().Set("Orders-Event-Id", fmt.Sprint(response.Headers.OrdersEventId))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
@@ -1017,6 +1025,7 @@ func (response ListOrders200JSONResponse) VisitListOrdersResponse(w http.Respons
 
 type ListOrders304ResponseHeaders struct {
 	ETag                string
+	OrdersEventId       string
 	RateLimit           string
 	RateLimitPolicy     string
 	XRateLimitLimit     int64
@@ -1031,6 +1040,7 @@ type ListOrders304Response struct {
 
 func (response ListOrders304Response) VisitListOrdersResponse(w http.ResponseWriter) error {
 	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.Header().Set("Orders-Event-Id", fmt.Sprint(response.Headers.OrdersEventId))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))

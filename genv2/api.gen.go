@@ -20,6 +20,7 @@ import (
 const (
 	ErrorCodeApiKeyBanned        ErrorCode = "api_key_banned"
 	ErrorCodeEndpointSunset      ErrorCode = "endpoint_sunset"
+	ErrorCodeEventsExpired       ErrorCode = "events_expired"
 	ErrorCodeHeaderTooLarge      ErrorCode = "header_too_large"
 	ErrorCodeInternalError       ErrorCode = "internal_error"
 	ErrorCodeInvalidRequest      ErrorCode = "invalid_request"
@@ -30,6 +31,7 @@ const (
 	ErrorCodePetNotFound         ErrorCode = "pet_not_found"
 	ErrorCodeRateLimitExceeded   ErrorCode = "rate_limit_exceeded"
 	ErrorCodeServiceUnavailable  ErrorCode = "service_unavailable"
+	ErrorCodeTooManyStreams      ErrorCode = "too_many_streams"
 	ErrorCodeUnauthorized        ErrorCode = "unauthorized"
 )
 
@@ -39,6 +41,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeApiKeyBanned:
 		return true
 	case ErrorCodeEndpointSunset:
+		return true
+	case ErrorCodeEventsExpired:
 		return true
 	case ErrorCodeHeaderTooLarge:
 		return true
@@ -60,7 +64,33 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeServiceUnavailable:
 		return true
+	case ErrorCodeTooManyStreams:
+		return true
 	case ErrorCodeUnauthorized:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventType.
+const (
+	OrderCancelled EventType = "order.cancelled"
+	OrderCreated   EventType = "order.created"
+	OrderShipped   EventType = "order.shipped"
+	OrderUpdated   EventType = "order.updated"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case OrderCancelled:
+		return true
+	case OrderCreated:
+		return true
+	case OrderShipped:
+		return true
+	case OrderUpdated:
 		return true
 	default:
 		return false
@@ -131,6 +161,52 @@ type Error struct {
 //
 // Example: order_not_found
 type ErrorCode string
+
+// Event One change to one order, recorded in the same step as the change.
+type Event struct {
+	// Id An event's position in the log. Opaque: compare ids only for equality, and send them
+	// back as they came.
+	//
+	//
+	// Example: 1764036000000-0
+	Id EventId `json:"id"`
+
+	// Order An order of the store. The service always sends all six fields.
+	//
+	// `id` and `petId` are int64 and may exceed 2^53: a JavaScript client that parses them
+	// as `number` (plain `JSON.parse`) rounds them, and may then cancel another order. Read
+	// them as `bigint` or as their decimal text (see `id`).
+	Order Order `json:"order"`
+
+	// Time When the change was made, by the store's clock (RFC 3339, UTC).
+	Time time.Time `json:"time"`
+
+	// Type What the change did: `order.created` (a new order), `order.cancelled` and
+	// `order.shipped` (the status became that), `order.updated` (any other change).
+	Type EventType `json:"type"`
+}
+
+// EventId An event's position in the log. Opaque: compare ids only for equality, and send them
+// back as they came.
+//
+// Example: 1764036000000-0
+type EventId = string
+
+// EventPage A page of the log, oldest first.
+type EventPage struct {
+	Events []Event `json:"events"`
+
+	// LastEventId An event's position in the log. Opaque: compare ids only for equality, and send them
+	// back as they came.
+	//
+	//
+	// Example: 1764036000000-0
+	LastEventId EventId `json:"lastEventId"`
+}
+
+// EventType What the change did: `order.created` (a new order), `order.cancelled` and
+// `order.shipped` (the status became that), `order.updated` (any other change).
+type EventType string
 
 // Order An order of the store. The service always sends all six fields.
 //
@@ -205,6 +281,9 @@ type BadRequest = Error
 // Default Every error answer of the service.
 type Default = Error
 
+// EventsExpired Every error answer of the service.
+type EventsExpired = Error
+
 // InternalError Every error answer of the service.
 type InternalError = Error
 
@@ -220,8 +299,31 @@ type ServiceUnavailable = Error
 // TooManyRequests Every error answer of the service.
 type TooManyRequests = Error
 
+// TooManyRequestsOrStreams Every error answer of the service.
+type TooManyRequestsOrStreams = Error
+
 // Unauthorized Every error answer of the service.
 type Unauthorized = Error
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// After An event's `id` (or a page's `lastEventId`, or a list's `Orders-Event-Id`): the
+	// answer starts with the event after it. Without it, the answer starts with the
+	// oldest event kept.
+	After *EventId `form:"after,omitempty" json:"after,omitempty"`
+
+	// Type Keeps the events of these types. Repeat it for several:
+	// `?type=order.cancelled&type=order.shipped`.
+	Type *[]EventType `form:"type,omitempty" json:"type,omitempty"`
+
+	// PageSize The most events of the log a page examines (JSON answers only). A page may hold
+	// fewer, even none, and still have a next page.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// LastEventID For a stream: the `id` of the last event received; the stream resumes after it. It
+	// takes precedence over `after`.
+	LastEventID *EventId `json:"Last-Event-ID,omitempty"`
+}
 
 // FindOrdersParams defines parameters for FindOrders.
 type FindOrdersParams struct {
@@ -268,6 +370,9 @@ type ServerInterface interface {
 	// GetOpenAPIDocument This document
 	// (GET /openapi.yaml)
 	GetOpenAPIDocument(ctx echo.Context) error
+	// ListEvents Read the changes to the orders, or follow them as they happen
+	// (GET /store/events)
+	ListEvents(ctx echo.Context, params ListEventsParams) error
 	// FindOrders Find orders, a page at a time
 	// (GET /store/orders)
 	FindOrders(ctx echo.Context, params FindOrdersParams) error
@@ -290,6 +395,55 @@ func (w *ServerInterfaceWrapper) GetOpenAPIDocument(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetOpenAPIDocument(ctx)
+	return err
+}
+
+// ListEvents converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEvents(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListEventsParams
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// ------------- Optional query parameter "type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "type", ctx.QueryParams(), &params.Type, runtime.BindQueryParameterOptions{Type: "array", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter type: %s", err))
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageSize: %s", err))
+	}
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID EventId
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Last-Event-ID, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Last-Event-ID: %s", err))
+		}
+
+		params.LastEventID = &LastEventID
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEvents(ctx, params)
 	return err
 }
 
@@ -445,6 +599,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/store/orders", wrapper.FindOrders, options.OperationMiddlewares["findOrders"]...)
 	router.DELETE(options.BaseURL+"/store/orders/:orderId", wrapper.CancelOrder, options.OperationMiddlewares["cancelOrder"]...)
 	router.GET(options.BaseURL+"/store/orders/:orderId", wrapper.GetOrder, options.OperationMiddlewares["getOrder"]...)
+	router.GET(options.BaseURL+"/store/events", wrapper.ListEvents, options.OperationMiddlewares["listEvents"]...)
 	router.GET(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPIDocument, options.OperationMiddlewares["getOpenAPIDocument"]...)
 
 }
@@ -476,6 +631,20 @@ type DefaultJSONResponse struct {
 	Body Error
 
 	Headers DefaultResponseHeaders
+}
+
+type EventsExpiredResponseHeaders struct {
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+type EventsExpiredJSONResponse struct {
+	Body Error
+
+	Headers EventsExpiredResponseHeaders
 }
 
 type InternalErrorResponseHeaders struct {
@@ -548,6 +717,21 @@ type TooManyRequestsJSONResponse struct {
 	Body Error
 
 	Headers TooManyRequestsResponseHeaders
+}
+
+type TooManyRequestsOrStreamsResponseHeaders struct {
+	RateLimit           string
+	RateLimitPolicy     string
+	RetryAfter          int32
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+type TooManyRequestsOrStreamsJSONResponse struct {
+	Body Error
+
+	Headers TooManyRequestsOrStreamsResponseHeaders
 }
 
 type UnauthorizedResponseHeaders struct {
@@ -665,6 +849,255 @@ func (response GetOpenAPIDocumentdefaultJSONResponse) VisitGetOpenAPIDocumentRes
 	return err
 }
 
+type ListEventsRequestObject struct {
+	Params ListEventsParams
+}
+
+type ListEventsResponseObject interface {
+	VisitListEventsResponse(w http.ResponseWriter) error
+}
+
+type ListEvents200ResponseHeaders struct {
+	Link                *string
+	RateLimit           string
+	RateLimitPolicy     string
+	XRateLimitLimit     int64
+	XRateLimitRemaining int64
+	XRateLimitReset     int64
+	XRequestId          string
+}
+
+type ListEvents200JSONResponse struct {
+	Body    EventPage
+	Headers ListEvents200ResponseHeaders
+}
+
+func (response ListEvents200JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Link != nil {
+		w.Header().Set("Link", fmt.Sprint(*response.Headers.Link))
+	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       ListEvents200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ListEvents200TexteventStreamResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.Link != nil {
+		w.Header().Set("Link", fmt.Sprint(*response.Headers.Link))
+	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type ListEvents400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListEvents400JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEvents401JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents410JSONResponse struct{ EventsExpiredJSONResponse }
+
+func (response ListEvents410JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents429JSONResponse struct {
+	TooManyRequestsOrStreamsJSONResponse
+}
+
+func (response ListEvents429JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEvents500JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEvents503JSONResponse struct{ ServiceUnavailableJSONResponse }
+
+func (response ListEvents503JSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventsdefaultJSONResponse struct {
+	Body       Error
+	Headers    DefaultResponseHeaders
+	StatusCode int
+}
+
+func (response ListEventsdefaultJSONResponse) VisitListEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Allow != nil {
+		w.Header().Set("Allow", fmt.Sprint(*response.Headers.Allow))
+	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type FindOrdersRequestObject struct {
 	Params FindOrdersParams
 }
@@ -676,6 +1109,7 @@ type FindOrdersResponseObject interface {
 type FindOrders200ResponseHeaders struct {
 	ETag                string
 	Link                *string
+	OrdersEventId       string
 	RateLimit           string
 	RateLimitPolicy     string
 	XRateLimitLimit     int64
@@ -700,6 +1134,7 @@ func (response FindOrders200JSONResponse) VisitFindOrdersResponse(w http.Respons
 	if response.Headers.Link != nil {
 		w.Header().Set("Link", fmt.Sprint(*response.Headers.Link))
 	}
+	w.Header().Set("Orders-Event-Id", fmt.Sprint(response.Headers.OrdersEventId))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
@@ -713,6 +1148,7 @@ func (response FindOrders200JSONResponse) VisitFindOrdersResponse(w http.Respons
 
 type FindOrders304ResponseHeaders struct {
 	ETag                string
+	OrdersEventId       string
 	RateLimit           string
 	RateLimitPolicy     string
 	XRateLimitLimit     int64
@@ -727,6 +1163,7 @@ type FindOrders304Response struct {
 
 func (response FindOrders304Response) VisitFindOrdersResponse(w http.ResponseWriter) error {
 	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.Header().Set("Orders-Event-Id", fmt.Sprint(response.Headers.OrdersEventId))
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
@@ -1266,6 +1703,9 @@ type StrictServerInterface interface {
 	// GetOpenAPIDocument This document
 	// (GET /openapi.yaml)
 	GetOpenAPIDocument(ctx context.Context, request GetOpenAPIDocumentRequestObject) (GetOpenAPIDocumentResponseObject, error)
+	// ListEvents Read the changes to the orders, or follow them as they happen
+	// (GET /store/events)
+	ListEvents(ctx context.Context, request ListEventsRequestObject) (ListEventsResponseObject, error)
 	// FindOrders Find orders, a page at a time
 	// (GET /store/orders)
 	FindOrders(ctx context.Context, request FindOrdersRequestObject) (FindOrdersResponseObject, error)
@@ -1306,6 +1746,31 @@ func (sh *strictHandler) GetOpenAPIDocument(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(GetOpenAPIDocumentResponseObject); ok {
 		return validResponse.VisitGetOpenAPIDocumentResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEvents operation middleware
+func (sh *strictHandler) ListEvents(ctx echo.Context, params ListEventsParams) error {
+	var request ListEventsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEvents(ctx.Request().Context(), request.(ListEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEvents")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEventsResponseObject); ok {
+		return validResponse.VisitListEventsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}

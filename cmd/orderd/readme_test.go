@@ -16,7 +16,7 @@ type readmeStep struct {
 	command string
 	status  string            // "HTTP/1.1 200 OK"; empty when the step shows no answer
 	headers map[string]string // canonical name → value, as shown
-	body    string            // an Error object, when shown whole
+	body    string            // a JSON object, or a stream's fields (sseField), when shown
 }
 
 // The README's curl sessions, in the order they run: the second continues the first.
@@ -26,6 +26,7 @@ var readmeSessions = []struct {
 }{
 	{"## A session with curl", 6},                      // 200, 304, 204, 409, 401, ...
 	{"## Version 2: find orders, a page at a time", 5}, // pages, a refused token, one order, ...
+	{"## Following the changes: order events", 2},      // a page of events, a stream
 }
 
 // readmeSession reads the first console block under heading in README.md: each "$ " line is
@@ -62,8 +63,8 @@ func readmeSession(t *testing.T, heading string) []readmeStep {
 		case line == "":
 			inBody = steps[len(steps)-1].status != ""
 		case inBody:
-			if strings.HasPrefix(line, "{") {
-				steps[len(steps)-1].body = line
+			if st := &steps[len(steps)-1]; shownBodyLine(line) {
+				st.body = strings.TrimPrefix(st.body+"\n"+line, "\n")
 			}
 		default:
 			name, value, ok := strings.Cut(line, ": ")
@@ -168,10 +169,27 @@ func TestReadmeCurlSessionReplays(t *testing.T) {
 				t.Errorf("$ %s\n%s: %q, the README shows %q\n%s", st.command, name, v, want, answer)
 			}
 		}
-		if st.body != "" && !shownMatches(st.body, strings.TrimSpace(body)) {
-			t.Errorf("$ %s\nbody %q, the README shows %q", st.command, strings.TrimSpace(body), st.body)
+		var bodyShown []string // as the README shows a body: its object, or a stream's fields
+		for _, l := range strings.Split(body, "\n") {
+			if shownBodyLine(l) {
+				bodyShown = append(bodyShown, l)
+			}
+		}
+		if got := strings.Join(bodyShown, "\n"); st.body != "" && !shownMatches(st.body, got) {
+			t.Errorf("$ %s\nbody %q, the README shows %q", st.command, got, st.body)
 		}
 	}
+}
+
+// shownBodyLine reports whether a line of a body is one the README's answers are checked by:
+// a JSON object on one line, or a field of a server-sent event.
+func shownBodyLine(line string) bool {
+	for _, prefix := range []string{"{", "retry: ", "id: ", "event: ", "data: "} {
+		if strings.HasPrefix(line, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // shownMatches reports whether got is what the README shows: the same text, where each "…"

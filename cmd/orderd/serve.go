@@ -34,6 +34,9 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		"when empty the store's secret is used, made on first use; set the same value on every instance, or leave it empty everywhere")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
 	fs.StringVar((*string)(&cfg.LimiterFallback), "limiter-fallback", string(cfg.LimiterFallback), "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
+	fs.DurationVar(&cfg.Events.Retention.MaxAge, "events-retention", cfg.Events.Retention.MaxAge, "how long the log of order events keeps an event (0: no bound by age)")
+	fs.Int64Var(&cfg.Events.Retention.MaxCount, "events-max", cfg.Events.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
+	fs.IntVar(&cfg.Events.MaxStreamsPerKey, "max-streams-per-key", cfg.Events.MaxStreamsPerKey, "event streams one key may hold open on this instance")
 	fs.TextVar(&logLevel, "log-level", logLevel, "debug, info, warn or error")
 	fs.Usage = flagUsage(fs, "orderd serve [flags]")
 	rest, err := parseFlags(fs, args, getenv, stdout)
@@ -62,6 +65,10 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, logLevel, usageErrorf("serve: --anonymous-callers-max must be positive, not %d", cfg.MaxAnonymousCallers)
 	case cfg.PageTokenSecret != "" && len(cfg.PageTokenSecret) < pagetoken.MinSecretLen:
 		return cfg, logLevel, usageErrorf("serve: --page-token-secret must have at least %d bytes, not %d", pagetoken.MinSecretLen, len(cfg.PageTokenSecret))
+	case cfg.Events.Retention.MaxAge < 0 || cfg.Events.Retention.MaxCount < 0:
+		return cfg, logLevel, usageErrorf("serve: --events-retention and --events-max must be 0 or more")
+	case cfg.Events.MaxStreamsPerKey <= 0:
+		return cfg, logLevel, usageErrorf("serve: --max-streams-per-key must be positive, not %d", cfg.Events.MaxStreamsPerKey)
 	case cfg.Ban.After < 0 || (cfg.Ban.After > 0 && cfg.Ban.For <= 0):
 		return cfg, logLevel, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	}

@@ -54,6 +54,7 @@ var errorTable = []struct {
 	{auth.ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{auth.ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset, ""},
+	{order.ErrEventsExpired, http.StatusGone, gen.ErrorCodeEventsExpired, ""},
 	{order.ErrBadRequest, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""},
 	{pagetoken.ErrMalformed, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is malformed"},
 	{pagetoken.ErrAltered, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was altered"},

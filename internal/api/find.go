@@ -23,7 +23,7 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 	if err != nil {
 		return nil, err
 	}
-	query, _ := ctx.Value(queryKey{}).(string) // withQuery's
+	query := requestOf(ctx).URL.RawQuery
 	pg, ok := s.pages.get(v, query)
 	if !ok || !s.tokensHold(ctx, pg, p.PageToken, f) {
 		if pg, err = s.findPage(ctx, p, f, query); err != nil {
@@ -32,7 +32,7 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 		s.pages.put(v, query, pg)
 	}
 	if p.IfNoneMatch != nil && etagMatches(*p.IfNoneMatch, pg.etag) {
-		return notModified{pg.etag}, nil
+		return notModified{pg.etag, pg.eventID}, nil
 	}
 	return pageAnswer{pg}, nil
 }
@@ -49,20 +49,24 @@ func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f ord
 		}
 		page.After = &after
 	}
+	// Read before the page, as the list's is (listCache.get).
+	eventID, err := s.events.LastEventID(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// A ship-date range without an instant matches nothing: one empty last page, not a walk.
 	found := order.Page{End: true}
-	var err error
 	if !f.Empty() {
 		if found, err = s.finder.Find(ctx, f, page); err != nil {
 			return nil, err
 		}
 	}
-	pg := &encodedPage{}
+	pg := &encodedPage{eventID: eventID}
 	if !found.End {
 		if pg.next, err = s.tokens.Make(ctx, f, found.Resume); err != nil {
 			return nil, err
 		}
-		pg.link = nextLink(query, pg.next)
+		pg.link = nextLink("/store/orders", query, findQueryParameters, "pageToken", pg.next)
 	}
 	pg.encoded = newEncoded(appendPage(make([]byte, 0, 128*len(found.Orders)+96), found.Orders, pg.next), pageLevel)
 	return pg, nil
@@ -83,8 +87,9 @@ func (s *ServerV2) tokensHold(ctx context.Context, pg *encodedPage, sent *string
 // encodedPage is one page of a find, as encoded when found.
 type encodedPage struct {
 	*encoded
-	next string // the next page's token, or "" on the last page
-	link string // its Link header
+	next    string // the next page's token, or "" on the last page
+	link    string // its Link header
+	eventID string // Orders-Event-Id, read before the page
 }
 
 type pageAnswer struct{ *encodedPage }
@@ -93,6 +98,7 @@ func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
 	if r.link != "" {
 		w.Header().Set("Link", r.link)
 	}
+	w.Header().Set(ordersEventID, r.eventID)
 	return r.write(w, echo.MIMEApplicationJSON)
 }
 
@@ -156,29 +162,37 @@ func appendPage(b []byte, orders []order.Order, next string) []byte {
 // which also bounds the Link's length.
 var findQueryParameters = []string{"status", "petId", "shipDateFrom", "shipDateBefore", "pageSize"}
 
-// nextLink is the Link of the next page (RFC 8288): the query as sent, pageToken set to next.
-func nextLink(query, next string) string {
+// nextLink is the Link of the next page (RFC 8288): the request to path with the parameters
+// kept of the query as sent, and the parameter name set to value.
+func nextLink(path, query string, kept []string, name, value string) string {
 	sent, _ := url.ParseQuery(query)
 	q := url.Values{}
-	for _, name := range findQueryParameters {
-		if v, ok := sent[name]; ok {
-			q[name] = v
+	for _, k := range kept {
+		if v, ok := sent[k]; ok {
+			q[k] = v
 		}
 	}
-	q.Set("pageToken", next)
-	return "<" + BasePathV2 + "/store/orders?" + q.Encode() + `>; rel="next"`
+	q.Set(name, value)
+	return "<" + BasePathV2 + path + "?" + q.Encode() + `>; rel="next"`
 }
 
-type queryKey struct{}
+type requestKey struct{}
 
-// withQuery gives the find the raw query, which the strict interface does not pass on.
-func withQuery(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandlerFunc {
-	if operationID != "FindOrders" {
+// withRequest gives the find the raw query and the events the Accept header, which the strict
+// interface does not pass on.
+func withRequest(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandlerFunc {
+	if operationID != "FindOrders" && operationID != "ListEvents" {
 		return f
 	}
 	return func(c echo.Context, req any) (any, error) {
 		r := c.Request()
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), queryKey{}, r.URL.RawQuery)))
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), requestKey{}, r)))
 		return f(c, req)
 	}
+}
+
+// requestOf is the request withRequest gave ctx.
+func requestOf(ctx context.Context) *http.Request {
+	r, _ := ctx.Value(requestKey{}).(*http.Request)
+	return r
 }

@@ -39,6 +39,7 @@ type Config struct {
 	Orders     order.Store
 	Finder     order.Finder     // Orders by filter, a page at a time (version 2)
 	PageTokens *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
+	Events     order.EventLog   // the log of changes to Orders, kept by the same store
 	Pets       order.PetStore
 	Keys       auth.KeyStore
 	Limiter    ratelimit.Limiter
@@ -51,16 +52,21 @@ type Config struct {
 	Metrics        http.Handler                // served at /metrics when set
 	Logger         *slog.Logger
 	Now            func() time.Time // time.Now by default
+	// MaxStreamsPerKey bounds the event streams a key holds open here; DefaultMaxStreamsPerKey when 0.
+	MaxStreamsPerKey int
+	// Closing, once closed, ends every event stream: the server is shutting down.
+	Closing <-chan struct{}
 }
 
 // New returns the service's HTTP handler (docs/design.md, "The request pipeline").
 func New(cfg Config) (*echo.Echo, error) {
-	if cfg.Orders == nil || cfg.Finder == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
-		return nil, errors.New("api: the orders (and its finder), pets and keys stores, a limiter and a page-token codec are required")
+	if cfg.Orders == nil || cfg.Finder == nil || cfg.Events == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
+		return nil, errors.New("api: the orders (and its finder and events), pets and keys stores, a limiter and a page-token codec are required")
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
 	cfg.IPv6Prefix = cmp.Or(cfg.IPv6Prefix, ratelimit.DefaultIPv6Prefix)
+	cfg.MaxStreamsPerKey = cmp.Or(cfg.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -87,11 +93,12 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Metrics != nil {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
-	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
+	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders, events: cfg.Events}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil),
 		gen.RegisterHandlersOptions{BaseURL: BasePath, OperationMiddlewares: ct.validators[BasePath]})
-	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens}
-	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withQuery}),
+	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens, events: cfg.Events,
+		streams: newStreams(cfg.Events, cfg.MaxStreamsPerKey, cfg.Closing, cfg.Logger, cfg.Observer)}
+	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withRequest}),
 		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
 
 	// Middleware, in the order it runs (outermost first).

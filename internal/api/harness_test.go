@@ -30,6 +30,7 @@ type harness struct {
 	contract *apitest.Contract
 	key      string // a valid free-plan key
 	keys     *sqlitestore.Keys
+	events   *sqlitestore.Events
 	clock    *ratelimittest.Clock // the time of the limiter and of the sunset
 }
 
@@ -56,12 +57,13 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	h := &harness{contract: apitest.Load(tb), keys: keys, clock: ratelimittest.NewClock(testStart)}
 	h.key = h.addKey(tb, "test-free", plan.Free, plan.Limits{})
 	orders := sqlitestore.NewOrders(db)
+	h.events = sqlitestore.NewEvents(db)
 	tokens, err := pagetoken.New(testSecret)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	cfg := api.Config{
-		Orders: orders, Finder: orders, PageTokens: tokens,
+		Orders: orders, Finder: orders, Events: h.events, PageTokens: tokens,
 		Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,
 		Limiter: inmem.NewLimiter(h.clock.Now, ratelimit.DefaultBanPolicy),
 	}

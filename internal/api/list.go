@@ -23,14 +23,15 @@ func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject
 		return nil, err
 	}
 	if req.Params.IfNoneMatch != nil && etagMatches(*req.Params.IfNoneMatch, list.etag) {
-		return notModified{list.etag}, nil
+		return notModified{list.etag, list.eventID}, nil
 	}
-	return listAnswer{list.encoded}, nil
+	return listAnswer{list.encoded, list.eventID}, nil
 }
 
 // listCache keeps the list encoded for one version of the orders.
 type listCache struct {
 	orders order.Store
+	events order.EventLog
 	cur    atomic.Pointer[encodedList]
 	build  sync.Mutex // one encoding at a time; the others wait for it
 }
@@ -38,6 +39,7 @@ type listCache struct {
 type encodedList struct {
 	version uint64
 	*encoded
+	eventID string // Orders-Event-Id: read before the list, so no change after it is missed
 }
 
 func (c *listCache) get(ctx context.Context) (*encodedList, error) {
@@ -54,11 +56,15 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	if cur := c.cur.Load(); cur != nil && cur.version == v {
 		return cur, nil // made while this request waited
 	}
+	eventID, err := c.events.LastEventID(ctx)
+	if err != nil {
+		return nil, err
+	}
 	orders, err := c.orders.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e := &encodedList{v, newEncoded(settled(appendOrders(make([]byte, 0, 128*len(orders)+2), orders)), listLevel)}
+	e := &encodedList{v, newEncoded(settled(appendOrders(make([]byte, 0, 128*len(orders)+2), orders)), listLevel), eventID}
 	c.cur.Store(e)
 	return e, nil
 }
@@ -107,21 +113,29 @@ func (e *encoded) write(w http.ResponseWriter, contentType string) error {
 }
 
 // listAnswer writes the list; the generated 200 response would encode it on every request.
-type listAnswer struct{ *encoded }
+type listAnswer struct {
+	*encoded
+	eventID string
+}
 
 func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
+	w.Header().Set(ordersEventID, r.eventID)
 	return r.write(w, echo.MIMEApplicationJSON)
 }
 
+// ordersEventID names the position in the log from which a reader of a list follows its changes.
+const ordersEventID = "Orders-Event-Id"
+
 // notModified is a 304 with its tag. The generated one would set every header it declares,
 // blank, for writeHeaders to set again (bench/ablation.md).
-type notModified struct{ etag string }
+type notModified struct{ etag, eventID string }
 
 func (r notModified) VisitListOrdersResponse(w http.ResponseWriter) error { return r.write(w) }
 func (r notModified) VisitFindOrdersResponse(w http.ResponseWriter) error { return r.write(w) }
 
 func (r notModified) write(w http.ResponseWriter) error {
 	w.Header().Set("ETag", r.etag)
+	w.Header().Set(ordersEventID, r.eventID)
 	w.WriteHeader(http.StatusNotModified)
 	return nil
 }
@@ -131,25 +145,28 @@ func (r notModified) write(w http.ResponseWriter) error {
 func appendOrders(b []byte, orders []order.Order) []byte {
 	b = append(b, '[')
 	for i := range orders {
-		o := &orders[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"complete":`...)
-		b = strconv.AppendBool(b, o.Complete)
-		b = append(b, `,"id":`...)
-		b = strconv.AppendInt(b, o.ID, 10)
-		b = append(b, `,"petId":`...)
-		b = strconv.AppendInt(b, o.PetID, 10)
-		b = append(b, `,"quantity":`...)
-		b = strconv.AppendInt(b, int64(o.Quantity), 10)
-		b = append(b, `,"shipDate":"`...)
-		b = o.ShipDate.UTC().AppendFormat(b, time.RFC3339Nano)
-		b = append(b, `","status":"`...)
-		b = append(b, o.Status...) // one of three known words: nothing to escape
-		b = append(b, `"}`...)
+		b = appendOrder(b, &orders[i])
 	}
 	return append(b, ']', '\n')
+}
+
+func appendOrder(b []byte, o *order.Order) []byte {
+	b = append(b, `{"complete":`...)
+	b = strconv.AppendBool(b, o.Complete)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, o.ID, 10)
+	b = append(b, `,"petId":`...)
+	b = strconv.AppendInt(b, o.PetID, 10)
+	b = append(b, `,"quantity":`...)
+	b = strconv.AppendInt(b, int64(o.Quantity), 10)
+	b = append(b, `,"shipDate":"`...)
+	b = o.ShipDate.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","status":"`...)
+	b = append(b, o.Status...) // one of three known words: nothing to escape
+	return append(b, `"}`...)
 }
 
 // etagOf is a weak tag of body: it is sent plain or gzipped, the same content.

@@ -146,6 +146,7 @@ type Observer interface {
 	RateLimit(outcome string)                                 // admitted, limited, banned, unavailable
 	Cancel(outcome string)                                    // cancelled, already_cancelled, shipped, not_found, error
 	StoreError(operation string)                              // a store not reached during it
+	Streams(delta int)                                        // event streams opened (1) and ended (-1)
 }
 
 type noObserver struct{}
@@ -154,3 +155,4 @@ func (noObserver) Request(string, int, time.Duration) {}
 func (noObserver) RateLimit(string)                   {}
 func (noObserver) Cancel(string)                      {}
 func (noObserver) StoreError(string)                  {}
+func (noObserver) Streams(int)                        {}

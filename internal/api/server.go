@@ -31,10 +31,12 @@ type Server struct {
 
 // ServerV2 implements the operations of openapi-v2.yaml; the find is in find.go.
 type ServerV2 struct {
-	v1     *Server // the cancel, one rule for both versions
-	finder order.Finder
-	tokens *pagetoken.Codec
-	pages  pageCache
+	v1      *Server // the cancel, one rule for both versions
+	finder  order.Finder
+	tokens  *pagetoken.Codec
+	pages   pageCache
+	events  order.EventLog
+	streams *streams
 }
 
 // CancelOrder cancels a pending order; a refusal (404, 409) is an error for errorHandler.

@@ -64,9 +64,9 @@ func TestDocsRenderInABrowser(t *testing.T) {
 		want         []string
 	}{
 		{"/docs", "/v2", []string{"/store/orders", "/store/orders/{orderId}", "/openapi.yaml",
-			"findOrders", "getOrder", "cancelOrder", "Store Order Service", "2.0.0", "pageToken"}},
+			"findOrders", "getOrder", "cancelOrder", "listEvents", "Store Order Service", "2.1.0", "pageToken"}},
 		{"/docs?urls.primaryName=v1", "/v1", []string{"/store/orders", "/store/orders/{orderId}", "/pets/{petId}", "/openapi.yaml",
-			"listOrders", "cancelOrder", "getPetById", "Store Order Service", "1.0.0"}},
+			"listOrders", "cancelOrder", "getPetById", "Store Order Service", "1.1.0"}},
 	} {
 		dom := run("--dump-dom", srv.URL()+page.path)
 		for _, want := range page.want {

@@ -22,6 +22,8 @@ type Metrics struct {
 	storeFaults *prometheus.CounterVec
 	fallbacks   prometheus.Counter
 	forgotten   prometheus.Counter
+	streams     prometheus.Gauge
+	trimmed     prometheus.Counter
 }
 
 // New registers the collectors, with the Go runtime's and the process's.
@@ -48,8 +50,15 @@ func New() *Metrics {
 			Name: "orderd_ratelimit_forgotten_callers_total",
 			Help: "Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap.",
 		}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance.",
+		}),
+		trimmed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderd_events_trimmed_total", Help: "Order events dropped by the retention, by this instance's trims.",
+		}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.storeFaults, m.fallbacks, m.forgotten,
+		m.streams, m.trimmed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -86,3 +95,9 @@ func (m *Metrics) Fallback() { m.fallbacks.Inc() }
 
 // ForgottenCaller counts one anonymous caller the instance's limiter forgot (inmem.OnForget).
 func (m *Metrics) ForgottenCaller() { m.forgotten.Inc() }
+
+// Streams counts streams of events opened (1) and ended (-1).
+func (m *Metrics) Streams(delta int) { m.streams.Add(float64(delta)) }
+
+// Trimmed counts events the retention dropped.
+func (m *Metrics) Trimmed(n int64) { m.trimmed.Add(float64(n)) }

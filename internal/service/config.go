@@ -10,6 +10,7 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 )
@@ -30,11 +31,21 @@ type Config struct {
 	MaxAnonymousCallers int
 	// PageTokenSecret signs v2's page tokens; empty: the store's secret, made on first use.
 	PageTokenSecret string
+	// Events are how long the log of order events keeps them, and how many streams a key holds.
+	Events          EventsConfig
 	Sunset          api.Sunset    // the schedule of the deprecated pets operation
 	ShutdownTimeout time.Duration // how long requests in flight may take once Run's ctx ends
 	Logger          *slog.Logger  // receives the service's JSON lines; none when nil
 	// Now is the clock of the limiter and of the sunset (time.Now when nil): tests move it.
 	Now func() time.Time
+}
+
+// EventsConfig bounds the log of order events and its streams.
+type EventsConfig struct {
+	// Retention: events older than MaxAge, or past the newest MaxCount, are dropped; 0: no bound.
+	Retention order.Retention
+	// MaxStreamsPerKey bounds the streams one key holds open on an instance.
+	MaxStreamsPerKey int
 }
 
 // StoreConfig says where a deployment keeps its orders, pets and keys: all in Redis when
@@ -80,6 +91,10 @@ func DefaultConfig() Config {
 			Link:         "https://docs.petstore.example/orders/migrate-from-pets",
 		},
 		ShutdownTimeout: 15 * time.Second,
+		Events: EventsConfig{
+			Retention:        order.Retention{MaxAge: 7 * 24 * time.Hour, MaxCount: 1_000_000},
+			MaxStreamsPerKey: api.DefaultMaxStreamsPerKey,
+		},
 		Store: StoreConfig{
 			RedisPrefix:  redisstore.DefaultPrefix,
 			RedisTimeout: redisstore.DefaultTimeout,
@@ -108,6 +123,7 @@ func (c Config) withDefaults() Config {
 	c.LimiterFallback = cmp.Or(c.LimiterFallback, d.LimiterFallback)
 	c.IPv6Prefix = cmp.Or(c.IPv6Prefix, d.IPv6Prefix)
 	c.MaxAnonymousCallers = cmp.Or(c.MaxAnonymousCallers, d.MaxAnonymousCallers)
+	c.Events.MaxStreamsPerKey = cmp.Or(c.Events.MaxStreamsPerKey, d.Events.MaxStreamsPerKey)
 	if c.Sunset == (api.Sunset{}) {
 		c.Sunset = d.Sunset
 	}

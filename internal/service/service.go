@@ -12,6 +12,7 @@ import (
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
@@ -27,6 +28,8 @@ type Service struct {
 	srv        *http.Server
 	metricsLn  net.Listener // nil unless Config.MetricsAddr is set
 	metricsSrv *http.Server
+	metrics    *metrics.Metrics
+	closing    chan struct{} // closed when Run begins to shut down: event streams end
 }
 
 // Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
@@ -38,7 +41,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger}
+	s := &Service{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
 	if err := s.open(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -55,6 +58,7 @@ func (s *Service) open(ctx context.Context) error {
 		return configError(fmt.Errorf("the cap on callers without a key must be positive, not %d", cfg.MaxAnonymousCallers))
 	}
 	m := metrics.New()
+	s.metrics = m
 	var err error
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
@@ -86,20 +90,23 @@ func (s *Service) open(ctx context.Context) error {
 		metricsOnMain = m.Handler()
 	}
 	handler, err := api.New(api.Config{
-		Observer:       m,
-		Metrics:        metricsOnMain,
-		Orders:         s.stores.Orders,
-		Finder:         s.stores.Finder,
-		PageTokens:     pageTokens,
-		Pets:           s.stores.Pets,
-		Keys:           s.stores.Keys,
-		Limiter:        limiter,
-		Ready:          ready,
-		TrustedProxies: cfg.TrustedProxies,
-		IPv6Prefix:     cfg.IPv6Prefix,
-		Sunset:         cfg.Sunset,
-		Logger:         s.log,
-		Now:            cfg.Now,
+		Observer:         m,
+		Metrics:          metricsOnMain,
+		Orders:           s.stores.Orders,
+		Finder:           s.stores.Finder,
+		Events:           s.stores.Events,
+		MaxStreamsPerKey: cfg.Events.MaxStreamsPerKey,
+		Closing:          s.closing,
+		PageTokens:       pageTokens,
+		Pets:             s.stores.Pets,
+		Keys:             s.stores.Keys,
+		Limiter:          limiter,
+		Ready:            ready,
+		TrustedProxies:   cfg.TrustedProxies,
+		IPv6Prefix:       cfg.IPv6Prefix,
+		Sunset:           cfg.Sunset,
+		Logger:           s.log,
+		Now:              cfg.Now,
 	})
 	if err != nil {
 		return err
@@ -152,12 +159,17 @@ func (s *Service) Run(ctx context.Context) error {
 		s.log.Info("metrics listening", slog.String("addr", s.MetricsAddr()))
 	}
 
+	trimCtx, stopTrimming := context.WithCancel(ctx)
+	defer stopTrimming()
+	go s.trimEvents(trimCtx)
+
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down", slog.String("timeout", s.cfg.ShutdownTimeout.String()))
+	close(s.closing) // a stream is never idle: Shutdown would wait for it to its timeout
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := s.srv.Shutdown(shutdownCtx); err != nil {
@@ -196,4 +208,30 @@ func pageTokens(secret string, s *Stores) (*pagetoken.Codec, error) {
 	}
 	c, err := pagetoken.New([]byte(secret))
 	return c, configError(err)
+}
+
+// trimEvents applies the log's retention at start and then every minute until ctx ends.
+// Every instance does: a trim is idempotent, and the log's store makes it atomic.
+func (s *Service) trimEvents(ctx context.Context) {
+	r := s.cfg.Events.Retention
+	if r == (order.Retention{}) {
+		return
+	}
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		n, err := s.stores.Events.Trim(ctx, r)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.Warn("event log: the retention could not be applied; trying again in a minute", slog.String("error", err.Error()))
+		case n > 0:
+			s.metrics.Trimmed(n)
+			s.log.Info("event log: retention applied", slog.Int64("dropped", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

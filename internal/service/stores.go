@@ -22,7 +22,8 @@ import (
 // Stores are one deployment's stores, all in Redis or all in one SQLite file (see StoreConfig).
 type Stores struct {
 	Orders order.Store
-	Finder order.Finder // the same store as Orders
+	Finder order.Finder   // the same store as Orders
+	Events order.EventLog // the log of Orders' changes, in the same storage
 	Pets   order.PetStore
 	Keys   auth.KeyStore
 	// Secrets holds the page-token secret used when Config.PageTokenSecret is empty.
@@ -132,7 +133,8 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	pets, _ := redisstore.NewPets(rdb, p, t)
 	keys, _ := redisstore.NewKeys(rdb, p, t)
 	secrets, _ := redisstore.NewSecrets(rdb, p, t)
-	return &Stores{Orders: orders, Finder: orders, Pets: pets, Keys: keys, Secrets: secrets,
+	events, _ := redisstore.NewEvents(rdb, p, t)
+	return &Stores{Orders: orders, Finder: orders, Events: events, Pets: pets, Keys: keys, Secrets: secrets,
 		backend: &redisStores{cfg: cfg, rdb: rdb, orders: orders, pets: pets}}, nil
 }
 
@@ -184,7 +186,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	}
 	orders := sqlitestore.NewOrders(db)
 	return &Stores{
-		Orders: orders, Finder: orders, Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
+		Orders: orders, Finder: orders, Events: sqlitestore.NewEvents(db), Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
 		Secrets: sqlitestore.NewSecrets(db), backend: sqliteStores{db},
 	}, nil
 }

@@ -22,6 +22,7 @@ import (
 const (
 	ErrorCodeApiKeyBanned        ErrorCode = "api_key_banned"
 	ErrorCodeEndpointSunset      ErrorCode = "endpoint_sunset"
+	ErrorCodeEventsExpired       ErrorCode = "events_expired"
 	ErrorCodeHeaderTooLarge      ErrorCode = "header_too_large"
 	ErrorCodeInternalError       ErrorCode = "internal_error"
 	ErrorCodeInvalidRequest      ErrorCode = "invalid_request"
@@ -32,6 +33,7 @@ const (
 	ErrorCodePetNotFound         ErrorCode = "pet_not_found"
 	ErrorCodeRateLimitExceeded   ErrorCode = "rate_limit_exceeded"
 	ErrorCodeServiceUnavailable  ErrorCode = "service_unavailable"
+	ErrorCodeTooManyStreams      ErrorCode = "too_many_streams"
 	ErrorCodeUnauthorized        ErrorCode = "unauthorized"
 )
 
@@ -41,6 +43,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeApiKeyBanned:
 		return true
 	case ErrorCodeEndpointSunset:
+		return true
+	case ErrorCodeEventsExpired:
 		return true
 	case ErrorCodeHeaderTooLarge:
 		return true
@@ -61,6 +65,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeRateLimitExceeded:
 		return true
 	case ErrorCodeServiceUnavailable:
+		return true
+	case ErrorCodeTooManyStreams:
 		return true
 	case ErrorCodeUnauthorized:
 		return true
@@ -1003,6 +1009,7 @@ func (r GetPetByIdResponse) ContentType() string {
 // ListOrdersResponse200Headers the declared response headers of an HTTP 200 response for ListOrders
 type ListOrdersResponse200Headers struct {
 	ETag                string
+	OrdersEventId       string
 	RateLimit           string
 	RateLimitPolicy     string
 	XRateLimitLimit     int64
@@ -1014,6 +1021,7 @@ type ListOrdersResponse200Headers struct {
 // ListOrdersResponse304Headers the declared response headers of an HTTP 304 response for ListOrders
 type ListOrdersResponse304Headers struct {
 	ETag                string
+	OrdersEventId       string
 	RateLimit           string
 	RateLimitPolicy     string
 	XRateLimitLimit     int64
@@ -2335,6 +2343,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Orders-Event-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Orders-Event-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.OrdersEventId = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -2386,6 +2401,13 @@ func ParseListOrdersResponse(rsp *http.Response) (*ListOrdersResponse, error) {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Orders-Event-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Orders-Event-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.OrdersEventId = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string

@@ -1,0 +1,118 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd/genv2"
+	"github.com/petstore/orderd/internal/order"
+)
+
+// ListEvents answers a page of the log of order events, or, when the client asks for
+// text/event-stream, follows it (stream.go).
+func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestObject) (genv2.ListEventsResponseObject, error) {
+	p, r := req.Params, requestOf(ctx)
+	q := order.EventQuery{Limit: defaultPageSize}
+	if p.After != nil {
+		q.After = *p.After
+	}
+	if p.Type != nil {
+		for _, t := range *p.Type {
+			q.Types = append(q.Types, order.EventType(t))
+		}
+	}
+	if p.PageSize != nil {
+		q.Limit = int(*p.PageSize)
+	}
+	if r.Method == http.MethodGet && acceptsEventStream(r.Header) {
+		if p.LastEventID != nil { // what an EventSource sends when it reconnects
+			q.After = *p.LastEventID
+		}
+		return s.streams.open(ctx, q)
+	}
+	page, err := s.events.Events(ctx, q)
+	if err != nil {
+		return nil, eventsError(q.After, err)
+	}
+	answer := eventPage{body: appendEventPage(make([]byte, 0, 256*len(page.Events)+64), page)}
+	if page.More {
+		answer.link = nextLink("/store/events", r.URL.RawQuery, eventsQueryParameters, "after", page.Last)
+	}
+	return answer, nil
+}
+
+// eventsQueryParameters are those a next page's Link repeats, after replaced.
+var eventsQueryParameters = []string{"type", "pageSize"}
+
+// eventsError names the position a refusal is about.
+func eventsError(after string, err error) error {
+	if after == "" {
+		return err
+	}
+	return fmt.Errorf("after %s: %w", after, err)
+}
+
+// acceptsEventStream reports whether Accept names text/event-stream with a weight above 0.
+func acceptsEventStream(h http.Header) bool {
+	for _, line := range h.Values(echo.HeaderAccept) {
+		for _, item := range strings.Split(line, ",") {
+			media, params, err := mime.ParseMediaType(strings.TrimSpace(item))
+			if err == nil && media == "text/event-stream" && params["q"] != "0" && !strings.HasPrefix(params["q"], "0.000") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// eventPage is a page of the log as JSON; pages are not cached, for each reads the log's end.
+type eventPage struct {
+	body []byte
+	link string
+}
+
+func (r eventPage) VisitListEventsResponse(w http.ResponseWriter) error {
+	if r.link != "" {
+		w.Header().Set("Link", r.link)
+	}
+	h := w.Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(r.body)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(r.body)
+	return err
+}
+
+// appendEventPage writes the EventPage of page.
+func appendEventPage(b []byte, page order.EventPage) []byte {
+	b = append(b, `{"events":[`...)
+	for i, e := range page.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendEvent(b, e)
+	}
+	b = append(b, `],"lastEventId":"`...)
+	b = append(b, page.Last...) // digits and '-': nothing to escape
+	return append(b, "\"}\n"...)
+}
+
+// appendEvent writes e as the contract's Event, on one line (an SSE data line takes it as is).
+func appendEvent(b []byte, e order.Event) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, e.ID...)
+	b = append(b, `","type":"`...)
+	b = append(b, e.Type...) // one of four known words
+	b = append(b, `","time":"`...)
+	b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","order":`...)
+	b = appendOrder(b, &e.Order)
+	return append(b, '}')
+}

@@ -1,0 +1,296 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/genv2"
+	"github.com/petstore/orderd/internal/api"
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/order"
+)
+
+// TestReadTheListThenFollowItsEvents: the list's Orders-Event-Id is where the changes it does
+// not show begin, on v1's list (200 and 304) and v2's pages alike.
+func TestReadTheListThenFollowItsEvents(t *testing.T) {
+	h := newHarness(t)
+	res, _ := h.authed(t, "GET", "/v1/store/orders")
+	from := res.Header.Get("Orders-Event-Id")
+	if res.StatusCode != 200 || from == "" {
+		t.Fatalf("list: %d, Orders-Event-Id %q", res.StatusCode, from)
+	}
+	res, _ = h.authed(t, "GET", "/v1/store/orders", "If-None-Match", res.Header.Get("ETag"))
+	if res.StatusCode != 304 || res.Header.Get("Orders-Event-Id") != from {
+		t.Fatalf("304: %d, Orders-Event-Id %q, want %q", res.StatusCode, res.Header.Get("Orders-Event-Id"), from)
+	}
+	if res, _ := h.authed(t, "GET", "/v2/store/orders"); res.Header.Get("Orders-Event-Id") != from {
+		t.Fatalf("v2 page: Orders-Event-Id %q, want %q", res.Header.Get("Orders-Event-Id"), from)
+	}
+
+	h.authed(t, "DELETE", "/v2/store/orders/1")
+	page := eventPage(t, h, "/v2/store/events?after="+from)
+	if len(page.Events) != 1 || page.LastEventId != page.Events[0].Id {
+		t.Fatalf("events after the list: %+v, want the one cancel", page)
+	}
+	e := page.Events[0]
+	if e.Type != genv2.OrderCancelled || e.Order.Id != 1 || e.Order.Status != genv2.OrderStatusCancelled || e.Order.PetId != 10 {
+		t.Fatalf("event %+v, want order 1 cancelled", e)
+	}
+	// The list of the new version starts after that event.
+	res, _ = h.authed(t, "GET", "/v1/store/orders")
+	if got := res.Header.Get("Orders-Event-Id"); got != e.Id {
+		t.Fatalf("list after the cancel: Orders-Event-Id %q, want the cancel's %q", got, e.Id)
+	}
+	if page := eventPage(t, h, "/v2/store/events?after="+e.Id); len(page.Events) != 0 || page.LastEventId != e.Id {
+		t.Fatalf("after the newest: %+v, want an empty page at it", page)
+	}
+}
+
+// TestEventPagesLinkOnWhileMoreMayFollow: a full page links to the next, with the types and
+// the page size kept; the last page has no link.
+func TestEventPagesLinkOnWhileMoreMayFollow(t *testing.T) {
+	h := newHarness(t)
+	h.authed(t, "DELETE", "/v2/store/orders/1")
+	h.authed(t, "DELETE", "/v2/store/orders/0")
+	res, body := h.authed(t, "GET", "/v2/store/events?type=order.cancelled&pageSize=7")
+	var first genv2.EventPage
+	if err := json.Unmarshal(body, &first); err != nil || res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, body)
+	}
+	// The fixture's six creations, then the two cancels: the first 7 hold one cancel.
+	if len(first.Events) != 1 || first.Events[0].Order.Id != 1 {
+		t.Fatalf("first page %+v, want the cancel of order 1 only", first)
+	}
+	link := res.Header.Get("Link")
+	want := `</v2/store/events?after=` + first.LastEventId + `&pageSize=7&type=order.cancelled>; rel="next"`
+	if link != want {
+		t.Fatalf("Link %q, want %q", link, want)
+	}
+	res, body = h.authed(t, "GET", strings.TrimSuffix(strings.TrimPrefix(link, "<"), `>; rel="next"`))
+	var second genv2.EventPage
+	if err := json.Unmarshal(body, &second); err != nil || len(second.Events) != 1 || second.Events[0].Order.Id != 0 {
+		t.Fatalf("second page %s, want the cancel of order 0", body)
+	}
+	if res.Header.Get("Link") != "" {
+		t.Fatalf("the last page links on: %q", res.Header.Get("Link"))
+	}
+}
+
+// TestAnExpiredPositionIsGone: after the retention cut, 410 events_expired for every request
+// that would miss an event, page and stream alike.
+func TestAnExpiredPositionIsGone(t *testing.T) {
+	h := newHarness(t)
+	first := eventPage(t, h, "/v2/store/events?pageSize=1").LastEventId
+	if _, err := h.events.Trim(context.Background(), order.Retention{MaxCount: 1}); err != nil {
+		t.Fatal(err)
+	}
+	res, body := h.authed(t, "GET", "/v2/store/events?after="+first)
+	e := wantError(t, res, body, http.StatusGone, gen.ErrorCodeEventsExpired)
+	if !strings.Contains(e.Message, first) {
+		t.Fatalf("message %q does not name the position", e.Message)
+	}
+	res, body = h.authed(t, "GET", "/v2/store/events", "Accept", "text/event-stream", "Last-Event-ID", first)
+	wantError(t, res, body, http.StatusGone, gen.ErrorCodeEventsExpired)
+	res, body = h.authed(t, "GET", "/v2/store/events?after=not-an-id")
+	wantError(t, res, body, http.StatusBadRequest, gen.ErrorCodeInvalidRequest)
+}
+
+// TestAStreamSendsEachChangeAsItHappens: the retry hint, then the events after the position,
+// then a cancel made while it waits; resuming with Last-Event-ID repeats nothing.
+func TestAStreamSendsEachChangeAsItHappens(t *testing.T) {
+	h := newHarness(t)
+	res, _ := h.authed(t, "GET", "/v1/store/orders")
+	from := res.Header.Get("Orders-Event-Id")
+	h.authed(t, "DELETE", "/v2/store/orders/1")
+
+	s := h.stream(t, "/v2/store/events?after="+from)
+	if got := s.next(t); got.retry != "2000" {
+		t.Fatalf("first message %+v, want the retry hint", got)
+	}
+	m := s.next(t)
+	if m.event != "order.cancelled" || !strings.Contains(m.data, `"id":1,`) {
+		t.Fatalf("message %+v, want order 1's cancel", m)
+	}
+	h.authed(t, "DELETE", "/v2/store/orders/0") // while the stream waits
+	m2 := s.next(t)
+	var e genv2.Event
+	if err := json.Unmarshal([]byte(m2.data), &e); err != nil || m2.id != e.Id || string(e.Type) != m2.event || e.Order.Id != 0 {
+		t.Fatalf("message %+v (%v), want order 0's cancel", m2, err)
+	}
+	s.close(t)
+
+	// An EventSource reconnects to the same URL with Last-Event-ID: it wins over after.
+	h.authed(t, "DELETE", "/v2/store/orders/9223372036854775807")
+	s = h.stream(t, "/v2/store/events?after="+from, "Last-Event-ID", m2.id)
+	s.next(t) // retry
+	if m3 := s.next(t); !strings.Contains(m3.data, `"id":9223372036854775807,`) {
+		t.Fatalf("resumed with %+v, want the cancel made while away", m3)
+	}
+	s.close(t)
+}
+
+// TestStreamsPerKeyAreBounded: past the bound, 429 too_many_streams; a stream that ends
+// frees its place; the service's closing ends every stream.
+func TestStreamsPerKeyAreBounded(t *testing.T) {
+	closing := make(chan struct{})
+	h := newHarness(t, func(c *api.Config) { c.MaxStreamsPerKey = 2; c.Closing = closing })
+	a, b := h.stream(t, "/v2/store/events"), h.stream(t, "/v2/store/events")
+	a.next(t)
+	b.next(t)
+	res, body := h.authed(t, "GET", "/v2/store/events", "Accept", "text/event-stream")
+	wantError(t, res, body, http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams)
+	// A JSON page is no stream: it is not bounded.
+	if res, _ := h.authed(t, "GET", "/v2/store/events"); res.StatusCode != 200 {
+		t.Fatalf("a page while the streams are open: %d", res.StatusCode)
+	}
+	a.close(t)
+	// The server gives a's place back once it sees the connection gone: soon, not at once.
+	var c *sseReader
+	for try := 0; c == nil; try++ {
+		if try == 30 {
+			t.Fatal("a closed stream's place was not given back")
+		}
+		c = h.tryStream(t, "/v2/store/events")
+	}
+	c.next(t)
+
+	close(closing)
+	for _, s := range []*sseReader{b, c} {
+		s.drainToEOF(t)
+	}
+}
+
+func TestAcceptNamesTheStream(t *testing.T) {
+	h := newHarness(t)
+	for accept, stream := range map[string]bool{
+		"text/event-stream":                         true,
+		"application/json, text/event-stream;q=0.5": true,
+		"TEXT/EVENT-STREAM":                         true,
+		"text/event-stream;q=0":                     false,
+		"application/json":                          false,
+		"":                                          false,
+		"text/event-stream;q=0.000, application/json": false,
+	} {
+		req := h.request(t, "GET", "/v2/store/events", "Authorization", "Bearer "+h.key, "Accept", accept)
+		res, err := h.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Header.Get("Content-Type")
+		res.Body.Close()
+		if strings.HasPrefix(got, "text/event-stream") != stream {
+			t.Errorf("Accept %q: Content-Type %q, want a stream = %v", accept, got, stream)
+		}
+	}
+}
+
+func eventPage(tb testing.TB, h *harness, path string) genv2.EventPage {
+	tb.Helper()
+	res, body := h.authed(tb, "GET", path)
+	var page genv2.EventPage
+	if err := json.Unmarshal(body, &page); err != nil || res.StatusCode != 200 {
+		tb.Fatalf("GET %s: %d %s", path, res.StatusCode, body)
+	}
+	return page
+}
+
+// sseReader reads a stream's messages; what it read is checked against the contract at close.
+type sseReader struct {
+	req  *http.Request
+	res  *http.Response
+	r    *bufio.Reader
+	read strings.Builder
+	stop context.CancelFunc
+}
+
+type sseMessage struct{ id, event, data, retry string }
+
+// stream opens a stream with the harness's key and the given headers; it ends with the test.
+func (h *harness) stream(tb testing.TB, path string, header ...string) *sseReader {
+	tb.Helper()
+	s := h.tryStream(tb, path, header...)
+	if s == nil {
+		tb.Fatalf("GET %s: 429, want a stream", path)
+	}
+	return s
+}
+
+// tryStream is stream, or nil for a 429 (checked against the contract).
+func (h *harness) tryStream(tb testing.TB, path string, header ...string) *sseReader {
+	tb.Helper()
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	req := h.request(tb, "GET", path, append([]string{"Authorization", "Bearer " + h.key, "Accept", "text/event-stream"}, header...)...)
+	req = req.WithContext(ctx)
+	res, err := h.srv.Client().Do(req)
+	if err != nil {
+		stop()
+		tb.Fatal(err)
+	}
+	s := &sseReader{req: req, res: res, r: bufio.NewReader(res.Body), stop: stop}
+	tb.Cleanup(func() { s.stop(); res.Body.Close() })
+	if res.StatusCode == http.StatusTooManyRequests {
+		body, _ := io.ReadAll(res.Body)
+		if err := apitest.Load(tb).Check(req, res, body); err != nil {
+			tb.Errorf("429 breaks the contract: %v", err)
+		}
+		return nil
+	}
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		body, _ := io.ReadAll(res.Body)
+		tb.Fatalf("GET %s: %d %s %s", path, res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	return s
+}
+
+// next reads up to the next message, skipping comments (heartbeats).
+func (s *sseReader) next(tb testing.TB) sseMessage {
+	tb.Helper()
+	var m sseMessage
+	for {
+		line, err := s.r.ReadString('\n')
+		s.read.WriteString(line)
+		if err != nil {
+			tb.Fatalf("stream ended before a message: %v", err)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		name, value, _ := strings.Cut(line, ": ")
+		switch {
+		case line == "" && m != (sseMessage{}):
+			return m
+		case strings.HasPrefix(line, ":"):
+		case name == "id":
+			m.id = value
+		case name == "event":
+			m.event = value
+		case name == "data":
+			m.data = value
+		case name == "retry":
+			m.retry = value
+		}
+	}
+}
+
+// close ends the stream from the client's side and checks what it read against the contract.
+func (s *sseReader) close(tb testing.TB) {
+	tb.Helper()
+	s.stop()
+	s.res.Body.Close()
+	if err := apitest.Load(tb).Check(s.req, s.res, []byte(s.read.String())); err != nil {
+		tb.Errorf("the stream breaks the contract: %v", err)
+	}
+}
+
+// drainToEOF reads until the server ends the stream.
+func (s *sseReader) drainToEOF(tb testing.TB) {
+	tb.Helper()
+	if _, err := io.Copy(io.Discard, s.r); err != nil {
+		tb.Fatalf("the stream did not end cleanly: %v", err)
+	}
+}

@@ -1,0 +1,218 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/petstore/orderd/gen"
+	"github.com/petstore/orderd/genv2"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
+)
+
+// Streams of the log (docs/design.md, "Order events"): each follows the log itself, from its
+// own position; the hub only tells them when to read it again.
+const (
+	heartbeatEvery = 15 * time.Second
+	retryHint      = "retry: 2000\n\n" // how long an EventSource waits before reconnecting, in ms
+	streamPageSize = 100
+)
+
+// DefaultMaxStreamsPerKey is how many streams a key may hold open on one instance.
+const DefaultMaxStreamsPerKey = 5
+
+// streams are an instance's open streams: counted per key, ended when closing closes.
+type streams struct {
+	log     order.EventLog
+	hub     *eventHub
+	max     int
+	closing <-chan struct{}
+	logger  *slog.Logger
+	obs     Observer
+
+	mu     sync.Mutex
+	perKey map[string]int // streams open, by key name
+}
+
+func newStreams(log order.EventLog, max int, closing <-chan struct{}, logger *slog.Logger, obs Observer) *streams {
+	return &streams{log: log, hub: &eventHub{log: log, closing: closing, logger: logger}, max: max,
+		closing: closing, logger: logger, obs: obs, perKey: map[string]int{}}
+}
+
+// open starts a stream after q.After, or refuses it (410, 429) before anything is sent.
+func (s *streams) open(ctx context.Context, q order.EventQuery) (genv2.ListEventsResponseObject, error) {
+	key := auth.CallerFrom(ctx).Key.Name // an authenticated operation: there is a key
+	if !s.take(key) {
+		return nil, &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
+			fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.max)}
+	}
+	q.Limit = streamPageSize
+	changed := s.hub.changed() // before the read: a change after it wakes the stream
+	first, err := s.log.Events(ctx, q)
+	if err != nil {
+		s.release(key)
+		return nil, eventsError(q.After, err)
+	}
+	return &eventStream{streams: s, ctx: ctx, key: key, q: q, page: first, changed: changed}, nil
+}
+
+func (s *streams) take(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perKey[key] >= s.max {
+		return false
+	}
+	s.perKey[key]++
+	s.obs.Streams(1)
+	return true
+}
+
+func (s *streams) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perKey[key]--; s.perKey[key] <= 0 {
+		delete(s.perKey, key)
+	}
+	s.obs.Streams(-1)
+}
+
+// eventStream is one stream's answer: it writes until the client leaves, the log cannot be
+// read (the client reconnects and learns why) or the service shuts down.
+type eventStream struct {
+	*streams
+	ctx     context.Context
+	key     string
+	q       order.EventQuery
+	page    order.EventPage // read, not yet sent
+	changed <-chan struct{}
+}
+
+func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
+	defer st.release(st.key)
+	rc := http.NewResponseController(w)
+	// The server's timeouts bound a request; a stream lasts as long as its client wants.
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	heartbeat := time.NewTicker(heartbeatEvery)
+	defer heartbeat.Stop()
+	buf := []byte(retryHint)
+	for {
+		for _, e := range st.page.Events {
+			buf = appendMessage(buf, e)
+		}
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				return nil // the client left
+			}
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+			buf = buf[:0]
+		}
+		st.q.After = st.page.Last
+		if !st.page.More && !st.wait(heartbeat.C, &buf) {
+			return nil
+		}
+		st.changed = st.hub.changed()
+		var err error
+		if st.page, err = st.log.Events(st.ctx, st.q); err != nil {
+			if st.ctx.Err() == nil {
+				st.logger.Warn("event stream ended: the log cannot be read", slog.String("error", err.Error()))
+			}
+			return nil
+		}
+	}
+}
+
+// wait returns true when the log may have moved, or a heartbeat is due (written into buf;
+// the log is read again then too, in case a wake-up was missed), and false when the stream ends.
+func (st *eventStream) wait(heartbeat <-chan time.Time, buf *[]byte) bool {
+	select {
+	case <-st.changed:
+		return true
+	case <-heartbeat:
+		*buf = append(*buf, ":\n\n"...)
+		return true
+	case <-st.ctx.Done():
+	case <-st.closing:
+	}
+	return false
+}
+
+// appendMessage writes e as one server-sent event (WHATWG HTML, 9.2): its id, type and data.
+func appendMessage(b []byte, e order.Event) []byte {
+	b = append(b, "id: "...)
+	b = append(b, e.ID...)
+	b = append(b, "\nevent: "...)
+	b = append(b, e.Type...)
+	b = append(b, "\ndata: "...)
+	b = appendEvent(b, e)
+	return append(b, "\n\n"...)
+}
+
+// eventHub waits on the log for the whole instance, one wait however many streams are open,
+// and wakes them all when it moves.
+type eventHub struct {
+	log     order.EventLog
+	closing <-chan struct{}
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	ch      chan struct{} // closed when the log moves, then replaced
+	started bool
+}
+
+// changed returns a channel closed at the next move of the log after the call.
+func (h *eventHub) changed() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.started {
+		h.started, h.ch = true, make(chan struct{})
+		go h.run()
+	}
+	return h.ch
+}
+
+func (h *eventHub) wake() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	close(h.ch)
+	h.ch = make(chan struct{})
+}
+
+func (h *eventHub) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-h.closing
+		cancel()
+	}()
+	last := ""
+	for ctx.Err() == nil {
+		next, err := h.log.LastEventID(ctx)
+		if err == nil && next != last {
+			// The first read wakes every stream too: one may have read before it.
+			last = next
+			h.wake()
+		}
+		if err == nil {
+			err = h.log.WaitForEvents(ctx, last)
+		}
+		if err != nil && ctx.Err() == nil {
+			// The store is down: streams keep their heartbeats, and the hub tries again.
+			h.logger.Debug("event hub: waiting for the log", slog.String("error", err.Error()))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
