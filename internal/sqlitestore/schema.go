@@ -62,6 +62,50 @@ CREATE TABLE settings (
 	value BLOB NOT NULL
 ) STRICT;
 `,
+	// 2 → 3: the log of changes to the orders (events.go), written by triggers so that every
+	// writer, plain SQL included, records its changes in the statement that makes them. The
+	// log starts empty: the orders already in the file were not changed since it exists.
+	`
+-- AUTOINCREMENT: no id is given twice, not even once Trim has deleted every row.
+CREATE TABLE order_events (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT,
+	type      TEXT    NOT NULL CHECK (type IN ('order.created', 'order.cancelled', 'order.shipped', 'order.updated')),
+	time      TEXT    NOT NULL CHECK (time GLOB '` + timestampGlob + `'),
+	order_id  INTEGER NOT NULL,
+	pet_id    INTEGER NOT NULL,
+	quantity  INTEGER NOT NULL,
+	ship_date TEXT    NOT NULL,
+	complete  INTEGER NOT NULL,
+	status    TEXT    NOT NULL
+) STRICT;
+
+-- The newest id Trim dropped: a position below it is one the log can no longer read on from.
+CREATE TABLE order_events_cut (
+	one          INTEGER PRIMARY KEY CHECK (one = 1),
+	last_dropped INTEGER NOT NULL
+) STRICT;
+INSERT INTO order_events_cut (one, last_dropped) VALUES (1, 0);
+
+CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
+BEGIN
+	INSERT INTO order_events (type, time, order_id, pet_id, quantity, ship_date, complete, status)
+	VALUES ('order.created', ` + eventTime + `,
+		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
+END;
+-- An UPDATE records only where a column changed; the status says which event it is.
+CREATE TRIGGER orders_update_records_event AFTER UPDATE ON orders
+WHEN (OLD.id, OLD.pet_id, OLD.quantity, OLD.ship_date, OLD.complete, OLD.status)
+	IS NOT (NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status)
+BEGIN
+	INSERT INTO order_events (type, time, order_id, pet_id, quantity, ship_date, complete, status)
+	VALUES (CASE WHEN NEW.status IS OLD.status THEN 'order.updated'
+			WHEN NEW.status = 'cancelled' THEN 'order.cancelled'
+			WHEN NEW.status = 'shipped' THEN 'order.shipped'
+			ELSE 'order.updated' END,
+		` + eventTime + `,
+		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
+END;
+`,
 }
 
 // migrate brings the schema up to date in a write transaction: once, should two processes race.
@@ -106,6 +150,11 @@ func (db *DB) schemaVersion(ctx context.Context, q querier) (int, error) {
 
 // timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
 const timestampLayout = "2006-01-02T15:04:05.000000000Z"
+
+// eventTime is SQLite's clock in timestampLayout: milliseconds, padded to nine digits. 'now' is
+// one instant for a whole statement: the events of one statement share it. Schema version 3
+// has it: never edit.
+const eventTime = "strftime('%Y-%m-%dT%H:%M:%f000000Z', 'now')"
 
 const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
 	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"

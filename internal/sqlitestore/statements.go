@@ -5,9 +5,11 @@ import (
 	"database/sql"
 )
 
-// orderColumns and keyColumns are read in this order by scanOrder and scanKey.
+// orderColumns, keyColumns and eventColumns are read in this order by scanOrder, scanKey and
+// scanEvent.
 const (
 	orderColumns = "id, pet_id, quantity, ship_date, complete, status"
+	eventColumns = "id, type, time, order_id, pet_id, quantity, ship_date, complete, status"
 	keyColumns   = "name, plan, per_minute, per_day, prefix, hash, created_at"
 )
 
@@ -16,6 +18,7 @@ type statements struct {
 	ordersVersion, listOrders, selectOrder, cancelOrder *sql.Stmt
 	selectPet, lookupKey                                *sql.Stmt
 	findByPet, findByStatus, findByID                   *sql.Stmt // find.go
+	newestEvent, eventBounds, readEvents                *sql.Stmt // events.go
 }
 
 func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
@@ -32,6 +35,9 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 		{&s.findByPet, findByPet},
 		{&s.findByStatus, findByStatus},
 		{&s.findByID, findByID},
+		{&s.newestEvent, newestEvent},
+		{&s.eventBounds, eventBounds},
+		{&s.readEvents, readEvents},
 	} {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
 			return err
