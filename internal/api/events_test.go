@@ -119,7 +119,8 @@ func TestAStreamSendsEachChangeAsItHappens(t *testing.T) {
 		t.Fatalf("message %+v, want order 1's cancel", m)
 	}
 	h.authed(t, "DELETE", "/v2/store/orders/0") // while the stream waits
-	m2 := s.next(t)
+	// Well before the heartbeat, which reads the log too: the change itself must wake it.
+	m2 := s.nextWithin(t, 5*time.Second)
 	var e genv2.Event
 	if err := json.Unmarshal([]byte(m2.data), &e); err != nil || m2.id != e.Id || string(e.Type) != m2.event || e.Order.Id != 0 {
 		t.Fatalf("message %+v (%v), want order 0's cancel", m2, err)
@@ -275,6 +276,14 @@ func (s *sseReader) next(tb testing.TB) sseMessage {
 			m.retry = value
 		}
 	}
+}
+
+// nextWithin is next, failing when no message comes within d.
+func (s *sseReader) nextWithin(tb testing.TB, d time.Duration) sseMessage {
+	tb.Helper()
+	late := time.AfterFunc(d, s.stop)
+	defer late.Stop()
+	return s.next(tb)
 }
 
 // close ends the stream from the client's side and checks what it read against the contract.

@@ -586,7 +586,7 @@ func TestV2Orders(t *testing.T) {
 	wantError(t, res, body, 404, gen.ErrorCodeNotFound)
 
 	res, body = h.do(t, "GET", "/v2/openapi.yaml")
-	if res.StatusCode != 200 || !strings.Contains(string(body), "version: 2.0.0") || res.Header.Get("X-RateLimit-Limit") != "" {
+	if res.StatusCode != 200 || !strings.Contains(string(body), "version: 2.1.0") || res.Header.Get("X-RateLimit-Limit") != "" {
 		t.Fatalf("GET /v2/openapi.yaml: %d %v", res.StatusCode, res.Header)
 	}
 }

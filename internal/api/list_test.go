@@ -135,11 +135,11 @@ func TestPageCacheIsBounded(t *testing.T) {
 func TestOneListBuildAtATime(t *testing.T) {
 	const readers = 8
 	s := &blockingStore{readers: readers, allRead: make(chan struct{})}
-	c := &listCache{orders: s}
+	c := &listCache{orders: s, events: newestAt("7")}
 	var wg sync.WaitGroup
 	for range readers {
 		wg.Go(func() {
-			if l, err := c.get(context.Background()); err != nil || l.version != 1 {
+			if l, err := c.get(context.Background()); err != nil || l.version != 1 || l.eventID != "7" {
 				t.Errorf("get = %+v, %v", l, err)
 			}
 		})
@@ -148,6 +148,18 @@ func TestOneListBuildAtATime(t *testing.T) {
 	if n := s.lists.Load(); n != 1 {
 		t.Fatalf("%d builds of one version for %d readers", n, readers)
 	}
+}
+
+// newestAt is a log whose newest event is id; only LastEventID is used.
+type newestAt string
+
+func (id newestAt) LastEventID(context.Context) (string, error) { return string(id), nil }
+func (newestAt) Events(context.Context, order.EventQuery) (order.EventPage, error) {
+	panic("not used")
+}
+func (newestAt) WaitForEvents(context.Context, string) error { panic("not used") }
+func (newestAt) Trim(context.Context, order.Retention) (int64, error) {
+	panic("not used")
 }
 
 // blockingStore's List waits until readers have all read the version: every reader has then
