@@ -1,10 +1,8 @@
 package api_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -111,30 +109,30 @@ func TestAStreamSendsEachChangeAsItHappens(t *testing.T) {
 	h.authed(t, "DELETE", "/v2/store/orders/1")
 
 	s := h.stream(t, "/v2/store/events?after="+from)
-	if got := s.next(t); got.retry != "2000" {
+	if got := s.Next(t); got.Retry != "2000" {
 		t.Fatalf("first message %+v, want the retry hint", got)
 	}
-	m := s.next(t)
-	if m.event != "order.cancelled" || !strings.Contains(m.data, `"id":1,`) {
+	m := s.Next(t)
+	if m.Event != "order.cancelled" || !strings.Contains(m.Data, `"id":1,`) {
 		t.Fatalf("message %+v, want order 1's cancel", m)
 	}
 	h.authed(t, "DELETE", "/v2/store/orders/0") // while the stream waits
 	// Well before the heartbeat, which reads the log too: the change itself must wake it.
-	m2 := s.nextWithin(t, 5*time.Second)
+	m2 := s.NextWithin(t, 5*time.Second)
 	var e genv2.Event
-	if err := json.Unmarshal([]byte(m2.data), &e); err != nil || m2.id != e.Id || string(e.Type) != m2.event || e.Order.Id != 0 {
+	if err := json.Unmarshal([]byte(m2.Data), &e); err != nil || m2.ID != e.Id || string(e.Type) != m2.Event || e.Order.Id != 0 {
 		t.Fatalf("message %+v (%v), want order 0's cancel", m2, err)
 	}
-	s.close(t)
+	s.Close(t, h.contract)
 
 	// An EventSource reconnects to the same URL with Last-Event-ID: it wins over after.
 	h.authed(t, "DELETE", "/v2/store/orders/9223372036854775807")
-	s = h.stream(t, "/v2/store/events?after="+from, "Last-Event-ID", m2.id)
-	s.next(t) // retry
-	if m3 := s.next(t); !strings.Contains(m3.data, `"id":9223372036854775807,`) {
+	s = h.stream(t, "/v2/store/events?after="+from, "Last-Event-ID", m2.ID)
+	s.Next(t) // retry
+	if m3 := s.Next(t); !strings.Contains(m3.Data, `"id":9223372036854775807,`) {
 		t.Fatalf("resumed with %+v, want the cancel made while away", m3)
 	}
-	s.close(t)
+	s.Close(t, h.contract)
 }
 
 // TestStreamsPerKeyAreBounded: past the bound, 429 too_many_streams; a stream that ends
@@ -143,28 +141,28 @@ func TestStreamsPerKeyAreBounded(t *testing.T) {
 	closing := make(chan struct{})
 	h := newHarness(t, func(c *api.Config) { c.MaxStreamsPerKey = 2; c.Closing = closing })
 	a, b := h.stream(t, "/v2/store/events"), h.stream(t, "/v2/store/events")
-	a.next(t)
-	b.next(t)
+	a.Next(t)
+	b.Next(t)
 	res, body := h.authed(t, "GET", "/v2/store/events", "Accept", "text/event-stream")
 	wantError(t, res, body, http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams)
 	// A JSON page is no stream: it is not bounded.
 	if res, _ := h.authed(t, "GET", "/v2/store/events"); res.StatusCode != 200 {
 		t.Fatalf("a page while the streams are open: %d", res.StatusCode)
 	}
-	a.close(t)
+	a.Close(t, h.contract)
 	// The server gives a's place back once it sees the connection gone: soon, not at once.
-	var c *sseReader
+	var c *apitest.Stream
 	for try := 0; c == nil; try++ {
 		if try == 30 {
 			t.Fatal("a closed stream's place was not given back")
 		}
 		c = h.tryStream(t, "/v2/store/events")
 	}
-	c.next(t)
+	c.Next(t)
 
 	close(closing)
-	for _, s := range []*sseReader{b, c} {
-		s.drainToEOF(t)
+	for _, s := range []*apitest.Stream{b, c} {
+		s.ReadToEnd(t)
 	}
 }
 
@@ -202,19 +200,8 @@ func eventPage(tb testing.TB, h *harness, path string) genv2.EventPage {
 	return page
 }
 
-// sseReader reads a stream's messages; what it read is checked against the contract at close.
-type sseReader struct {
-	req  *http.Request
-	res  *http.Response
-	r    *bufio.Reader
-	read strings.Builder
-	stop context.CancelFunc
-}
-
-type sseMessage struct{ id, event, data, retry string }
-
 // stream opens a stream with the harness's key and the given headers; it ends with the test.
-func (h *harness) stream(tb testing.TB, path string, header ...string) *sseReader {
+func (h *harness) stream(tb testing.TB, path string, header ...string) *apitest.Stream {
 	tb.Helper()
 	s := h.tryStream(tb, path, header...)
 	if s == nil {
@@ -223,83 +210,13 @@ func (h *harness) stream(tb testing.TB, path string, header ...string) *sseReade
 	return s
 }
 
-// tryStream is stream, or nil for a 429 (checked against the contract).
-func (h *harness) tryStream(tb testing.TB, path string, header ...string) *sseReader {
+// tryStream is stream, or nil for a 429.
+func (h *harness) tryStream(tb testing.TB, path string, header ...string) *apitest.Stream {
 	tb.Helper()
-	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
-	req := h.request(tb, "GET", path, append([]string{"Authorization", "Bearer " + h.key, "Accept", "text/event-stream"}, header...)...)
-	req = req.WithContext(ctx)
-	res, err := h.srv.Client().Do(req)
-	if err != nil {
-		stop()
-		tb.Fatal(err)
-	}
-	s := &sseReader{req: req, res: res, r: bufio.NewReader(res.Body), stop: stop}
-	tb.Cleanup(func() { s.stop(); res.Body.Close() })
-	if res.StatusCode == http.StatusTooManyRequests {
-		body, _ := io.ReadAll(res.Body)
-		if err := apitest.Load(tb).Check(req, res, body); err != nil {
-			tb.Errorf("429 breaks the contract: %v", err)
-		}
-		return nil
-	}
-	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
-		body, _ := io.ReadAll(res.Body)
-		tb.Fatalf("GET %s: %d %s %s", path, res.StatusCode, res.Header.Get("Content-Type"), body)
+	req := h.request(tb, "GET", path, append([]string{"Authorization", "Bearer " + h.key}, header...)...)
+	s, res, body := h.contract.OpenStream(tb, h.srv.Client(), req)
+	if s == nil && res.StatusCode != http.StatusTooManyRequests {
+		tb.Fatalf("GET %s: %d %s", path, res.StatusCode, body)
 	}
 	return s
-}
-
-// next reads up to the next message, skipping comments (heartbeats).
-func (s *sseReader) next(tb testing.TB) sseMessage {
-	tb.Helper()
-	var m sseMessage
-	for {
-		line, err := s.r.ReadString('\n')
-		s.read.WriteString(line)
-		if err != nil {
-			tb.Fatalf("stream ended before a message: %v", err)
-		}
-		line = strings.TrimSuffix(line, "\n")
-		name, value, _ := strings.Cut(line, ": ")
-		switch {
-		case line == "" && m != (sseMessage{}):
-			return m
-		case strings.HasPrefix(line, ":"):
-		case name == "id":
-			m.id = value
-		case name == "event":
-			m.event = value
-		case name == "data":
-			m.data = value
-		case name == "retry":
-			m.retry = value
-		}
-	}
-}
-
-// nextWithin is next, failing when no message comes within d.
-func (s *sseReader) nextWithin(tb testing.TB, d time.Duration) sseMessage {
-	tb.Helper()
-	late := time.AfterFunc(d, s.stop)
-	defer late.Stop()
-	return s.next(tb)
-}
-
-// close ends the stream from the client's side and checks what it read against the contract.
-func (s *sseReader) close(tb testing.TB) {
-	tb.Helper()
-	s.stop()
-	s.res.Body.Close()
-	if err := apitest.Load(tb).Check(s.req, s.res, []byte(s.read.String())); err != nil {
-		tb.Errorf("the stream breaks the contract: %v", err)
-	}
-}
-
-// drainToEOF reads until the server ends the stream.
-func (s *sseReader) drainToEOF(tb testing.TB) {
-	tb.Helper()
-	if _, err := io.Copy(io.Discard, s.r); err != nil {
-		tb.Fatalf("the stream did not end cleanly: %v", err)
-	}
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/redistest"
+)
+
+// TestEventsFollowTheOrdersAcrossInstancesAndRestarts, with the real program as operators run
+// it, two instances on one store: a stream on B receives a cancel made on A; B restarts and a
+// client resuming with Last-Event-ID gets the change made meanwhile, nothing lost or repeated;
+// SIGTERM ends a stream cleanly and does not wait for it.
+func TestEventsFollowTheOrdersAcrossInstancesAndRestarts(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		store func(t *testing.T) []string
+	}{
+		{"embedded", func(t *testing.T) []string {
+			return []string{"--db", filepath.Join(t.TempDir(), "orderd.db")}
+		}},
+		{"redis", func(t *testing.T) []string {
+			return []string{"--redis-url", redistest.Start(t).URL(), "--redis-prefix", redistest.Prefix(t)}
+		}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			store := mode.store(t)
+			orderdProcess(t, append([]string{"import", "--orders", "../../testdata/demo/orders.json"}, store...)...)
+			key := strings.TrimSpace(first(orderdProcess(t, append([]string{"keys", "create", "--plan", "business"}, store...)...)))
+			contract := apitest.Load(t)
+			a, _ := serveProcess(t, store...)
+			b, bCmd := serveProcess(t, store...)
+			send := func(method, base, path string, header ...string) *http.Response {
+				t.Helper()
+				req, _ := http.NewRequest(method, base+path, nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				res, _ := contract.Do(t, http.DefaultClient, req)
+				return res
+			}
+			stream := func(base, path string, header ...string) *apitest.Stream {
+				t.Helper()
+				req, _ := http.NewRequest("GET", base+path, nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				s, res, body := contract.OpenStream(t, http.DefaultClient, req)
+				if s == nil {
+					t.Fatalf("stream: %d %s", res.StatusCode, body)
+				}
+				s.Next(t) // the retry hint
+				return s
+			}
+
+			from := send("GET", a, "/v1/store/orders").Header.Get("Orders-Event-Id")
+			onB := stream(b, "/v2/store/events?after="+from)
+			if res := send("DELETE", a, "/v1/store/orders/2"); res.StatusCode != 204 {
+				t.Fatalf("cancel on A: %d", res.StatusCode)
+			}
+			got := onB.NextWithin(t, 5*time.Second)
+			if got.Event != "order.cancelled" || !strings.Contains(got.Data, `"id":2,`) {
+				t.Fatalf("B's stream got %+v, want A's cancel of order 2", got)
+			}
+			onB.Close(t, contract)
+
+			// B goes away; a change is made on A meanwhile; B comes back.
+			bCmd.Process.Signal(syscall.SIGTERM)
+			if err := bCmd.Wait(); err != nil {
+				t.Fatalf("B did not stop cleanly: %v", err)
+			}
+			send("DELETE", a, "/v1/store/orders/5")
+			b2, b2Cmd := serveProcess(t, store...)
+			resumed := stream(b2, "/v2/store/events?after="+from, "Last-Event-ID", got.ID)
+			next := resumed.NextWithin(t, 5*time.Second)
+			if next.Event != "order.cancelled" || !strings.Contains(next.Data, `"id":5,`) {
+				t.Fatalf("resumed with %+v, want the cancel of order 5 made while B was away", next)
+			}
+			send("DELETE", a, "/v1/store/orders/7")
+			if next := resumed.NextWithin(t, 5*time.Second); !strings.Contains(next.Data, `"id":7,`) {
+				t.Fatalf("then %+v, want the cancel of order 7", next)
+			}
+
+			// SIGTERM: the stream ends cleanly, and the process does not wait for it.
+			start := time.Now()
+			b2Cmd.Process.Signal(syscall.SIGTERM)
+			resumed.ReadToEnd(t)
+			if err := b2Cmd.Wait(); err != nil || time.Since(start) > 10*time.Second {
+				t.Fatalf("shutdown with a stream open: %v after %s", err, time.Since(start))
+			}
+		})
+	}
+}
+
+func first(a, _ string) string { return a }
