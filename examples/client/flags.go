@@ -8,6 +8,7 @@ import (
 
 const usageText = `Usage: client [--base URL] [--key KEY] [--cancel ID]
        client find [flags]   (version 2: see client find -h)
+       client watch [flags]  (version 2's order events: see client watch -h)
 
 Lists the orders of the Store Order Service, one line per order:
   id status petId quantity shipDate

@@ -1,11 +1,13 @@
 // Command client is an example client of the Store Order Service: it lists the orders and,
 // with --cancel, cancels one first, through the client oapi-codegen generates from
 // openapi.yaml (package orderclient); `client find` walks every page of a find through
-// version 2 (package orderclientv2, from openapi-v2.yaml). Both wait out 429 and 503 answers
-// as the API asks: Retry-After, then exponential backoff with jitter.
+// version 2 (package orderclientv2, from openapi-v2.yaml), and `client watch` follows the
+// order events. All wait out 429 and 503 answers as the API asks: Retry-After, then
+// exponential backoff with jitter.
 //
 //	ORDERD_KEY=osk_… go run ./examples/client --base http://127.0.0.1:8080/v1 --cancel 2
 //	ORDERD_KEY=osk_… go run ./examples/client find --status pending --page-size 2
+//	ORDERD_KEY=osk_… go run ./examples/client watch --type order.cancelled
 package main
 
 import (
@@ -34,6 +36,11 @@ func main() {
 // run is the whole program but for the process: flags and environment in, text out, so that
 // tests run it in-process against the real service.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if watch, rest := isWatch(args); watch {
+		// A stream lasts as long as it follows: only its answer's start is bounded.
+		streams := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: attemptTimeout}}
+		return runWatch(ctx, newRetryDoer(streams), rest, getenv, stdout, stderr)
+	}
 	doer := newRetryDoer(&http.Client{Timeout: attemptTimeout})
 	if find, rest := isFind(args); find {
 		return runFind(ctx, doer, rest, getenv, stdout, stderr)
