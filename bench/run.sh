@@ -181,12 +181,15 @@ field() { echo "${R[$1,$2,$3]}" | cut -d' ' -f"$4"; }
 met() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? (a + 0 >= b + 0) : (a + 0 <= b + 0); print (a != "" && ok) ? "yes" : "**no**" }'; }
 
 # at_scale prints the sections that need no server of this run: the list and v2's pages at
-# $SIZES orders, a million orders in both stores, and the Go benchmarks.
+# $SIZES orders, a million orders and order events in both stores, and the Go benchmarks.
 at_scale() {
   go run ./bench/scale -sizes "$SIZES"
   echo
   echo "== one million orders, both stores" >&2
   N=$MILLION bash bench/million.sh
+  echo
+  echo "== order events, both stores" >&2
+  bash bench/events.sh
   echo
   echo "## Go benchmarks"
   echo
