@@ -45,7 +45,8 @@ func BenchmarkCancelPending(b *testing.B) {
 }
 
 // BenchmarkImportNew imports 100,000 new orders into an empty Redis; evalsha-µs/order is
-// import.lua's time in redis-server.
+// import.lua's time in redis-server, and data-B/order and events-B/order what the data hash
+// and the event log hold (MEMORY USAGE) per order.
 func BenchmarkImportNew(b *testing.B) {
 	const n = 100_000
 	orders := pendingOrders(n)
@@ -63,6 +64,10 @@ func BenchmarkImportNew(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric((evalshaUsec(b, c)-e0)/n, "evalsha-µs/order")
+		for _, k := range []string{s.k.ordersData, s.k.ordersEvents} { // SAMPLES 0: every entry
+			size, _ := c.MemoryUsage(context.Background(), k, 0).Result()
+			b.ReportMetric(float64(size)/n, k[len("{bench:orders}:"):]+"-B/order")
+		}
 		b.StartTimer()
 	}
 }
