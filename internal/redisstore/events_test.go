@@ -129,3 +129,22 @@ func TestBadEventsAreCorrupt(t *testing.T) {
 		t.Errorf("Trim of a string: %v; want store.ErrCorrupt", err)
 	}
 }
+
+// TestAnImportNeverWritesAnUnreadableEvent: an order another writer left with a status that
+// is no state is a corrupt record; an import that gives it data records no event for it,
+// which would stop every reader of the log there.
+func TestAnImportNeverWritesAnUnreadableEvent(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv)
+	ctx := context.Background()
+	s := eventHarness(rdb).New(t, nil)
+	srv.MustDo(t, "HSET", "{"+s.(*eventStore).prefix+":orders}:status", "5", "lost")
+	o := ordertest.Fixture()[1]
+	o.ID = 5
+	if _, err := s.(*eventStore).Orders.Import(ctx, []order.Order{o, ordertest.Fixture()[2]}); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := s.Events(ctx, order.EventQuery{Limit: 10}); err != nil || len(page.Events) != 1 || page.Events[0].Order.ID != 2 {
+		t.Fatalf("= %+v, %v; want the event of order 2 only", page, err)
+	}
+}

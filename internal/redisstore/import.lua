@@ -54,7 +54,9 @@ for i = 1, n do
     status[i] = s
     changed = changed + 1
   end
-  if kind then
+  -- An order whose status another writer left as no state is not served (a corrupt record);
+  -- its event would be unreadable too, and stop every reader of the log at it.
+  if kind and of[status[i]] then
     events[#events + 1] = {kind, id, d, status[i]}
   end
   -- Each order whose status is a state goes where reindex.lua would put it, so that Reindex
