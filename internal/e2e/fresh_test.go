@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
@@ -173,7 +171,6 @@ func TestAnotherSystemsWritesAreSeenAtOnce(t *testing.T) {
 	in := d.instance(t, service.FallbackFail)
 	key := d.key(t, "watcher", plan.Business)
 	ctx := context.Background()
-	p := "{" + d.cfg.Store.RedisPrefix + ":orders}"
 	if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
 		t.Fatalf("list: %d", res.StatusCode)
 	}
@@ -195,37 +192,22 @@ func TestAnotherSystemsWritesAreSeenAtOnce(t *testing.T) {
 		return false
 	}
 
-	// Creating an order, as the layout says: in one MULTI/EXEC.
-	_, err = d.rdb.TxPipelined(ctx, func(tx goredis.Pipeliner) error {
-		tx.HSet(ctx, p+":data", "4242", `{"petId":7,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
-		tx.HSetNX(ctx, p+":status", "4242", "pending")
-		tx.ZAdd(ctx, p+":ids", goredis.Z{Member: "0000000000000004242"})
-		tx.ZAdd(ctx, p+":by-status:pending", goredis.Z{Member: "0000000000000004242"})
-		tx.Incr(ctx, p+":version")
-		tx.Set(ctx, p+":generation", rand.Text(), 0)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	// Creating an order and shipping it, with the layout's scripts as the page gives them.
+	run := func(name string, args ...any) {
+		t.Helper()
+		src, keys := redistest.Snippet(t, name, d.cfg.Store.RedisPrefix)
+		if n, err := d.rdb.Eval(ctx, src, keys, append(args, rand.Text())...).Int(); err != nil || n != 1 {
+			t.Fatalf("%s: %d, %v", name, n, err)
+		}
 	}
+	run("create", "4242", `{"petId":7,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`, "0000000000000004242")
 	if _, body := in.do(t, "GET", "/v1/store/orders", key); !bytes.Contains(body, orderJSON(4242, order.StatusPending)) {
 		t.Fatalf("the new order is not listed at once: %s", body)
 	}
 	if !found(order.StatusPending) {
 		t.Fatal("the new order is not found among the pending ones")
 	}
-
-	// Shipping it, as the layout says: one script.
-	const ship = `if redis.call('HGET', KEYS[1], ARGV[1]) == 'pending' then
-  redis.call('HSET', KEYS[1], ARGV[1], 'shipped')
-  redis.call('ZREM', KEYS[4], ARGV[3]); redis.call('ZADD', KEYS[5], 0, ARGV[3])
-  redis.call('INCR', KEYS[2]); redis.call('SET', KEYS[3], ARGV[2]); return 1
-end return 0`
-	n, err := d.rdb.Eval(ctx, ship, []string{p + ":status", p + ":version", p + ":generation", p + ":by-status:pending", p + ":by-status:shipped"},
-		"4242", rand.Text(), "0000000000000004242").Int()
-	if err != nil || n != 1 {
-		t.Fatalf("ship: %d, %v", n, err)
-	}
+	run("ship", "4242", "0000000000000004242")
 	if _, body := in.do(t, "GET", "/v1/store/orders", key); !bytes.Contains(body, orderJSON(4242, order.StatusShipped)) {
 		t.Fatalf("the shipment is not listed at once: %s", body)
 	}

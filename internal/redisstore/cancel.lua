@@ -1,8 +1,9 @@
 -- Cancels one order atomically: pending becomes cancelled, exactly once across every
 -- instance, and the order moves from the pending index to the cancelled one in the same
--- step. The id stays a string: a Lua number is a double and would round an int64.
+-- step, and its order.cancelled event is appended to the log (events.go). The id stays a
+-- string: a Lua number is a double and would round an int64.
 -- KEYS: status hash, version counter, data hash, generation, by-status:pending,
--- by-status:cancelled.
+-- by-status:cancelled, events stream.
 -- ARGV: order id, a new generation (set with the change), the id's index member (names.go, member).
 -- Returns {outcome, data, counter, generation}: outcome is "cancelled" (this call moved it),
 -- "already-cancelled", "shipped", "missing" (neither hash has the id), or "no-data" /
@@ -24,7 +25,9 @@ elseif not status then
 elseif status == 'pending' then
   expectType(KEYS[5], 'zset')
   expectType(KEYS[6], 'zset')
+  expectType(KEYS[7], 'stream')
   expectCounter(KEYS[2])
+  redis.call('XADD', KEYS[7], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
   redis.call('HSET', KEYS[1], ARGV[1], 'cancelled')
   redis.call('ZREM', KEYS[5], ARGV[3])
   redis.call('ZADD', KEYS[6], 0, ARGV[3])

@@ -15,6 +15,7 @@ type names struct {
 	keysByHash, keysByName, keysVersion     string
 	ordersGeneration, keysGeneration        string
 	ordersIDs                               string
+	ordersEvents                            string
 	ordersByStatus                          map[order.Status]string
 	pageTokenSecret                         string
 }
@@ -37,6 +38,7 @@ func newNames(prefix string) (names, error) {
 		ordersVersion:    orders + ":version",
 		ordersGeneration: orders + ":generation",
 		ordersIDs:        orders + ":ids",
+		ordersEvents:     orders + ":events",
 		ordersByStatus: map[order.Status]string{
 			order.StatusPending:   orders + ":by-status:pending",
 			order.StatusShipped:   orders + ":by-status:shipped",

@@ -224,7 +224,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	}
 	field := strconv.FormatInt(id, 10)
 	res, err := s.batch.runScript(ctx, cancelScript, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration,
-		s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusCancelled]},
+		s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusCancelled], s.k.ordersEvents},
 		field, newGeneration(), member(id)).Slice()
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
@@ -277,6 +277,7 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 // order.CheckEach): the batch of a refused order and those after it are not written.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
+	keys = append(keys, s.k.ordersEvents)
 	calls := newInFlight(importPipelines)
 	var imported order.IDSet // indexed by import.lua: Reindex passes them by
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {

@@ -13,6 +13,8 @@ var (
 
 	rateScript      = script("rate.lua")
 	findScript      = script("find.lua")
+	eventsScript    = script("events.lua")
+	trimScript      = script("trim.lua")
 	cancelScript    = script("writes.lua", "cancel.lua")
 	importScript    = script("writes.lua", "index.lua", "import.lua")
 	reindexScript   = script("writes.lua", "index.lua", "reindex.lua")

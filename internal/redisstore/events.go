@@ -1,0 +1,163 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
+)
+
+var _ order.EventLog = (*Events)(nil)
+
+// Events is the order.EventLog in Redis: one stream, {P:orders}:events, in the orders' slot,
+// to which every writer appends the event of its change in the same script as the change
+// (docs/redis-layout.md). An entry's stream id is the event's id, and its milliseconds the
+// event's time, by the Redis clock.
+type Events struct {
+	conn
+	wake waker
+}
+
+// NewEvents returns the log of the deployment whose keys start with prefix.
+func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Events, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	e := &Events{conn: c}
+	e.wake.moved = make(chan struct{})
+	return e, err
+}
+
+// Events reads a page after q.After with events.lua, which reads the stream's state with it.
+// A position before the newest event Trim dropped (the stream's max-deleted-entry-id, which
+// trim.lua sets) or past the newest the stream ever had (a Redis that lost it) is expired.
+func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
+	if q.Limit < 1 {
+		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)
+	}
+	start := "-"
+	var after streamID
+	if q.After != "" {
+		var ok bool
+		// The greatest id has no position after it; no stream of '*' ids reaches it.
+		if after, ok = parseStreamID(q.After); !ok || after == (streamID{math.MaxUint64, math.MaxUint64}) {
+			return order.EventPage{}, order.ErrEventsExpired
+		}
+		start = "(" + after.String()
+	}
+	st, err := e.read(ctx, start, q.Limit)
+	if err != nil {
+		return order.EventPage{}, err
+	}
+	if q.After != "" && (after.less(st.maxDeleted) || st.last.less(after)) {
+		return order.EventPage{}, order.ErrEventsExpired
+	}
+	page := order.EventPage{Last: q.After, More: len(st.entries) == q.Limit}
+	if q.After == "" {
+		page.Last = st.last.String()
+	}
+	for _, raw := range st.entries {
+		ev, err := decodeEvent(raw)
+		if err != nil {
+			return order.EventPage{}, err
+		}
+		page.Last = ev.ID
+		if len(q.Types) == 0 || slices.Contains(q.Types, ev.Type) {
+			page.Events = append(page.Events, ev)
+		}
+	}
+	return page, nil
+}
+
+// LastEventID is the stream's last-generated-id, which XTRIM keeps; "0-0" without a stream.
+func (e *Events) LastEventID(ctx context.Context) (string, error) {
+	st, err := e.read(ctx, "-", 0)
+	if err != nil {
+		return "", err
+	}
+	return st.last.String(), nil
+}
+
+// Trim runs trim.lua, sent once, as each script that writes alone is.
+func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
+	var age, count, countAndOne string
+	if r.MaxAge > 0 {
+		age = strconv.FormatInt(int64((r.MaxAge+time.Millisecond-1)/time.Millisecond), 10) // never younger
+	}
+	if r.MaxCount > 0 {
+		count, countAndOne = strconv.FormatInt(r.MaxCount, 10), strconv.FormatInt(r.MaxCount+1, 10)
+	}
+	if age == "" && count == "" {
+		return 0, nil
+	}
+	ctx, cancel := callContext(ctx, e.timeout)
+	defer cancel()
+	n, err := trimScript.Run(ctx, e.once(), []string{e.k.ordersEvents}, age, count, countAndOne).Int64()
+	return n, classify(ctx, err)
+}
+
+// logState is what events.lua read.
+type logState struct {
+	last, maxDeleted streamID
+	entries          []any
+}
+
+func (e *Events) read(ctx context.Context, start string, limit int) (logState, error) {
+	ctx, cancel := callContext(ctx, e.timeout)
+	defer cancel()
+	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, start, limit).Slice()
+	if err != nil {
+		return logState{}, classify(ctx, err)
+	}
+	var st logState
+	var ok1, ok2, ok3 bool
+	if len(res) == 3 {
+		last, _ := res[0].(string)
+		maxDeleted, _ := res[1].(string)
+		st.last, ok1 = parseStreamID(last)
+		st.maxDeleted, ok2 = parseStreamID(maxDeleted)
+		st.entries, ok3 = res[2].([]any)
+	}
+	if !ok1 || !ok2 || !ok3 {
+		return logState{}, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
+	}
+	return st, nil
+}
+
+// errBadEvent is a stream entry in a form the layout does not allow.
+var errBadEvent = fmt.Errorf("%w: bad event in redis", errBadRecord)
+
+// decodeEvent reads one XRANGE entry: {id, {field, value, ...}} with the fields type, id,
+// data and status.
+func decodeEvent(raw any) (order.Event, error) {
+	entry, _ := raw.([]any)
+	var id string
+	var fields []any
+	if len(entry) == 2 {
+		id, _ = entry[0].(string)
+		fields, _ = entry[1].([]any)
+	}
+	at, ok := parseStreamID(id)
+	if !ok || at.ms > math.MaxInt64 {
+		return order.Event{}, fmt.Errorf("%w: entry %v", errBadEvent, raw)
+	}
+	f := map[string]string{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		k, _ := fields[i].(string)
+		v, _ := fields[i+1].(string)
+		f[k] = v
+	}
+	typ := order.EventType(f["type"])
+	if !slices.Contains(order.EventTypes, typ) {
+		return order.Event{}, fmt.Errorf("%w: %s: type %q", errBadEvent, id, f["type"])
+	}
+	o, err := decodeOrder(f["id"], f["data"], f["status"])
+	if err != nil {
+		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
+	}
+	return order.Event{ID: id, Type: typ, Time: time.UnixMilli(int64(at.ms)).UTC(), Order: o}, nil
+}

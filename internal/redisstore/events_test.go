@@ -1,0 +1,150 @@
+package redisstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
+)
+
+// eventStore is the orders and their log, of one prefix.
+type eventStore struct {
+	*redisstore.Orders
+	order.EventLog // *redisstore.Events, whose field name would hide its method Events
+	rdb            redis.UniversalClient
+	prefix         string
+}
+
+// eventHarness writes as docs/redis-layout.md says: orderd's import, and the page's own
+// snippets, run as written there, for the other systems' writes.
+func eventHarness(rdb redis.UniversalClient) ordertest.EventHarness {
+	of := func(s ordertest.EventStore) *eventStore { return s.(*eventStore) }
+	snippet := func(tb testing.TB, s ordertest.EventStore, name string, args ...any) {
+		tb.Helper()
+		e := of(s)
+		src, keys := redistest.Snippet(tb, name, e.prefix)
+		if n, err := e.rdb.Eval(context.Background(), src, keys, append(args, rand.Text())...).Int(); err != nil || n != 1 {
+			tb.Fatalf("snippet %s: %d, %v; want 1", name, n, err)
+		}
+	}
+	return ordertest.EventHarness{
+		New: func(tb testing.TB, orders []order.Order) ordertest.EventStore {
+			tb.Helper()
+			prefix := redistest.Prefix(tb)
+			o, err := redisstore.NewOrders(rdb, prefix, 2*time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if _, err := o.Import(context.Background(), orders); err != nil {
+				tb.Fatal(err)
+			}
+			e, err := redisstore.NewEvents(rdb, prefix, 2*time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return &eventStore{Orders: o, EventLog: e, rdb: rdb, prefix: prefix}
+		},
+		Import: func(tb testing.TB, s ordertest.EventStore, orders []order.Order) error {
+			_, err := of(s).Orders.Import(context.Background(), orders)
+			return err
+		},
+		Create: func(tb testing.TB, s ordertest.EventStore, o order.Order) {
+			snippet(tb, s, "create", strconv.FormatInt(o.ID, 10), dataJSON(o), fmt.Sprintf("%019d", o.ID))
+		},
+		Ship: func(tb testing.TB, s ordertest.EventStore, id int64) {
+			snippet(tb, s, "ship", strconv.FormatInt(id, 10), fmt.Sprintf("%019d", id))
+		},
+		Update: func(tb testing.TB, s ordertest.EventStore, o order.Order) {
+			snippet(tb, s, "update", strconv.FormatInt(o.ID, 10), dataJSON(o))
+		},
+		BreakLog: func(tb testing.TB, s ordertest.EventStore) {
+			e := of(s)
+			if err := e.rdb.Set(context.Background(), "{"+e.prefix+":orders}:events", "x", 0).Err(); err != nil {
+				tb.Fatal(err)
+			}
+		},
+	}
+}
+
+// dataJSON is o's data as the layout writes it.
+func dataJSON(o order.Order) string {
+	return fmt.Sprintf(`{"petId":%d,"quantity":%d,"shipDate":%q,"complete":%t}`,
+		o.PetID, o.Quantity, o.ShipDate.UTC().Format(time.RFC3339Nano), o.Complete)
+}
+
+func TestEventsConformance(t *testing.T) {
+	ordertest.RunEvents(t, eventHarness(client(t, redistest.Start(t))))
+}
+
+// TestEventsConformanceOnCluster: the stream shares the orders' hash tag, or the scripts that
+// write both would fail with CROSSSLOT; the wait's XREAD goes to the stream's node.
+func TestEventsConformanceOnCluster(t *testing.T) {
+	rdb, err := redisstore.Open(redistest.StartCluster(t).URL(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	ordertest.RunEvents(t, eventHarness(rdb))
+}
+
+// TestBadEventsAreCorrupt: an entry another writer got wrong, or a key of another type, is a
+// corrupt record, not a page nor an outage.
+func TestBadEventsAreCorrupt(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv)
+	ctx := context.Background()
+	good := []string{"type", "order.created", "id", "1", "data", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`, "status", "pending"}
+	for name, fields := range map[string][]string{
+		"no type":   good[2:],
+		"bad type":  append([]string{"type", "order.lost"}, good[2:]...),
+		"bad id":    append(append([]string{}, good[:2]...), append([]string{"id", "x"}, good[4:]...)...),
+		"bad data":  append(append([]string{}, good[:4]...), "data", "not json", "status", "pending"),
+		"no status": good[:6],
+	} {
+		prefix := redistest.Prefix(t)
+		e, _ := redisstore.NewEvents(rdb, prefix, time.Second)
+		srv.MustDo(t, append([]string{"XADD", "{" + prefix + ":orders}:events", "*"}, fields...)...)
+		if page, err := e.Events(ctx, order.EventQuery{Limit: 10}); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("%s: %+v, %v; want store.ErrCorrupt", name, page, err)
+		}
+	}
+	prefix := redistest.Prefix(t)
+	e, _ := redisstore.NewEvents(rdb, prefix, time.Second)
+	srv.MustDo(t, "SET", "{"+prefix+":orders}:events", "x")
+	if _, err := e.LastEventID(ctx); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("LastEventID of a string: %v; want store.ErrCorrupt", err)
+	}
+	if _, err := e.Trim(ctx, order.Retention{MaxCount: 1}); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("Trim of a string: %v; want store.ErrCorrupt", err)
+	}
+}
+
+// TestAnImportNeverWritesAnUnreadableEvent: an order another writer left with a status that
+// is no state is a corrupt record; an import that gives it data records no event for it,
+// which would stop every reader of the log there.
+func TestAnImportNeverWritesAnUnreadableEvent(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv)
+	ctx := context.Background()
+	s := eventHarness(rdb).New(t, nil)
+	srv.MustDo(t, "HSET", "{"+s.(*eventStore).prefix+":orders}:status", "5", "lost")
+	o := ordertest.Fixture()[1]
+	o.ID = 5
+	if _, err := s.(*eventStore).Orders.Import(ctx, []order.Order{o, ordertest.Fixture()[2]}); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := s.Events(ctx, order.EventQuery{Limit: 10}); err != nil || len(page.Events) != 1 || page.Events[0].Order.ID != 2 {
+		t.Fatalf("= %+v, %v; want the event of order 2 only", page, err)
+	}
+}

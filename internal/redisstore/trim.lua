@@ -1,0 +1,47 @@
+-- Drops the events the retention no longer keeps (Events.Trim): those older than ARGV[1] ms
+-- by the Redis clock (the clock of their ids), then all but the newest ARGV[2], exactly (no ~).
+-- XTRIM does not move the stream's max-deleted-entry-id (Redis 7.0), so the script sets it to
+-- the newest event it dropped (XSETID): Events refuses a position before it, whose next
+-- events are gone, and only those. An empty bound is off.
+-- KEYS: events stream.
+-- ARGV: max age in ms or "", max count or "", max count + 1 (computed in Go: no Lua number).
+-- Returns how many events it dropped.
+local function later(a, b) -- stream ids as strings: a Lua number cannot hold 64 bits
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  if am ~= bm then
+    return #am > #bm or (#am == #bm and am > bm)
+  end
+  return #as > #bs or (#as == #bs and as > bs)
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
+local info = redis.call('XINFO', 'STREAM', KEYS[1]) -- WRONGTYPE before any write
+local at = {}
+for i = 1, #info, 2 do
+  at[info[i]] = info[i + 1]
+end
+local dropped, newest = 0, nil
+if ARGV[1] ~= '' then
+  local now = redis.call('TIME')
+  local cut = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[1])
+  if cut > 0 then
+    local minid = string.format('%d-0', cut)
+    local last = redis.call('XREVRANGE', KEYS[1], '(' .. minid, '-', 'COUNT', 1)
+    if #last > 0 then
+      newest = last[1][1]
+      dropped = dropped + redis.call('XTRIM', KEYS[1], 'MINID', '=', minid)
+    end
+  end
+end
+-- Trimmed to one more than it keeps, the stream's first entry is the newest to drop.
+if ARGV[2] ~= '' and redis.call('XLEN', KEYS[1]) > tonumber(ARGV[2]) then
+  dropped = dropped + redis.call('XTRIM', KEYS[1], 'MAXLEN', '=', ARGV[3])
+  newest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1][1]
+  dropped = dropped + redis.call('XTRIM', KEYS[1], 'MAXLEN', '=', ARGV[2])
+end
+if newest and later(newest, at['max-deleted-entry-id']) then
+  redis.call('XSETID', KEYS[1], at['last-generated-id'], 'MAXDELETEDID', newest)
+end
+return dropped
