@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,7 +52,7 @@ func (s *streams) open(ctx context.Context, q order.EventQuery) (genv2.ListEvent
 			fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.max)}
 	}
 	q.Limit = streamPageSize
-	changed := s.hub.changed() // before the read: a change after it wakes the stream
+	changed := s.hub.next() // before the read: a change after it wakes the stream
 	first, err := s.log.Events(ctx, q)
 	if err != nil {
 		s.release(key)
@@ -88,7 +89,7 @@ type eventStream struct {
 	key     string
 	q       order.EventQuery
 	page    order.EventPage // read, not yet sent
-	changed <-chan struct{}
+	changed *logMove        // closed at the log's next move
 }
 
 func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
@@ -121,7 +122,12 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 		if !st.page.More && !st.wait(heartbeat.C, &buf) {
 			return nil
 		}
-		st.changed = st.hub.changed()
+		moved := st.changed
+		st.changed = st.hub.next()
+		if page, ok := moved.pageAfter(st.q); ok {
+			st.page = page // what the hub read, for every stream that was where it was
+			continue
+		}
 		var err error
 		if st.page, err = st.log.Events(st.ctx, st.q); err != nil {
 			if st.ctx.Err() == nil {
@@ -136,7 +142,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 // the log is read again then too, in case a wake-up was missed), and false when the stream ends.
 func (st *eventStream) wait(heartbeat <-chan time.Time, buf *[]byte) bool {
 	select {
-	case <-st.changed:
+	case <-st.changed.done:
 		return true
 	case <-heartbeat:
 		*buf = append(*buf, ":\n\n"...)
@@ -159,33 +165,63 @@ func appendMessage(b []byte, e order.Event) []byte {
 }
 
 // eventHub waits on the log for the whole instance, one wait however many streams are open,
-// and wakes them all when it moves.
+// and wakes them all when it moves, with the events it read once for all of them.
 type eventHub struct {
 	log     order.EventLog
 	closing <-chan struct{}
 	logger  *slog.Logger
 
 	mu      sync.Mutex
-	ch      chan struct{} // closed when the log moves, then replaced
+	cur     *logMove // the next move, closed when it happens
 	started bool
 }
 
-// changed returns a channel closed at the next move of the log after the call.
-func (h *eventHub) changed() <-chan struct{} {
+// logMove is one move of the log: done closes when it happens; then from and page say what
+// the hub read (page's events after from, every type), when it could.
+type logMove struct {
+	done chan struct{}
+	from string
+	page *order.EventPage
+}
+
+// pageAfter is the page a stream at q would read, taken from the hub's: when the stream was
+// where the hub was, it keeps the events of q's types, as the log would have.
+func (m *logMove) pageAfter(q order.EventQuery) (order.EventPage, bool) {
+	select {
+	case <-m.done:
+	default:
+		return order.EventPage{}, false // a heartbeat: read the log
+	}
+	if m.page == nil || m.from != q.After || len(m.page.Events) > q.Limit {
+		return order.EventPage{}, false
+	}
+	page := order.EventPage{Last: m.page.Last, More: m.page.More}
+	for _, e := range m.page.Events {
+		if len(q.Types) == 0 || slices.Contains(q.Types, e.Type) {
+			page.Events = append(page.Events, e)
+		}
+	}
+	return page, true
+}
+
+// next returns the log's next move after the call.
+func (h *eventHub) next() *logMove {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.started {
-		h.started, h.ch = true, make(chan struct{})
+		h.started, h.cur = true, &logMove{done: make(chan struct{})}
 		go h.run()
 	}
-	return h.ch
+	return h.cur
 }
 
-func (h *eventHub) wake() {
+// moved wakes every stream waiting for the move, telling them what the log holds after from.
+func (h *eventHub) moved(from string, page *order.EventPage) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	close(h.ch)
-	h.ch = make(chan struct{})
+	h.cur.from, h.cur.page = from, page
+	close(h.cur.done)
+	h.cur = &logMove{done: make(chan struct{})}
 }
 
 func (h *eventHub) run() {
@@ -199,9 +235,15 @@ func (h *eventHub) run() {
 	for ctx.Err() == nil {
 		next, err := h.log.LastEventID(ctx)
 		if err == nil && next != last {
-			// The first read wakes every stream too: one may have read before it.
+			// The first read wakes every stream too (without a page): one may have read before it.
+			var page *order.EventPage
+			if last != "" {
+				if p, err := h.log.Events(ctx, order.EventQuery{After: last, Limit: streamPageSize}); err == nil {
+					page = &p
+				}
+			}
+			h.moved(last, page)
 			last = next
-			h.wake()
 		}
 		if err == nil {
 			err = h.log.WaitForEvents(ctx, last)
