@@ -8,8 +8,9 @@ import (
 // bulkLoad is an import into an empty table, which drops the table's indexes and triggers
 // and makes them again once the rows are in, in the same transaction: an index built from
 // all the rows at once costs a fraction of a million inserts into it, and the triggers'
-// work (the version moved once a row, an event recorded a row) is done in a statement each. Other processes see the
-// rows and the schema, the same as before, only once the import commits.
+// work (the version moved once a row, an event recorded a row) is done in a statement each.
+// Other processes see the rows and the schema, the same as before, only once the import
+// commits.
 type bulkLoad struct {
 	creates []string // the SQL of each index and trigger, as the schema has it
 }

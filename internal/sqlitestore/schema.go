@@ -66,11 +66,13 @@ CREATE TABLE settings (
 	// writer, plain SQL included, records its changes in the statement that makes them. The
 	// log starts empty: the orders already in the file were not changed since it exists.
 	`
--- AUTOINCREMENT: no id is given twice, not even once Trim has deleted every row.
+-- AUTOINCREMENT: no id is given twice, not even once Trim has deleted every row. No CHECK:
+-- the triggers write every row, scanEvent checks each it reads, and any CHECK here cost a
+-- change about 4 µs more a row (a third of the events' cost to an import that updates).
 CREATE TABLE order_events (
 	id        INTEGER PRIMARY KEY AUTOINCREMENT,
-	type      TEXT    NOT NULL CHECK (type IN ('order.created', 'order.cancelled', 'order.shipped', 'order.updated')),
-	time      TEXT    NOT NULL CHECK (time GLOB '` + timestampGlob + `'),
+	type      TEXT    NOT NULL,
+	time      TEXT    NOT NULL,
 	order_id  INTEGER NOT NULL,
 	pet_id    INTEGER NOT NULL,
 	quantity  INTEGER NOT NULL,
