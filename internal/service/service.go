@@ -29,6 +29,7 @@ type Service struct {
 	metricsLn  net.Listener // nil unless Config.MetricsAddr is set
 	metricsSrv *http.Server
 	metrics    *metrics.Metrics
+	outage     *outageLog    // warns of a store outage once, whoever meets it
 	closing    chan struct{} // closed when Run begins to shut down: event streams end
 }
 
@@ -67,6 +68,7 @@ func (s *Service) open(ctx context.Context) error {
 	s.stores.observe(s.log, faults.observe)
 	// A Redis that does not answer yet is the start of an outage, warned of like any other.
 	outage := &outageLog{log: s.log, repeats: newRepeats(cfg.Now)}
+	s.outage = outage
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
 		var fault *store.Fault
@@ -222,7 +224,10 @@ func (s *Service) trimEvents(ctx context.Context) {
 	for {
 		n, err := s.stores.Events.Trim(ctx, r)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case ctx.Err() != nil:
+		case errors.Is(err, store.ErrUnavailable):
+			s.outage.observe(err) // one warning for the outage, as readiness gives it
+		case err != nil:
 			s.log.Warn("event log: the retention could not be applied; trying again in a minute", slog.String("error", err.Error()))
 		case n > 0:
 			s.metrics.Trimmed(n)
