@@ -215,14 +215,14 @@ func (w *worker) step(ctx context.Context) error {
 func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 	d, now := w.d, w.d.cfg.Now()
 	status, err := w.post(ctx, ev, now)
-	if ctx.Err() != nil {
-		return ctx.Err() // shutting down: the attempt did not count; another instance repeats it
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // shutting down cut the attempt: it does not count; the next holder repeats it
 	}
 	w.e.LastAttempt, w.e.LastStatus = now, status
+	var outcome string
 	switch {
 	case err == nil && status >= 200 && status < 300:
-		d.cfg.Observer.Delivery("delivered")
-		d.cfg.Observer.Lag(d.cfg.Now().Sub(ev.Time))
+		outcome = "delivered"
 		w.queue = w.queue[1:]
 		w.e.Position = ev.ID
 		if len(w.queue) == 0 {
@@ -230,11 +230,11 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 		}
 		w.e.Attempts, w.e.FirstFailure, w.e.NextAttempt, w.e.LastError = 0, time.Time{}, time.Time{}, ""
 	case err == nil && status == http.StatusGone:
-		d.cfg.Observer.Delivery("disabled")
+		outcome = "disabled"
 		w.e.Status, w.e.LastError = StatusDisabled, "410 Gone: the receiver wants no more events"
 		w.log.Warn("webhooks: endpoint disabled: it answered 410 Gone", slog.String("event", ev.ID))
 	default:
-		d.cfg.Observer.Delivery("failed")
+		outcome = "failed"
 		if err != nil {
 			w.e.LastError = err.Error()
 		} else {
@@ -253,7 +253,18 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 			w.e.NextAttempt = now.Add(d.cfg.Schedule.wait(w.e.Attempts))
 		}
 	}
-	return w.save(ctx)
+	// An answer is saved though the service is shutting down, lest the next holder repeat it.
+	// Observers are told once it is saved: what they are told is what the store holds.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := w.save(sctx); err != nil {
+		return err
+	}
+	d.cfg.Observer.Delivery(outcome)
+	if outcome == "delivered" {
+		d.cfg.Observer.Lag(d.cfg.Now().Sub(ev.Time))
+	}
+	return nil
 }
 
 // post sends ev signed; the attempt ends before the lease does, so that no other instance
@@ -288,9 +299,12 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (int, 
 // giveUp marks the endpoint failing for reason.
 func (w *worker) giveUp(ctx context.Context, reason string) error {
 	w.e.Status, w.e.LastError = StatusFailing, reason
-	w.d.cfg.Observer.Delivery("failed")
 	w.log.Warn("webhooks: endpoint failing", slog.String("error", reason))
-	return w.save(ctx)
+	if err := w.save(ctx); err != nil {
+		return err
+	}
+	w.d.cfg.Observer.Delivery("failed")
+	return nil
 }
 
 func (w *worker) save(ctx context.Context) error {
