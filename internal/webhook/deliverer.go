@@ -22,8 +22,8 @@ import (
 // Observer is told of each attempt's outcome (delivered, failed, disabled) and of each
 // delivered event's lag, the time from the change to its delivery; internal/metrics counts them.
 type Observer interface {
-	Delivery(outcome string)
-	Lag(d time.Duration)
+	WebhookDelivery(outcome string)
+	WebhookLag(d time.Duration)
 }
 
 // Config is what a Deliverer is made of; the zero durations and schedule are the defaults.
@@ -260,9 +260,9 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 	if err := w.save(sctx); err != nil {
 		return err
 	}
-	d.cfg.Observer.Delivery(outcome)
+	d.cfg.Observer.WebhookDelivery(outcome)
 	if outcome == "delivered" {
-		d.cfg.Observer.Lag(d.cfg.Now().Sub(ev.Time))
+		d.cfg.Observer.WebhookLag(d.cfg.Now().Sub(ev.Time))
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func (w *worker) giveUp(ctx context.Context, reason string) error {
 	if err := w.save(ctx); err != nil {
 		return err
 	}
-	w.d.cfg.Observer.Delivery("failed")
+	w.d.cfg.Observer.WebhookDelivery("failed")
 	return nil
 }
 
@@ -325,5 +325,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 type noObserver struct{}
 
-func (noObserver) Delivery(string)   {}
-func (noObserver) Lag(time.Duration) {}
+func (noObserver) WebhookDelivery(string)   {}
+func (noObserver) WebhookLag(time.Duration) {}

@@ -130,8 +130,8 @@ func (r *receiver) next(t *testing.T) delivery {
 // outcomes is an Observer that passes each outcome on.
 type outcomes chan string
 
-func (o outcomes) Delivery(outcome string) { o <- outcome }
-func (o outcomes) Lag(time.Duration)       {}
+func (o outcomes) WebhookDelivery(outcome string) { o <- outcome }
+func (o outcomes) WebhookLag(time.Duration)       {}
 
 // await returns once the n-th outcome want was told, failing on any other outcome.
 func (o outcomes) await(t *testing.T, want string, n int) {
