@@ -90,8 +90,8 @@ func (d *Deliverer) Run(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		list, err := d.cfg.Store.List(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.cfg.Logger.Warn("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
+		if err != nil && ctx.Err() == nil { // an outage: the service warns of it, not each poll
+			d.cfg.Logger.Debug("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
 		}
 		for _, e := range list {
 			if e.Status != StatusActive || !d.start(e.ID) {
