@@ -16,6 +16,8 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/webhook"
 )
@@ -383,18 +385,48 @@ func TestExpiredPositionMarksFailing(t *testing.T) {
 	}
 }
 
-// TestOneInstanceAtATime: two instances on one file never deliver to one endpoint together;
-// when the one delivering stops, the other carries on where it stopped, nothing lost.
+// TestOneInstanceAtATime: two instances never deliver to one endpoint together; when the one
+// delivering stops, the other carries on where it stopped, nothing lost. With the endpoints
+// in the file, and in Redis (the log stays in the file: its Redis form is tested with it).
 func TestOneInstanceAtATime(t *testing.T) {
-	w := newWorld(t)
+	t.Run("SQLite", func(t *testing.T) {
+		w := newWorld(t)
+		oneInstanceAtATime(t, w, w.hooks, func(tb testing.TB) (webhook.Store, order.EventLog) {
+			db := openDB(t, w.path) // an instance of its own on the file
+			return sqlitestore.NewWebhooks(db), sqlitestore.NewEvents(db)
+		})
+	})
+	t.Run("Redis", func(t *testing.T) {
+		w := newWorld(t)
+		srv := redistest.Start(t)
+		prefix := redistest.Prefix(t)
+		hooks := func(tb testing.TB) webhook.Store {
+			rdb, err := redisstore.Open(srv.URL(), time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { rdb.Close() })
+			s, err := redisstore.NewWebhooks(rdb, prefix, time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		}
+		oneInstanceAtATime(t, w, hooks(t), func(tb testing.TB) (webhook.Store, order.EventLog) { return hooks(tb), w.events })
+	})
+}
+
+func oneInstanceAtATime(t *testing.T, w *world, store webhook.Store, instanceStores func(testing.TB) (webhook.Store, order.EventLog)) {
 	r := newReceiver(t, always(http.StatusOK))
-	e := w.endpoint(t, r.URL)
+	e, err := webhook.Create(t.Context(), store, w.events, r.URL, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	stops, o := map[string]func(){}, make(outcomes, 100)
 	for _, name := range []string{"a", "b"} {
-		db := openDB(t, w.path) // an instance of its own on the file
+		hooks, events := instanceStores(t)
 		stops[name] = start(t, webhook.Config{
-			Store: sqlitestore.NewWebhooks(db), Events: sqlitestore.NewEvents(db),
-			Client: &http.Client{Transport: instance{name}}, Owner: name, Observer: o,
+			Store: hooks, Events: events, Client: &http.Client{Transport: instance{name}}, Owner: name, Observer: o,
 		})
 	}
 	w.cancel(t, 1, 2, 3)
@@ -419,7 +451,7 @@ func TestOneInstanceAtATime(t *testing.T) {
 	if len(r.got) != 0 {
 		t.Fatalf("%d deliveries more than the 6 events", len(r.got))
 	}
-	if got, _ := w.hooks.Get(t.Context(), e.ID); got.Position != events[5].ID {
+	if got, _ := store.Get(t.Context(), e.ID); got.Position != events[5].ID {
 		t.Fatalf("position %s, want %s", got.Position, events[5].ID)
 	}
 }
