@@ -214,7 +214,7 @@ func (w *worker) step(ctx context.Context) error {
 // attempt posts ev, and records the outcome.
 func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 	d, now := w.d, w.d.cfg.Now()
-	status, err := w.post(ctx, ev, now)
+	status, retryAfter, err := w.post(ctx, ev, now)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // shutting down cut the attempt: it does not count; the next holder repeats it
 	}
@@ -250,7 +250,8 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 				ev.ID, w.e.Attempts, w.e.FirstFailure.UTC().Format(time.RFC3339), w.e.LastError)
 			w.log.Warn("webhooks: endpoint failing", slog.String("error", w.e.LastError))
 		} else {
-			w.e.NextAttempt = now.Add(d.cfg.Schedule.wait(w.e.Attempts))
+			// A Retry-After longer than the schedule's wait is honoured, up to its longest.
+			w.e.NextAttempt = now.Add(max(d.cfg.Schedule.wait(w.e.Attempts), min(retryAfter, d.cfg.Schedule.longest())))
 		}
 	}
 	// An answer is saved though the service is shutting down, lest the next holder repeat it.
@@ -267,9 +268,9 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 	return nil
 }
 
-// post sends ev signed; the attempt ends before the lease does, so that no other instance
-// can send while it runs.
-func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (int, error) {
+// post sends ev signed, and returns the answer's status and Retry-After (in seconds; 0 when
+// none). The attempt ends before the lease does, so that no other instance can send while it runs.
+func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (status int, retryAfter time.Duration, err error) {
 	end := now.Add(w.d.cfg.Timeout)
 	if w.leaseEnds.Before(end) {
 		end = w.leaseEnds
@@ -279,7 +280,7 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (int, 
 	body := orderjson.AppendEvent(make([]byte, 0, 256), ev)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
@@ -289,11 +290,14 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (int, 
 	h.Set(HeaderSignature, Sign(w.key, ev.ID, now, body))
 	resp, err := w.d.cfg.Client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so that the connection is reused
-	return resp.StatusCode, nil
+	if secs, err := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32); err == nil {
+		retryAfter = time.Duration(secs) * time.Second
+	}
+	return resp.StatusCode, retryAfter, nil
 }
 
 // giveUp marks the endpoint failing for reason.

@@ -313,6 +313,29 @@ func TestRetriesEndInFailing(t *testing.T) {
 	}
 }
 
+// TestRetryAfterIsHonoured: a 503 with Retry-After waits that long, not the schedule's 1 ms,
+// up to the schedule's longest wait.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusServiceUnavailable))
+	r.Config.Handler = http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Retry-After", "120")
+		rw.WriteHeader(http.StatusServiceUnavailable)
+	})
+	e := w.endpoint(t, r.URL)
+	o := make(outcomes, 100)
+	cfg := w.config(o)
+	cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{time.Millisecond, time.Minute}, GiveUpAfter: time.Hour}
+	stop := start(t, cfg)
+	w.cancel(t, 17)
+	o.await(t, "failed", 1)
+	stop()
+	got, _ := w.hooks.Get(t.Context(), e.ID)
+	if wait := got.NextAttempt.Sub(got.LastAttempt); wait != time.Minute {
+		t.Fatalf("next attempt %s after the last, want the schedule's longest, 1m0s", wait)
+	}
+}
+
 // TestGoneDisables: a 410 Gone disables the endpoint at once: no retry, no next event.
 func TestGoneDisables(t *testing.T) {
 	w := newWorld(t)

@@ -39,3 +39,12 @@ func (s Schedule) wait(attempts int) time.Duration {
 	}
 	return d
 }
+
+// longest is the longest wait the schedule gives, before jitter.
+func (s Schedule) longest() time.Duration {
+	var m time.Duration
+	for _, d := range s.Backoff {
+		m = max(m, d)
+	}
+	return m
+}
