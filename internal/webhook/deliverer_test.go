@@ -507,8 +507,9 @@ func TestNewEndpointChecksTheURLAndTypes(t *testing.T) {
 	if _, err := webhook.NewEndpoint("https://a.example/", []order.EventType{"order.deleted"}, "0", time.Now()); err == nil {
 		t.Error("an unknown type was accepted")
 	}
-	e, err := webhook.NewEndpoint("https://a.example/", []order.EventType{order.EventShipped}, "0", time.Now())
-	if err != nil || !strings.HasPrefix(e.Secret, "whsec_") || e.Status != webhook.StatusActive || !e.Wants(order.EventShipped) || e.Wants(order.EventCreated) {
+	e, err := webhook.NewEndpoint("https://a.example/", []order.EventType{order.EventShipped, order.EventCancelled, order.EventShipped}, "0", time.Now())
+	if err != nil || !strings.HasPrefix(e.Secret, "whsec_") || e.Status != webhook.StatusActive || len(e.Types) != 2 ||
+		!e.Wants(order.EventShipped) || e.Wants(order.EventCreated) {
 		t.Fatalf("NewEndpoint = %+v, %v", e, err)
 	}
 }

@@ -92,10 +92,13 @@ func NewEndpoint(rawURL string, types []order.EventType, position string, now ti
 			return Endpoint{}, fmt.Errorf("unknown event type %q (want one of %v)", t, order.EventTypes)
 		}
 	}
+	if len(types) > 0 {
+		types = slices.Compact(slices.Sorted(slices.Values(types)))
+	}
 	id := make([]byte, 8)
 	rand.Read(id) // never fails (crypto/rand)
 	return Endpoint{
-		ID: "wh_" + hex.EncodeToString(id), URL: rawURL, Types: slices.Clone(types), Secret: NewSecret(),
+		ID: "wh_" + hex.EncodeToString(id), URL: rawURL, Types: types, Secret: NewSecret(),
 		CreatedAt: now.UTC(), Delivery: Delivery{Status: StatusActive, Position: position},
 	}, nil
 }
