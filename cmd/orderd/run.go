@@ -18,6 +18,9 @@ Commands:
   orderd keys create --plan PLAN [flags]    make an API key and print it
   orderd keys list [flags]                  list keys: name, plan, limits, prefix
   orderd keys revoke NAME|PREFIX [flags]    revoke a key
+  orderd webhooks create --url URL [flags]  register a webhook endpoint; print its id and secret
+  orderd webhooks list [flags]              list endpoints: URL, types, status, how far behind
+  orderd webhooks delete ID [flags]         delete an endpoint
   orderd import --orders F [--pets F]       load orders and pets into the store
   orderd contract-check --base URL --key K  check a running instance against openapi.yaml
   orderd version                            print the version, the commit and the Go version
@@ -40,6 +43,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, rest, getenv, stdout, stderr)
 	case "keys":
 		return keys(ctx, rest, getenv, stdout, stderr)
+	case "webhooks":
+		return webhooks(ctx, rest, getenv, stdout, stderr)
 	case "import":
 		return importData(ctx, rest, getenv, stdout, stderr)
 	case "contract-check":
@@ -58,7 +63,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// `orderd help serve` is `orderd serve --help`: the command's own flags.
 		return run(ctx, append(rest, "--help"), getenv, stdout, stderr)
 	default:
-		return usageErrorf("unknown command %q (want serve, keys, import, contract-check, version or help)", cmd)
+		return usageErrorf("unknown command %q (want serve, keys, webhooks, import, contract-check, version or help)", cmd)
 	}
 }
 

@@ -37,6 +37,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.DurationVar(&cfg.Events.Retention.MaxAge, "events-retention", cfg.Events.Retention.MaxAge, "how long the log of order events keeps an event (0: no bound by age)")
 	fs.Int64Var(&cfg.Events.Retention.MaxCount, "events-max", cfg.Events.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
 	fs.IntVar(&cfg.Events.MaxStreamsPerKey, "max-streams-per-key", cfg.Events.MaxStreamsPerKey, "event streams one key may hold open on this instance")
+	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhooks go to private, loopback and link-local addresses (receivers on the operator's own network)")
 	fs.TextVar(&logLevel, "log-level", logLevel, "debug, info, warn or error")
 	fs.Usage = flagUsage(fs, "orderd serve [flags]")
 	rest, err := parseFlags(fs, args, getenv, stdout)

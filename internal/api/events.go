@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/orderjson"
 )
 
 // ListEvents answers a page of the log of order events, or, when the client asks for
@@ -97,22 +97,9 @@ func appendEventPage(b []byte, page order.EventPage) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, e)
+		b = orderjson.AppendEvent(b, e)
 	}
 	b = append(b, `],"lastEventId":"`...)
 	b = append(b, page.Last...) // digits and '-': nothing to escape
 	return append(b, "\"}\n"...)
-}
-
-// appendEvent writes e as the contract's Event, on one line (an SSE data line takes it as is).
-func appendEvent(b []byte, e order.Event) []byte {
-	b = append(b, `{"id":"`...)
-	b = append(b, e.ID...)
-	b = append(b, `","type":"`...)
-	b = append(b, e.Type...) // one of four known words
-	b = append(b, `","time":"`...)
-	b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","order":`...)
-	b = appendOrder(b, &e.Order)
-	return append(b, '}')
 }

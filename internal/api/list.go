@@ -9,11 +9,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/orderjson"
 )
 
 // ListOrders answers every order, or 304 when the client's tag is the current one.
@@ -148,25 +148,9 @@ func appendOrders(b []byte, orders []order.Order) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendOrder(b, &orders[i])
+		b = orderjson.AppendOrder(b, &orders[i])
 	}
 	return append(b, ']', '\n')
-}
-
-func appendOrder(b []byte, o *order.Order) []byte {
-	b = append(b, `{"complete":`...)
-	b = strconv.AppendBool(b, o.Complete)
-	b = append(b, `,"id":`...)
-	b = strconv.AppendInt(b, o.ID, 10)
-	b = append(b, `,"petId":`...)
-	b = strconv.AppendInt(b, o.PetID, 10)
-	b = append(b, `,"quantity":`...)
-	b = strconv.AppendInt(b, int64(o.Quantity), 10)
-	b = append(b, `,"shipDate":"`...)
-	b = o.ShipDate.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","status":"`...)
-	b = append(b, o.Status...) // one of three known words: nothing to escape
-	return append(b, `"}`...)
 }
 
 // etagOf is a weak tag of body: it is sent plain or gzipped, the same content.

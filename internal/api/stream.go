@@ -13,6 +13,7 @@ import (
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/orderjson"
 )
 
 // Streams of the log (docs/design.md, "Order events"): each follows the log itself, from its
@@ -160,7 +161,7 @@ func appendMessage(b []byte, e order.Event) []byte {
 	b = append(b, "\nevent: "...)
 	b = append(b, e.Type...)
 	b = append(b, "\ndata: "...)
-	b = appendEvent(b, e)
+	b = orderjson.AppendEvent(b, e)
 	return append(b, "\n\n"...)
 }
 

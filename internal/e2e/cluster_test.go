@@ -18,9 +18,11 @@ import (
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/store"
+	"github.com/petstore/orderd/internal/webhook"
+	"github.com/petstore/orderd/internal/webhook/webhooktest"
 )
 
-// TestConformanceOnRedisCluster runs the store, finder, key-store, secret-store and limiter
+// TestConformanceOnRedisCluster runs the store, finder, key-store, secret-store, webhook and limiter
 // suites against a three-node Redis Cluster, through the same URL form an operator uses: the
 // keys that one script touches share a hash tag, or these would fail with CROSSSLOT.
 func TestConformanceOnRedisCluster(t *testing.T) {
@@ -54,6 +56,15 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 	t.Run("Keys", func(t *testing.T) {
 		authtest.Run(t, func(tb testing.TB) auth.KeyStore {
 			s, err := redisstore.NewKeys(rdb, redistest.Prefix(tb), 2*time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		})
+	})
+	t.Run("Webhooks", func(t *testing.T) {
+		webhooktest.Run(t, func(tb testing.TB) webhook.Store {
+			s, err := redisstore.NewWebhooks(rdb, redistest.Prefix(tb), 2*time.Second)
 			if err != nil {
 				tb.Fatal(err)
 			}

@@ -24,6 +24,8 @@ type Metrics struct {
 	forgotten   prometheus.Counter
 	streams     prometheus.Gauge
 	trimmed     prometheus.Counter
+	webhooks    *prometheus.CounterVec
+	webhookLag  prometheus.Histogram
 }
 
 // New registers the collectors, with the Go runtime's and the process's.
@@ -56,9 +58,15 @@ func New() *Metrics {
 		trimmed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderd_events_trimmed_total", Help: "Order events dropped by the retention, by this instance's trims.",
 		}),
+		webhooks: counterVec("orderd_webhook_deliveries_total",
+			"Webhook delivery attempts by this instance, by outcome: delivered, failed (retried, or the endpoint marked failing), disabled (410 Gone).", "outcome"),
+		webhookLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "orderd_webhook_delivery_lag_seconds", Help: "Time from an order's change to its webhook's delivery, retries included.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400},
+		}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.storeFaults, m.fallbacks, m.forgotten,
-		m.streams, m.trimmed,
+		m.streams, m.trimmed, m.webhooks, m.webhookLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -101,3 +109,9 @@ func (m *Metrics) Streams(delta int) { m.streams.Add(float64(delta)) }
 
 // Trimmed counts events the retention dropped.
 func (m *Metrics) Trimmed(n int64) { m.trimmed.Add(float64(n)) }
+
+// WebhookDelivery counts a webhook delivery attempt by outcome.
+func (m *Metrics) WebhookDelivery(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
+
+// WebhookLag observes the time from a change to its webhook's delivery.
+func (m *Metrics) WebhookLag(d time.Duration) { m.webhookLag.Observe(d.Seconds()) }

@@ -19,6 +19,9 @@ func TestMetricsAreExported(t *testing.T) {
 	m.Fallback()
 	m.ForgottenCaller()
 	m.ForgottenCaller()
+	m.WebhookDelivery("delivered")
+	m.WebhookDelivery("disabled")
+	m.WebhookLag(2 * time.Second)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
@@ -31,6 +34,9 @@ func TestMetricsAreExported(t *testing.T) {
 		`orderd_store_faults_total{kind="corrupt"} 1`,
 		`orderd_ratelimit_fallback_decisions_total 1`,
 		`orderd_ratelimit_forgotten_callers_total 2`,
+		`orderd_webhook_deliveries_total{outcome="delivered"} 1`,
+		`orderd_webhook_deliveries_total{outcome="disabled"} 1`,
+		`orderd_webhook_delivery_lag_seconds_bucket{le="2.5"} 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(string(body), want) {

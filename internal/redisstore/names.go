@@ -18,6 +18,7 @@ type names struct {
 	ordersEvents                            string
 	ordersByStatus                          map[order.Status]string
 	pageTokenSecret                         string
+	webhookIDs                              string
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -50,8 +51,13 @@ func newNames(prefix string) (names, error) {
 		keysVersion:     keys + ":version",
 		keysGeneration:  keys + ":generation",
 		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
+		webhookIDs:      "{" + prefix + ":webhooks}:ids",
 	}, nil
 }
+
+// webhook and webhookLease are an endpoint's hash and lease, in its ids' slot; ids hold no brace.
+func (n names) webhook(id string) string      { return "{" + n.prefix + ":webhooks}:endpoint:" + id }
+func (n names) webhookLease(id string) string { return "{" + n.prefix + ":webhooks}:lease:" + id }
 
 // rateLimit is caller's hash; caller ids hold no brace.
 func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }

@@ -20,6 +20,11 @@ var (
 	reindexScript   = script("writes.lua", "index.lua", "reindex.lua")
 	addKeyScript    = script("writes.lua", "addkey.lua")
 	revokeKeyScript = script("writes.lua", "revokekey.lua")
+
+	createWebhookScript  = script("webhookcreate.lua")
+	leaseWebhookScript   = script("webhooklease.lua")
+	releaseWebhookScript = script("webhookrelease.lua")
+	saveWebhookScript    = script("webhooksave.lua")
 )
 
 func script(files ...string) *redis.Script {

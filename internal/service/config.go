@@ -13,6 +13,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/webhook"
 )
 
 // Config is everything a running service is made from. Start from DefaultConfig: Open gives
@@ -33,6 +34,7 @@ type Config struct {
 	PageTokenSecret string
 	// Events are how long the log of order events keeps them, and how many streams a key holds.
 	Events          EventsConfig
+	Webhooks        WebhooksConfig
 	Sunset          api.Sunset    // the schedule of the deprecated pets operation
 	ShutdownTimeout time.Duration // how long requests in flight may take once Run's ctx ends
 	Logger          *slog.Logger  // receives the service's JSON lines; none when nil
@@ -46,6 +48,17 @@ type EventsConfig struct {
 	Retention order.Retention
 	// MaxStreamsPerKey bounds the streams one key holds open on an instance.
 	MaxStreamsPerKey int
+}
+
+// WebhooksConfig is how this instance delivers webhooks.
+type WebhooksConfig struct {
+	// AllowPrivate lets deliveries go to private, loopback and link-local addresses: for
+	// receivers on the operator's own network, and tests. Off, an endpoint URL cannot make
+	// orderd reach what only it can reach.
+	AllowPrivate bool
+	// Poll, LeaseTTL and Schedule are webhook.Config's; zero: its defaults.
+	Poll, LeaseTTL time.Duration
+	Schedule       webhook.Schedule
 }
 
 // StoreConfig says where a deployment keeps its orders, pets and keys: all in Redis when

@@ -164,6 +164,8 @@ func (s *Service) Run(ctx context.Context) error {
 	trimCtx, stopTrimming := context.WithCancel(ctx)
 	defer stopTrimming()
 	go s.trimEvents(trimCtx)
+	stopDelivering := s.deliverWebhooks(ctx)
+	defer stopDelivering() // before Close closes the stores
 
 	select {
 	case err := <-served:

@@ -17,6 +17,7 @@ import (
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/store"
+	"github.com/petstore/orderd/internal/webhook"
 )
 
 // Stores are one deployment's stores, all in Redis or all in one SQLite file (see StoreConfig).
@@ -28,6 +29,8 @@ type Stores struct {
 	Keys   auth.KeyStore
 	// Secrets holds the page-token secret used when Config.PageTokenSecret is empty.
 	Secrets pagetoken.SecretStore
+	// Webhooks are the endpoints Events are delivered to, and their delivery state.
+	Webhooks webhook.Store
 
 	backend
 }
@@ -134,7 +137,8 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	keys, _ := redisstore.NewKeys(rdb, p, t)
 	secrets, _ := redisstore.NewSecrets(rdb, p, t)
 	events, _ := redisstore.NewEvents(rdb, p, t)
-	return &Stores{Orders: orders, Finder: orders, Events: events, Pets: pets, Keys: keys, Secrets: secrets,
+	webhooks, _ := redisstore.NewWebhooks(rdb, p, t)
+	return &Stores{Orders: orders, Finder: orders, Events: events, Pets: pets, Keys: keys, Secrets: secrets, Webhooks: webhooks,
 		backend: &redisStores{cfg: cfg, rdb: rdb, orders: orders, pets: pets}}, nil
 }
 
@@ -187,7 +191,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	orders := sqlitestore.NewOrders(db)
 	return &Stores{
 		Orders: orders, Finder: orders, Events: sqlitestore.NewEvents(db), Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
-		Secrets: sqlitestore.NewSecrets(db), backend: sqliteStores{db},
+		Secrets: sqlitestore.NewSecrets(db), Webhooks: sqlitestore.NewWebhooks(db), backend: sqliteStores{db},
 	}, nil
 }
 

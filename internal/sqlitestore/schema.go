@@ -108,6 +108,28 @@ BEGIN
 		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
 END;
 `,
+	// 3 → 4: webhook endpoints and where each one's delivery stands (webhooks.go). The times
+	// of the delivery and of the lease are Unix nanoseconds, 0 for none: compared, not read.
+	`
+CREATE TABLE webhook_endpoints (
+	id            TEXT    NOT NULL PRIMARY KEY CHECK (id <> ''),
+	url           TEXT    NOT NULL,
+	types         TEXT    NOT NULL, -- comma-separated; '' is every type
+	secret        TEXT    NOT NULL,
+	created_at    TEXT    NOT NULL CHECK (created_at GLOB '` + timestampGlob + `'),
+	status        TEXT    NOT NULL CHECK (status IN ('active', 'failing', 'disabled')),
+	position      TEXT    NOT NULL,
+	attempts      INTEGER NOT NULL DEFAULT 0,
+	first_failure INTEGER NOT NULL DEFAULT 0,
+	next_attempt  INTEGER NOT NULL DEFAULT 0,
+	last_attempt  INTEGER NOT NULL DEFAULT 0,
+	last_status   INTEGER NOT NULL DEFAULT 0,
+	last_error    TEXT    NOT NULL DEFAULT '',
+	-- One instance delivers to an endpoint at a time: the one named here, until the expiry.
+	lease_owner   TEXT    NOT NULL DEFAULT '',
+	lease_expires INTEGER NOT NULL DEFAULT 0
+) STRICT;
+`,
 }
 
 // migrate brings the schema up to date in a write transaction: once, should two processes race.

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/service"
+	"github.com/petstore/orderd/internal/webhook"
+)
+
+// webhooksSynopses are the synopses of the webhooks subcommands, in the order of webhooks --help.
+var webhooksSynopses = []string{
+	"orderd webhooks create --url URL [--types TYPE,…] [--db FILE | --redis-url URL]",
+	"orderd webhooks list [--db FILE | --redis-url URL]",
+	"orderd webhooks delete ID [--db FILE | --redis-url URL]",
+}
+
+// webhooks runs `orderd webhooks create|list|delete`.
+func webhooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageErrorf("webhooks: want create, list or delete (orderd webhooks --help)")
+	}
+	if slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
+		fmt.Fprintf(stdout, "Usage: orderd webhooks create|list|delete [flags]\n\n  %s\n\norderd webhooks SUBCOMMAND --help lists the flags of each.\n",
+			strings.Join(webhooksSynopses, "\n  "))
+		return flag.ErrHelp
+	}
+	i := slices.IndexFunc(webhooksSynopses, func(s string) bool { return strings.HasPrefix(s, "orderd webhooks "+args[0]+" ") })
+	if i < 0 {
+		return usageErrorf("webhooks: unknown subcommand %q (want create, list or delete)", args[0])
+	}
+	fs := flag.NewFlagSet("webhooks "+args[0], flag.ContinueOnError)
+	var (
+		sc         service.StoreConfig
+		url, types string
+	)
+	if args[0] == "create" {
+		fs.StringVar(&url, "url", "", "where the events are posted: http or https; required")
+		fs.StringVar(&types, "types", "", "comma-separated event types to send (default: every type: "+joinTypes(order.EventTypes)+")")
+	}
+	registerStore(fs, &sc)
+	fs.Usage = flagUsage(fs, webhooksSynopses[i])
+	rest, err := parseFlags(fs, args[1:], getenv, stdout)
+	if err != nil {
+		return err
+	}
+	if err := checkStoreFlags(fs.Name(), sc); err != nil {
+		return err
+	}
+	if args[0] != "delete" && len(rest) > 0 {
+		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
+	}
+	if args[0] == "delete" && len(rest) != 1 {
+		return usageErrorf("webhooks delete: name one endpoint to delete, by id")
+	}
+	var typeList []order.EventType
+	if args[0] == "create" { // checked before the store is opened, which may create the file
+		if types != "" {
+			for _, t := range strings.Split(types, ",") {
+				typeList = append(typeList, order.EventType(strings.TrimSpace(t)))
+			}
+		}
+		if _, err := webhook.NewEndpoint(url, typeList, "", time.Now()); err != nil {
+			return usageErrorf("webhooks create: %w", err)
+		}
+	}
+	sc.CreateDB = args[0] == "create"
+	stores, err := openStores(ctx, sc)
+	if err != nil {
+		return err
+	}
+	defer stores.Close()
+	switch args[0] {
+	case "create":
+		e, err := webhook.Create(ctx, stores.Webhooks, stores.Events, url, typeList, time.Now())
+		if err != nil {
+			return fmt.Errorf("webhooks create: %w", err)
+		}
+		// The id and the secret alone on stdout, for scripts; the secret is never shown again.
+		fmt.Fprintf(stdout, "%s %s\n", e.ID, e.Secret)
+		fmt.Fprintf(stderr, "created webhook %s for %s, sent the events after %s; its secret is shown only this once\n", e.ID, e.URL, e.Position)
+		return nil
+	case "list":
+		return listWebhooks(ctx, stores, stdout)
+	default: // delete
+		if err := stores.Webhooks.Delete(ctx, rest[0]); err != nil {
+			if errors.Is(err, webhook.ErrNotFound) {
+				return usageErrorf("webhooks delete: %w", err)
+			}
+			return fmt.Errorf("webhooks delete: %w", err)
+		}
+		fmt.Fprintf(stdout, "deleted webhook %s\n", rest[0])
+		return nil
+	}
+}
+
+// listWebhooks prints each endpoint, where its delivery stands and how far behind the log it is.
+func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer) error {
+	list, err := stores.Webhooks.List(ctx)
+	if err != nil {
+		return fmt.Errorf("webhooks list: %w", err)
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tURL\tTYPES\tSTATUS\tLAST\tATTEMPTS\tBEHIND\tERROR")
+	for _, e := range list {
+		b, err := webhook.BacklogOf(ctx, stores.Events, e)
+		if err != nil {
+			return fmt.Errorf("webhooks list: the log: %w", err)
+		}
+		types := "all"
+		if len(e.Types) > 0 {
+			types = joinTypes(e.Types)
+		}
+		last := "-"
+		switch {
+		case e.LastStatus != 0:
+			last = fmt.Sprint(e.LastStatus)
+		case !e.LastAttempt.IsZero():
+			last = "error"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind(b, now), e.LastError)
+	}
+	return tw.Flush()
+}
+
+// behind says how many events an endpoint has yet to get and since when, e.g. "3 (2m5s)".
+func behind(b webhook.Backlog, now time.Time) string {
+	switch {
+	case b.Expired:
+		return "expired"
+	case b.Events == 0:
+		return "0"
+	}
+	more := ""
+	if b.More {
+		more = "+"
+	}
+	return fmt.Sprintf("%d%s (%s)", b.Events, more, now.Sub(b.Oldest).Round(time.Second))
+}
+
+func joinTypes(types []order.EventType) string {
+	s := make([]string, len(types))
+	for i, t := range types {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,515 @@
+package webhook_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/orderjson"
+	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/webhook"
+)
+
+// world is a SQLite file with orders 1 to 20, its log and its endpoints.
+type world struct {
+	path   string
+	db     *sqlitestore.DB
+	orders *sqlitestore.Orders
+	events *sqlitestore.Events
+	hooks  *sqlitestore.Webhooks
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "orderd.db")
+	db := openDB(t, path)
+	var orders []order.Order
+	for id := int64(1); id <= 20; id++ {
+		orders = append(orders, order.Order{ID: id, PetID: id, Quantity: 1, ShipDate: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Status: order.StatusPending})
+	}
+	if _, err := db.Import(t.Context(), orders, nil); err != nil {
+		t.Fatal(err)
+	}
+	return &world{path: path, db: db, orders: sqlitestore.NewOrders(db), events: sqlitestore.NewEvents(db), hooks: sqlitestore.NewWebhooks(db)}
+}
+
+func openDB(t *testing.T, path string) *sqlitestore.DB {
+	t.Helper()
+	db, err := sqlitestore.Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func (w *world) cancel(t *testing.T, ids ...int64) {
+	t.Helper()
+	for _, id := range ids {
+		if _, _, err := w.orders.Cancel(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (w *world) endpoint(t *testing.T, url string, types ...order.EventType) webhook.Endpoint {
+	t.Helper()
+	e, err := webhook.Create(t.Context(), w.hooks, w.events, url, types, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// logAfter is the log's events after position, every type.
+func (w *world) logAfter(t *testing.T, position string) []order.Event {
+	t.Helper()
+	page, err := w.events.Events(t.Context(), order.EventQuery{After: position, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Events
+}
+
+// delivery is one request the receiver got.
+type delivery struct {
+	header http.Header
+	body   string
+	from   string // the instance that sent it (testClient's header)
+}
+
+// receiver is an endpoint's server: it answers answer(n) to its n-th request (from 1), and
+// fails the test if two requests are ever in flight at once.
+type receiver struct {
+	*httptest.Server
+	got      chan delivery
+	n        atomic.Int64
+	inFlight atomic.Int64
+}
+
+func newReceiver(t *testing.T, answer func(n int64) int) *receiver {
+	r := &receiver{got: make(chan delivery, 100)}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if r.inFlight.Add(1) > 1 {
+			t.Error("two deliveries to one endpoint at once")
+		}
+		defer r.inFlight.Add(-1)
+		body, _ := io.ReadAll(req.Body)
+		status := answer(r.n.Add(1))
+		w.WriteHeader(status)
+		r.got <- delivery{header: req.Header, body: string(body), from: req.Header.Get("X-Test-Instance")}
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func always(status int) func(int64) int { return func(int64) int { return status } }
+
+// next returns the next request received.
+func (r *receiver) next(t *testing.T) delivery {
+	t.Helper()
+	select {
+	case d := <-r.got:
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery within 10 s")
+		return delivery{}
+	}
+}
+
+// outcomes is an Observer that passes each outcome on.
+type outcomes chan string
+
+func (o outcomes) WebhookDelivery(outcome string) { o <- outcome }
+func (o outcomes) WebhookLag(time.Duration)       {}
+
+// await returns once the n-th outcome want was told, failing on any other outcome.
+func (o outcomes) await(t *testing.T, want string, n int) {
+	t.Helper()
+	for range n {
+		select {
+		case got := <-o:
+			if got != want {
+				t.Fatalf("outcome %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no outcome %q within 10 s", want)
+		}
+	}
+}
+
+// instance names its requests in a header, so that the receiver tells instances apart.
+type instance struct{ name string }
+
+func (i instance) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Test-Instance", i.name)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// start runs a Deliverer on store until the test ends or stop is called; stop returns once
+// Run has.
+func start(t *testing.T, cfg webhook.Config) (stop func()) {
+	t.Helper()
+	if cfg.Client == nil {
+		cfg.Client = webhook.NewClient(true)
+	}
+	cfg.Poll = 5 * time.Millisecond
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = 2 * time.Second
+	}
+	if len(cfg.Schedule.Backoff) == 0 {
+		cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{time.Millisecond}, GiveUpAfter: time.Hour}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		webhook.NewDeliverer(cfg).Run(ctx)
+	}()
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
+	return stop
+}
+
+func (w *world) config(o outcomes) webhook.Config {
+	c := webhook.Config{Store: w.hooks, Events: w.events}
+	if o != nil {
+		c.Observer = o
+	}
+	return c
+}
+
+// TestEveryEventOnceInOrderSigned: each endpoint gets every event of its types after its
+// creation, once, in the log's order, as the API's Event, signed as the spec says.
+func TestEveryEventOnceInOrderSigned(t *testing.T) {
+	w := newWorld(t)
+	w.cancel(t, 1) // before the endpoints: not theirs
+	all, cancels := newReceiver(t, always(http.StatusOK)), newReceiver(t, always(http.StatusNoContent))
+	ea := w.endpoint(t, all.URL+"/hook")
+	ec := w.endpoint(t, cancels.URL, order.EventCancelled)
+	from := ea.Position
+	o := make(outcomes, 100)
+	stop := start(t, w.config(o))
+
+	w.cancel(t, 2, 3)
+	if _, err := w.db.Import(t.Context(), []order.Order{{ID: 99, ShipDate: time.Now().UTC(), Status: order.StatusPending}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.cancel(t, 4, 99)
+	want := w.logAfter(t, from)
+	if len(want) != 5 {
+		t.Fatalf("the log holds %d events after the endpoints, want 5", len(want))
+	}
+	verify := func(secret string) *standardwebhooks.Webhook {
+		v, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	check := func(r *receiver, secret string, want []order.Event) {
+		t.Helper()
+		v := verify(secret)
+		for _, ev := range want {
+			d := r.next(t)
+			if body := string(orderjson.AppendEvent(nil, ev)); d.body != body {
+				t.Fatalf("body %s, want %s", d.body, body)
+			}
+			if d.header.Get("webhook-id") != ev.ID || d.header.Get("Content-Type") != "application/json" {
+				t.Fatalf("headers %v for event %s", d.header, ev.ID)
+			}
+			if err := v.Verify([]byte(d.body), d.header); err != nil {
+				t.Fatalf("signature of event %s: %v", ev.ID, err)
+			}
+		}
+	}
+	check(all, ea.Secret, want)
+	var wantCancels []order.Event
+	for _, ev := range want {
+		if ev.Type == order.EventCancelled {
+			wantCancels = append(wantCancels, ev)
+		}
+	}
+	check(cancels, ec.Secret, wantCancels)
+	o.await(t, "delivered", len(want)+len(wantCancels))
+	stop()
+	if len(all.got)+len(cancels.got) != 0 {
+		t.Fatalf("%d deliveries more than the events", len(all.got)+len(cancels.got))
+	}
+	for _, e := range []webhook.Endpoint{ea, ec} {
+		got, _ := w.hooks.Get(t.Context(), e.ID)
+		if got.Position != want[len(want)-1].ID || got.Status != webhook.StatusActive || got.Attempts != 0 || got.LastStatus/100 != 2 {
+			t.Fatalf("endpoint after delivery: %+v; want at %s", got.Delivery, want[len(want)-1].ID)
+		}
+	}
+}
+
+// TestFailuresAreRetriedUntilDelivered: a receiver that fails three times gets the event on
+// the fourth attempt, and the next event after it.
+func TestFailuresAreRetriedUntilDelivered(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, func(n int64) int {
+		if n <= 3 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	e := w.endpoint(t, r.URL)
+	o := make(outcomes, 100)
+	start(t, w.config(o))
+	w.cancel(t, 5, 6)
+	events := w.logAfter(t, e.Position)
+	for i, id := range []string{events[0].ID, events[0].ID, events[0].ID, events[0].ID, events[1].ID} {
+		if d := r.next(t); d.header.Get("webhook-id") != id {
+			t.Fatalf("request %d was of event %s, want %s", i+1, d.header.Get("webhook-id"), id)
+		}
+	}
+	o.await(t, "failed", 3)
+	o.await(t, "delivered", 2)
+	got, _ := w.hooks.Get(t.Context(), e.ID)
+	if got.Position != events[1].ID || got.Attempts != 0 || !got.FirstFailure.IsZero() || got.LastError != "" {
+		t.Fatalf("endpoint after the retries: %+v", got.Delivery)
+	}
+}
+
+// TestRetriesEndInFailing: an event that fails for longer than GiveUpAfter marks the endpoint
+// failing, its state kept, and nothing more is sent to it.
+func TestRetriesEndInFailing(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusServiceUnavailable))
+	e := w.endpoint(t, r.URL)
+	o := make(outcomes, 1000)
+	cfg := w.config(o)
+	cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{time.Millisecond}, GiveUpAfter: 20 * time.Millisecond}
+	start(t, cfg)
+	w.cancel(t, 7)
+	for {
+		o.await(t, "failed", 1)
+		if got, _ := w.hooks.Get(t.Context(), e.ID); got.Status == webhook.StatusFailing {
+			if got.Position != e.Position || got.Attempts < 2 || got.LastStatus != 503 || !strings.Contains(got.LastError, "gave up") {
+				t.Fatalf("failing endpoint: %+v", got.Delivery)
+			}
+			break
+		}
+	}
+	n := r.n.Load()
+	w.cancel(t, 8)
+	// The deliverer lists the endpoints every 5 ms: a failing one must stay untouched.
+	if got, _ := w.hooks.Get(t.Context(), e.ID); got.Status != webhook.StatusFailing || r.n.Load() != n {
+		t.Fatalf("a failing endpoint was delivered to: %+v, %d requests", got.Delivery, r.n.Load())
+	}
+}
+
+// TestRetryAfterIsHonoured: a 503 with Retry-After waits that long, not the schedule's 1 ms,
+// up to the schedule's longest wait.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusServiceUnavailable))
+	r.Config.Handler = http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Retry-After", "120")
+		rw.WriteHeader(http.StatusServiceUnavailable)
+	})
+	e := w.endpoint(t, r.URL)
+	o := make(outcomes, 100)
+	cfg := w.config(o)
+	cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{time.Millisecond, time.Minute}, GiveUpAfter: time.Hour}
+	stop := start(t, cfg)
+	w.cancel(t, 17)
+	o.await(t, "failed", 1)
+	stop()
+	got, _ := w.hooks.Get(t.Context(), e.ID)
+	if wait := got.NextAttempt.Sub(got.LastAttempt); wait != time.Minute {
+		t.Fatalf("next attempt %s after the last, want the schedule's longest, 1m0s", wait)
+	}
+}
+
+// TestGoneDisables: a 410 Gone disables the endpoint at once: no retry, no next event.
+func TestGoneDisables(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusGone))
+	e := w.endpoint(t, r.URL)
+	o := make(outcomes, 100)
+	stop := start(t, w.config(o))
+	w.cancel(t, 9, 10)
+	r.next(t)
+	o.await(t, "disabled", 1)
+	stop()
+	got, _ := w.hooks.Get(t.Context(), e.ID)
+	if got.Status != webhook.StatusDisabled || got.Position != e.Position || got.LastStatus != 410 || r.n.Load() != 1 {
+		t.Fatalf("after a 410: %+v, %d requests", got.Delivery, r.n.Load())
+	}
+}
+
+// TestPrivateAddressesAreRefused: without allowPrivate the client never connects to the
+// receiver on loopback; the attempt fails and says why.
+func TestPrivateAddressesAreRefused(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusOK))
+	e := w.endpoint(t, strings.Replace(r.URL, "127.0.0.1", "localhost", 1)) // resolved at the dial
+	o := make(outcomes, 100)
+	cfg := w.config(o)
+	cfg.Client = webhook.NewClient(false)
+	stop := start(t, cfg)
+	w.cancel(t, 11)
+	o.await(t, "failed", 1)
+	stop()
+	got, _ := w.hooks.Get(t.Context(), e.ID)
+	if r.n.Load() != 0 || !strings.Contains(got.LastError, webhook.ErrForbiddenAddress.Error()) || got.Attempts != 1 {
+		t.Fatalf("a loopback endpoint: %d requests, %+v", r.n.Load(), got.Delivery)
+	}
+}
+
+// TestRedirectsAreNotFollowed: a 3xx is a failed attempt; its Location is never requested.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	w := newWorld(t)
+	elsewhere := newReceiver(t, always(http.StatusOK))
+	r := newReceiver(t, always(http.StatusOK))
+	r.Config.Handler = http.RedirectHandler(elsewhere.URL, http.StatusTemporaryRedirect)
+	e := w.endpoint(t, r.URL)
+	o := make(outcomes, 100)
+	stop := start(t, w.config(o))
+	w.cancel(t, 12)
+	o.await(t, "failed", 1)
+	stop()
+	if got, _ := w.hooks.Get(t.Context(), e.ID); elsewhere.n.Load() != 0 || got.LastStatus != 307 {
+		t.Fatalf("a redirect: %d requests elsewhere, %+v", elsewhere.n.Load(), got.Delivery)
+	}
+}
+
+// TestExpiredPositionMarksFailing: an endpoint whose next events the retention dropped fails,
+// saying so, rather than skip them unseen.
+func TestExpiredPositionMarksFailing(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusOK))
+	e := w.endpoint(t, r.URL)
+	w.cancel(t, 13, 14, 15)
+	if _, err := w.events.Trim(t.Context(), order.Retention{MaxCount: 1}); err != nil {
+		t.Fatal(err)
+	}
+	o := make(outcomes, 100)
+	start(t, w.config(o))
+	o.await(t, "failed", 1)
+	got, _ := w.hooks.Get(t.Context(), e.ID)
+	if got.Status != webhook.StatusFailing || !strings.Contains(got.LastError, "no longer keeps") || r.n.Load() != 0 {
+		t.Fatalf("after the events were dropped: %+v, %d requests", got.Delivery, r.n.Load())
+	}
+}
+
+// TestOneInstanceAtATime: two instances never deliver to one endpoint together; when the one
+// delivering stops, the other carries on where it stopped, nothing lost. With the endpoints
+// in the file, and in Redis (the log stays in the file: its Redis form is tested with it).
+func TestOneInstanceAtATime(t *testing.T) {
+	t.Run("SQLite", func(t *testing.T) {
+		w := newWorld(t)
+		oneInstanceAtATime(t, w, w.hooks, func(tb testing.TB) (webhook.Store, order.EventLog) {
+			db := openDB(t, w.path) // an instance of its own on the file
+			return sqlitestore.NewWebhooks(db), sqlitestore.NewEvents(db)
+		})
+	})
+	t.Run("Redis", func(t *testing.T) {
+		w := newWorld(t)
+		srv := redistest.Start(t)
+		prefix := redistest.Prefix(t)
+		hooks := func(tb testing.TB) webhook.Store {
+			rdb, err := redisstore.Open(srv.URL(), time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { rdb.Close() })
+			s, err := redisstore.NewWebhooks(rdb, prefix, time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s
+		}
+		oneInstanceAtATime(t, w, hooks(t), func(tb testing.TB) (webhook.Store, order.EventLog) { return hooks(tb), w.events })
+	})
+}
+
+func oneInstanceAtATime(t *testing.T, w *world, store webhook.Store, instanceStores func(testing.TB) (webhook.Store, order.EventLog)) {
+	r := newReceiver(t, always(http.StatusOK))
+	e, err := webhook.Create(t.Context(), store, w.events, r.URL, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stops, o := map[string]func(){}, make(outcomes, 100)
+	for _, name := range []string{"a", "b"} {
+		hooks, events := instanceStores(t)
+		stops[name] = start(t, webhook.Config{
+			Store: hooks, Events: events, Client: &http.Client{Transport: instance{name}}, Owner: name, Observer: o,
+		})
+	}
+	w.cancel(t, 1, 2, 3)
+	first := r.next(t).from
+	for range 2 {
+		if d := r.next(t); d.from != first {
+			t.Fatalf("instance %s delivered while %s held the lease", d.from, first)
+		}
+	}
+	o.await(t, "delivered", 3)
+	stops[first]()
+	w.cancel(t, 4, 5, 6)
+	other := map[string]string{"a": "b", "b": "a"}[first]
+	for range 3 {
+		if d := r.next(t); d.from != other {
+			t.Fatalf("instance %s delivered after %s stopped", d.from, first)
+		}
+	}
+	o.await(t, "delivered", 3)
+	events := w.logAfter(t, e.Position)
+	stops[other]()
+	if len(r.got) != 0 {
+		t.Fatalf("%d deliveries more than the 6 events", len(r.got))
+	}
+	if got, _ := store.Get(t.Context(), e.ID); got.Position != events[5].ID {
+		t.Fatalf("position %s, want %s", got.Position, events[5].ID)
+	}
+}
+
+// TestAnExpiredLeaseIsTakenOver: an instance that stopped without releasing (it crashed)
+// holds its endpoints until its lease expires; then another delivers them.
+func TestAnExpiredLeaseIsTakenOver(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusOK))
+	e := w.endpoint(t, r.URL)
+	const ttl = 300 * time.Millisecond
+	if held, err := w.hooks.Lease(t.Context(), e.ID, "crashed", ttl); !held || err != nil {
+		t.Fatalf("Lease = %v, %v", held, err)
+	}
+	expires := time.Now().Add(ttl)
+	start(t, w.config(nil))
+	w.cancel(t, 16)
+	r.next(t)
+	if early := time.Until(expires); early > 0 {
+		t.Fatalf("delivered %s before the crashed instance's lease expired", early)
+	}
+}
+
+func TestNewEndpointChecksTheURLAndTypes(t *testing.T) {
+	for _, u := range []string{"ftp://a.example/", "/relative", "https://", "https://user:pw@a.example/", "javascript:alert(1)"} {
+		if _, err := webhook.NewEndpoint(u, nil, "0", time.Now()); err == nil {
+			t.Errorf("NewEndpoint(%q) succeeded", u)
+		}
+	}
+	if _, err := webhook.NewEndpoint("https://a.example/", []order.EventType{"order.deleted"}, "0", time.Now()); err == nil {
+		t.Error("an unknown type was accepted")
+	}
+	e, err := webhook.NewEndpoint("https://a.example/", []order.EventType{order.EventShipped, order.EventCancelled, order.EventShipped}, "0", time.Now())
+	if err != nil || !strings.HasPrefix(e.Secret, "whsec_") || e.Status != webhook.StatusActive || len(e.Types) != 2 ||
+		!e.Wants(order.EventShipped) || e.Wants(order.EventCreated) {
+		t.Fatalf("NewEndpoint = %+v, %v", e, err)
+	}
+}

@@ -1,0 +1,50 @@
+package webhook
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Schedule says when a failed event is tried again, and when to give up on it.
+type Schedule struct {
+	// Backoff[i] is the wait after the (i+1)-th failed attempt; the last one repeats.
+	Backoff []time.Duration
+	// GiveUpAfter ends the retries of an event this long after its first failure: the
+	// endpoint is then marked failing.
+	GiveUpAfter time.Duration
+	// Jitter adds a random part up to this fraction of each wait, so that endpoints that
+	// failed together are not all tried again at one instant.
+	Jitter float64
+}
+
+// DefaultSchedule is 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h, for 24 h after
+// the first failure of an event, each wait up to 10% longer at random: about 16 attempts.
+var DefaultSchedule = Schedule{
+	Backoff: []time.Duration{
+		5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute,
+		time.Hour, 2 * time.Hour,
+	},
+	GiveUpAfter: 24 * time.Hour,
+	Jitter:      0.1,
+}
+
+// wait is the wait after the attempts-th failed attempt (1 after the first).
+func (s Schedule) wait(attempts int) time.Duration {
+	if len(s.Backoff) == 0 {
+		return 0
+	}
+	d := s.Backoff[min(max(attempts, 1), len(s.Backoff))-1]
+	if s.Jitter > 0 && d > 0 {
+		d += time.Duration(rand.Float64() * s.Jitter * float64(d))
+	}
+	return d
+}
+
+// longest is the longest wait the schedule gives, before jitter.
+func (s Schedule) longest() time.Duration {
+	var m time.Duration
+	for _, d := range s.Backoff {
+		m = max(m, d)
+	}
+	return m
+}
