@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/internal/redistest"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -69,39 +70,51 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	}))
 	t.Cleanup(receiver.Close)
 
-	db := filepath.Join(t.TempDir(), "orderd.db")
-	orderdProcess(t, "import", "--db", db, "--orders", "../../testdata/demo/orders.json")
-	key := firstLine(orderdProcess(t, "keys", "create", "--plan", "pro", "--db", db))
-	id, secret, _ := strings.Cut(firstLine(orderdProcess(t, "webhooks", "create", "--url", receiver.URL, "--types", "order.cancelled", "--db", db)), " ")
-	base, _ := serveProcess(t, "--db", db, "--webhooks-allow-private")
+	for _, mode := range []struct {
+		name  string
+		store func(t *testing.T) []string
+	}{
+		{"embedded", func(t *testing.T) []string { return []string{"--db", filepath.Join(t.TempDir(), "orderd.db")} }},
+		{"redis", func(t *testing.T) []string {
+			return []string{"--redis-url", redistest.Start(t).URL(), "--redis-prefix", redistest.Prefix(t)}
+		}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			store := mode.store(t)
+			orderdProcess(t, append([]string{"import", "--orders", "../../testdata/demo/orders.json"}, store...)...)
+			key := firstLine(orderdProcess(t, append([]string{"keys", "create", "--plan", "pro"}, store...)...))
+			id, secret, _ := strings.Cut(firstLine(orderdProcess(t, append([]string{"webhooks", "create", "--url", receiver.URL, "--types", "order.cancelled"}, store...)...)), " ")
+			base, _ := serveProcess(t, append(store, "--webhooks-allow-private")...)
 
-	if status, body := request(t, "DELETE", base, "/v1/store/orders/2", key); status != 204 {
-		t.Fatalf("cancel: %d %s", status, body)
-	}
-	var r received
-	select {
-	case r = <-got:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no webhook within 20 s")
-	}
-	if !strings.Contains(string(r.body), `"type":"order.cancelled"`) || !strings.Contains(string(r.body), `"id":2,`) {
-		t.Fatalf("webhook body %s", r.body)
-	}
-	v, err := standardwebhooks.NewWebhook(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := v.Verify(r.body, r.header); err != nil {
-		t.Fatalf("the webhook's signature: %v", err)
-	}
-	// list shows the delivery once the deliverer saved it; it is saved just after the answer.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		out, _ := orderdProcess(t, "webhooks", "list", "--db", db)
-		if strings.Contains(out, id) && strings.Contains(out, "  200  ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhooks list after the delivery:\n%s", out)
-		}
+			if status, body := request(t, "DELETE", base, "/v1/store/orders/2", key); status != 204 {
+				t.Fatalf("cancel: %d %s", status, body)
+			}
+			var r received
+			select {
+			case r = <-got:
+			case <-time.After(20 * time.Second):
+				t.Fatal("no webhook within 20 s")
+			}
+			if !strings.Contains(string(r.body), `"type":"order.cancelled"`) || !strings.Contains(string(r.body), `"id":2,`) {
+				t.Fatalf("webhook body %s", r.body)
+			}
+			v, err := standardwebhooks.NewWebhook(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := v.Verify(r.body, r.header); err != nil {
+				t.Fatalf("the webhook's signature: %v", err)
+			}
+			// list shows the delivery once the deliverer saved it; it is saved just after the answer.
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				out, _ := orderdProcess(t, append([]string{"webhooks", "list"}, store...)...)
+				if strings.Contains(out, id) && strings.Contains(out, "  200  ") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("webhooks list after the delivery:\n%s", out)
+				}
+			}
+		})
 	}
 }
