@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -25,17 +23,9 @@ var keysSynopses = []string{
 
 // keys runs `orderd keys create|list|revoke`.
 func keys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageErrorf("keys: want create, list or revoke (orderd keys --help)")
-	}
-	if slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
-		fmt.Fprintf(stdout, "Usage: orderd keys create|list|revoke [flags]\n\n  %s\n\norderd keys SUBCOMMAND --help lists the flags of each.\n",
-			strings.Join(keysSynopses, "\n  "))
-		return flag.ErrHelp
-	}
-	i := slices.IndexFunc(keysSynopses, func(s string) bool { return strings.HasPrefix(s, "orderd keys "+args[0]+" ") })
-	if i < 0 {
-		return usageErrorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
+	i, err := subcommand("keys", keysSynopses, args, stdout)
+	if err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	var (

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,17 +24,9 @@ var webhooksSynopses = []string{
 
 // webhooks runs `orderd webhooks create|list|delete`.
 func webhooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageErrorf("webhooks: want create, list or delete (orderd webhooks --help)")
-	}
-	if slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]) {
-		fmt.Fprintf(stdout, "Usage: orderd webhooks create|list|delete [flags]\n\n  %s\n\norderd webhooks SUBCOMMAND --help lists the flags of each.\n",
-			strings.Join(webhooksSynopses, "\n  "))
-		return flag.ErrHelp
-	}
-	i := slices.IndexFunc(webhooksSynopses, func(s string) bool { return strings.HasPrefix(s, "orderd webhooks "+args[0]+" ") })
-	if i < 0 {
-		return usageErrorf("webhooks: unknown subcommand %q (want create, list or delete)", args[0])
+	i, err := subcommand("webhooks", webhooksSynopses, args, stdout)
+	if err != nil {
+		return err
 	}
 	fs := flag.NewFlagSet("webhooks "+args[0], flag.ContinueOnError)
 	var (
