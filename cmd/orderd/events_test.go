@@ -88,7 +88,18 @@ func TestEventsFollowTheOrdersAcrossInstancesAndRestarts(t *testing.T) {
 				t.Fatalf("then %+v, want the cancel of order 7", next)
 			}
 
-			// SIGTERM: the stream ends cleanly, and the process does not wait for it.
+			// The default bound: 5 streams a key on an instance, then 429 too_many_streams.
+			for range 4 {
+				stream(b2, "/v2/store/events")
+			}
+			req, _ := http.NewRequest("GET", b2+"/v2/store/events", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			if s, res, body := contract.OpenStream(t, http.DefaultClient, req); s != nil || res.StatusCode != 429 ||
+				!strings.Contains(string(body), `"too_many_streams"`) {
+				t.Fatalf("a sixth stream: %d %s", res.StatusCode, body)
+			}
+
+			// SIGTERM: the streams end cleanly, and the process does not wait for them.
 			start := time.Now()
 			b2Cmd.Process.Signal(syscall.SIGTERM)
 			resumed.ReadToEnd(t)
