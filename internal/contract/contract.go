@@ -59,9 +59,10 @@ func NewVersion(v orderd.Version, serverURL string) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A later version shows only the error codes its own operations answer: the rest are v1's.
+	// Each version's document shows the error codes its own operations answer, and the
+	// versions share one Error: a code's status is shown by whichever version sends it.
 	statusOf := map[gen.ErrorCode]int{}
-	for _, ver := range []orderd.Version{orderd.Versions[0], v} {
+	for _, ver := range orderd.Versions {
 		d, err := ver.Load()
 		if err != nil {
 			return nil, err

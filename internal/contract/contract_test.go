@@ -46,12 +46,12 @@ func TestCheckAcceptsTheContract(t *testing.T) {
 	}
 	order := `[{"id":9223372036854775807,"petId":1,"quantity":1,"shipDate":"2026-11-20T08:30:00Z","complete":false,"status":"pending"}]`
 	for _, tc := range []answer{
-		{"list", "GET", "/v1/store/orders", 200, headers(nil, "Etag", `W/"x1"`), order},
+		{"list", "GET", "/v1/store/orders", 200, headers(nil, "Etag", `W/"x1"`, "Orders-Event-Id", "7"), order},
 		{"cancel", "DELETE", "/v1/store/orders/1", 204, headers([]string{"Content-Type"}), ``},
 		{"pet", "GET", "/v1/pets/7", 200, headers(nil, sunset...), `{"id":7,"name":"doggie","status":"available"}`},
 		{"pet 401", "GET", "/v1/pets/7", 401, headers(nil, append([]string{"Www-Authenticate", `Bearer realm="orders"`}, sunset...)...), `{"code":"unauthorized","message":"x","status":401}`},
 		{"the document", "GET", "/v1/openapi.yaml", 200, headers(RateLimitHeaders, "Content-Type", "application/yaml"), string(orderd.OpenAPI)},
-		{"HEAD of the list", "HEAD", "/v1/store/orders", 200, headers(nil, "Etag", `W/"x1"`), ``},
+		{"HEAD of the list", "HEAD", "/v1/store/orders", 200, headers(nil, "Etag", `W/"x1"`, "Orders-Event-Id", "7"), ``},
 		{"a 405 of an operation's path", "PUT", "/v1/store/orders", 405, headers(nil, "Allow", "GET"), `{"code":"method_not_allowed","message":"x","status":405}`},
 		{"an unknown route", "GET", "/v1/nowhere", 404, headers(nil), `{"code":"not_found","message":"x","status":404}`},
 		{"a redirect outside the base path", "GET", "/", 302, headers(RateLimitHeaders, "Location", "/docs"), ``},
@@ -73,7 +73,7 @@ func TestCheckCatchesDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := headers(nil, "Etag", `W/"x"`)
+	list := headers(nil, "Etag", `W/"x"`, "Orders-Event-Id", "7")
 	for _, tc := range []answer{
 		{"undeclared status", "DELETE", "/v1/store/orders/1", 418, headers(nil), `{"code":"internal_error","message":"x","status":418}`},
 		{"a code under another status", "DELETE", "/v1/store/orders/1", 409, headers(nil), `{"code":"order_not_found","message":"x","status":409}`},
@@ -83,7 +83,7 @@ func TestCheckCatchesDrift(t *testing.T) {
 		{"a pet without name", "GET", "/v1/pets/7", 200, headers(nil, sunset...), `{"id":7,"status":"available"}`},
 		{"a pet error without Sunset", "GET", "/v1/pets/7", 500, headers([]string{"Sunset"}, sunset...), `{"code":"internal_error","message":"x","status":500}`},
 		{"list without ETag", "GET", "/v1/store/orders", 200, headers(nil), `[]`},
-		{"no X-Request-Id", "GET", "/v1/store/orders", 200, headers([]string{"X-Request-Id"}, "Etag", `W/"x"`), `[]`},
+		{"no X-Request-Id", "GET", "/v1/store/orders", 200, headers([]string{"X-Request-Id"}, "Etag", `W/"x"`, "Orders-Event-Id", "7"), `[]`},
 		{"no X-Request-Id outside /v1", "GET", "/healthz", 200, headers([]string{"X-Request-Id"}), `{}`},
 		{"the document as JSON", "GET", "/v1/openapi.yaml", 200, headers(RateLimitHeaders, "Content-Type", "application/yaml"), `{"openapi":"3.0.3"}`},
 		{"the unlimited document with rate-limit headers", "GET", "/v1/openapi.yaml", 200, headers(nil, "Content-Type", "application/yaml"), string(orderd.OpenAPI)},
