@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -88,6 +89,23 @@ func TestEventsFollowTheOrdersAcrossInstancesAndRestarts(t *testing.T) {
 				t.Fatalf("then %+v, want the cancel of order 7", next)
 			}
 
+			// B2 counts the events it saw since it started, whoever made them: the cancel of 7.
+			for deadline := time.Now().Add(5 * time.Second); ; {
+				res, err := http.Get(b2 + "/metrics")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if strings.Contains(string(body), `orderd_events_recorded_total{type="order.cancelled"} 1`+"\n") &&
+					strings.Contains(string(body), "orderd_event_streams_open 1\n") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("B2's metrics do not count the event and the stream:\n%s", grepLines(string(body), "orderd_event"))
+				}
+			}
+
 			// The default bound: 5 streams a key on an instance, then 429 too_many_streams.
 			for range 4 {
 				stream(b2, "/v2/store/events")
@@ -111,3 +129,14 @@ func TestEventsFollowTheOrdersAcrossInstancesAndRestarts(t *testing.T) {
 }
 
 func first(a, _ string) string { return a }
+
+// grepLines is the lines of text that contain word.
+func grepLines(text, word string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -147,6 +147,7 @@ type Observer interface {
 	Cancel(outcome string)                                    // cancelled, already_cancelled, shipped, not_found, error
 	StoreError(operation string)                              // a store not reached during it
 	Streams(delta int)                                        // event streams opened (1) and ended (-1)
+	Event(kind string)                                        // an event of the log, by type, whoever recorded it
 }
 
 type noObserver struct{}
@@ -156,3 +157,4 @@ func (noObserver) RateLimit(string)                   {}
 func (noObserver) Cancel(string)                      {}
 func (noObserver) StoreError(string)                  {}
 func (noObserver) Streams(int)                        {}
+func (noObserver) Event(string)                       {}

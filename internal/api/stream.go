@@ -1,7 +1,9 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -41,7 +43,7 @@ type streams struct {
 }
 
 func newStreams(log order.EventLog, max int, closing <-chan struct{}, logger *slog.Logger, obs Observer) *streams {
-	return &streams{log: log, hub: &eventHub{log: log, closing: closing, logger: logger}, max: max,
+	return &streams{log: log, hub: &eventHub{log: log, closing: closing, logger: logger, obs: obs}, max: max,
 		closing: closing, logger: logger, obs: obs, perKey: map[string]int{}}
 }
 
@@ -171,6 +173,7 @@ type eventHub struct {
 	log     order.EventLog
 	closing <-chan struct{}
 	logger  *slog.Logger
+	obs     Observer // counts the events the hub reads
 
 	mu      sync.Mutex
 	cur     *logMove // the next move, closed when it happens
@@ -232,7 +235,7 @@ func (h *eventHub) run() {
 		<-h.closing
 		cancel()
 	}()
-	last := ""
+	last, counted := "", ""
 	for ctx.Err() == nil {
 		next, err := h.log.LastEventID(ctx)
 		if err == nil && next != last {
@@ -244,6 +247,7 @@ func (h *eventHub) run() {
 				}
 			}
 			h.moved(last, page)
+			counted = h.count(ctx, cmp.Or(counted, next))
 			last = next
 		}
 		if err == nil {
@@ -256,6 +260,28 @@ func (h *eventHub) run() {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
+		}
+	}
+}
+
+// count tells the observer of every event after from, whoever recorded it, and returns the
+// position it read up to. A position the retention passed is skipped to the newest.
+func (h *eventHub) count(ctx context.Context, from string) string {
+	for {
+		page, err := h.log.Events(ctx, order.EventQuery{After: from, Limit: 1000})
+		if errors.Is(err, order.ErrEventsExpired) {
+			if newest, err := h.log.LastEventID(ctx); err == nil {
+				return newest
+			}
+		}
+		if err != nil {
+			return from
+		}
+		for _, e := range page.Events {
+			h.obs.Event(string(e.Type))
+		}
+		if from = page.Last; !page.More {
+			return from
 		}
 	}
 }

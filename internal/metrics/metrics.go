@@ -23,6 +23,7 @@ type Metrics struct {
 	fallbacks   prometheus.Counter
 	forgotten   prometheus.Counter
 	streams     prometheus.Gauge
+	events      *prometheus.CounterVec
 	trimmed     prometheus.Counter
 	webhooks    *prometheus.CounterVec
 	webhookLag  prometheus.Histogram
@@ -55,6 +56,8 @@ func New() *Metrics {
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance.",
 		}),
+		events: counterVec("orderd_events_recorded_total",
+			"Order events recorded in the log since this instance started, by type, whoever made the change: every instance sees every event, so do not add instances up.", "type"),
 		trimmed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderd_events_trimmed_total", Help: "Order events dropped by the retention, by this instance's trims.",
 		}),
@@ -66,7 +69,7 @@ func New() *Metrics {
 		}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.storeFaults, m.fallbacks, m.forgotten,
-		m.streams, m.trimmed, m.webhooks, m.webhookLag,
+		m.streams, m.events, m.trimmed, m.webhooks, m.webhookLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -115,3 +118,6 @@ func (m *Metrics) WebhookDelivery(outcome string) { m.webhooks.WithLabelValues(o
 
 // WebhookLag observes the time from a change to its webhook's delivery.
 func (m *Metrics) WebhookLag(d time.Duration) { m.webhookLag.Observe(d.Seconds()) }
+
+// Event counts one event of the log, by type.
+func (m *Metrics) Event(kind string) { m.events.WithLabelValues(kind).Inc() }
