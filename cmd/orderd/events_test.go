@@ -89,20 +89,15 @@ func TestEventsFollowTheOrdersAcrossInstancesAndRestarts(t *testing.T) {
 				t.Fatalf("then %+v, want the cancel of order 7", next)
 			}
 
-			// B2 counts the events it saw since it started, whoever made them: the cancel of 7.
+			// A counts the events it recorded (its three cancels); B2, the stream it holds.
 			for deadline := time.Now().Add(5 * time.Second); ; {
-				res, err := http.Get(b2 + "/metrics")
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				if strings.Contains(string(body), `orderd_events_recorded_total{type="order.cancelled"} 1`+"\n") &&
-					strings.Contains(string(body), "orderd_event_streams_open 1\n") {
+				metrics := fetchMetrics(t, a) + fetchMetrics(t, b2)
+				if strings.Contains(metrics, `orderd_events_recorded_total{type="order.cancelled"} 3`+"\n") &&
+					strings.Contains(metrics, "orderd_event_streams_open 1\n") {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("B2's metrics do not count the event and the stream:\n%s", grepLines(string(body), "orderd_event"))
+					t.Fatalf("the metrics of A and B2 do not count the events and the stream:\n%s", grepLines(metrics, "orderd_event"))
 				}
 			}
 
@@ -129,6 +124,18 @@ func TestEventsFollowTheOrdersAcrossInstancesAndRestarts(t *testing.T) {
 }
 
 func first(a, _ string) string { return a }
+
+// fetchMetrics is base's /metrics.
+func fetchMetrics(t *testing.T, base string) string {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return string(body)
+}
 
 // grepLines is the lines of text that contain word.
 func grepLines(text, word string) string {

@@ -64,7 +64,6 @@ func New(cfg Config) (*echo.Echo, error) {
 		return nil, errors.New("api: the orders (and its finder and events), pets and keys stores, a limiter and a page-token codec are required")
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	counting := cfg.Observer != nil
 	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
 	cfg.IPv6Prefix = cmp.Or(cfg.IPv6Prefix, ratelimit.DefaultIPv6Prefix)
 	cfg.MaxStreamsPerKey = cmp.Or(cfg.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
@@ -99,9 +98,6 @@ func New(cfg Config) (*echo.Echo, error) {
 		gen.RegisterHandlersOptions{BaseURL: BasePath, OperationMiddlewares: ct.validators[BasePath]})
 	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens, events: cfg.Events,
 		streams: newStreams(cfg.Events, cfg.MaxStreamsPerKey, cfg.Closing, cfg.Logger, cfg.Observer)}
-	if counting {
-		srv2.streams.hub.next() // the hub runs from the start, and counts every event it sees
-	}
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withRequest}),
 		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
 

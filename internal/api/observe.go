@@ -147,7 +147,7 @@ type Observer interface {
 	Cancel(outcome string)                                    // cancelled, already_cancelled, shipped, not_found, error
 	StoreError(operation string)                              // a store not reached during it
 	Streams(delta int)                                        // event streams opened (1) and ended (-1)
-	Event(kind string)                                        // an event of the log, by type, whoever recorded it
+	Event(kind string)                                        // an event this instance recorded, by type
 }
 
 type noObserver struct{}

@@ -61,6 +61,7 @@ func (s *Server) cancel(ctx context.Context, id int64) error {
 	switch {
 	case err == nil && changed:
 		s.obs.Cancel("cancelled")
+		s.obs.Event(string(order.EventCancelled)) // the store recorded it with the change
 	case err == nil:
 		s.obs.Cancel("already_cancelled")
 	case errors.Is(err, order.ErrNotFound):

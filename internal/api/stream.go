@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +42,7 @@ type streams struct {
 }
 
 func newStreams(log order.EventLog, max int, closing <-chan struct{}, logger *slog.Logger, obs Observer) *streams {
-	return &streams{log: log, hub: &eventHub{log: log, closing: closing, logger: logger, obs: obs}, max: max,
+	return &streams{log: log, hub: &eventHub{log: log, closing: closing, logger: logger}, max: max,
 		closing: closing, logger: logger, obs: obs, perKey: map[string]int{}}
 }
 
@@ -173,7 +172,6 @@ type eventHub struct {
 	log     order.EventLog
 	closing <-chan struct{}
 	logger  *slog.Logger
-	obs     Observer // counts the events the hub reads
 
 	mu      sync.Mutex
 	cur     *logMove // the next move, closed when it happens
@@ -235,23 +233,23 @@ func (h *eventHub) run() {
 		<-h.closing
 		cancel()
 	}()
-	last, counted := "", ""
+	last := "" // the position the hub read up to; "" until it knows the log's end
 	for ctx.Err() == nil {
-		next, err := h.log.LastEventID(ctx)
-		if err == nil && next != last {
-			// The first read wakes every stream too (without a page): one may have read before it.
-			var page *order.EventPage
-			if last != "" {
-				if p, err := h.log.Events(ctx, order.EventQuery{After: last, Limit: streamPageSize}); err == nil {
-					page = &p
-				}
+		var err error
+		if last == "" {
+			if last, err = h.log.LastEventID(ctx); err == nil {
+				h.moved("", nil) // a stream may have read before the hub knew the end: it reads again
 			}
-			h.moved(last, page)
-			counted = h.count(ctx, cmp.Or(counted, next))
-			last = next
-		}
-		if err == nil {
-			err = h.log.WaitForEvents(ctx, last)
+		} else if err = h.log.WaitForEvents(ctx, last); err == nil {
+			var page order.EventPage
+			page, err = h.log.Events(ctx, order.EventQuery{After: last, Limit: streamPageSize})
+			switch {
+			case errors.Is(err, order.ErrEventsExpired): // the hub fell behind the retention
+				last, err = "", nil
+			case err == nil && page.Last != last: // WaitForEvents may return early
+				h.moved(last, &page)
+				last = page.Last
+			}
 		}
 		if err != nil && ctx.Err() == nil {
 			// The store is down: streams keep their heartbeats, and the hub tries again.
@@ -260,28 +258,6 @@ func (h *eventHub) run() {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
-		}
-	}
-}
-
-// count tells the observer of every event after from, whoever recorded it, and returns the
-// position it read up to. A position the retention passed is skipped to the newest.
-func (h *eventHub) count(ctx context.Context, from string) string {
-	for {
-		page, err := h.log.Events(ctx, order.EventQuery{After: from, Limit: 1000})
-		if errors.Is(err, order.ErrEventsExpired) {
-			if newest, err := h.log.LastEventID(ctx); err == nil {
-				return newest
-			}
-		}
-		if err != nil {
-			return from
-		}
-		for _, e := range page.Events {
-			h.obs.Event(string(e.Type))
-		}
-		if from = page.Last; !page.More {
-			return from
 		}
 	}
 }

@@ -57,7 +57,7 @@ func New() *Metrics {
 			Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance.",
 		}),
 		events: counterVec("orderd_events_recorded_total",
-			"Order events recorded in the log since this instance started, by type, whoever made the change: every instance sees every event, so do not add instances up.", "type"),
+			"Order events this instance recorded in the log, by type (its cancels; imports and other systems record theirs too).", "type"),
 		trimmed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderd_events_trimmed_total", Help: "Order events dropped by the retention, by this instance's trims.",
 		}),
@@ -119,5 +119,5 @@ func (m *Metrics) WebhookDelivery(outcome string) { m.webhooks.WithLabelValues(o
 // WebhookLag observes the time from a change to its webhook's delivery.
 func (m *Metrics) WebhookLag(d time.Duration) { m.webhookLag.Observe(d.Seconds()) }
 
-// Event counts one event of the log, by type.
+// Event counts one event this instance recorded, by type.
 func (m *Metrics) Event(kind string) { m.events.WithLabelValues(kind).Inc() }
