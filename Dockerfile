@@ -2,19 +2,31 @@
 #
 # orderd container image. Build from the repository root:
 #
-#   docker build -t orderd:dev .
+#   docker build -t orderd:dev \
+#     --build-arg VERSION=$(git describe --tags --always --dirty) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) .
+#
+# The two build arguments stamp `orderd version` as `make build` does: .dockerignore keeps .git
+# out of the context, so the build cannot read them itself. Without them the image still
+# builds, and `orderd version` says "(devel)" and "commit unknown".
+# GO_IMAGE and BASE_IMAGE (below) name the two base images, e.g. a mirror's copies:
+#   --build-arg GO_IMAGE=mirror.example/golang:1.26-bookworm
 #
 # The image runs `orderd serve`; run `keys` and `import` by replacing the command, e.g.
 #   docker run --rm orderd:dev keys create --plan pro --name demo --redis-url redis://HOST:6379/0
 # Without --redis-url it runs the embedded mode on the SQLite file /data/orderd.db: mount a
 # volume there (-v orderd-data:/data), or the orders, keys and cancels go with the container.
 
+# The base images, declared before the first FROM so that a FROM can use them.
+ARG GO_IMAGE=golang:1.26-bookworm
+ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot
+
 # ---- build stage ---------------------------------------------------------------------------
 # go.mod asks for go 1.26.8: an image whose Go is older fetches that toolchain itself
 # (GOTOOLCHAIN=auto), which needs the network during the build.
 
 # build compiles orderd; nothing of this stage but the binary reaches the final image.
-FROM golang:1.26-bookworm AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 
 # Modules first, in a layer of their own: it is rebuilt only when go.mod or go.sum change,
@@ -26,9 +38,16 @@ RUN go mod download
 # like the Lua scripts under internal/. See .dockerignore for what is left out.
 COPY . .
 
+# Declared here, after the module download, so that a new commit reuses that layer.
+ARG VERSION
+ARG COMMIT
+
 # CGO_ENABLED=0: a static binary that needs no libc, so it runs on distroless/static.
-# -trimpath drops local paths; -s -w drop the symbol table and DWARF (a smaller binary).
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/orderd ./cmd/orderd
+# -trimpath drops local paths; -s -w drop the symbol table and DWARF (a smaller binary);
+# -X stamps the version and commit (cmd/orderd/version.go), as `make build` does.
+RUN CGO_ENABLED=0 go build -trimpath \
+      -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
+      -o /out/orderd ./cmd/orderd
 # An empty /data for the final image, which has no shell to make one.
 RUN mkdir -p /out/data
 
@@ -36,7 +55,7 @@ RUN mkdir -p /out/data
 # distroless/static: CA certificates (for rediss://), tzdata and /etc/passwd, and nothing
 # else: no shell, no package manager, so little to patch or to attack. orderd needs no files
 # at run time in Redis mode: the OpenAPI document and the Lua scripts are embedded.
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${BASE_IMAGE}
 COPY --from=build /out/orderd /orderd
 
 # The embedded mode's SQLite file (unused with ORDERD_REDIS_URL) must be on a writable path,
