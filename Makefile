@@ -4,7 +4,7 @@ BIN     := bin/orderd
 RUN_DIR := .run
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: bench all generate check-generated docs-assets check-docs-assets build run test test-deps lint tsclient-check vet fuzz vulncheck clean
+.PHONY: bench all generate check-generated api-diff docs-assets check-docs-assets build run test test-deps lint tsclient-check vet fuzz vulncheck clean
 
 all: build
 
@@ -31,6 +31,15 @@ check-generated:
 	    echo "generated code is not what openapi.yaml and openapi-v2.yaml generate: run 'make generate' and commit (never edit it by hand)" >&2; \
 	    exit 1; \
 	  fi; echo "generated code is up to date"
+
+# oasdiff, pinned in its own module file (tools/oasdiff.mod), so that its dependencies (a newer
+# kin-openapi among them) never move the service's.
+OASDIFF := bin/oasdiff
+
+## api-diff: fail on a breaking change of openapi.yaml or openapi-v2.yaml since its copy in api/released that CHANGELOG.md does not list (docs/api-evolution.md)
+api-diff:
+	$(GO) build -modfile=tools/oasdiff.mod -o $(OASDIFF) github.com/oasdiff/oasdiff
+	$(GO) run ./tools/apidiff -oasdiff $(OASDIFF) -changelog CHANGELOG.md -released api/released
 
 # `orderd version` names the commit: stamped from git when there is one, since a GOFLAGS of
 # -buildvcs=false (or a copy without .git) leaves the build's own record without it.
