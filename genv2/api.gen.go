@@ -141,7 +141,9 @@ func (e FindOrdersParamsStatus) Valid() bool {
 
 // Error Every error answer of the service.
 type Error struct {
-	// Code Machine-readable error code; see the list in the description of the API.
+	// Code Machine-readable error code; see the list in the description of the API. The list
+	// may grow within a major version: treat a code you do not know by the HTTP status.
+	//
 	//
 	// Example: order_not_found
 	Code ErrorCode `json:"code"`
@@ -157,7 +159,8 @@ type Error struct {
 	Status int32 `json:"status"`
 }
 
-// ErrorCode Machine-readable error code; see the list in the description of the API.
+// ErrorCode Machine-readable error code; see the list in the description of the API. The list
+// may grow within a major version: treat a code you do not know by the HTTP status.
 //
 // Example: order_not_found
 type ErrorCode string

@@ -119,7 +119,9 @@ func (e PetStatus) Valid() bool {
 
 // Error Every error answer of the service.
 type Error struct {
-	// Code Machine-readable error code; see the list in the description of the API.
+	// Code Machine-readable error code; see the list in the description of the API. The list
+	// may grow within a major version: treat a code you do not know by the HTTP status.
+	//
 	//
 	// Example: order_not_found
 	Code ErrorCode `json:"code"`
@@ -135,7 +137,8 @@ type Error struct {
 	Status int32 `json:"status"`
 }
 
-// ErrorCode Machine-readable error code; see the list in the description of the API.
+// ErrorCode Machine-readable error code; see the list in the description of the API. The list
+// may grow within a major version: treat a code you do not know by the HTTP status.
 //
 // Example: order_not_found
 type ErrorCode string
