@@ -93,6 +93,11 @@ func TestPreflight(t *testing.T) {
 		}
 		parseRateHeaders(t, res) // counted, as today
 	})
+	t.Run("PastTheHeaderLimit", func(t *testing.T) {
+		res, body := h.do(t, "OPTIONS", "/v1/store/orders", "Origin", shop, "Access-Control-Request-Method", "GET",
+			"X-Pad", strings.Repeat("x", api.MaxHeaderBytes))
+		wantError(t, res, body, 401, gen.ErrorCodeUnauthorized) // admitted as today, then refused
+	})
 	t.Run("OutsideTheBases", func(t *testing.T) {
 		res, _ := h.preflightOf(t, "/healthz", shop)
 		if res.StatusCode == 204 || res.Header.Get("Access-Control-Allow-Origin") != "" || varies(res) {
