@@ -166,7 +166,7 @@ func checkPreflight(req *http.Request, res *http.Response, routeErr error) error
 		return errors.New("a preflight's 204 without Access-Control-Allow-Origin: the request's Origin")
 	case res.Header.Get("Access-Control-Allow-Methods") == "":
 		return errors.New("a preflight's 204 without Access-Control-Allow-Methods")
-	case !slices.Contains(res.Header.Values("Vary"), "Origin"):
+	case !varies(res.Header, "Origin"):
 		return errors.New("a preflight's 204 without Vary: Origin")
 	case res.Header.Get("Access-Control-Allow-Credentials") != "":
 		return errors.New("Access-Control-Allow-Credentials: the API takes keys, not cookies")
@@ -177,6 +177,18 @@ func checkPreflight(req *http.Request, res *http.Response, routeErr error) error
 		}
 	}
 	return nil
+}
+
+// varies reports whether Vary names field, on any of its lines.
+func varies(h http.Header, field string) bool {
+	for _, line := range h.Values("Vary") {
+		for name := range strings.SplitSeq(line, ",") {
+			if strings.EqualFold(strings.TrimSpace(name), field) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rateLimited reports whether the operation's 200 answer declares the rate-limit headers.
