@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/petstore/orderd/internal/api"
 )
 
 // timeFlag is a flag.Value for an instant, written RFC 3339 or as a UTC date.
@@ -56,6 +58,26 @@ func (f *cidrsFlag) Set(s string) error {
 			return fmt.Errorf("%q is not a CIDR or an address", part)
 		}
 		out = append(out, n)
+	}
+	*f = out
+	return nil
+}
+
+// originsFlag is a flag.Value for a comma-separated list of exact origins (api.CheckOrigin).
+type originsFlag []string
+
+func (f *originsFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *originsFlag) Set(s string) error {
+	var out originsFlag
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if err := api.CheckOrigin(part); err != nil {
+			return err
+		}
+		out = append(out, part)
 	}
 	*f = out
 	return nil

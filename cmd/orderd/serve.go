@@ -28,6 +28,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
 	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
+	fs.Var((*originsFlag)(&cfg.CORSAllowOrigins), "cors-allow-origins", "comma-separated origins whose pages may call the API from a browser, exactly (https://shop.example,http://localhost:3000); none: CORS off")
 	fs.IntVar(&cfg.IPv6Prefix, "ipv6-prefix", cfg.IPv6Prefix, "callers without a key on IPv6 are counted together per network of this prefix length (1 to 128)")
 	fs.IntVar(&cfg.MaxAnonymousCallers, "anonymous-callers-max", cfg.MaxAnonymousCallers, "callers without a key the instance's own limiter remembers; past it the least recently seen are forgotten")
 	fs.StringVar(&cfg.PageTokenSecret, "page-token-secret", "", "the secret v2's page tokens are made under: at least 32 bytes; "+

@@ -44,6 +44,8 @@ type Config struct {
 	Keys       auth.KeyStore
 	Limiter    ratelimit.Limiter
 	Sunset     Sunset
+	// CORSAllowOrigins are the origins whose pages may call the API (scheme://host[:port]); none: CORS off.
+	CORSAllowOrigins []string
 	// TrustedProxies are the peers whose X-Forwarded-For names the client; none by default.
 	TrustedProxies []*net.IPNet
 	IPv6Prefix     int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
@@ -72,6 +74,10 @@ func New(cfg Config) (*echo.Echo, error) {
 	}
 	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
+	}
+	cors, err := newOrigins(cfg.CORSAllowOrigins)
+	if err != nil {
+		return nil, err
 	}
 	ct, err := loadContract()
 	if err != nil {
@@ -103,9 +109,10 @@ func New(cfg Config) (*echo.Echo, error) {
 
 	// Middleware, in the order it runs (outermost first).
 	e.Use(
-		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset),
+		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset, cors),
 		compress,
 		recoverPanics(cfg.Logger),
+		preflight(cors, ct),
 		admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
 		limitHeaders,
 		unmatched,
@@ -175,12 +182,18 @@ func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
 		if !matchesTemplate(c) {
 			return echo.ErrNotFound
 		}
-		if allow, ok := c.Get(echo.ContextKeyHeaderAllow).(string); ok && allow != "" {
-			c.Response().Header().Set(echo.HeaderAllow, strings.TrimPrefix(allow, "OPTIONS, "))
+		if allow := allowOf(c); allow != "" {
+			c.Response().Header().Set(echo.HeaderAllow, allow)
 			return echo.ErrMethodNotAllowed
 		}
 		return next(c)
 	}
+}
+
+// allowOf is what echo's router found the path serves, when not the request's method; "" else.
+func allowOf(c echo.Context) string {
+	allow, _ := c.Get(echo.ContextKeyHeaderAllow).(string)
+	return strings.TrimPrefix(allow, "OPTIONS, ")
 }
 
 // matchesTemplate reports whether each parameter is one whole, non-empty segment (%2F is no

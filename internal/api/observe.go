@@ -20,7 +20,7 @@ import (
 
 // observe is the outermost step: request id, header hook, the error rendered (for the status),
 // access line and metrics. The line names the caller by key name and prefix, never the key.
-func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.MiddlewareFunc {
+func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors origins) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -30,6 +30,9 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset) echo.M
 				id = newRequestID()
 			}
 			ex := &exchange{requestID: id, sunset: &sunset, op: ct.operationAt(c)}
+			if len(cors) > 0 && ct.underBase(c.Request().URL.Path) {
+				ex.cors = cors
+			}
 			c.Set(exchangeKey, ex)
 			res.Header().Set(echo.HeaderXRequestID, id) // for errorHandler's log line
 			res.Header().Set("X-Content-Type-Options", "nosniff")
@@ -73,6 +76,7 @@ type exchange struct {
 	op        *operation          // of the route and method, or nil
 	limit     *ratelimit.Decision // nil outside the versions' bases
 	sunset    *Sunset
+	cors      origins // under a version's base with CORS on, else nil
 	caller    auth.Caller
 	key       auth.Key
 	trip      store.Trip
@@ -108,6 +112,9 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 	}
 	if len(r.TransferEncoding) > 0 {
 		h.Set(echo.HeaderConnection, "close")
+	}
+	if ex.cors != nil {
+		writeCORS(h, ex.cors, r)
 	}
 }
 

@@ -102,6 +102,9 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 		routed.Method = http.MethodGet
 	}
 	route, params, err := c.router.FindRoute(routed)
+	if preflight(req) && res.StatusCode == http.StatusNoContent {
+		return checkPreflight(req, res, err)
+	}
 	limited := err != nil || rateLimited(route.Operation)
 	underBase := req.URL.Path == c.basePath || strings.HasPrefix(req.URL.Path, c.basePath+"/")
 	// Every answer under the base carries the rate-limit headers, unknown routes included,
@@ -144,6 +147,48 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			ExcludeResponseBody: req.Method == http.MethodHead || text != nil},
 	}
 	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// preflight reports whether req is a browser's CORS preflight: OPTIONS, Origin and the method.
+func preflight(req *http.Request) bool {
+	return req.Method == http.MethodOptions && req.Header.Get("Origin") != "" &&
+		req.Header.Get("Access-Control-Request-Method") != ""
+}
+
+// checkPreflight checks the 204 answering a preflight, outside every operation (the documents'
+// "Browsers (CORS)"): to a path of the document (routing OPTIONS finds the path, not the
+// method), for the origin that asked, and free, so without the rate-limit headers.
+func checkPreflight(req *http.Request, res *http.Response, routeErr error) error {
+	switch {
+	case !errors.Is(routeErr, routers.ErrMethodNotAllowed):
+		return fmt.Errorf("a preflight answered 204 for no path of the document: %v", routeErr)
+	case res.Header.Get("Access-Control-Allow-Origin") != req.Header.Get("Origin"):
+		return errors.New("a preflight's 204 without Access-Control-Allow-Origin: the request's Origin")
+	case res.Header.Get("Access-Control-Allow-Methods") == "":
+		return errors.New("a preflight's 204 without Access-Control-Allow-Methods")
+	case !varies(res.Header, "Origin"):
+		return errors.New("a preflight's 204 without Vary: Origin")
+	case res.Header.Get("Access-Control-Allow-Credentials") != "":
+		return errors.New("Access-Control-Allow-Credentials: the API takes keys, not cookies")
+	}
+	for _, h := range RateLimitHeaders {
+		if res.Header.Get(h) != "" {
+			return errors.New("a preflight is not rate limited, yet its 204 carries " + h)
+		}
+	}
+	return nil
+}
+
+// varies reports whether Vary names field, on any of its lines.
+func varies(h http.Header, field string) bool {
+	for _, line := range h.Values("Vary") {
+		for name := range strings.SplitSeq(line, ",") {
+			if strings.EqualFold(strings.TrimSpace(name), field) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rateLimited reports whether the operation's 200 answer declares the rate-limit headers.

@@ -107,3 +107,42 @@ func TestCheckCatchesDrift(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPreflight: a browser's preflight is answered 204 outside every operation, for its
+// origin and without the rate-limit headers; each case after the first breaks one of those.
+func TestCheckPreflight(t *testing.T) {
+	c, err := New("/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := []string{"Access-Control-Allow-Origin", "https://shop.example", "Access-Control-Allow-Methods", "GET, HEAD", "Vary", "Origin"}
+	for _, tc := range []struct {
+		name      string
+		path      string
+		preflight bool // Origin and Access-Control-Request-Method sent
+		header    http.Header
+		ok        bool
+	}{
+		{"a preflight", "/v1/store/orders", true, headers(RateLimitHeaders, good...), true},
+		{"with rate-limit headers", "/v1/store/orders", true, headers(nil, good...), false},
+		{"another origin", "/v1/store/orders", true, headers(RateLimitHeaders, append(good, "Access-Control-Allow-Origin", "https://evil.example")...), false},
+		{"no methods", "/v1/store/orders", true, headers(append([]string{"Access-Control-Allow-Methods"}, RateLimitHeaders...), good...), false},
+		{"no Vary", "/v1/store/orders", true, headers(append([]string{"Vary"}, RateLimitHeaders...), good...), false},
+		{"credentials", "/v1/store/orders", true, headers(RateLimitHeaders, append(good, "Access-Control-Allow-Credentials", "true")...), false},
+		{"an unknown path", "/v1/nowhere", true, headers(RateLimitHeaders, good...), false},
+		{"a plain OPTIONS", "/v1/store/orders", false, headers(RateLimitHeaders, good...), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("OPTIONS", "http://127.0.0.1:1"+tc.path, nil)
+			if tc.preflight {
+				req.Header.Set("Origin", "https://shop.example")
+				req.Header.Set("Access-Control-Request-Method", "GET")
+			}
+			tc.header.Del("Content-Type")
+			err := c.Check(req, &http.Response{StatusCode: 204, Header: tc.header}, nil)
+			if (err == nil) != tc.ok {
+				t.Fatalf("Check: %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}

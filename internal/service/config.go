@@ -26,6 +26,8 @@ type Config struct {
 	Ban             ratelimit.BanPolicy // when a caller sending too early is banned, how long
 	LimiterFallback Fallback            // what the limiter does while Redis cannot be reached
 	TrustedProxies  []*net.IPNet        // the peers whose X-Forwarded-For names the client
+	// CORSAllowOrigins are the origins whose pages may call the API (api.CheckOrigin); none: CORS off.
+	CORSAllowOrigins []string
 	// IPv6Prefix groups callers without a key on IPv6: one subscriber often has a whole /64.
 	IPv6Prefix int
 	// MaxAnonymousCallers caps the callers without a key the in-process limiter remembers.

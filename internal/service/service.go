@@ -105,6 +105,7 @@ func (s *Service) open(ctx context.Context) error {
 		Limiter:          limiter,
 		Ready:            ready,
 		TrustedProxies:   cfg.TrustedProxies,
+		CORSAllowOrigins: cfg.CORSAllowOrigins,
 		IPv6Prefix:       cfg.IPv6Prefix,
 		Sunset:           cfg.Sunset,
 		Logger:           s.log,

@@ -1,0 +1,98 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// CORS lets pages of the configured origins call the versions' bases (docs/design.md,
+// "Browsers (CORS)"). No credentials mode: keys travel in Authorization, never in cookies.
+const (
+	// The request headers the API reads; Accept-Encoding is the browser's own.
+	corsAllowHeaders = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id"
+	// The answer headers a client needs, beyond the few a browser always shows.
+	corsExposeHeaders = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, " +
+		"Retry-After, ETag, Link, X-Request-Id, Orders-Event-Id, Deprecation, Sunset, WWW-Authenticate"
+	corsMaxAge = "600" // seconds a browser may keep a preflight's answer
+)
+
+// origins are the exact origins allowed; none: CORS off, no header written.
+type origins map[string]bool
+
+func newOrigins(list []string) (origins, error) {
+	o := origins{}
+	for _, s := range list {
+		if err := CheckOrigin(s); err != nil {
+			return nil, fmt.Errorf("api: CORS origin: %w", err)
+		}
+		o[s] = true
+	}
+	return o, nil
+}
+
+// CheckOrigin accepts an origin as a browser sends it: scheme://host[:port], http or https,
+// lower case, no default port, no path. Not "*": the API takes keys, and any page calling
+// it from a visitor's browser is a choice made origin by origin.
+func CheckOrigin(s string) error {
+	if s == "*" {
+		return fmt.Errorf(`"*" is not accepted: the API is called with API keys, so name each origin allowed to call it`)
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		s != u.Scheme+"://"+u.Host || strings.ToLower(s) != s {
+		return fmt.Errorf("%q is no origin: want scheme://host[:port] in lower case, http or https, no path (https://shop.example)", s)
+	}
+	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
+		return fmt.Errorf("%q names its scheme's default port, which a browser leaves out of Origin", s)
+	}
+	return nil
+}
+
+// allowed is the request's Origin when it is one of o, else "".
+func (o origins) allowed(r *http.Request) string {
+	if len(o) == 0 {
+		return ""
+	}
+	if origin := r.Header.Get("Origin"); o[origin] {
+		return origin
+	}
+	return ""
+}
+
+// preflight answers 204 a CORS preflight from an allowed origin to a known route under a
+// version's base, before admit: a browser sends it without the key, and it spends no quota.
+// Any other OPTIONS goes on, to unmatched's 404 or 405. The header hook adds the origin.
+func preflight(o origins, ct *contract) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			req := c.Request()
+			if req.Method != http.MethodOptions || req.Header.Get("Access-Control-Request-Method") == "" ||
+				o.allowed(req) == "" || !ct.underBase(req.URL.Path) {
+				return next(c)
+			}
+			methods := allowOf(c)
+			if methods == "" || !matchesTemplate(c) || headerBytes(req) > MaxHeaderBytes {
+				return next(c) // today's 404, 405 or 431
+			}
+			h := c.Response().Header()
+			h.Set("Access-Control-Allow-Methods", methods)
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+			h.Set("Access-Control-Max-Age", corsMaxAge)
+			return c.NoContent(http.StatusNoContent)
+		}
+	}
+}
+
+// writeCORS writes, on an answer under a version's base with CORS on, Vary: Origin (the
+// answer differs by it), and to an allowed origin the origin and the headers it may read.
+func writeCORS(h http.Header, o origins, r *http.Request) {
+	h.Add(echo.HeaderVary, "Origin")
+	if origin := o.allowed(r); origin != "" {
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	}
+}
