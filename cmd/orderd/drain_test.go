@@ -158,7 +158,7 @@ func rollingRestart(t *testing.T, delay time.Duration) restartResult {
 }
 
 // checkDraining: once SIGTERM came, base's /readyz answers 503 "shutting down" while /healthz
-// and the API answer as before.
+// and the API answer as before, each answer closing its connection.
 func checkDraining(t *testing.T, base, key string, contract *apitest.Contract) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Second); ; {
@@ -179,8 +179,10 @@ func checkDraining(t *testing.T, base, key string, contract *apitest.Contract) {
 	}
 	req, _ := http.NewRequest("GET", base+"/v2/store/orders/3", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
-	if res, body := contract.Do(t, http.DefaultClient, req); res.StatusCode != 200 {
-		t.Errorf("a request sent straight to an instance draining: %d %s; want it served", res.StatusCode, body)
+	res, body := contract.Do(t, http.DefaultClient, req)
+	if res.StatusCode != 200 || !res.Close {
+		t.Errorf("a request sent straight to an instance draining: %d, Connection %q, %s; want it served, "+
+			"and the connection closed so that the client connects again, to another instance", res.StatusCode, res.Header.Get("Connection"), body)
 	}
 }
 
@@ -273,9 +275,9 @@ func newBalancer(t *testing.T, bases ...string) *balancer {
 
 // pick is the next ready backend in turn, or nil.
 func (lb *balancer) pick() *backend {
-	n := uint64(len(lb.backends))
-	for range n {
-		if be := lb.backends[lb.next.Add(1)%n]; be.ready.Load() {
+	n, start := uint64(len(lb.backends)), lb.next.Add(1)
+	for i := range n {
+		if be := lb.backends[(start+i)%n]; be.ready.Load() {
 			return be
 		}
 	}

@@ -178,6 +178,9 @@ func (s *Service) Run(ctx context.Context) error {
 	close(s.draining)
 	if d := s.cfg.ShutdownDelay; d > 0 {
 		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered.
+		// Each answer closes its connection: a client holding one to this instance (through
+		// kube-proxy, say) connects again, to an instance that stays, before the listener closes.
+		s.srv.SetKeepAlivesEnabled(false)
 		s.log.Info("draining: readiness 503", slog.String("delay", d.String()))
 		select {
 		case err := <-served:
