@@ -9,10 +9,17 @@ import (
 	"testing"
 )
 
-// TestServeSetsGOMEMLIMIT: with --memory-limit (ORDERD_MEMORY_LIMIT, as the Kubernetes
-// Deployment gives it), Go's soft memory limit is nine tenths of it, unless GOMEMLIMIT is set;
-// go_gc_gomemlimit_bytes in /metrics shows the process's own.
+// TestServeSetsGOMEMLIMIT: with ORDERD_MEMORY_LIMIT (bytes, as the Kubernetes Deployment gives
+// it), Go's soft memory limit is nine tenths of it, unless GOMEMLIMIT is set;
+// go_gc_gomemlimit_bytes in /metrics shows the process's own. A value that is no number of
+// bytes stops serve, as a bad flag does.
 func TestServeSetsGOMEMLIMIT(t *testing.T) {
+	for _, v := range []string{"256Mi", "-1", "0"} {
+		_, errOut, code := orderd(t, map[string]string{"ORDERD_MEMORY_LIMIT": v}, "serve", "--db", filepath.Join(t.TempDir(), "none.db"))
+		if code != 2 || !strings.Contains(errOut, "ORDERD_MEMORY_LIMIT") {
+			t.Errorf("ORDERD_MEMORY_LIMIT=%s: exit %d, %q; want 2 naming it", v, code, errOut)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		env  []string

@@ -14,16 +14,10 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-// processSettings are serve's settings of the process itself, not of the service.
-type processSettings struct {
-	logLevel    slog.Level
-	memoryLimit int64 // the container's, in bytes; 0: none given (memlimit.go)
-}
-
-// parseServe turns the flags and variables of `orderd serve` into a Config and the process's settings.
-func parseServe(args []string, getenv func(string) string, stdout io.Writer) (service.Config, processSettings, error) {
+// parseServe turns the flags and variables of `orderd serve` into a Config and a log level.
+func parseServe(args []string, getenv func(string) string, stdout io.Writer) (service.Config, slog.Level, error) {
 	cfg := service.DefaultConfig()
-	proc := processSettings{logLevel: slog.LevelInfo}
+	logLevel := slog.LevelInfo
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on (host:port; port 0 picks a free one)")
 	registerStore(fs, &cfg.Store)
@@ -46,52 +40,49 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.Events.Retention.MaxCount, "events-max", cfg.Events.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
 	fs.IntVar(&cfg.Events.MaxStreamsPerKey, "max-streams-per-key", cfg.Events.MaxStreamsPerKey, "event streams one key may hold open on this instance")
 	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhooks go to private, loopback and link-local addresses (receivers on the operator's own network)")
-	fs.Int64Var(&proc.memoryLimit, "memory-limit", 0, "the container's memory limit in bytes: Go's soft limit is nine tenths of it unless GOMEMLIMIT is set (0: none)")
-	fs.TextVar(&proc.logLevel, "log-level", proc.logLevel, "debug, info, warn or error")
+	fs.TextVar(&logLevel, "log-level", logLevel, "debug, info, warn or error")
 	fs.Usage = flagUsage(fs, "orderd serve [flags]")
 	rest, err := parseFlags(fs, args, getenv, stdout)
 	if err != nil {
-		return cfg, proc, err
+		return cfg, logLevel, err
 	}
 	if err := checkStoreFlags(fs.Name(), cfg.Store); err != nil {
-		return cfg, proc, err
+		return cfg, logLevel, err
 	}
 	switch {
 	case len(rest) > 0:
-		return cfg, proc, usageErrorf("serve: unexpected argument %q", rest[0])
+		return cfg, logLevel, usageErrorf("serve: unexpected argument %q", rest[0])
 	case checkAddr(cfg.Addr) != nil:
-		return cfg, proc, usageErrorf("serve: --addr: %w", checkAddr(cfg.Addr))
+		return cfg, logLevel, usageErrorf("serve: --addr: %w", checkAddr(cfg.Addr))
 	case cfg.MetricsAddr != "" && checkAddr(cfg.MetricsAddr) != nil:
-		return cfg, proc, usageErrorf("serve: --metrics-addr: %w", checkAddr(cfg.MetricsAddr))
+		return cfg, logLevel, usageErrorf("serve: --metrics-addr: %w", checkAddr(cfg.MetricsAddr))
 	case cfg.LimiterFallback != service.FallbackMemory && cfg.LimiterFallback != service.FallbackFail:
-		return cfg, proc, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
+		return cfg, logLevel, usageErrorf("serve: --limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
 	case !cfg.Sunset.SunsetAt.After(cfg.Sunset.DeprecatedAt):
-		return cfg, proc, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
+		return cfg, logLevel, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
 	case cfg.ShutdownTimeout <= 0:
-		return cfg, proc, usageErrorf("serve: --shutdown-timeout must be positive")
+		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout must be positive")
 	case cfg.ShutdownDelay < 0:
-		return cfg, proc, usageErrorf("serve: --shutdown-delay must be 0 or more")
+		return cfg, logLevel, usageErrorf("serve: --shutdown-delay must be 0 or more")
 	case ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix) != nil:
-		return cfg, proc, usageErrorf("serve: --ipv6-prefix must be from 1 to 128, not %d", cfg.IPv6Prefix)
+		return cfg, logLevel, usageErrorf("serve: --ipv6-prefix must be from 1 to 128, not %d", cfg.IPv6Prefix)
 	case cfg.MaxAnonymousCallers <= 0:
-		return cfg, proc, usageErrorf("serve: --anonymous-callers-max must be positive, not %d", cfg.MaxAnonymousCallers)
+		return cfg, logLevel, usageErrorf("serve: --anonymous-callers-max must be positive, not %d", cfg.MaxAnonymousCallers)
 	case cfg.PageTokenSecret != "" && len(cfg.PageTokenSecret) < pagetoken.MinSecretLen:
-		return cfg, proc, usageErrorf("serve: --page-token-secret must have at least %d bytes, not %d", pagetoken.MinSecretLen, len(cfg.PageTokenSecret))
+		return cfg, logLevel, usageErrorf("serve: --page-token-secret must have at least %d bytes, not %d", pagetoken.MinSecretLen, len(cfg.PageTokenSecret))
 	case cfg.Events.Retention.MaxAge < 0 || cfg.Events.Retention.MaxCount < 0:
-		return cfg, proc, usageErrorf("serve: --events-retention and --events-max must be 0 or more")
+		return cfg, logLevel, usageErrorf("serve: --events-retention and --events-max must be 0 or more")
 	case cfg.Events.MaxStreamsPerKey <= 0:
-		return cfg, proc, usageErrorf("serve: --max-streams-per-key must be positive, not %d", cfg.Events.MaxStreamsPerKey)
-	case proc.memoryLimit < 0:
-		return cfg, proc, usageErrorf("serve: --memory-limit must be 0 or more, not %d", proc.memoryLimit)
+		return cfg, logLevel, usageErrorf("serve: --max-streams-per-key must be positive, not %d", cfg.Events.MaxStreamsPerKey)
 	case cfg.Ban.After < 0 || (cfg.Ban.After > 0 && cfg.Ban.For <= 0):
-		return cfg, proc, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
+		return cfg, logLevel, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	}
-	return cfg, proc, nil
+	return cfg, logLevel, nil
 }
 
 // serve runs `orderd serve`: the service, until ctx ends (SIGTERM or SIGINT).
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, proc, err := parseServe(args, getenv, stdout)
+	cfg, logLevel, err := parseServe(args, getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -100,10 +91,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	setMemoryLimit(proc.memoryLimit, getenv)
+	if err := setMemoryLimit(getenv); err != nil {
+		return err
+	}
 	logOut := logbuf.New(stderr, 200*time.Millisecond)
 	defer logOut.Close()
-	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: proc.logLevel}))
+	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
 
 	svc, err := service.Open(ctx, cfg)
 	if err != nil {
