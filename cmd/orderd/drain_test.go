@@ -122,6 +122,7 @@ func rollingRestart(t *testing.T, delay time.Duration) restartResult {
 	if stream == nil {
 		t.Fatalf("stream: %d %s", res.StatusCode, body)
 	}
+	lb.waitPoll(t, a) // SIGTERM right after a probe: the balancer's longest time to notice
 	if err := aCmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +239,7 @@ type backend struct {
 	base  string
 	ready atomic.Bool
 	sent  atomic.Int64
+	polls atomic.Int64
 }
 
 func newBalancer(t *testing.T, bases ...string) *balancer {
@@ -296,6 +298,7 @@ func (lb *balancer) poll(be *backend) {
 			res.Body.Close()
 		}
 		be.ready.Store(err == nil && res.StatusCode == 200)
+		be.polls.Add(1)
 		select {
 		case <-lb.done:
 			return
@@ -316,14 +319,29 @@ func (lb *balancer) stop() {
 	lb.Server.Close()
 }
 
-// sentTo is how many requests the balancer sent to base.
-func (lb *balancer) sentTo(base string) int64 {
+// backend is the backend at base.
+func (lb *balancer) backend(base string) *backend {
 	for _, be := range lb.backends {
 		if be.base == base {
-			return be.sent.Load()
+			return be
 		}
 	}
-	return 0
+	panic("no backend " + base)
+}
+
+// sentTo is how many requests the balancer sent to base.
+func (lb *balancer) sentTo(base string) int64 { return lb.backend(base).sent.Load() }
+
+// waitPoll waits until the balancer has probed base once more.
+func (lb *balancer) waitPoll(t *testing.T, base string) {
+	t.Helper()
+	be := lb.backend(base)
+	n := be.polls.Load()
+	for deadline := time.Now().Add(5 * time.Second); be.polls.Load() == n; time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the balancer did not probe %s in 5s", base)
+		}
+	}
 }
 
 // waitReady waits until n backends are ready.
