@@ -63,6 +63,7 @@ func rollingRestart(t *testing.T, delay time.Duration) restartResult {
 		return base, cmd, records
 	}
 	a, aCmd, aLog := start()
+	aMessages := logMessages(aLog) // read from now on, or the access log fills the buffer
 	b, _, bLog := start()
 	go discard(bLog)
 	lb := newBalancer(t, a, b)
@@ -130,7 +131,7 @@ func rollingRestart(t *testing.T, delay time.Duration) restartResult {
 		checkDraining(t, a, key, contract)
 	}
 	stream.ReadToEnd(t)
-	msgs := logMessages(t, aLog) // until A exits
+	msgs := aMessages(t) // until A exits
 	if err := aCmd.Wait(); err != nil {
 		t.Fatalf("A did not exit 0 on SIGTERM: %v", err)
 	}
@@ -198,23 +199,27 @@ func get(t *testing.T, url string) (int, string) {
 	return res.StatusCode, string(body)
 }
 
-// logMessages returns the messages of the records but the access log's, until the process
-// that writes them exits.
-func logMessages(t *testing.T, records <-chan map[string]any) []string {
-	t.Helper()
+// logMessages reads records from now on and returns a function that waits until the process
+// that writes them exits, and returns their messages but the access log's.
+func logMessages(records <-chan map[string]any) func(*testing.T) []string {
 	var msgs []string
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case rec, ok := <-records:
-			if !ok {
-				return msgs
-			}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for rec := range records {
 			if m, _ := rec["msg"].(string); m != "request" {
 				msgs = append(msgs, m)
 			}
-		case <-timeout:
-			t.Fatalf("still running 30s after SIGTERM; logged %q", msgs)
+		}
+	}()
+	return func(t *testing.T) []string {
+		t.Helper()
+		select {
+		case <-done:
+			return msgs
+		case <-time.After(30 * time.Second):
+			t.Fatal("still running 30s after SIGTERM")
+			return nil
 		}
 	}
 }
