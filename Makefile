@@ -86,17 +86,17 @@ test: test-deps
 # The tests never skip for want of redis-server or chromium: install them, or say how.
 TEST_DEPS := redis-server:redis-server chromium:chromium
 
-## test-deps: install redis-server and chromium (Debian packages) if they are missing
+## test-deps: install redis-server and chromium (Debian packages, as root with apt-get) if they are missing
+# It says first what is missing and what it will install, so that nothing is installed unannounced.
 test-deps:
-	@for dep in $(TEST_DEPS); do cmd=$${dep%%:*}; pkg=$${dep#*:}; \
-	  command -v $$cmd >/dev/null 2>&1 && continue; \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing $$pkg (Debian package)"; \
-	    { [ -n "$$updated" ] || apt-get update -qq; } && updated=1 && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkg >/dev/null || exit 1; \
-	  else \
-	    echo "make test needs $$cmd: install the package $$pkg" >&2; exit 1; \
-	  fi; done
+	@missing=; for dep in $(TEST_DEPS); do cmd=$${dep%%:*}; pkg=$${dep#*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	  [ -z "$$missing" ] && exit 0; \
+	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "make test needs the Debian packages$$missing; installing them takes root and apt-get: install them and run it again" >&2; exit 1; \
+	  fi; \
+	  echo "make test needs the Debian packages$$missing: installing them with apt-get (as root)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null
 
 # Swagger UI files served at /docs, from the npm package pinned in package.json.
 DOCS_ASSETS := swagger-ui-bundle.js swagger-ui-standalone-preset.js swagger-ui.css LICENSE NOTICE

@@ -155,7 +155,7 @@ func TestIdleServeWithRedisDownWarnsOnce(t *testing.T) {
 	url := srv.URL()
 	srv.Stop()
 	for _, level := range []string{"info", "debug"} {
-		cmd := orderdCommand("serve", "--addr", "127.0.0.1:0", "--redis-url", url, "--redis-timeout", "200ms", "--log-level", level)
+		cmd := orderdCommand("serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0", "--redis-url", url, "--redis-timeout", "200ms", "--log-level", level)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {

@@ -14,8 +14,9 @@ import (
 func contractCheck(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	var cfg contractcheck.Config
 	fs := flag.NewFlagSet("contract-check", flag.ContinueOnError)
-	fs.StringVar(&cfg.Base, "base", "", "where the instance serves its /v1 paths, e.g. http://127.0.0.1:8080 or https://api.example/v1")
-	fs.StringVar(&cfg.Key, "key", "", "an API key of the instance (any plan); the checks use about ten requests of its quota")
+	fs.StringVar(&cfg.Base, "base", "", "where the instance serves its versions, e.g. http://127.0.0.1:8080: /v1 and /v2 are checked; "+
+		"ending in /v1 or /v2 (https://api.example/v1), that version alone")
+	fs.StringVar(&cfg.Key, "key", "", "an API key of the instance (any plan); the checks use about twenty-five requests of its quota")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "bound on each request")
 	fs.Usage = flagUsage(fs, "orderd contract-check --base URL --key KEY")
 	rest, err := parseFlags(fs, args, getenv, stdout)

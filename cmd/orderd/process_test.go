@@ -49,10 +49,11 @@ func orderdProcess(t *testing.T, args ...string) (string, string) {
 }
 
 // serveProcess starts `orderd serve` with args as a process on a free loopback port and
-// returns its base URL; the process is killed when the test ends, if it still runs.
+// returns its base URL; the process is killed when the test ends, if it still runs. It stops
+// at once on SIGTERM (--shutdown-delay 0) unless args say otherwise.
 func serveProcess(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	return startServing(t, orderdCommand(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...))
+	return startServing(t, orderdCommand(append([]string{"serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0"}, args...)...))
 }
 
 // startServing starts cmd, an `orderd serve` on a free loopback port, as serveProcess does.

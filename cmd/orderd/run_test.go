@@ -49,7 +49,8 @@ func importInto(t *testing.T, db string, args ...string) {
 }
 
 // serveInBackground starts `orderd serve` on a free loopback port and returns its base URL
-// and a function that stops it (as SIGTERM would) and returns run's error.
+// and a function that stops it (as SIGTERM would, with --shutdown-delay 0 unless args say
+// otherwise) and returns run's error.
 func serveInBackground(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
 	base, stop, _ := serveLogged(t, args...)
@@ -64,7 +65,7 @@ func serveLogged(t *testing.T, args ...string) (base string, stop func() error, 
 	logR, logW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, io.Discard, logW)
+		err := run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0"}, args...), func(string) string { return "" }, io.Discard, logW)
 		logW.Close()
 		done <- err
 	}()

@@ -25,6 +25,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Var((*timeFlag)(&cfg.Sunset.SunsetAt), "pets-sunset-at", "when GET /pets/{petId} stops working and answers 410 (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&cfg.Sunset.Link, "pets-sunset-link", cfg.Sunset.Link, "migration notes, sent in the Link header of the deprecated operation")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long requests in flight may take to finish on SIGTERM")
+	fs.DurationVar(&cfg.ShutdownDelay, "shutdown-delay", service.DefaultShutdownDelay,
+		"on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once)")
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
 	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
@@ -61,6 +63,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, logLevel, usageErrorf("serve: --pets-sunset-at must be after --pets-deprecated-at")
 	case cfg.ShutdownTimeout <= 0:
 		return cfg, logLevel, usageErrorf("serve: --shutdown-timeout must be positive")
+	case cfg.ShutdownDelay < 0:
+		return cfg, logLevel, usageErrorf("serve: --shutdown-delay must be 0 or more")
 	case ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix) != nil:
 		return cfg, logLevel, usageErrorf("serve: --ipv6-prefix must be from 1 to 128, not %d", cfg.IPv6Prefix)
 	case cfg.MaxAnonymousCallers <= 0:
@@ -87,6 +91,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// collections a second: GOGC 400 unless the environment sets it. GOMEMLIMIT bounds a large heap.
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+	if err := setMemoryLimit(getenv); err != nil {
+		return err
 	}
 	logOut := logbuf.New(stderr, 200*time.Millisecond)
 	defer logOut.Close()

@@ -58,6 +58,9 @@ type Config struct {
 	MaxStreamsPerKey int
 	// Closing, once closed, ends every event stream: the server is shutting down.
 	Closing <-chan struct{}
+	// Draining, once closed, makes /readyz answer 503 while everything else is served: the
+	// server will shut down soon, and balancers should stop sending to it first.
+	Draining <-chan struct{}
 }
 
 // New returns the service's HTTP handler (docs/design.md, "The request pipeline").
@@ -92,7 +95,7 @@ func New(cfg Config) (*echo.Echo, error) {
 
 	// Outside the versions' bases, neither limited nor authenticated.
 	routes := routes{e}
-	health(routes, cfg.Ready)
+	health(routes, cfg.Ready, cfg.Draining)
 	docs.Register(routes,
 		docs.Document{Name: "v2", URL: BasePathV2 + "/openapi.yaml"},
 		docs.Document{Name: "v1", URL: BasePath + "/openapi.yaml"})
@@ -227,13 +230,18 @@ func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
-// health serves /healthz and /readyz (the stores answer). Not ready is not logged: a probe meets
+// health serves /healthz and /readyz (the stores answer, and no shutdown is near). Not ready is not logged: a probe meets
 // it every few seconds, and the stores' own log tells of it. A fault is named, without paths.
-func health(e routes, ready func(context.Context) error) {
+func health(e routes, ready func(context.Context) error, draining <-chan struct{}) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.GET("/readyz", func(c echo.Context) error {
+		select {
+		case <-draining: // never closed when nil
+			return &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "not ready: shutting down"}
+		default:
+		}
 		if ready != nil {
 			ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 			defer cancel()

@@ -1,5 +1,6 @@
-// Package contractcheck checks a running instance against openapi.yaml by calling every
-// operation in ways that change nothing. `orderd contract-check` runs it.
+// Package contractcheck checks a running instance against its contract, openapi.yaml (v1) and
+// openapi-v2.yaml (v2), by calling every operation in ways that change nothing. `orderd
+// contract-check` runs it.
 package contractcheck
 
 import (
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/contract"
 	"github.com/petstore/orderd/internal/plan"
@@ -31,9 +33,10 @@ var ErrNoAnswer = errors.New("contract-check: nothing answered")
 
 // Config is what a check needs.
 type Config struct {
-	// Base is where the instance serves /v1, with or without the /v1: http://127.0.0.1:8080.
+	// Base is where the instance serves its versions, http://127.0.0.1:8080: both are
+	// checked. Ending in /v1 or /v2, it names the one version to check.
 	Base string
-	// Key is an API key of the instance (any plan); the checks spend about ten requests.
+	// Key is an API key of the instance (any plan); the checks spend about twenty-five requests.
 	Key string
 	// Timeout bounds each request; 10s when zero.
 	Timeout time.Duration
@@ -41,14 +44,24 @@ type Config struct {
 
 // Checker checks one instance; each Run keeps its tally in a copy.
 type Checker struct {
-	server, key string
-	checker     *contract.Checker
-	client      *http.Client
+	targets []target
+	key     string
+	client  *http.Client
+
+	server  string            // of the version being checked
+	checker *contract.Checker // of the version being checked
 
 	ctx                      context.Context
 	out                      io.Writer
 	passed, failed, answered int   // answered: requests that got an answer, right or wrong
 	lastErr                  error // what the last request that got no answer met
+}
+
+// target is one version of the API where the instance serves it, and its checks.
+type target struct {
+	server  string
+	checker *contract.Checker
+	run     func(*Checker)
 }
 
 // New returns a Checker of the instance at cfg.Base, an http or https URL with a host.
@@ -59,13 +72,22 @@ func New(cfg Config) (*Checker, error) {
 	if u, err := url.Parse(cfg.Base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("want an http or https URL such as http://127.0.0.1:8080, not %q", cfg.Base)
 	}
-	server := strings.TrimSuffix(strings.TrimSuffix(cfg.Base, "/"), "/v1") + "/v1"
-	checker, err := contract.New(server)
-	if err != nil {
-		return nil, err
+	root := strings.TrimSuffix(cfg.Base, "/")
+	runs := []func(*Checker){(*Checker).checkV1, (*Checker).checkV2}
+	c := &Checker{key: cfg.Key, client: &http.Client{Timeout: cfg.Timeout}} // asks for gzip, decompresses
+	for i, v := range orderd.Versions {
+		only := strings.HasSuffix(root, v.Base)
+		if !only && slices.ContainsFunc(orderd.Versions, func(o orderd.Version) bool { return strings.HasSuffix(root, o.Base) }) {
+			continue // the base names another version
+		}
+		server := strings.TrimSuffix(root, v.Base) + v.Base
+		checker, err := contract.NewVersion(v, server)
+		if err != nil {
+			return nil, err
+		}
+		c.targets = append(c.targets, target{server, checker, runs[i]})
 	}
-	// The transport asks for gzip and decompresses, so the checks see what clients see.
-	return &Checker{server: server, key: cfg.Key, checker: checker, client: &http.Client{Timeout: cfg.Timeout}}, nil
+	return c, nil
 }
 
 // check is one request and the statuses right for it.
@@ -76,11 +98,31 @@ type check struct {
 	want               []int
 }
 
-// Run writes one line per check to out, then "N passed, M failed"; its error wraps
-// ErrNoAnswer or ErrFailed.
+// Run writes one line per check to out, version 1's first, then "N passed, M failed"; its
+// error wraps ErrNoAnswer or ErrFailed.
 func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 	c := *ch
 	c.ctx, c.out = ctx, out
+	for _, t := range c.targets {
+		c.server, c.checker = t.server, t.checker
+		t.run(&c)
+	}
+	fmt.Fprintf(out, "%d passed, %d failed\n", c.passed, c.failed)
+	if c.answered == 0 {
+		var servers []string
+		for _, t := range c.targets {
+			servers = append(servers, t.server)
+		}
+		return fmt.Errorf("%w at %s: %w", ErrNoAnswer, strings.Join(servers, " or "), c.lastErr)
+	}
+	if c.failed > 0 {
+		return ErrFailed
+	}
+	return nil
+}
+
+// checkV1 checks the operations of version 1.
+func (c *Checker) checkV1() {
 	res, body := c.do(check{"list orders", "GET", "/store/orders", true, nil, []int{200}})
 	// An id is used only if the list shows it unused: a guessed one could be cancelled.
 	var id string
@@ -94,8 +136,7 @@ func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 		c.do(check{"list orders again, If-None-Match", "GET", "/store/orders", true,
 			http.Header{"If-None-Match": {res.Header.Get("ETag")}}, []int{304}})
 	}
-	// A key made now, which no instance knows (crypto/rand does not fail).
-	unknownKey, _, _ := auth.NewKey("", plan.Free, plan.Limits{}, time.Now())
+	unknownKey := newUnknownKey()
 	for _, ch := range []check{
 		{"cancel an order that does not exist", "DELETE", "/store/orders/{id}", true, nil, []int{404}},
 		{"cancel with an id that is not an int64", "DELETE", "/store/orders/9223372036854775808", true, nil, []int{400}},
@@ -117,14 +158,12 @@ func (ch *Checker) Run(ctx context.Context, out io.Writer) error {
 		}
 		c.do(ch)
 	}
-	fmt.Fprintf(out, "%d passed, %d failed\n", c.passed, c.failed)
-	if c.answered == 0 {
-		return fmt.Errorf("%w at %s: %w", ErrNoAnswer, c.server, c.lastErr)
-	}
-	if c.failed > 0 {
-		return ErrFailed
-	}
-	return nil
+}
+
+// newUnknownKey is a key made now, which no instance knows (crypto/rand does not fail).
+func newUnknownKey() string {
+	key, _, _ := auth.NewKey("", plan.Free, plan.Limits{}, time.Now())
+	return key
 }
 
 func (c *Checker) line(ch check) string {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,13 +24,32 @@ func TestRun(t *testing.T) {
 		cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
 		key := servicetest.AddKey(t, cfg.Store, "checker", plan.Free, plan.Limits{})
 		svc := servicetest.Run(t, cfg)
-		c, err := contractcheck.New(contractcheck.Config{Base: svc.URL(), Key: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		if err := c.Run(context.Background(), &out); err != nil || !strings.HasSuffix(out.String(), "12 passed, 0 failed\n") {
-			t.Fatalf("%v\n%s", err, out.String())
+		// The root checks both versions; a version's base, that version alone.
+		for _, tc := range []struct {
+			base, versions string
+			passed         int
+		}{
+			{svc.URL(), "/v1 /v2", 26},
+			{svc.URL() + "/v1", "/v1", 12},
+			{svc.URL() + "/v2/", "/v2", 14},
+		} {
+			c, err := contractcheck.New(contractcheck.Config{Base: tc.base, Key: key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := c.Run(context.Background(), &out); err != nil || !strings.HasSuffix(out.String(), fmt.Sprintf("%d passed, 0 failed\n", tc.passed)) {
+				t.Fatalf("--base %s: %v\n%s", tc.base, err, out.String())
+			}
+			var versions []string
+			for _, line := range strings.Split(out.String(), "\n") {
+				if _, path, ok := strings.Cut(line, svc.Addr()); ok && !slices.Contains(versions, path[:3]) {
+					versions = append(versions, path[:3])
+				}
+			}
+			if got := strings.Join(versions, " "); got != tc.versions {
+				t.Errorf("--base %s checked %s, want %s:\n%s", tc.base, got, tc.versions, out.String())
+			}
 		}
 	})
 	t.Run("ErrFailed", func(t *testing.T) {
@@ -41,6 +62,15 @@ func TestRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
+		if err := c.Run(context.Background(), &out); !errors.Is(err, contractcheck.ErrFailed) || !strings.HasSuffix(out.String(), "0 passed, 11 failed\n") {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		// Version 2's checks fail too; those that need a page the list did not give are not run.
+		c, err = contractcheck.New(contractcheck.Config{Base: srv.URL + "/v2", Key: "osk_x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
 		if err := c.Run(context.Background(), &out); !errors.Is(err, contractcheck.ErrFailed) || !strings.HasSuffix(out.String(), "0 passed, 11 failed\n") {
 			t.Fatalf("%v\n%s", err, out.String())
 		}

@@ -39,7 +39,10 @@ type Config struct {
 	Webhooks        WebhooksConfig
 	Sunset          api.Sunset    // the schedule of the deprecated pets operation
 	ShutdownTimeout time.Duration // how long requests in flight may take once Run's ctx ends
-	Logger          *slog.Logger  // receives the service's JSON lines; none when nil
+	// ShutdownDelay is how long Run keeps serving, /readyz answering 503, once its ctx ends,
+	// so that load balancers stop sending before the listener closes; 0: it closes at once.
+	ShutdownDelay time.Duration
+	Logger        *slog.Logger // receives the service's JSON lines; none when nil
 	// Now is the clock of the limiter and of the sunset (time.Now when nil): tests move it.
 	Now func() time.Time
 }
@@ -92,7 +95,11 @@ const (
 	FallbackFail Fallback = "fail"
 )
 
-// DefaultConfig is the configuration of `orderd serve` without flags.
+// DefaultShutdownDelay is `orderd serve`'s ShutdownDelay: time for a balancer polling /readyz
+// every second or two to see it fail twice. DefaultConfig's is 0: tests and benches stop at once.
+const DefaultShutdownDelay = 5 * time.Second
+
+// DefaultConfig is the configuration of `orderd serve` without flags, but for ShutdownDelay.
 func DefaultConfig() Config {
 	return Config{
 		Addr:                "127.0.0.1:8080",

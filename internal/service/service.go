@@ -30,6 +30,7 @@ type Service struct {
 	metricsSrv *http.Server
 	metrics    *metrics.Metrics
 	outage     *outageLog    // warns of a store outage once, whoever meets it
+	draining   chan struct{} // closed when Run's ctx ends: /readyz answers 503 from then on
 	closing    chan struct{} // closed when Run begins to shut down: event streams end
 }
 
@@ -42,7 +43,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, draining: make(chan struct{}), closing: make(chan struct{})}
 	if err := s.open(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -99,6 +100,7 @@ func (s *Service) open(ctx context.Context) error {
 		Events:           s.stores.Events,
 		MaxStreamsPerKey: cfg.Events.MaxStreamsPerKey,
 		Closing:          s.closing,
+		Draining:         s.draining,
 		PageTokens:       pageTokens,
 		Pets:             s.stores.Pets,
 		Keys:             s.stores.Keys,
@@ -150,7 +152,8 @@ func (s *Service) MetricsAddr() string {
 	return s.metricsLn.Addr().String()
 }
 
-// Run serves until ctx ends; then the listeners close at once and requests in flight have
+// Run serves until ctx ends; then /readyz answers 503 while everything else is served for
+// Config.ShutdownDelay, then the listeners close and requests in flight have
 // Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
 func (s *Service) Run(ctx context.Context) error {
 	served := make(chan error, 2)
@@ -172,6 +175,19 @@ func (s *Service) Run(ctx context.Context) error {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
+	}
+	close(s.draining)
+	if d := s.cfg.ShutdownDelay; d > 0 {
+		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered.
+		// Each answer closes its connection: a client holding one to this instance (through
+		// kube-proxy, say) connects again, to an instance that stays, before the listener closes.
+		s.srv.SetKeepAlivesEnabled(false)
+		s.log.Info("draining: readiness 503", slog.String("delay", d.String()))
+		select {
+		case err := <-served:
+			return err
+		case <-time.After(d):
+		}
 	}
 	s.log.Info("shutting down", slog.String("timeout", s.cfg.ShutdownTimeout.String()))
 	close(s.closing) // a stream is never idle: Shutdown would wait for it to its timeout
