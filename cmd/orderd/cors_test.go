@@ -34,7 +34,7 @@ var corsResult = regexp.MustCompile(`<pre id="result">([^<]*)</pre>`)
 // origin in --cors-allow-origins the script reads the rate-limit headers and the ETag;
 // without it, the browser refuses the answer to the script, as before CORS existed.
 func TestBrowserOfAnotherOriginReadsTheAPI(t *testing.T) {
-	browser := chromium(t)
+	browser := apitest.Chromium(t)
 	db := filepath.Join(t.TempDir(), "orderd.db")
 	orderdProcess(t, "import", "--db", db, "--orders", "../../testdata/demo/orders.json")
 	key := firstLine(orderdProcess(t, "keys", "create", "--plan", "pro", "--db", db))
@@ -105,16 +105,4 @@ func TestCORSFlag(t *testing.T) {
 			t.Errorf("%v %v: %v, %q; want %q", tc.args, tc.env, err, got, tc.want)
 		}
 	}
-}
-
-// chromium finds the browser; the test never skips for want of it (internal/docs's tests
-// do the same): CI installs it, and so does `make test` where it can.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no chromium: run `make test` (it installs it) or `apt-get install chromium`")
-	return ""
 }

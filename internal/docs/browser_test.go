@@ -11,21 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
-
-// chromium finds the browser; the test never skips for want of it: CI installs it, and so
-// does `make test` where it can.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("no chromium: run `make test` (it installs it) or `apt-get install chromium`")
-	return ""
-}
 
 var firstOption = regexp.MustCompile(`<option value="([^"]*)"`)
 
@@ -39,7 +28,7 @@ var options = regexp.MustCompile(`<option[^>]*\svalue="([^"]*)"`)
 // checks that Swagger UI rendered every operation of each version's document, and takes a
 // screenshot.
 func TestDocsRenderInABrowser(t *testing.T) {
-	browser := chromium(t)
+	browser := apitest.Chromium(t)
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
 	srv := servicetest.Run(t, cfg)
 
