@@ -99,6 +99,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer logOut.Close()
 	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
 
+	cfg.Version = buildVersion() // for traces, which the OTEL_* environment turns on
 	svc, err := service.Open(ctx, cfg)
 	if err != nil {
 		return err

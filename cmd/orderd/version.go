@@ -14,9 +14,8 @@ var version, commit string
 
 // printVersion runs `orderd version`: the version, the commit and the Go version, one line.
 func printVersion(w io.Writer) {
-	v, c, modified := version, commit, false
+	c, modified := commit, false
 	if info, ok := debug.ReadBuildInfo(); ok {
-		v = cmp.Or(v, info.Main.Version)
 		for _, s := range info.Settings {
 			switch {
 			case s.Key == "vcs.revision" && c == "":
@@ -31,5 +30,14 @@ func printVersion(w io.Writer) {
 	} else if modified && commit == "" {
 		c += " (modified)"
 	}
-	fmt.Fprintf(w, "orderd %s (commit %s, %s)\n", cmp.Or(v, "(devel)"), c, runtime.Version())
+	fmt.Fprintf(w, "orderd %s (commit %s, %s)\n", buildVersion(), c, runtime.Version())
+}
+
+// buildVersion is the stamped version, else the build's record, else "(devel)".
+func buildVersion() string {
+	v := version
+	if info, ok := debug.ReadBuildInfo(); ok {
+		v = cmp.Or(v, info.Main.Version)
+	}
+	return cmp.Or(v, "(devel)")
 }

@@ -75,12 +75,15 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			ex.limit = &d
 			switch {
 			case d.Banned:
+				ex.rateLimit = "banned"
 				obs.RateLimit("banned")
 				return tooManyRequests(d)
 			case !d.Allowed:
+				ex.rateLimit = "limited"
 				obs.RateLimit("limited")
 				return tooManyRequests(d)
 			}
+			ex.rateLimit = "admitted"
 			obs.RateLimit("admitted")
 			if keyErr != nil && (ex.op == nil || !ex.op.public) {
 				return keyErr
@@ -101,6 +104,7 @@ func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.T
 	d := ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 	ex.limit = &d
 	if !requestEnded(ctx, err) {
+		ex.rateLimit = "unavailable"
 		obs.RateLimit("unavailable")
 	}
 	return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/genv2"
@@ -54,6 +55,8 @@ type Config struct {
 	Metrics        http.Handler                // served at /metrics when set
 	Logger         *slog.Logger
 	Now            func() time.Time // time.Now by default
+	// Tracer, when set, makes a span of each request (trace.go); nil: tracing off, no step.
+	Tracer trace.Tracer
 	// MaxStreamsPerKey bounds the event streams a key holds open here; DefaultMaxStreamsPerKey when 0.
 	MaxStreamsPerKey int
 	// Closing, once closed, ends every event stream: the server is shutting down.
@@ -110,9 +113,12 @@ func New(cfg Config) (*echo.Echo, error) {
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withRequest}),
 		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
 
-	// Middleware, in the order it runs (outermost first).
+	// Middleware, in the order it runs (outermost first). Without a tracer, no tracing step.
+	if cfg.Tracer != nil {
+		e.Use(traced(cfg.Tracer))
+	}
 	e.Use(
-		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset, cors),
+		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset, cors, cfg.Tracer != nil),
 		compress,
 		recoverPanics(cfg.Logger),
 		preflight(cors, ct),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/ratelimit"
@@ -20,7 +21,7 @@ import (
 
 // observe is the outermost step: request id, header hook, the error rendered (for the status),
 // access line and metrics. The line names the caller by key name and prefix, never the key.
-func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors origins) echo.MiddlewareFunc {
+func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors origins, traced bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -62,6 +63,11 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors o
 			} else if caller != nil {
 				r.AddAttrs(slog.String("client", caller.Addr))
 			}
+			if traced { // the span traced started: the line and the trace find each other
+				if sc := trace.SpanContextFromContext(req.Context()); sc.HasTraceID() {
+					r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
+				}
+			}
 			_ = log.Handler().Handle(req.Context(), r) // a lost line loses no request
 			return nil
 		}
@@ -80,6 +86,7 @@ type exchange struct {
 	caller    auth.Caller
 	key       auth.Key
 	trip      store.Trip
+	rateLimit string // admit's outcome, as Observer.RateLimit is told; "" when none was decided
 }
 
 // writeHeaders writes the headers every answer of a route carries, whoever wrote it, when

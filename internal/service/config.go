@@ -20,6 +20,7 @@ import (
 // a zero duration, address, prefix, fallback or sunset DefaultConfig's value, but a zero Ban
 // means what --ban-after 0 means, no bans.
 type Config struct {
+	Version         string              // the build's, for traces' service.version
 	Addr            string              // host:port to listen on; port 0 picks a free one
 	MetricsAddr     string              // when set, /metrics is served there instead of on Addr
 	Store           StoreConfig         // where orders, pets and keys are kept

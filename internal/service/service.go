@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
@@ -17,6 +19,7 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/store"
+	"github.com/petstore/orderd/internal/tracing"
 )
 
 // Service is the Store Order Service: Open makes it, Run serves, Close releases what Open took.
@@ -29,9 +32,10 @@ type Service struct {
 	metricsLn  net.Listener // nil unless Config.MetricsAddr is set
 	metricsSrv *http.Server
 	metrics    *metrics.Metrics
-	outage     *outageLog    // warns of a store outage once, whoever meets it
-	draining   chan struct{} // closed when Run's ctx ends: /readyz answers 503 from then on
-	closing    chan struct{} // closed when Run begins to shut down: event streams end
+	outage     *outageLog        // warns of a store outage once, whoever meets it
+	draining   chan struct{}     // closed when Run's ctx ends: /readyz answers 503 from then on
+	closing    chan struct{}     // closed when Run begins to shut down: event streams end
+	traces     *tracing.Provider // nil unless the OTEL_* environment turns tracing on
 }
 
 // Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
@@ -64,6 +68,16 @@ func (s *Service) open(ctx context.Context) error {
 	var err error
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
+	}
+	var tracer trace.Tracer // nil: no tracing step at all in the handler
+	if s.traces, err = tracing.Start(ctx, cfg.Version); err != nil {
+		return configError(fmt.Errorf("tracing: %w", err))
+	}
+	if s.traces != nil {
+		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
+		if err := s.stores.traceRedis(s.traces); err != nil {
+			return err
+		}
 	}
 	faults := &faultLog{log: s.log, count: m.StoreFault, repeats: newRepeats(cfg.Now)}
 	s.stores.observe(s.log, faults.observe)
@@ -112,6 +126,7 @@ func (s *Service) open(ctx context.Context) error {
 		Sunset:           cfg.Sunset,
 		Logger:           s.log,
 		Now:              cfg.Now,
+		Tracer:           tracer,
 	})
 	if err != nil {
 		return err
@@ -215,11 +230,22 @@ func (s *Service) Close() error {
 			ln.Close() // already closed if it was served
 		}
 	}
-	if s.stores == nil {
-		return nil
+	var err error
+	if s.stores != nil {
+		err = s.stores.Close()
 	}
-	return s.stores.Close()
+	if s.traces != nil { // the last spans are sent, within a bound
+		ctx, cancel := context.WithTimeout(context.Background(), tracesFlushTimeout)
+		defer cancel()
+		if terr := s.traces.Shutdown(ctx); terr != nil {
+			s.log.Warn("tracing: the last spans were not all sent", slog.String("error", terr.Error()))
+		}
+	}
+	return err
 }
+
+// tracesFlushTimeout bounds Close's wait for the collector.
+const tracesFlushTimeout = 5 * time.Second
 
 // pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
 // secret, which every instance on them shares untold. A secret too short is a *ConfigError.

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	goredis "github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
@@ -140,6 +142,16 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	webhooks, _ := redisstore.NewWebhooks(rdb, p, t)
 	return &Stores{Orders: orders, Finder: orders, Events: events, Pets: pets, Keys: keys, Secrets: secrets, Webhooks: webhooks,
 		backend: &redisStores{cfg: cfg, rdb: rdb, orders: orders, pets: pets}}, nil
+}
+
+// traceRedis makes go-redis's own spans (redisotel) children of the request's, in Redis mode;
+// without the commands' arguments, which name keys' hashes. SQLite work has no spans of its own.
+func (s *Stores) traceRedis(tp trace.TracerProvider) error {
+	r, ok := s.backend.(*redisStores)
+	if !ok {
+		return nil
+	}
+	return redisotel.InstrumentTracing(r.rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false))
 }
 
 func (r *redisStores) Mode() string                             { return "redis" }

@@ -1,0 +1,213 @@
+package service_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/service"
+	"github.com/petstore/orderd/internal/service/servicetest"
+)
+
+// receiver is an OTLP/HTTP trace receiver, as a collector serves it: protobuf, maybe gzipped.
+type receiver struct {
+	*httptest.Server
+	mu    sync.Mutex
+	spans []*tracepb.Span
+	posts int
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
+			t.Errorf("receiver: %s %s", req.Method, req.URL.Path)
+			http.NotFound(w, req)
+			return
+		}
+		var body io.Reader = req.Body
+		if req.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(req.Body)
+			if err != nil {
+				t.Errorf("receiver: %v", err)
+				return
+			}
+			body = zr
+		}
+		raw, err := io.ReadAll(body)
+		var export coltracepb.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(raw, &export)
+		}
+		if err != nil {
+			t.Errorf("receiver: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		r.posts++
+		for _, rs := range export.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				r.spans = append(r.spans, ss.Spans...)
+			}
+		}
+		r.mu.Unlock()
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) received() ([]*tracepb.Span, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.spans, r.posts
+}
+
+func attr(s *tracepb.Span, key string) any {
+	for _, kv := range s.Attributes {
+		if kv.Key == key {
+			switch v := kv.Value.Value.(type) {
+			case *commonpb.AnyValue_IntValue:
+				return v.IntValue
+			case *commonpb.AnyValue_StringValue:
+				return v.StringValue
+			}
+		}
+	}
+	return nil
+}
+
+const (
+	clientTrace  = "4bf92f3577b34da6a3ce929d0e0e4736"
+	clientParent = "00f067aa0ba902b7"
+)
+
+// tracedRequest serves cfg until the subtest ends (Close flushes the spans), sends one request
+// carrying the client's traceparent, and returns the access line's trace_id ("" when none).
+func tracedRequest(t *testing.T, cfg service.Config, key string) (traceID any) {
+	t.Run("serve", func(t *testing.T) {
+		var log apitest.Log
+		cfg.Logger = slog.New(slog.NewJSONHandler(&log, nil))
+		svc := servicetest.Run(t, cfg)
+		req, _ := http.NewRequest(http.MethodGet, svc.URL()+"/v1/store/orders", nil)
+		req.Header.Set("Traceparent", "00-"+clientTrace+"-"+clientParent+"-01")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, _ := apitest.Load(t).Do(t, http.DefaultClient, req)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", res.StatusCode)
+		}
+		for _, rec := range log.At(t, "INFO") {
+			if rec["msg"] == "request" {
+				traceID = rec["trace_id"]
+			}
+		}
+	})
+	return traceID
+}
+
+// TestTracing: with an OTLP endpoint in the environment, a request is a server span under
+// the client's traceparent, named by its route, sent to the collector; in Redis mode go-redis's
+// spans are its children. The access line carries the trace id.
+func TestTracing(t *testing.T) {
+	srv := redistest.Start(t)
+	for name, sc := range map[string]service.StoreConfig{
+		"SQLite": {},
+		"Redis":  {RedisURL: srv.URL(), RedisPrefix: redistest.Prefix(t)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rcv := newReceiver(t)
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+			t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
+			t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+			cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
+			if sc.RedisURL != "" {
+				cfg.Store = sc
+			}
+			key := servicetest.AddKey(t, cfg.Store, "traced", plan.Pro, plan.Limits{})
+			if got := tracedRequest(t, cfg, key); got != clientTrace {
+				t.Errorf("access line's trace_id %v, want %s", got, clientTrace)
+			}
+			spans, _ := rcv.received()
+			var server *tracepb.Span
+			for _, s := range spans {
+				if s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+					server = s
+				}
+			}
+			if server == nil {
+				t.Fatalf("no server span among %d", len(spans))
+			}
+			if hex.EncodeToString(server.TraceId) != clientTrace || hex.EncodeToString(server.ParentSpanId) != clientParent {
+				t.Errorf("span in trace %x under %x, want the traceparent's", server.TraceId, server.ParentSpanId)
+			}
+			if server.Name != "GET /v1/store/orders" {
+				t.Errorf("span name %q", server.Name)
+			}
+			want := map[string]any{"http.request.method": "GET", "http.route": "/v1/store/orders",
+				"http.response.status_code": int64(200), "orderd.caller": "key", "orderd.rate_limit": "admitted"}
+			for k, v := range want {
+				if got := attr(server, k); got != v {
+					t.Errorf("%s = %v, want %v", k, got, v)
+				}
+			}
+			if sc.RedisURL == "" {
+				return
+			}
+			children := 0
+			for _, s := range spans {
+				if bytes.Equal(s.TraceId, server.TraceId) && bytes.Equal(s.ParentSpanId, server.SpanId) && s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
+					children++
+				}
+			}
+			if children == 0 {
+				t.Errorf("no go-redis span under the request's among %d spans", len(spans))
+			}
+		})
+	}
+}
+
+// TestTracingOff: an endpoint alone does nothing when the exporter is none or the SDK is
+// disabled: nothing reaches the collector, the access line has no trace_id.
+func TestTracingOff(t *testing.T) {
+	for name, env := range map[string][2]string{
+		"unset":    {"OTEL_TRACES_EXPORTER", ""},
+		"none":     {"OTEL_TRACES_EXPORTER", "none"},
+		"disabled": {"OTEL_SDK_DISABLED", "true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rcv := newReceiver(t)
+			if name != "unset" {
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+			}
+			t.Setenv(env[0], env[1])
+			cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
+			key := servicetest.AddKey(t, cfg.Store, "untraced", plan.Pro, plan.Limits{})
+			if got := tracedRequest(t, cfg, key); got != nil {
+				t.Errorf("access line's trace_id %v, want none", got)
+			}
+			if spans, posts := rcv.received(); posts != 0 {
+				t.Errorf("%d exports (%d spans), want none", posts, len(spans))
+			}
+		})
+	}
+}
