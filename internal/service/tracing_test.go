@@ -112,7 +112,8 @@ func tracedRequest(t *testing.T, cfg service.Config, key string) (traceID any) {
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
-		res, _ := apitest.Load(t).Do(t, http.DefaultClient, req)
+		ct := apitest.Load(t)
+		res, _ := ct.Do(t, http.DefaultClient, req)
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("status %d", res.StatusCode)
 		}
@@ -120,6 +121,11 @@ func tracedRequest(t *testing.T, cfg service.Config, key string) (traceID any) {
 			if rec["msg"] == "request" {
 				traceID = rec["trace_id"]
 			}
+		}
+		// An error answer, with no traceparent and no key: a span of its own too.
+		req, _ = http.NewRequest(http.MethodGet, svc.URL()+"/v1/store/orders", nil)
+		if res, _ := ct.Do(t, http.DefaultClient, req); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("without a key: status %d", res.StatusCode)
 		}
 	})
 	return traceID
@@ -148,14 +154,23 @@ func TestTracing(t *testing.T) {
 				t.Errorf("access line's trace_id %v, want %s", got, clientTrace)
 			}
 			spans, _ := rcv.received()
-			var server *tracepb.Span
+			var server, refused *tracepb.Span
 			for _, s := range spans {
-				if s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+				switch {
+				case s.Kind != tracepb.Span_SPAN_KIND_SERVER:
+				case attr(s, "http.response.status_code") == int64(http.StatusUnauthorized):
+					refused = s
+				default:
 					server = s
 				}
 			}
-			if server == nil {
-				t.Fatalf("no server span among %d", len(spans))
+			if server == nil || refused == nil {
+				t.Fatalf("no server span for each request among %d", len(spans))
+			}
+			if hex.EncodeToString(refused.TraceId) == clientTrace || attr(refused, "orderd.caller") != "address" ||
+				attr(refused, "orderd.rate_limit") != "admitted" || refused.Name != "GET /v1/store/orders" {
+				t.Errorf("the 401's span: %q in trace %x, caller %v, rate limit %v", refused.Name, refused.TraceId,
+					attr(refused, "orderd.caller"), attr(refused, "orderd.rate_limit"))
 			}
 			if hex.EncodeToString(server.TraceId) != clientTrace || hex.EncodeToString(server.ParentSpanId) != clientParent {
 				t.Errorf("span in trace %x under %x, want the traceparent's", server.TraceId, server.ParentSpanId)
