@@ -70,7 +70,7 @@ func (s *Service) open(ctx context.Context) error {
 		return err
 	}
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
-	if s.traces, err = tracing.Start(ctx, cfg.Version); err != nil {
+	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
 		return configError(fmt.Errorf("tracing: %w", err))
 	}
 	if s.traces != nil {

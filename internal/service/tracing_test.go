@@ -34,7 +34,13 @@ type receiver struct {
 
 func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewServer(r.handler(t))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) handler(t *testing.T) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
 			t.Errorf("receiver: %s %s", req.Method, req.URL.Path)
 			http.NotFound(w, req)
@@ -70,9 +76,7 @@ func newReceiver(t *testing.T) *receiver {
 		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.Write(out)
-	}))
-	t.Cleanup(r.Close)
-	return r
+	}
 }
 
 func (r *receiver) received() ([]*tracepb.Span, int) {
@@ -103,9 +107,12 @@ const (
 // tracedRequest serves cfg until the subtest ends (Close flushes the spans), sends one request
 // carrying the client's traceparent, and returns the access line's trace_id ("" when none).
 func tracedRequest(t *testing.T, cfg service.Config, key string) (traceID any) {
+	return tracedRequestLogged(t, cfg, key, new(apitest.Log))
+}
+
+func tracedRequestLogged(t *testing.T, cfg service.Config, key string, log *apitest.Log) (traceID any) {
 	t.Run("serve", func(t *testing.T) {
-		var log apitest.Log
-		cfg.Logger = slog.New(slog.NewJSONHandler(&log, nil))
+		cfg.Logger = slog.New(slog.NewJSONHandler(log, nil))
 		svc := servicetest.Run(t, cfg)
 		req, _ := http.NewRequest(http.MethodGet, svc.URL()+"/v1/store/orders", nil)
 		req.Header.Set("Traceparent", "00-"+clientTrace+"-"+clientParent+"-01")
@@ -225,4 +232,24 @@ func TestTracingOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTracingExportFailureIsLogged: a collector that refuses the spans is a warning line in
+// the service's JSON log, not the SDK's own plain stderr.
+func TestTracingExportFailureIsLogged(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusBadRequest) // not one the exporter retries
+	}))
+	t.Cleanup(refusing.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", refusing.URL)
+	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
+	key := servicetest.AddKey(t, cfg.Store, "refused", plan.Pro, plan.Limits{})
+	var log apitest.Log
+	tracedRequestLogged(t, cfg, key, &log)
+	for _, rec := range log.At(t, "WARN") {
+		if rec["msg"] == "tracing: spans not sent" {
+			return
+		}
+	}
+	t.Errorf("no warning of the refused export in %s", log.String())
 }

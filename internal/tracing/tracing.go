@@ -4,6 +4,7 @@ package tracing
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -40,7 +41,7 @@ type Provider = sdktrace.TracerProvider
 // tracer provider, with W3C trace context and baggage as the propagator. The exporter, the
 // batch processor and the sampler read their OTEL_* variables themselves (the SDK's own
 // support: OTEL_EXPORTER_OTLP_*, OTEL_BSP_*, OTEL_TRACES_SAMPLER and _ARG). Off: nil, nil.
-func Start(ctx context.Context, version string) (*Provider, error) {
+func Start(ctx context.Context, version string, log *slog.Logger) (*Provider, error) {
 	if !Enabled(os.Getenv) {
 		return nil, nil
 	}
@@ -62,6 +63,10 @@ func Start(ctx context.Context, version string) (*Provider, error) {
 		return nil, err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	// An export that failed is a warning line like every other, not the SDK's plain stderr.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("tracing: spans not sent", slog.String("error", err.Error()))
+	}))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return tp, nil
