@@ -99,6 +99,14 @@ func attr(s *tracepb.Span, key string) any {
 	return nil
 }
 
+// clearOTEL unsets, for the test, the variables that turn tracing on or off: the machine's own
+// must not decide it.
+func clearOTEL(t *testing.T) {
+	for _, v := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		t.Setenv(v, "")
+	}
+}
+
 const (
 	clientTrace  = "4bf92f3577b34da6a3ce929d0e0e4736"
 	clientParent = "00f067aa0ba902b7"
@@ -148,6 +156,7 @@ func TestTracing(t *testing.T) {
 		"Redis":  {RedisURL: srv.URL(), RedisPrefix: redistest.Prefix(t)},
 	} {
 		t.Run(name, func(t *testing.T) {
+			clearOTEL(t)
 			rcv := newReceiver(t)
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
 			t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
@@ -217,6 +226,7 @@ func TestTracingOff(t *testing.T) {
 		"disabled": {"OTEL_SDK_DISABLED", "true"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			clearOTEL(t)
 			rcv := newReceiver(t)
 			if name != "unset" {
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
@@ -241,6 +251,7 @@ func TestTracingExportFailureIsLogged(t *testing.T) {
 		http.Error(w, "no", http.StatusBadRequest) // not one the exporter retries
 	}))
 	t.Cleanup(refusing.Close)
+	clearOTEL(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", refusing.URL)
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
 	key := servicetest.AddKey(t, cfg.Store, "refused", plan.Pro, plan.Limits{})
