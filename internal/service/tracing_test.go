@@ -2,19 +2,13 @@ package service_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/hex"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/order/ordertest"
@@ -22,82 +16,8 @@ import (
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
+	"github.com/petstore/orderd/internal/tracing/tracingtest"
 )
-
-// receiver is an OTLP/HTTP trace receiver, as a collector serves it: protobuf, maybe gzipped.
-type receiver struct {
-	*httptest.Server
-	mu    sync.Mutex
-	spans []*tracepb.Span
-	posts int
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	r.Server = httptest.NewServer(r.handler(t))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func (r *receiver) handler(t *testing.T) http.HandlerFunc {
-	return func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
-			t.Errorf("receiver: %s %s", req.Method, req.URL.Path)
-			http.NotFound(w, req)
-			return
-		}
-		var body io.Reader = req.Body
-		if req.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(req.Body)
-			if err != nil {
-				t.Errorf("receiver: %v", err)
-				return
-			}
-			body = zr
-		}
-		raw, err := io.ReadAll(body)
-		var export coltracepb.ExportTraceServiceRequest
-		if err == nil {
-			err = proto.Unmarshal(raw, &export)
-		}
-		if err != nil {
-			t.Errorf("receiver: %v", err)
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.mu.Lock()
-		r.posts++
-		for _, rs := range export.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
-			}
-		}
-		r.mu.Unlock()
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(out)
-	}
-}
-
-func (r *receiver) received() ([]*tracepb.Span, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.spans, r.posts
-}
-
-func attr(s *tracepb.Span, key string) any {
-	for _, kv := range s.Attributes {
-		if kv.Key == key {
-			switch v := kv.Value.Value.(type) {
-			case *commonpb.AnyValue_IntValue:
-				return v.IntValue
-			case *commonpb.AnyValue_StringValue:
-				return v.StringValue
-			}
-		}
-	}
-	return nil
-}
 
 // clearOTEL unsets, for the test, the variables that turn tracing on or off: the machine's own
 // must not decide it.
@@ -157,7 +77,7 @@ func TestTracing(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			clearOTEL(t)
-			rcv := newReceiver(t)
+			rcv := tracingtest.Start(t)
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
 			t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
 			t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
@@ -169,12 +89,12 @@ func TestTracing(t *testing.T) {
 			if got := tracedRequest(t, cfg, key); got != clientTrace {
 				t.Errorf("access line's trace_id %v, want %s", got, clientTrace)
 			}
-			spans, _ := rcv.received()
+			spans, _ := rcv.Received()
 			var server, refused *tracepb.Span
 			for _, s := range spans {
 				switch {
 				case s.Kind != tracepb.Span_SPAN_KIND_SERVER:
-				case attr(s, "http.response.status_code") == int64(http.StatusUnauthorized):
+				case tracingtest.Attr(s, "http.response.status_code") == int64(http.StatusUnauthorized):
 					refused = s
 				default:
 					server = s
@@ -183,10 +103,10 @@ func TestTracing(t *testing.T) {
 			if server == nil || refused == nil {
 				t.Fatalf("no server span for each request among %d", len(spans))
 			}
-			if hex.EncodeToString(refused.TraceId) == clientTrace || attr(refused, "orderd.caller") != "address" ||
-				attr(refused, "orderd.rate_limit") != "admitted" || refused.Name != "GET /v1/store/orders" {
+			if hex.EncodeToString(refused.TraceId) == clientTrace || tracingtest.Attr(refused, "orderd.caller") != "address" ||
+				tracingtest.Attr(refused, "orderd.rate_limit") != "admitted" || refused.Name != "GET /v1/store/orders" {
 				t.Errorf("the 401's span: %q in trace %x, caller %v, rate limit %v", refused.Name, refused.TraceId,
-					attr(refused, "orderd.caller"), attr(refused, "orderd.rate_limit"))
+					tracingtest.Attr(refused, "orderd.caller"), tracingtest.Attr(refused, "orderd.rate_limit"))
 			}
 			if hex.EncodeToString(server.TraceId) != clientTrace || hex.EncodeToString(server.ParentSpanId) != clientParent {
 				t.Errorf("span in trace %x under %x, want the traceparent's", server.TraceId, server.ParentSpanId)
@@ -197,7 +117,7 @@ func TestTracing(t *testing.T) {
 			want := map[string]any{"http.request.method": "GET", "http.route": "/v1/store/orders",
 				"http.response.status_code": int64(200), "orderd.caller": "key", "orderd.rate_limit": "admitted"}
 			for k, v := range want {
-				if got := attr(server, k); got != v {
+				if got := tracingtest.Attr(server, k); got != v {
 					t.Errorf("%s = %v, want %v", k, got, v)
 				}
 			}
@@ -227,7 +147,7 @@ func TestTracingOff(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			clearOTEL(t)
-			rcv := newReceiver(t)
+			rcv := tracingtest.Start(t)
 			if name != "unset" {
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
 			}
@@ -237,7 +157,7 @@ func TestTracingOff(t *testing.T) {
 			if got := tracedRequest(t, cfg, key); got != nil {
 				t.Errorf("access line's trace_id %v, want none", got)
 			}
-			if spans, posts := rcv.received(); posts != 0 {
+			if spans, posts := rcv.Received(); posts != 0 {
 				t.Errorf("%d exports (%d spans), want none", posts, len(spans))
 			}
 		})
