@@ -128,7 +128,7 @@ func rollingRestart(t *testing.T, delay time.Duration) restartResult {
 		t.Fatal(err)
 	}
 	if delay > 0 {
-		checkDraining(t, a, key, contract)
+		checkDraining(t, lb, a, key, contract)
 	}
 	stream.ReadToEnd(t)
 	msgs := aMessages(t) // until A exits
@@ -161,20 +161,12 @@ func rollingRestart(t *testing.T, delay time.Duration) restartResult {
 
 // checkDraining: once SIGTERM came, base's /readyz answers 503 "shutting down" while /healthz
 // and the API answer as before, each answer closing its connection.
-func checkDraining(t *testing.T, base, key string, contract *apitest.Contract) {
+func checkDraining(t *testing.T, lb *balancer, base, key string, contract *apitest.Contract) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Second); ; {
-		status, body := get(t, base+"/readyz")
-		if status == 503 {
-			if !strings.Contains(body, "shutting down") {
-				t.Errorf("/readyz while draining: %d %s; want it to say shutting down", status, body)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz still %d %s a second after SIGTERM", status, body)
-		}
-		time.Sleep(5 * time.Millisecond)
+	be := lb.backend(base)
+	lb.await(t, time.Second, "/readyz of "+base+" answering 503 after SIGTERM", func() bool { return !be.ready.Load() })
+	if status, body := get(t, base+"/readyz"); status != 503 || !strings.Contains(body, "shutting down") {
+		t.Errorf("/readyz while draining: %d %s; want 503 saying shutting down", status, body)
 	}
 	if status, body := get(t, base+"/healthz"); status != 200 {
 		t.Errorf("/healthz while draining: %d %s; want 200, or liveness probes restart the pod", status, body)
@@ -238,6 +230,9 @@ type balancer struct {
 	next     atomic.Uint64
 	done     chan struct{}
 	polling  sync.WaitGroup
+
+	mu      sync.Mutex
+	changed chan struct{} // closed, and replaced, at each poll and each request sent
 }
 
 type backend struct {
@@ -248,7 +243,7 @@ type backend struct {
 }
 
 func newBalancer(t *testing.T, bases ...string) *balancer {
-	lb := &balancer{done: make(chan struct{})}
+	lb := &balancer{done: make(chan struct{}), changed: make(chan struct{})}
 	for _, base := range bases {
 		be := &backend{base: base}
 		lb.backends = append(lb.backends, be)
@@ -273,6 +268,7 @@ func newBalancer(t *testing.T, bases ...string) *balancer {
 			return
 		}
 		be.sent.Add(1)
+		lb.moved()
 		r.Header.Set("X-Backend", be.base)
 		proxy.ServeHTTP(w, r)
 	}))
@@ -304,6 +300,7 @@ func (lb *balancer) poll(be *backend) {
 		}
 		be.ready.Store(err == nil && res.StatusCode == 200)
 		be.polls.Add(1)
+		lb.moved()
 		select {
 		case <-lb.done:
 			return
@@ -337,43 +334,57 @@ func (lb *balancer) backend(base string) *backend {
 // sentTo is how many requests the balancer sent to base.
 func (lb *balancer) sentTo(base string) int64 { return lb.backend(base).sent.Load() }
 
+// moved wakes every await: a poll or a request changed what the balancer knows.
+func (lb *balancer) moved() {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	close(lb.changed)
+	lb.changed = make(chan struct{})
+}
+
+// await waits until cond holds, checking it at each change of the balancer, for at most d.
+func (lb *balancer) await(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		lb.mu.Lock()
+		changed := lb.changed // taken before cond: a change after it still wakes us
+		lb.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("no %s within %s", what, d)
+		}
+	}
+}
+
 // waitPoll waits until the balancer has probed base once more.
 func (lb *balancer) waitPoll(t *testing.T, base string) {
 	t.Helper()
 	be := lb.backend(base)
 	n := be.polls.Load()
-	for deadline := time.Now().Add(5 * time.Second); be.polls.Load() == n; time.Sleep(100 * time.Microsecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the balancer did not probe %s in 5s", base)
-		}
-	}
+	lb.await(t, 5*time.Second, "probe of "+base, func() bool { return be.polls.Load() != n })
 }
 
 // waitReady waits until n backends are ready.
 func (lb *balancer) waitReady(t *testing.T, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	lb.await(t, 10*time.Second, fmt.Sprintf("%d backends ready", n), func() bool {
 		ready := 0
 		for _, be := range lb.backends {
 			if be.ready.Load() {
 				ready++
 			}
 		}
-		if ready >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d backends ready after 10s, want %d", ready, n)
-		}
-	}
+		return ready >= n
+	})
 }
 
 // waitSent waits until the balancer has sent n requests to base.
 func (lb *balancer) waitSent(t *testing.T, base string, n int64) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); lb.sentTo(base) < n; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the balancer sent %d requests to %s in 20s, want %d", lb.sentTo(base), base, n)
-		}
-	}
+	lb.await(t, 20*time.Second, fmt.Sprintf("%d requests sent to %s", n, base), func() bool { return lb.sentTo(base) >= n })
 }
