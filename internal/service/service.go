@@ -75,7 +75,7 @@ func (s *Service) open(ctx context.Context) error {
 	}
 	if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
-		if err := s.stores.traceRedis(s.traces); err != nil {
+		if err := s.stores.trace(s.traces); err != nil {
 			return err
 		}
 	}

@@ -50,6 +50,9 @@ type backend interface {
 	// observe logs once whether reads are answered from memory, and sends the SQLite file's
 	// faults to report. (In Redis, a corrupt record fails its own request.)
 	observe(log *slog.Logger, report func(*store.Fault))
+	// trace makes the stores' work for a request child spans of the request's: go-redis's own
+	// (redisotel), or the SQLite file's queries.
+	trace(tp trace.TracerProvider) error
 }
 
 // OpenStores opens the stores cfg names; a bad setting or file is a *ConfigError. It does not
@@ -144,13 +147,8 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 		backend: &redisStores{cfg: cfg, rdb: rdb, orders: orders, pets: pets}}, nil
 }
 
-// traceRedis makes go-redis's own spans (redisotel) children of the request's, in Redis mode;
-// without the commands' arguments, which name keys' hashes. SQLite work has no spans of its own.
-func (s *Stores) traceRedis(tp trace.TracerProvider) error {
-	r, ok := s.backend.(*redisStores)
-	if !ok {
-		return nil
-	}
+// trace: go-redis's own spans (redisotel), without the commands' arguments, which name keys' hashes.
+func (r *redisStores) trace(tp trace.TracerProvider) error {
 	return redisotel.InstrumentTracing(r.rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false))
 }
 
@@ -233,6 +231,12 @@ func checkDB(cfg StoreConfig) error {
 }
 
 func (s sqliteStores) Mode() string { return "embedded" }
+
+// trace: a span for each query of the file that a request makes (sqlitestore.DB.Trace).
+func (s sqliteStores) trace(tp trace.TracerProvider) error {
+	s.Trace(tp)
+	return nil
+}
 
 func (s sqliteStores) importChecked(ctx context.Context, c CheckedImport) (Imported, error) {
 	n, err := s.ImportBatches(ctx, c.orders, c.pets) // one transaction

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -68,7 +69,7 @@ func tracedRequestLogged(t *testing.T, cfg service.Config, key string, log *apit
 
 // TestTracing: with an OTLP endpoint in the environment, a request is a server span under
 // the client's traceparent, named by its route, sent to the collector; in Redis mode go-redis's
-// spans are its children. The access line carries the trace id.
+// spans, or the SQLite file's queries, are its children. The access line carries the trace id.
 func TestTracing(t *testing.T) {
 	srv := redistest.Start(t)
 	for name, sc := range map[string]service.StoreConfig{
@@ -121,17 +122,22 @@ func TestTracing(t *testing.T) {
 					t.Errorf("%s = %v, want %v", k, got, v)
 				}
 			}
-			if sc.RedisURL == "" {
-				return
-			}
-			children := 0
+			// The request's store work: go-redis's spans, or the SQLite file's queries (the
+			// list's first read of the orders among them), as client spans under the request's.
+			var children []string
 			for _, s := range spans {
 				if bytes.Equal(s.TraceId, server.TraceId) && bytes.Equal(s.ParentSpanId, server.SpanId) && s.Kind == tracepb.Span_SPAN_KIND_CLIENT {
-					children++
+					children = append(children, s.Name)
+					if sc.RedisURL == "" && tracingtest.Attr(s, "db.system.name") != "sqlite" {
+						t.Errorf("span %q: db.system.name %v, want sqlite", s.Name, tracingtest.Attr(s, "db.system.name"))
+					}
 				}
 			}
-			if children == 0 {
-				t.Errorf("no go-redis span under the request's among %d spans", len(spans))
+			if len(children) == 0 {
+				t.Errorf("no store span under the request's among %d spans", len(spans))
+			}
+			if sc.RedisURL == "" && !slices.Contains(children, "SELECT orders") {
+				t.Errorf("the list's spans %q, want a SELECT orders among them", children)
 			}
 		})
 	}

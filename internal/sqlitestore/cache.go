@@ -31,8 +31,9 @@ type headerCache[K comparable, V any] struct {
 	found  map[K]V
 }
 
-// cachedRead answers k from c under the current header, else reads it and keeps it under that header.
-func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], k K, read func(context.Context) (V, error)) (V, error) {
+// cachedRead answers k from c under the current header, else reads it from table and keeps it
+// under that header.
+func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], table string, k K, read func(context.Context) (V, error)) (V, error) {
 	if err := ctx.Err(); err != nil {
 		var none V
 		return none, err
@@ -49,7 +50,9 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Poin
 			return v, nil
 		}
 	}
+	readCtx, end := db.span(readCtx, "SELECT", table)
 	v, err := read(readCtx)
+	end(err)
 	if err != nil || !cacheable {
 		return v, err
 	}

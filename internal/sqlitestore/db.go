@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite", in pure Go: the binary stays static
 )
 
@@ -27,6 +29,7 @@ type DB struct {
 	pin    *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
 	cache  readCache
 	faults faults
+	tracer trace.Tracer // nil: no spans (Trace)
 }
 
 // Open opens the SQLite file at path, creating or migrating its schema, and refuses one this

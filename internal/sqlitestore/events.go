@@ -33,7 +33,9 @@ const (
 
 // Events reads the bounds and the rows in one read transaction: a Trim between the two would
 // otherwise drop events after an After found readable.
-func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
+func (e *Events) Events(ctx context.Context, q order.EventQuery) (_ order.EventPage, err error) {
+	ctx, end := e.db.span(ctx, "SELECT", "order_events")
+	defer func() { end(err) }()
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("an event query's limit is at least 1, not %d", q.Limit)
 	}

@@ -23,7 +23,7 @@ const (
 
 // Get reads one order by its id, or answers from the read cache.
 func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
-	o, err := cachedRead(ctx, s.db, &s.db.cache.orders, id, func(readCtx context.Context) (*order.Order, error) {
+	o, err := cachedRead(ctx, s.db, &s.db.cache.orders, "orders", id, func(readCtx context.Context) (*order.Order, error) {
 		o, err := scanOrder(s.db.stmts.selectOrder.QueryRowContext(readCtx, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
@@ -41,7 +41,9 @@ func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 
 // Find reads one page of the orders f keeps. The ranges of a filter on two states are read in
 // one transaction, so an order cancelled meanwhile is in exactly one of them.
-func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest) (order.Page, error) {
+func (s *Orders) Find(ctx context.Context, f order.Filter, req order.PageRequest) (_ order.Page, err error) {
+	ctx, end := s.db.span(ctx, "SELECT", "orders")
+	defer func() { end(err) }()
 	if err := order.CheckFind(f, req); err != nil {
 		return order.Page{}, err
 	}

@@ -21,7 +21,7 @@ func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
 // Lookup returns the key with hash h.
 func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
-	return cachedRead(ctx, s.db, &s.db.cache.keys, h, func(readCtx context.Context) (auth.Key, error) {
+	return cachedRead(ctx, s.db, &s.db.cache.keys, "api_keys", h, func(readCtx context.Context) (auth.Key, error) {
 		k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return auth.Key{}, auth.ErrKeyNotFound

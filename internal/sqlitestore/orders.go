@@ -22,7 +22,9 @@ type Orders struct{ db *DB }
 func NewOrders(db *DB) *Orders { return &Orders{db: db} }
 
 // List reads every order in one statement, so it sees one committed state of the file.
-func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
+func (s *Orders) List(ctx context.Context) (_ []order.Order, err error) {
+	ctx, end := s.db.span(ctx, "SELECT", "orders")
+	defer func() { end(err) }()
 	rows, err := s.db.stmts.listOrders.QueryContext(ctx)
 	list, err := scanRows(rows, err, scanOrder)
 	return list, s.db.fail(ctx, err)
@@ -30,7 +32,7 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 
 // Version returns the counter the schema's triggers move with every change to the orders.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
-	return cachedRead(ctx, s.db, &s.db.cache.version, struct{}{}, func(readCtx context.Context) (uint64, error) {
+	return cachedRead(ctx, s.db, &s.db.cache.version, "orders_version", struct{}{}, func(readCtx context.Context) (uint64, error) {
 		var v int64
 		err := s.db.stmts.ordersVersion.QueryRowContext(readCtx).Scan(&v)
 		return uint64(v), s.db.fail(ctx, err)
@@ -39,7 +41,9 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 
 // Cancel applies order.Order.Cancel in a write transaction, one step for every process. Only
 // a pending order needs it: no commit can undo a read's "unknown", "shipped" or "cancelled".
-func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
+func (s *Orders) Cancel(ctx context.Context, id int64) (_ order.Order, _ bool, err error) {
+	ctx, end := s.db.span(ctx, "UPDATE", "orders")
+	defer func() { end(err) }()
 	current, err := s.Get(ctx, id)
 	if err != nil {
 		return order.Order{}, false, err
@@ -80,12 +84,14 @@ type Pets struct{ db *DB }
 func NewPets(db *DB) *Pets { return &Pets{db: db} }
 
 // Pet reads one pet.
-func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
+func (s *Pets) Pet(ctx context.Context, id int64) (_ order.Pet, err error) {
+	ctx, end := s.db.span(ctx, "SELECT", "pets")
+	defer func() { end(err) }()
 	if err := ctx.Err(); err != nil {
 		return order.Pet{}, err
 	}
 	p := order.Pet{ID: id} // a point read, not watched (cachedRead)
-	err := s.db.stmts.selectPet.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&p.Name, &p.Status)
+	err = s.db.stmts.selectPet.QueryRowContext(context.WithoutCancel(ctx), id).Scan(&p.Name, &p.Status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return order.Pet{}, order.ErrPetNotFound
 	}
