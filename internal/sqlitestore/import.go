@@ -116,7 +116,7 @@ func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Orde
 		return Imported{}, err
 	}
 	if bulk != nil {
-		if err := bulk.finish(ctx, tx, n.OrdersAdded); err != nil {
+		if err := bulk.finish(ctx, tx); err != nil {
 			return Imported{}, db.fail(ctx, err)
 		}
 	}

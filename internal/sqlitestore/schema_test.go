@@ -3,8 +3,10 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/petstore/orderd/internal/order"
 )
@@ -48,5 +50,125 @@ func TestFileOfSchema2GainsTheEventLog(t *testing.T) {
 	page, err := events.Events(ctx, order.EventQuery{After: "0", Limit: 10})
 	if err != nil || len(page.Events) != 1 || page.Events[0].Type != order.EventCancelled || page.Events[0].Order.ID != 7 {
 		t.Fatalf("the log after a cancel = %+v, %v; want order 7's order.cancelled", page, err)
+	}
+}
+
+// TestVersionMovesWithEveryChange: the orders' version moves with every change another process
+// makes in plain SQL, an insert, an update and a delete, and with none that changes nothing:
+// neither an update to the same values nor a trim of the whole log. A file of schema 4, whose
+// triggers moved orders_version on every change, keeps its version or moves it forward when
+// it migrates: a version never goes back, or a client's ETag could come back with other orders.
+func TestVersionMovesWithEveryChange(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "orderd.db")
+	old, err := sql.Open("sqlite", dsn(path, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(migrations[:4:4], "PRAGMA user_version = 4",
+		"INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')",
+		"INSERT INTO orders VALUES (8, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')",
+		"UPDATE orders SET quantity = 2 WHERE id = 8") {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatalf("%.40s: %v", q, err)
+		}
+	}
+	var before uint64
+	if err := old.QueryRow("SELECT value FROM orders_version").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	db, err := Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	orders := NewOrders(db)
+	version := func() uint64 {
+		t.Helper()
+		v, err := orders.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	last := version()
+	if last < before {
+		t.Fatalf("version %d after migrating to schema 5; was %d", last, before)
+	}
+	// Another process's plain SQL: a connection of its own.
+	other, err := sql.Open("sqlite", dsn(path, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, step := range []struct {
+		sql   string
+		moves bool
+	}{
+		{"INSERT INTO orders VALUES (9, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')", true},
+		{"UPDATE orders SET status = 'shipped' WHERE id = 9", true},
+		{"UPDATE orders SET status = 'shipped' WHERE id = 9", false},
+		{"UPDATE orders SET quantity = quantity", false},
+		{"DELETE FROM orders WHERE id = 9", true},
+		{"DELETE FROM order_events", false}, // as a trim of every event, which keeps the newest id
+		{"UPDATE orders SET complete = 1 WHERE id = 7", true},
+	} {
+		if _, err := other.Exec(step.sql); err != nil {
+			t.Fatalf("%s: %v", step.sql, err)
+		}
+		switch v := version(); {
+		case step.moves && v <= last:
+			t.Errorf("%s: version %d, was %d; want it moved forward", step.sql, v, last)
+		case !step.moves && v != last:
+			t.Errorf("%s: version %d, was %d; want it kept", step.sql, v, last)
+		default:
+			last = v
+		}
+	}
+}
+
+// TestCancelWritesFivePages: a cancel's commit appends about five pages to the WAL: the order's
+// row, the two leaves of orders_by_status it leaves and enters, the event's row and
+// sqlite_sequence. The commit is most of a cancel's time, and each page more is measured in the
+// cancels a second; this fails if a schema change adds one (schema 4 wrote six: orders_version).
+func TestCancelWritesFivePages(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "orderd.db")
+	db, err := Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	list := make([]order.Order, 10_000)
+	for i := range list {
+		list[i] = order.Order{ID: int64(i), ShipDate: time.Unix(1.8e9, 0), Status: order.StatusPending}
+	}
+	if _, err := db.Import(ctx, list, nil); err != nil {
+		t.Fatal(err)
+	}
+	orders := NewOrders(db)
+	if _, _, err := orders.Cancel(ctx, 0); err != nil { // the log's first row, and sqlite_sequence's
+		t.Fatal(err)
+	}
+	// An empty WAL, which the next 100 commits append to (the automatic checkpoint waits for 1,000 pages).
+	if _, err := db.sql.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	const cancels, frame = 100, 24 + 4096 // a WAL frame: its header and a page
+	for i := range int64(cancels) {
+		if _, changed, err := orders.Cancel(ctx, 1+i*37); err != nil || !changed {
+			t.Fatal(changed, err)
+		}
+	}
+	wal, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := float64(wal.Size()-32) / frame / cancels // 32: the WAL's header
+	t.Logf("%.2f pages a cancel", pages)
+	if pages > 5.5 {
+		t.Errorf("a cancel's commit writes %.2f pages of WAL; want at most 5.5", pages)
 	}
 }

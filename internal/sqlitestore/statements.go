@@ -26,7 +26,7 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.ordersVersion, "SELECT value FROM orders_version"},
+		{&s.ordersVersion, ordersVersion},
 		{&s.listOrders, "SELECT " + orderColumns + " FROM orders ORDER BY id"},
 		{&s.selectOrder, "SELECT " + orderColumns + " FROM orders WHERE id = ?"},
 		{&s.cancelOrder, "UPDATE orders SET status = ? WHERE id = ?"},
@@ -45,3 +45,8 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 	}
 	return nil
 }
+
+// ordersVersion moves with every change to the orders, whoever makes it: a change that records
+// an event moves the newest event id, which never goes back (AUTOINCREMENT, kept by Trim); a
+// DELETE moves orders_version (schema version 5).
+const ordersVersion = "SELECT value + " + newestID + " FROM orders_version"
