@@ -52,8 +52,8 @@ func intoEmpty(ctx context.Context, tx *sql.Tx, table string) (*bulkLoad, error)
 // table was empty): records an order.created for each, which moves the orders' version too;
 // then it makes the indexes and triggers again.
 func (b *bulkLoad) finish(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, "INSERT INTO order_events (type, time, order_id, pet_id, quantity, ship_date, complete, status) "+
-		"SELECT 'order.created', "+eventTime+", "+orderColumns+" FROM orders ORDER BY id"); err != nil {
+	if _, err := tx.ExecContext(ctx, "INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status) "+
+		"SELECT "+newestEventID+" + row_number() OVER (ORDER BY id), 'order.created', "+eventTime+", "+orderColumns+" FROM orders ORDER BY id"); err != nil {
 		return err
 	}
 	for _, create := range b.creates {

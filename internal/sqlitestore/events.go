@@ -24,10 +24,8 @@ type Events struct{ db *DB }
 func NewEvents(db *DB) *Events { return &Events{db: db} }
 
 const (
-	// newestID is the newest id ever given: sqlite_sequence keeps it when the row is trimmed.
-	newestID    = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'order_events'), 0)"
-	newestEvent = "SELECT " + newestID
-	eventBounds = "SELECT last_dropped, " + newestID + " FROM order_events_cut"
+	newestEvent = "SELECT " + newestEventID
+	eventBounds = "SELECT last_dropped, " + newestEventID + " FROM order_events_cut"
 	readEvents  = "SELECT " + eventColumns + " FROM order_events WHERE id > ? ORDER BY id LIMIT ?"
 )
 

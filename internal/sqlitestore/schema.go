@@ -130,13 +130,51 @@ CREATE TABLE webhook_endpoints (
 	lease_expires INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 `,
-	// 4 → 5: the orders' version is orders_version's value plus the newest event id
-	// (statements.go), so a change that records an event moves it through the event alone, and
-	// a cancel's commit writes one page fewer: the commit is most of what a cancel costs. A DELETE
-	// records no event and still moves orders_version; an UPDATE that changes nothing moves neither.
+	// 4 → 5: a cancel's commit writes two pages fewer, the commit being most of what a cancel
+	// costs. The orders' version is orders_version's value plus the newest event id, so a
+	// change that records an event moves it through the event alone; a DELETE records no event
+	// and still moves orders_version, an UPDATE that changes nothing moves neither. And the log
+	// gives its ids itself (newestEventID), without AUTOINCREMENT's write to sqlite_sequence.
 	`
 DROP TRIGGER orders_insert_moves_version;
 DROP TRIGGER orders_update_moves_version;
+DROP TRIGGER orders_insert_records_event;
+DROP TRIGGER orders_update_records_event;
+
+CREATE TABLE order_events_5 (
+	id        INTEGER PRIMARY KEY,
+	type      TEXT    NOT NULL,
+	time      TEXT    NOT NULL,
+	order_id  INTEGER NOT NULL,
+	pet_id    INTEGER NOT NULL,
+	quantity  INTEGER NOT NULL,
+	ship_date TEXT    NOT NULL,
+	complete  INTEGER NOT NULL,
+	status    TEXT    NOT NULL
+) STRICT;
+INSERT INTO order_events_5 SELECT * FROM order_events;
+DROP TABLE order_events;
+ALTER TABLE order_events_5 RENAME TO order_events;
+
+CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
+BEGIN
+	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
+	VALUES (` + newestEventID + ` + 1, 'order.created', ` + eventTime + `,
+		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
+END;
+CREATE TRIGGER orders_update_records_event AFTER UPDATE ON orders
+WHEN (OLD.id, OLD.pet_id, OLD.quantity, OLD.ship_date, OLD.complete, OLD.status)
+	IS NOT (NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status)
+BEGIN
+	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
+	VALUES (` + newestEventID + ` + 1,
+		CASE WHEN NEW.status IS OLD.status THEN 'order.updated'
+			WHEN NEW.status = 'cancelled' THEN 'order.cancelled'
+			WHEN NEW.status = 'shipped' THEN 'order.shipped'
+			ELSE 'order.updated' END,
+		` + eventTime + `,
+		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
+END;
 `,
 }
 
@@ -190,3 +228,8 @@ const eventTime = "strftime('%Y-%m-%dT%H:%M:%f000000Z', 'now')"
 
 const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
 	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"
+
+// newestEventID is the newest id the log ever gave: its newest row's, or once Trim dropped
+// every row, the newest it dropped. Every id is one more than it, so no id is given twice.
+// Schema version 5 has it: never edit.
+const newestEventID = "(SELECT max(coalesce(max(id), 0), (SELECT last_dropped FROM order_events_cut)) FROM order_events)"

@@ -47,6 +47,6 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 }
 
 // ordersVersion moves with every change to the orders, whoever makes it: a change that records
-// an event moves the newest event id, which never goes back (AUTOINCREMENT, kept by Trim); a
+// an event moves the newest event id, which never goes back (newestEventID); a
 // DELETE moves orders_version (schema version 5).
-const ordersVersion = "SELECT value + " + newestID + " FROM orders_version"
+const ordersVersion = "SELECT value + " + newestEventID + " FROM orders_version"
