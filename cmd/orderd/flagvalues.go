@@ -83,6 +83,42 @@ func (f *originsFlag) Set(s string) error {
 	return nil
 }
 
+// durationsFlag is a flag.Value for a comma-separated list of durations: 5s,30s,2m.
+type durationsFlag []time.Duration
+
+func (f *durationsFlag) String() string {
+	parts := make([]string, len(*f))
+	for i, d := range *f {
+		parts[i] = shortDuration(d)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *durationsFlag) Set(s string) error {
+	var out durationsFlag
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (5s, 2m, 1h)", part)
+		}
+		out = append(out, d)
+	}
+	*f = out
+	return nil
+}
+
+// shortDuration writes d without its zero units: 2m, not 2m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // checkAddr checks host:port to listen on: an empty host is every interface, port 0 a free one.
 func checkAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)

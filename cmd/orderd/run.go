@@ -21,6 +21,7 @@ Commands:
   orderd webhooks create --url URL [flags]  register a webhook endpoint; print its id and secret
   orderd webhooks list [flags]              list endpoints: URL, types, status, how far behind
   orderd webhooks delete ID [flags]         delete an endpoint
+  orderd webhooks enable ID [flags]         make a failing or disabled endpoint active again
   orderd import --orders F [--pets F]       load orders and pets into the store
   orderd contract-check --base URL --key K  check a running instance against openapi.yaml
   orderd version                            print the version, the commit and the Go version

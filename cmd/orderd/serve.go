@@ -41,6 +41,11 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.Events.Retention.MaxCount, "events-max", cfg.Events.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
 	fs.IntVar(&cfg.Events.MaxStreamsPerKey, "max-streams-per-key", cfg.Events.MaxStreamsPerKey, "event streams one key may hold open on this instance")
 	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhooks go to private, loopback and link-local addresses (receivers on the operator's own network)")
+	fs.Var((*durationsFlag)(&cfg.Webhooks.Schedule.Backoff), "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; "+
+		"positive, never decreasing; each up to 10% longer at random")
+	fs.DurationVar(&cfg.Webhooks.Schedule.GiveUpAfter, "webhooks-give-up", cfg.Webhooks.Schedule.GiveUpAfter, "how long after an event's first failed attempt its endpoint is marked failing")
+	fs.DurationVar(&cfg.Webhooks.LeaseTTL, "webhooks-lease", cfg.Webhooks.LeaseTTL, "how long an instance's hold on a webhook endpoint lasts unrenewed: the endpoints of an instance that dies wait that long, "+
+		"and up to 5s more (a third of it when shorter), for another; an attempt is cut when it would outlast it; at least 1s")
 	fs.TextVar(&logLevel, "log-level", logLevel, "debug, info, warn or error")
 	fs.Usage = flagUsage(fs, "orderd serve [flags]")
 	rest, err := parseFlags(fs, args, getenv, stdout)
@@ -75,6 +80,10 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		return cfg, logLevel, usageErrorf("serve: --events-retention and --events-max must be 0 or more")
 	case cfg.Events.MaxStreamsPerKey <= 0:
 		return cfg, logLevel, usageErrorf("serve: --max-streams-per-key must be positive, not %d", cfg.Events.MaxStreamsPerKey)
+	case cfg.Webhooks.Schedule.Check() != nil:
+		return cfg, logLevel, usageErrorf("serve: --webhooks-retry or --webhooks-give-up: %w", cfg.Webhooks.Schedule.Check())
+	case cfg.Webhooks.LeaseTTL < time.Second:
+		return cfg, logLevel, usageErrorf("serve: --webhooks-lease must be at least 1s, not %s", cfg.Webhooks.LeaseTTL)
 	case cfg.Ban.After < 0 || (cfg.Ban.After > 0 && cfg.Ban.For <= 0):
 		return cfg, logLevel, usageErrorf("serve: --ban-after must be 0 or more, and --ban-for positive when bans are on")
 	}

@@ -20,9 +20,10 @@ var webhooksSynopses = []string{
 	"orderd webhooks create --url URL [--types TYPE,…] [--db FILE | --redis-url URL]",
 	"orderd webhooks list [--db FILE | --redis-url URL]",
 	"orderd webhooks delete ID [--db FILE | --redis-url URL]",
+	"orderd webhooks enable ID [--skip-to-newest] [--db FILE | --redis-url URL]",
 }
 
-// webhooks runs `orderd webhooks create|list|delete`.
+// webhooks runs `orderd webhooks create|list|delete|enable`.
 func webhooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	i, err := subcommand("webhooks", webhooksSynopses, args, stdout)
 	if err != nil {
@@ -30,12 +31,17 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fs := flag.NewFlagSet("webhooks "+args[0], flag.ContinueOnError)
 	var (
-		sc         service.StoreConfig
-		url, types string
+		sc           service.StoreConfig
+		url, types   string
+		skipToNewest bool
 	)
 	if args[0] == "create" {
 		fs.StringVar(&url, "url", "", "where the events are posted: http or https; required")
 		fs.StringVar(&types, "types", "", "comma-separated event types to send (default: every type: "+joinTypes(order.EventTypes)+")")
+	}
+	if args[0] == "enable" {
+		fs.BoolVar(&skipToNewest, "skip-to-newest", false, "resume after the log's newest event, not after the endpoint's position: "+
+			"the events in between are never sent (for a position whose events the log no longer keeps)")
 	}
 	registerStore(fs, &sc)
 	fs.Usage = flagUsage(fs, webhooksSynopses[i])
@@ -46,11 +52,12 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 	if err := checkStoreFlags(fs.Name(), sc); err != nil {
 		return err
 	}
-	if args[0] != "delete" && len(rest) > 0 {
+	byID := args[0] == "delete" || args[0] == "enable"
+	if !byID && len(rest) > 0 {
 		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
 	}
-	if args[0] == "delete" && len(rest) != 1 {
-		return usageErrorf("webhooks delete: name one endpoint to delete, by id")
+	if byID && len(rest) != 1 {
+		return usageErrorf("%s: name one endpoint to %s, by id", fs.Name(), args[0])
 	}
 	var typeList []order.EventType
 	if args[0] == "create" { // checked before the store is opened, which may create the file
@@ -81,6 +88,8 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		return nil
 	case "list":
 		return listWebhooks(ctx, stores, stdout)
+	case "enable":
+		return enableWebhook(ctx, stores, rest[0], skipToNewest, stdout)
 	default: // delete
 		if err := stores.Webhooks.Delete(ctx, rest[0]); err != nil {
 			if errors.Is(err, webhook.ErrNotFound) {
@@ -91,6 +100,36 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stdout, "deleted webhook %s\n", rest[0])
 		return nil
 	}
+}
+
+// enableWebhook makes a failing or disabled endpoint active again and says from where.
+func enableWebhook(ctx context.Context, stores *service.Stores, id string, skipToNewest bool, stdout io.Writer) error {
+	r, err := webhook.Enable(ctx, stores.Webhooks, stores.Events, id, skipToNewest)
+	var gap *webhook.GapError
+	switch {
+	case errors.As(err, &gap):
+		return usageErrorf("webhooks enable: %w; the events in between are lost to it: "+
+			"--skip-to-newest enables it from the log's newest event, skipping them", err)
+	case errors.Is(err, webhook.ErrNotFound) || errors.Is(err, webhook.ErrActive) || errors.Is(err, webhook.ErrMoved):
+		return usageErrorf("webhooks enable: %w", err)
+	case err != nil:
+		return fmt.Errorf("webhooks enable: %w", err)
+	}
+	if skipToNewest {
+		fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, "+
+			"and any it no longer kept\n", id, r.To, r.From, counted(r.Skipped))
+		return nil
+	}
+	fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", id, r.To, counted(r.Waiting))
+	return nil
+}
+
+// counted is how many events b has: "3", or "10000+".
+func counted(b webhook.Backlog) string {
+	if b.More {
+		return fmt.Sprintf("%d+", b.Events)
+	}
+	return fmt.Sprint(b.Events)
 }
 
 // listWebhooks prints each endpoint, where its delivery stands and how far behind the log it is.

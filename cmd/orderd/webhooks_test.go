@@ -28,7 +28,7 @@ func TestWebhooksCommands(t *testing.T) {
 		{[]string{"webhooks", "list", "--db", db}, "no such file"},
 		{[]string{"webhooks", "delete", "--db", db}, "name one endpoint"},
 		{[]string{"webhooks", "rename"}, "unknown subcommand"},
-		{[]string{"webhooks"}, "want create, list or delete"},
+		{[]string{"webhooks"}, "want create, list, delete or enable"},
 	} {
 		if _, errOut, code := orderd(t, nil, tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)

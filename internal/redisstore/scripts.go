@@ -25,6 +25,7 @@ var (
 	leaseWebhookScript   = script("webhooklease.lua")
 	releaseWebhookScript = script("webhookrelease.lua")
 	saveWebhookScript    = script("webhooksave.lua")
+	enableWebhookScript  = script("webhookenable.lua")
 )
 
 func script(files ...string) *redis.Script {

@@ -170,6 +170,28 @@ func (s *Webhooks) Save(ctx context.Context, id, owner string, d webhook.Deliver
 	return nil
 }
 
+// Enable makes the endpoint active again from to with one script that checks it first; it is
+// sent once, for a retry of one that ran would be refused as active.
+func (s *Webhooks) Enable(ctx context.Context, id, from, to string) error {
+	if err := checkWebhookID(id); err != nil {
+		return err
+	}
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	r, err := enableWebhookScript.Run(ctx, s.once(), []string{s.k.webhook(id)}, from, to).Int()
+	switch {
+	case err != nil:
+		return classify(ctx, err)
+	case r == -1:
+		return fmt.Errorf("%w: %q", webhook.ErrNotFound, id)
+	case r == 0:
+		return fmt.Errorf("%w: %q", webhook.ErrActive, id)
+	case r == -2:
+		return fmt.Errorf("%w: %q", webhook.ErrMoved, id)
+	}
+	return nil
+}
+
 // checkWebhookID refuses an id that could not be an endpoint's: a brace would move its keys
 // to another slot.
 func checkWebhookID(id string) error {

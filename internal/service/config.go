@@ -62,7 +62,8 @@ type WebhooksConfig struct {
 	// receivers on the operator's own network, and tests. Off, an endpoint URL cannot make
 	// orderd reach what only it can reach.
 	AllowPrivate bool
-	// Poll, LeaseTTL and Schedule are webhook.Config's; zero: its defaults.
+	// Poll, LeaseTTL and Schedule are webhook.Config's; zero: its defaults. No flag sets Poll:
+	// it follows LeaseTTL.
 	Poll, LeaseTTL time.Duration
 	Schedule       webhook.Schedule
 }
@@ -118,6 +119,7 @@ func DefaultConfig() Config {
 			Retention:        order.Retention{MaxAge: 7 * 24 * time.Hour, MaxCount: 1_000_000},
 			MaxStreamsPerKey: api.DefaultMaxStreamsPerKey,
 		},
+		Webhooks: WebhooksConfig{LeaseTTL: webhook.DefaultLeaseTTL, Schedule: webhook.DefaultSchedule},
 		Store: StoreConfig{
 			RedisPrefix:  redisstore.DefaultPrefix,
 			RedisTimeout: redisstore.DefaultTimeout,

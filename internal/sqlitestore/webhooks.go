@@ -109,6 +109,30 @@ func (s *Webhooks) Save(ctx context.Context, id, owner string, d webhook.Deliver
 	})
 }
 
+// Enable makes the endpoint active again from to in one UPDATE that checks it first; when it
+// changes nothing, a read in the same transaction says why.
+func (s *Webhooks) Enable(ctx context.Context, id, from, to string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE webhook_endpoints SET status = ?, position = ?, attempts = 0, first_failure = 0, "+
+			"next_attempt = 0, last_error = '' WHERE id = ? AND status <> ? AND position = ?",
+			string(webhook.StatusActive), to, id, string(webhook.StatusActive), from)
+		if n, err := affected(res, err); err != nil || n == 1 {
+			return err
+		}
+		var status, position string
+		err = tx.QueryRowContext(ctx, "SELECT status, position FROM webhook_endpoints WHERE id = ?", id).Scan(&status, &position)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("%w: %q", webhook.ErrNotFound, id)
+		case err != nil:
+			return err
+		case status == string(webhook.StatusActive):
+			return fmt.Errorf("%w: %q", webhook.ErrActive, id)
+		}
+		return fmt.Errorf("%w: %q", webhook.ErrMoved, id)
+	})
+}
+
 // write runs fn in a write transaction and commits it; fn's refusals are returned as they are.
 func (s *Webhooks) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, done, err := s.db.beginWrite(ctx)
@@ -117,7 +141,8 @@ func (s *Webhooks) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	defer done()
 	if err := fn(tx); err != nil {
-		if errors.Is(err, webhook.ErrNotFound) || errors.Is(err, webhook.ErrLeaseLost) {
+		if errors.Is(err, webhook.ErrNotFound) || errors.Is(err, webhook.ErrLeaseLost) ||
+			errors.Is(err, webhook.ErrActive) || errors.Is(err, webhook.ErrMoved) {
 			return err
 		}
 		return s.db.fail(ctx, err)

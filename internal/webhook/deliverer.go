@@ -34,13 +34,19 @@ type Config struct {
 	// Owner names this instance in the leases; "" picks a random one.
 	Owner    string
 	Timeout  time.Duration // bound on one attempt (10 s)
-	LeaseTTL time.Duration // how long a lease lasts unrenewed (30 s): a stopped instance's endpoints wait that long
-	Poll     time.Duration // how often the endpoints are listed, to take the leases no one holds (5 s)
-	Schedule Schedule      // DefaultSchedule when it has no Backoff
-	Observer Observer      // none when nil
-	Logger   *slog.Logger  // none when nil
+	LeaseTTL time.Duration // how long a lease lasts unrenewed (DefaultLeaseTTL): a stopped instance's endpoints wait that long
+	// Poll is how often the endpoints are listed, to take the leases no one holds: 5 s, or a
+	// third of LeaseTTL when that is shorter, so that a lapsed lease waits at most a third more.
+	Poll     time.Duration
+	Schedule Schedule     // DefaultSchedule when it has no Backoff
+	Observer Observer     // none when nil
+	Logger   *slog.Logger // none when nil
 	Now      func() time.Time
 }
+
+// DefaultLeaseTTL is how long an endpoint's lease lasts unrenewed: a renewal, a write, every
+// 10 s per endpoint, and the endpoints of an instance that died wait 30 s for another.
+const DefaultLeaseTTL = 30 * time.Second
 
 // Deliverer posts the log's events to the endpoints whose leases it holds.
 type Deliverer struct {
@@ -56,8 +62,8 @@ const pageSize = 100
 // NewDeliverer returns a Deliverer of cfg; Run starts it.
 func NewDeliverer(cfg Config) *Deliverer {
 	cfg.Timeout = cmp.Or(cfg.Timeout, 10*time.Second)
-	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, 30*time.Second)
-	cfg.Poll = cmp.Or(cfg.Poll, 5*time.Second)
+	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
+	cfg.Poll = cmp.Or(cfg.Poll, min(5*time.Second, cfg.LeaseTTL/3))
 	if len(cfg.Schedule.Backoff) == 0 {
 		cfg.Schedule = DefaultSchedule
 	}

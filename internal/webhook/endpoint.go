@@ -72,6 +72,11 @@ type Store interface {
 	// Save writes d as the endpoint's delivery state if owner holds its lease, atomically.
 	// Refusals: ErrLeaseLost, ErrNotFound.
 	Save(ctx context.Context, id, owner string, d Delivery) error
+	// Enable makes a failing or disabled endpoint active again, its position moved from from
+	// to to and its attempts and failure cleared (its last attempt and status are kept), in
+	// one step with the checks: it is an operator's, under no lease, and no deliverer writes
+	// an endpoint that is not active. Refusals: ErrNotFound, ErrActive, ErrMoved.
+	Enable(ctx context.Context, id, from, to string) error
 }
 
 var (
@@ -79,6 +84,10 @@ var (
 	ErrNotFound = errors.New("no such webhook endpoint")
 	// ErrLeaseLost refuses a write by an owner whose lease expired or was taken.
 	ErrLeaseLost = errors.New("the webhook endpoint's lease is held by another instance")
+	// ErrActive refuses to enable an endpoint that is active: its deliverer owns its state.
+	ErrActive = errors.New("the webhook endpoint is already active")
+	// ErrMoved refuses to enable an endpoint whose position is no longer the one checked.
+	ErrMoved = errors.New("the webhook endpoint's position changed meanwhile")
 )
 
 // NewEndpoint checks rawURL and types and returns an active endpoint with a new id and secret,

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -26,6 +28,25 @@ var DefaultSchedule = Schedule{
 	},
 	GiveUpAfter: 24 * time.Hour,
 	Jitter:      0.1,
+}
+
+// Check refuses a schedule that would never wait, or wait less after more failures.
+func (s Schedule) Check() error {
+	if len(s.Backoff) == 0 {
+		return errors.New("the retry schedule has no wait")
+	}
+	for i, d := range s.Backoff {
+		switch {
+		case d <= 0:
+			return fmt.Errorf("the retry schedule's waits must be positive, not %s", d)
+		case i > 0 && d < s.Backoff[i-1]:
+			return fmt.Errorf("the retry schedule's waits must not decrease: %s after %s", d, s.Backoff[i-1])
+		}
+	}
+	if s.GiveUpAfter <= 0 {
+		return fmt.Errorf("the time to give up must be positive, not %s", s.GiveUpAfter)
+	}
+	return nil
 }
 
 // wait is the wait after the attempts-th failed attempt (1 after the first).

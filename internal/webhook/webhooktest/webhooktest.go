@@ -209,4 +209,55 @@ func Run(t *testing.T, newStore NewStore) {
 			t.Fatalf("Save brought a deleted endpoint back: %+v, %v", got, err)
 		}
 	})
+
+	t.Run("EnableOnlyAnEndpointNotActive", func(t *testing.T) {
+		ctx, s := t.Context(), newStore(t)
+		a := newEndpoint(t, "https://a.example/hook", order.EventShipped)
+		if err := s.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enable(ctx, a.ID, "41", "41"); !errors.Is(err, webhook.ErrActive) {
+			t.Fatalf("Enable of an active endpoint: %v", err)
+		}
+		if ok, err := s.Lease(ctx, a.ID, "one", time.Minute); !ok || err != nil {
+			t.Fatalf("Lease = %v, %v", ok, err)
+		}
+		failing := webhook.Delivery{
+			Status: webhook.StatusFailing, Position: "41", Attempts: 19, FirstFailure: created.Add(time.Hour),
+			NextAttempt: created.Add(3 * time.Hour), LastAttempt: created.Add(25 * time.Hour), LastStatus: 503, LastError: "gave up",
+		}
+		if err := s.Save(ctx, a.ID, "one", failing); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enable(ctx, a.ID, "40", "50"); !errors.Is(err, webhook.ErrMoved) {
+			t.Fatalf("Enable from a position not the endpoint's: %v", err)
+		}
+		if got, _ := s.Get(ctx, a.ID); !reflect.DeepEqual(got.Delivery, failing) {
+			t.Fatalf("a refused Enable changed the state: %+v", got.Delivery)
+		}
+		if err := s.Enable(ctx, a.ID, "41", "50"); err != nil {
+			t.Fatal(err)
+		}
+		// Active from the new position, the failure gone; the last attempt stays, as history.
+		want := a
+		want.Delivery = webhook.Delivery{Status: webhook.StatusActive, Position: "50", LastAttempt: failing.LastAttempt, LastStatus: 503}
+		if got, err := s.Get(ctx, a.ID); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Get after Enable = %+v, %v; want %+v", got, err, want)
+		}
+		if err := s.Enable(ctx, a.ID, "50", "50"); !errors.Is(err, webhook.ErrActive) {
+			t.Fatalf("a second Enable: %v", err)
+		}
+		if err := s.Save(ctx, a.ID, "one", webhook.Delivery{Status: webhook.StatusDisabled, Position: "50", LastStatus: 410, LastError: "410 Gone"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Enable(ctx, a.ID, "50", "50"); err != nil {
+			t.Fatalf("Enable of a disabled endpoint: %v", err)
+		}
+		if got, _ := s.Get(ctx, a.ID); got.Status != webhook.StatusActive || got.LastError != "" || got.LastStatus != 410 {
+			t.Fatalf("a disabled endpoint enabled: %+v", got.Delivery)
+		}
+		if err := s.Enable(ctx, "wh_none", "50", "50"); !errors.Is(err, webhook.ErrNotFound) {
+			t.Fatalf("Enable of no endpoint: %v", err)
+		}
+	})
 }
