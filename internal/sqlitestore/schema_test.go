@@ -16,28 +16,7 @@ import (
 // open, its orders as they were, and the log starts empty: the next change is its first event.
 func TestFileOfSchema2GainsTheEventLog(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "orderd.db")
-	old, err := sql.Open("sqlite", dsn(path, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{migrations[0], migrations[1], "PRAGMA user_version = 2",
-		"INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')"} {
-		if _, err := old.Exec(q); err != nil {
-			t.Fatalf("%.40s: %v", q, err)
-		}
-	}
-	old.Close()
-
-	db, err := Open(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var v int
-	if err := db.sql.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) {
-		t.Fatalf("user_version %d, %v; want %d", v, err, len(migrations))
-	}
+	db := openSchema(t, 2, order7)
 	orders, events := NewOrders(db), NewEvents(db)
 	if list, err := orders.List(ctx); err != nil || len(list) != 1 || list[0].ID != 7 {
 		t.Fatalf("the orders after migrating: %+v, %v", list, err)
@@ -61,30 +40,11 @@ func TestFileOfSchema2GainsTheEventLog(t *testing.T) {
 // it migrates: a version never goes back, or a client's ETag could come back with other orders.
 func TestVersionMovesWithEveryChange(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "orderd.db")
-	old, err := sql.Open("sqlite", dsn(path, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(migrations[:4:4], "PRAGMA user_version = 4",
-		"INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')",
+	// Schema 4's triggers moved orders_version by 3 for these.
+	const before = 3
+	db := openSchema(t, 4, order7,
 		"INSERT INTO orders VALUES (8, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')",
-		"UPDATE orders SET quantity = 2 WHERE id = 8") {
-		if _, err := old.Exec(q); err != nil {
-			t.Fatalf("%.40s: %v", q, err)
-		}
-	}
-	var before uint64
-	if err := old.QueryRow("SELECT value FROM orders_version").Scan(&before); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-
-	db, err := Open(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+		"UPDATE orders SET quantity = 2 WHERE id = 8")
 	orders := NewOrders(db)
 	version := func() uint64 {
 		t.Helper()
@@ -99,7 +59,7 @@ func TestVersionMovesWithEveryChange(t *testing.T) {
 		t.Fatalf("version %d after migrating to schema 5; was %d", last, before)
 	}
 	// Another process's plain SQL: a connection of its own.
-	other, err := sql.Open("sqlite", dsn(path, 0))
+	other, err := sql.Open("sqlite", dsn(db.path, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,30 +146,12 @@ func TestFileOfSchema4KeepsItsEventIDs(t *testing.T) {
 	for _, trimmed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("trimmed=%v", trimmed), func(t *testing.T) {
 			ctx := context.Background()
-			path := filepath.Join(t.TempDir(), "orderd.db")
-			old, err := sql.Open("sqlite", dsn(path, 0))
-			if err != nil {
-				t.Fatal(err)
-			}
-			steps := append(migrations[:4:4], "PRAGMA user_version = 4",
-				"INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')",
-				"INSERT INTO orders VALUES (8, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')",
-				"UPDATE orders SET quantity = 2 WHERE id = 8") // events 1, 2 and 3
+			steps := []string{order7, "INSERT INTO orders VALUES (8, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')",
+				"UPDATE orders SET quantity = 2 WHERE id = 8"} // events 1, 2 and 3
 			if trimmed { // as schema 4's Trim did
 				steps = append(steps, "DELETE FROM order_events WHERE id <= 3", "UPDATE order_events_cut SET last_dropped = 3")
 			}
-			for _, q := range steps {
-				if _, err := old.Exec(q); err != nil {
-					t.Fatalf("%.40s: %v", q, err)
-				}
-			}
-			old.Close()
-
-			db, err := Open(path, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openSchema(t, 4, steps...)
 			events := NewEvents(db)
 			if id, err := events.LastEventID(ctx); err != nil || id != "3" {
 				t.Fatalf("newest id after migrating: %q, %v; want 3", id, err)
@@ -230,3 +172,33 @@ func TestFileOfSchema4KeepsItsEventIDs(t *testing.T) {
 		})
 	}
 }
+
+// openSchema makes a file of schema version v (the first v migrations) with the statements
+// then, as an older orderd left it, and opens it, which migrates it to this code's version.
+func openSchema(t *testing.T, v int, then ...string) *DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "orderd.db")
+	old, err := sql.Open("sqlite", dsn(path, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(append(migrations[:v:v], fmt.Sprintf("PRAGMA user_version = %d", v)), then...) {
+		if _, err := old.Exec(q); err != nil {
+			t.Fatalf("%.40s: %v", q, err)
+		}
+	}
+	old.Close()
+	db, err := Open(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var got int
+	if err := db.sql.QueryRow("PRAGMA user_version").Scan(&got); err != nil || got != len(migrations) {
+		t.Fatalf("user_version %d, %v after migrating; want %d", got, err, len(migrations))
+	}
+	return db
+}
+
+// order7 is an order as a file of any schema holds it.
+const order7 = "INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')"

@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,28 +67,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 // on open, with its orders, and keeps a secret made in it.
 func TestFileOfSchema1GainsSettings(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "orderd.db")
-	old, err := sql.Open("sqlite", dsn(path, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{migrations[0], "PRAGMA user_version = 1",
-		"INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')"} {
-		if _, err := old.Exec(q); err != nil {
-			t.Fatalf("%.40s: %v", q, err)
-		}
-	}
-	old.Close()
-
-	db, err := Open(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var v int
-	if err := db.sql.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(migrations) {
-		t.Fatalf("user_version %d, %v; want %d", v, err, len(migrations))
-	}
+	db := openSchema(t, 1, order7)
 	if list, err := NewOrders(db).List(ctx); err != nil || len(list) != 1 || list[0].ID != 7 {
 		t.Fatalf("the orders after migrating: %+v, %v", list, err)
 	}
