@@ -52,9 +52,18 @@ func intoEmpty(ctx context.Context, tx *sql.Tx, table string) (*bulkLoad, error)
 // table was empty): records an order.created for each, which moves the orders' version too;
 // then it makes the indexes and triggers again.
 func (b *bulkLoad) finish(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, "INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status) "+
-		"SELECT "+newestEventID+" + row_number() OVER (ORDER BY id), 'order.created', "+eventTime+", "+orderColumns+" FROM orders ORDER BY id"); err != nil {
-		return err
+	// The first event's id is given: a log that Trim emptied would start its row ids at 1
+	// again. Each next one is SQLite's, the newest row's plus one: numbering the rows in the
+	// statement (row_number) cost an import of a million orders 2 to 4 s more.
+	const columns = "type, time, order_id, pet_id, quantity, ship_date, complete, status"
+	const created = "'order.created', " + eventTime + ", " + orderColumns
+	for _, q := range []string{
+		"INSERT INTO order_events (id, " + columns + ") SELECT " + newestEventID + " + 1, " + created + " FROM orders ORDER BY id LIMIT 1",
+		"INSERT INTO order_events (" + columns + ") SELECT " + created + " FROM orders WHERE id > (SELECT min(id) FROM orders) ORDER BY id",
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	for _, create := range b.creates {
 		if _, err := tx.ExecContext(ctx, create); err != nil {

@@ -202,3 +202,34 @@ func openSchema(t *testing.T, v int, then ...string) *DB {
 
 // order7 is an order as a file of any schema holds it.
 const order7 = "INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.000000000Z', 0, 'pending')"
+
+// TestBulkImportAfterAnEmptiedLog: an import into an empty orders table, which records its
+// events in bulk, follows the newest id ever given, even when Trim emptied the log: no id is
+// given twice, and every event of the import is readable after that newest.
+func TestBulkImportAfterAnEmptiedLog(t *testing.T) {
+	ctx := context.Background()
+	db := openSchema(t, len(migrations), order7, "UPDATE orders SET quantity = 2 WHERE id = 7") // events 1 and 2
+	if n, err := NewEvents(db).Trim(ctx, order.Retention{MaxAge: time.Nanosecond}); err != nil || n != 2 {
+		t.Fatalf("Trim: %d, %v; want both events dropped", n, err)
+	}
+	if _, err := db.sql.ExecContext(ctx, "DELETE FROM orders"); err != nil { // records no event
+		t.Fatal(err)
+	}
+	list := []order.Order{
+		{ID: 3, ShipDate: time.Unix(1.8e9, 0), Status: order.StatusPending},
+		{ID: 5, ShipDate: time.Unix(1.8e9, 0), Status: order.StatusShipped},
+		{ID: 9, ShipDate: time.Unix(1.8e9, 0), Status: order.StatusPending},
+	}
+	if _, err := db.Import(ctx, list, nil); err != nil {
+		t.Fatal(err)
+	}
+	page, err := NewEvents(db).Events(ctx, order.EventQuery{After: "2", Limit: 10})
+	if err != nil || len(page.Events) != 3 {
+		t.Fatalf("the log after the import: %+v, %v; want its 3 events after 2", page, err)
+	}
+	for i, e := range page.Events {
+		if want := fmt.Sprint(3 + i); e.ID != want || e.Order.ID != list[i].ID || e.Type != order.EventCreated {
+			t.Errorf("event %d: id %s, order %d, %s; want id %s, order %d created", i, e.ID, e.Order.ID, e.Type, want, list[i].ID)
+		}
+	}
+}
