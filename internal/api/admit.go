@@ -75,22 +75,25 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			ex.limit = &d
 			switch {
 			case d.Banned:
-				ex.rateLimit = "banned"
-				obs.RateLimit("banned")
+				ex.rateLimited(obs, "banned")
 				return tooManyRequests(d)
 			case !d.Allowed:
-				ex.rateLimit = "limited"
-				obs.RateLimit("limited")
+				ex.rateLimited(obs, "limited")
 				return tooManyRequests(d)
 			}
-			ex.rateLimit = "admitted"
-			obs.RateLimit("admitted")
+			ex.rateLimited(obs, "admitted")
 			if keyErr != nil && (ex.op == nil || !ex.op.public) {
 				return keyErr
 			}
 			return next(c)
 		}
 	}
+}
+
+// rateLimited records admit's outcome once for both who read it: the metrics and the span.
+func (ex *exchange) rateLimited(obs Observer, outcome string) {
+	ex.rateLimit = outcome
+	obs.RateLimit(outcome)
 }
 
 // noDecision reports whether err leaves the request without a rate-limit decision.
@@ -104,8 +107,7 @@ func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.T
 	d := ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 	ex.limit = &d
 	if !requestEnded(ctx, err) {
-		ex.rateLimit = "unavailable"
-		obs.RateLimit("unavailable")
+		ex.rateLimited(obs, "unavailable")
 	}
 	return err
 }

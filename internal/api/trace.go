@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -14,7 +15,7 @@ import (
 // per request, a child of the client's traceparent, so that every answer, errors included, is
 // in one. It names the caller's kind and the rate-limit outcome, never the key.
 func traced(tr trace.Tracer) echo.MiddlewareFunc {
-	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	prop := otel.GetTextMapPropagator() // W3C trace context, as tracing.Start installs it
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
