@@ -28,59 +28,64 @@ for i = 1, n do
 end
 local data = redis.call('HMGET', KEYS[1], unpack(ids))
 local status = redis.call('HMGET', KEYS[2], unpack(ids))
--- The writes, as HSET and ZADD arguments: field, value, ... and score, member, ...
-local newData, newStatus, inIDs, events = {}, {}, {}, {}
-local of = {pending = {}, shipped = {}, cancelled = {}} -- each state's members
+for i = 1, n do -- every check before the first write
+  if not status[i] and not byStatus[ARGV[4 * i + 1]] then
+    error('order ' .. ARGV[4 * i - 2] .. ': status ' .. ARGV[4 * i + 1] .. ' is not a state')
+  end
+end
+-- The writes, as HSET and ZADD arguments: field, value, ... and '0', member, ...
+local newData, newStatus, inIDs, nd, ns, ni = {}, {}, {}, 0, 0, 0
+local add = {pending = {}, shipped = {}, cancelled = {}} -- each state's set's
+local added = {pending = 0, shipped = 0, cancelled = 0}
+local moved = {pending = {}, shipped = {}, cancelled = {}} -- the members of orders already there
 local changed = 0
 for i = 1, n do
-  local id, member, d, s = ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
-  local kind -- of the order's event, if it has one
-  if not data[i] or not status[i] then
-    kind = 'order.created'
-  elseif data[i] ~= d then
-    kind = 'order.updated'
-  end
-  if data[i] ~= d then
-    newData[#newData + 1] = id
-    newData[#newData + 1] = d
+  local id, member, d = ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i]
+  local had, s = data[i], status[i]
+  if had ~= d then
+    nd = nd + 2
+    newData[nd - 1], newData[nd] = id, d
     changed = changed + 1
   end
-  if not status[i] then
-    newStatus[#newStatus + 1] = id
-    newStatus[#newStatus + 1] = s
-    if not of[s] then -- no state: an error before the first write
-      error('order ' .. id .. ': status ' .. s .. ' is not a state')
-    end
-    status[i] = s
+  if not s then
+    s = ARGV[4 * i + 1]
+    ns = ns + 2
+    newStatus[ns - 1], newStatus[ns] = id, s
     changed = changed + 1
   end
-  -- An order whose status another writer left as no state is not served (a corrupt record);
-  -- its event would be unreadable too, and stop every reader of the log at it.
-  if kind and of[status[i]] then
-    events[#events + 1] = {kind, id, d, status[i]}
-  end
-  -- Each order whose status is a state goes where reindex.lua would put it, so that Reindex
-  -- after an import has only the orders the file did not hold (Orders.ImportBatches).
-  local list = of[status[i]]
+  -- An order whose status another writer left as no state is not served (a corrupt record):
+  -- it has no event (which would be unreadable too, and stop every reader of the log at it),
+  -- and no index. The events go first: the other writes follow the loop.
+  local list = add[s]
   if list then
-    inIDs[#inIDs + 1] = 0
-    inIDs[#inIDs + 1] = member
-    list[#list + 1] = member
+    if not had or not status[i] then
+      redis.call('XADD', KEYS[9], '*', 'type', 'order.created', 'id', id, 'data', d, 'status', s)
+    elseif had ~= d then
+      redis.call('XADD', KEYS[9], '*', 'type', 'order.updated', 'id', id, 'data', d, 'status', s)
+    end
+    -- Where reindex.lua would put it, so that Reindex after an import has only the orders
+    -- the file did not hold (Orders.ImportBatches).
+    ni = ni + 2
+    inIDs[ni - 1], inIDs[ni] = '0', member
+    local k = added[s] + 2
+    added[s] = k
+    list[k - 1], list[k] = '0', member
+    if had or status[i] then
+      local m = moved[s]
+      m[#m + 1] = member
+    end
   end
 end
-for _, e in ipairs(events) do
-  redis.call('XADD', KEYS[9], '*', 'type', e[1], 'id', e[2], 'data', e[3], 'status', e[4])
-end
-if #newData > 0 then
+if nd > 0 then
   redis.call('HSET', KEYS[1], unpack(newData))
 end
-if #newStatus > 0 then
+if ns > 0 then
   redis.call('HSET', KEYS[2], unpack(newStatus))
 end
-if #inIDs > 0 then
+if ni > 0 then
   redis.call('ZADD', KEYS[5], unpack(inIDs))
 end
-putInStates(byStatus, of)
+putInStates(byStatus, add, moved)
 if changed > 0 then
   redis.call('INCR', KEYS[3])
   redis.call('SET', KEYS[4], ARGV[1])

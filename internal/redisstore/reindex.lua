@@ -18,19 +18,22 @@ for i = 1, n do
   ids[i] = ARGV[2 * i - 1]
 end
 local status = redis.call('HMGET', KEYS[1], unpack(ids))
-local all = {} -- ZADD arguments: score, member, ...
-local of = {pending = {}, shipped = {}, cancelled = {}} -- each state's members
+local all, k = {}, 0 -- ZADD arguments: '0', member, ...
+local add = {pending = {}, shipped = {}, cancelled = {}} -- the same, each state's set's
+local moved = {pending = {}, shipped = {}, cancelled = {}} -- each state's members
 for i = 1, n do
-  local list = status[i] and of[status[i]]
+  local list = status[i] and add[status[i]]
   if list then
-    all[#all + 1] = 0
-    all[#all + 1] = ARGV[2 * i]
-    list[#list + 1] = ARGV[2 * i]
+    local member = ARGV[2 * i]
+    k = k + 2
+    all[k - 1], all[k] = '0', member
+    list[#list + 1], list[#list + 2] = '0', member
+    local m = moved[status[i]]
+    m[#m + 1] = member
   end
 end
-if #all == 0 then
+if k == 0 then
   return 0
 end
-local moved = redis.call('ZADD', KEYS[2], unpack(all))
-moved = moved + putInStates(byStatus, of)
-return moved
+local moves = redis.call('ZADD', KEYS[2], unpack(all))
+return moves + putInStates(byStatus, add, moved)
