@@ -1,7 +1,10 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,4 +137,26 @@ func setListChunk(n int64) (restore func()) {
 	was := listChunk
 	listChunk = n
 	return func() { listChunk = was }
+}
+
+// TestSortByID: the radix sort orders ids of every size as a comparison sort does, each
+// order whole and none lost, twice-read ids side by side.
+func TestSortByID(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var orders []order.Order
+	for i := range 5000 {
+		id := r.Int64() >> (i % 64) // ids of up to 63 bits, and 0
+		orders = append(orders, order.Order{ID: id, PetID: int64(i), Status: order.StatusPending})
+		if i%100 == 0 {
+			orders = append(orders, orders[r.IntN(len(orders))])
+		}
+	}
+	want := slices.Clone(orders)
+	slices.SortStableFunc(want, func(a, b order.Order) int { return cmp.Compare(a.ID, b.ID) })
+	if got := sortByID(slices.Clone(orders)); !slices.Equal(got, want) {
+		t.Errorf("sortByID differs from a comparison sort")
+	}
+	if got := sortByID(nil); len(got) != 0 {
+		t.Errorf("sortByID(nil) = %v", got)
+	}
 }
