@@ -75,9 +75,9 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 		}
 		// The value was read if the decoder went past it; otherwise the error is its syntax.
 		if a.dec.InputOffset() <= before+int64(min(i, 1)) {
-			prefix := "[0,"
+			prefix := afterComma
 			if i > 0 && a.dec.InputOffset() == before {
-				prefix = "[0" // no comma after an element
+				prefix = afterElement // no comma after an element
 			}
 			return a.syntax(prefix, err)
 		}
@@ -100,7 +100,7 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 			batch = make([]T, 0, cap(batch)) // each may keep the one it has
 		}
 	}
-	prefix := "[0"
+	prefix := afterElement
 	if i == 0 {
 		prefix = "["
 	}
@@ -161,6 +161,10 @@ func (a *array) syntax(prefix string, err error) error {
 	}
 	return a.at(a.dec.InputOffset()+se.Offset-1-int64(len(prefix)), syntaxReason(err))
 }
+
+// Prefixes for syntax: after an element, and after its comma. The element is a string, which
+// no byte can extend (after 0, ".5" would be read as its fraction).
+const afterElement, afterComma = `[""`, `["",`
 
 // trailing refuses anything but space after the top-level value, as Unmarshal does.
 func (a *array) trailing() error {

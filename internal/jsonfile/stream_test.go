@@ -83,6 +83,7 @@ var badInputs = []string{
 	"[{\"id\": -1}, 5, {\"id\": 1}]", "[\r\n{\"id\":1}\r\n,\r\n{\"id\":2\r\n]", "[1.]", "[1e]", "[-]",
 	"[\"a\\x\"]", "[\"\x01\"]", "[{\"id\":1,\"name\":\"a\"}{\"id\":2}]", "[{\"id\":1}\n,\n\n\n{\"id\":2]",
 	"\t[\n\t\t{\"id\": 3}\n\t]\n\t,", strings.Repeat("[", 10002) + strings.Repeat("]", 10002),
+	"[1 .", "[1 .5]", "[{\"id\":1}.5]", "[{\"id\":1}e5]", "[1 e]", "[{\"id\":1}-]", "[{\"id\":1} 5]",
 }
 
 // TestEachFailsAsTheWholeFileDid: the same message at the same line and column as the
