@@ -68,8 +68,10 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 	// After a record is refused, the rest is still read for a syntax error, which comes first.
 	var refused error
 	i := 0
+	// One T for all elements, copied out of: each would be in the heap, as decoders take its address.
+	v, zero := new(T), *new(T)
 	for ; ; i++ {
-		var v T
+		*v = zero
 		var err error
 		start, end := int64(-1), int64(-1)
 		if direct {
@@ -80,14 +82,14 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 			if refused != nil {
 				continue
 			}
-			err = any(&v).(json.Unmarshaler).UnmarshalJSON(a.in.bytes(start, end))
+			err = any(v).(json.Unmarshaler).UnmarshalJSON(a.in.bytes(start, end))
 		} else {
 			if !a.dec.More() {
 				break
 			}
 			before := a.offset() // at the comma (or the first element)
 			if refused == nil {
-				err = a.dec.Decode(&v)
+				err = a.dec.Decode(v)
 			} else {
 				err = a.dec.Decode(new(json.RawMessage))
 			}
@@ -106,13 +108,13 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 			start = a.in.skipSpace(before)
 		}
 		if err == nil && check != nil {
-			err = check(v)
+			err = check(*v)
 		}
 		if err != nil {
 			refused = a.at(start, syntaxReason(err))
 			continue
 		}
-		if batch = append(batch, v); len(batch) == cap(batch) {
+		if batch = append(batch, *v); len(batch) == cap(batch) {
 			if err := each(batch); err != nil {
 				return err
 			}

@@ -50,15 +50,24 @@ func (s *scan) value() bool {
 		return s.str()
 	case c == '-' || c >= '0' && c <= '9':
 		return s.integer()
-	}
-	for _, word := range [...]string{"true", "false", "null"} {
-		n := min(len(word), len(s.b)-s.i)
-		if string(s.b[s.i:s.i+n]) == word[:n] { // a prefix at the end may be the word
-			s.i += n
-			return n == len(word)
-		}
+	case c == 't':
+		return s.word("true")
+	case c == 'f':
+		return s.word("false")
+	case c == 'n':
+		return s.word("null")
 	}
 	return false
+}
+
+// word reads w, or as much of it as b holds: then more bytes may tell.
+func (s *scan) word(w string) bool {
+	n := min(len(w), len(s.b)-s.i)
+	if string(s.b[s.i:s.i+n]) != w[:n] {
+		return false
+	}
+	s.i += n
+	return n == len(w)
 }
 
 // integer reads -?(0|[1-9][0-9]*); what follows it is the object's to take or refuse.
@@ -69,7 +78,7 @@ func (s *scan) integer() bool {
 	digits := s.i
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
 		s.i++
-		if s.b[digits] == '0' {
+		if s.b[digits] == '0' { // the whole integer: 01 is not one
 			break
 		}
 	}
@@ -83,7 +92,7 @@ func (s *scan) str() bool {
 	}
 	rest := s.b[s.i:] // a local: this loop is most of the scan
 	for i, c := range rest {
-		if c == '"' || c < 0x20 || c == '\\' {
+		if stops[c] {
 			s.i += i
 			if c != '"' {
 				return false
@@ -95,6 +104,15 @@ func (s *scan) str() bool {
 	s.i = len(s.b)
 	return false
 }
+
+// stops are the bytes that end a plain string or make it not plain.
+var stops = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func (s *scan) is(c byte) bool {
 	s.space()
