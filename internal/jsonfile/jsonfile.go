@@ -61,15 +61,15 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 		return a.at(first, errors.New("want a JSON array"))
 	}
 	a.dec.Token()
-	// A type that decodes itself is handed plain elements at once (plainElement): the decoder
-	// would scan each twice before handing it over, and it would not use DisallowUnknownFields.
-	_, direct := any(new(T)).(json.Unmarshaler)
 	batch := make([]T, 0, max(1, size))
 	// After a record is refused, the rest is still read for a syntax error, which comes first.
 	var refused error
 	i := 0
 	// One T for all elements, copied out of: each would be in the heap, as decoders take its address.
 	v, zero := new(T), *new(T)
+	// A type that decodes itself is handed plain elements at once (plainElement): the decoder
+	// would scan each twice before handing it over, and it would not use DisallowUnknownFields.
+	u, direct := any(v).(json.Unmarshaler)
 	for ; ; i++ {
 		*v = zero
 		var err error
@@ -82,7 +82,7 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 			if refused != nil {
 				continue
 			}
-			err = any(v).(json.Unmarshaler).UnmarshalJSON(a.in.bytes(start, end))
+			err = u.UnmarshalJSON(a.in.bytes(start, end))
 		} else {
 			if !a.dec.More() {
 				break
@@ -180,7 +180,7 @@ func (a *array) plain(first bool) (start, end int64) {
 			a.dec, a.pos = nil, at+int64(e)
 			return at + int64(s), a.pos
 		}
-		// Reading at least as much again, a long element is scanned a few times at most.
+		// Reading at least as much again each time, a long element is scanned twice over at most.
 		if stop < len(rest) || !a.in.more(max(1<<16, len(rest))) {
 			break
 		}
