@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -49,7 +50,7 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 	// Anything but an array (null or one object included) is not a list of records, once
 	// it has no syntax error: ReadArray names the first syntax error of the file first.
 	a.dec.More() // to its first byte, whatever it is
-	first := a.dec.InputOffset()
+	first := a.offset()
 	if c, ok := a.next(); !ok || c != '[' {
 		if err := a.syntax("", a.dec.Decode(new(json.RawMessage))); err != nil {
 			return err
@@ -64,43 +65,63 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 	// After a record is refused, the rest is still read for a syntax error, which comes first.
 	var refused error
 	i := 0
-	for ; a.dec.More(); i++ {
-		before := a.dec.InputOffset() // at the comma (or the first element)
-		var v T
+	// One T for all elements, copied out of: each would be in the heap, as decoders take its address.
+	v, zero := new(T), *new(T)
+	// A type that decodes itself is handed plain elements at once (plainElement): the decoder
+	// would scan each twice before handing it over, and it would not use DisallowUnknownFields.
+	u, direct := any(v).(json.Unmarshaler)
+	for ; ; i++ {
+		*v = zero
 		var err error
-		if refused == nil {
-			err = a.dec.Decode(&v)
-		} else {
-			err = a.dec.Decode(new(json.RawMessage))
+		start, end := int64(-1), int64(-1)
+		if direct {
+			start, end = a.plain(i == 0)
 		}
-		// The value was read if the decoder went past it; otherwise the error is its syntax.
-		if a.dec.InputOffset() <= before+int64(min(i, 1)) {
-			prefix := "[0,"
-			if i > 0 && a.dec.InputOffset() == before {
-				prefix = "[0" // no comma after an element
+		if end >= 0 {
+			a.in.release(start)
+			if refused != nil {
+				continue
 			}
-			return a.syntax(prefix, err)
+			err = u.UnmarshalJSON(a.in.bytes(start, end))
+		} else {
+			if !a.dec.More() {
+				break
+			}
+			before := a.offset() // at the comma (or the first element)
+			if refused == nil {
+				err = a.dec.Decode(v)
+			} else {
+				err = a.dec.Decode(new(json.RawMessage))
+			}
+			// The value was read if the decoder went past it; otherwise the error is its syntax.
+			if a.offset() <= before+int64(min(i, 1)) {
+				prefix := afterComma
+				if i > 0 && a.offset() == before {
+					prefix = afterElement // no comma after an element
+				}
+				return a.syntax(prefix, err)
+			}
+			a.in.release(before)
+			if refused != nil {
+				continue
+			}
+			start = a.in.skipSpace(before)
 		}
-		a.in.release(before)
-		if refused != nil {
-			continue
-		}
-		start := a.in.skipSpace(before)
 		if err == nil && check != nil {
-			err = check(v)
+			err = check(*v)
 		}
 		if err != nil {
 			refused = a.at(start, syntaxReason(err))
 			continue
 		}
-		if batch = append(batch, v); len(batch) == cap(batch) {
+		if batch = append(batch, *v); len(batch) == cap(batch) {
 			if err := each(batch); err != nil {
 				return err
 			}
 			batch = make([]T, 0, cap(batch)) // each may keep the one it has
 		}
 	}
-	prefix := "[0"
+	prefix := afterElement
 	if i == 0 {
 		prefix = "["
 	}
@@ -121,9 +142,53 @@ func Each[T any](name string, r io.Reader, check func(T) error, size int, each f
 
 // array is the state of one Each.
 type array struct {
-	name string
-	in   *window
-	dec  *json.Decoder
+	name   string
+	in     *window
+	dec    *json.Decoder // nil while plain elements are read without it
+	origin int64         // the offset of dec's first byte
+	pos    int64         // the offset after the last plain element, while dec is nil
+}
+
+// offset is where the reading is: after the last token or element read.
+func (a *array) offset() int64 {
+	if a.dec == nil {
+		return a.pos
+	}
+	return a.origin + a.dec.InputOffset()
+}
+
+// decodeAfter puts a new decoder at offset, after an element: it reads afterElement
+// first, for the state the decoder of the whole array would have there.
+func (a *array) decodeAfter(offset int64) {
+	a.in.read = offset
+	a.dec = json.NewDecoder(io.MultiReader(strings.NewReader(afterElement), a.in))
+	a.dec.DisallowUnknownFields()
+	a.origin = offset - int64(len(afterElement))
+	a.dec.Token() // [
+	a.dec.Token() // ""
+}
+
+// plain frames the next element (plainElement), after a comma unless first, reading more
+// while it cannot tell. Without one, end is -1 and a decoder reads from where it is, in the
+// state it would have had: after an element.
+func (a *array) plain(first bool) (start, end int64) {
+	at := a.offset()
+	for {
+		rest := a.in.from(at)
+		s, e, stop := plainElement(rest, first)
+		if e > 0 {
+			a.dec, a.pos = nil, at+int64(e)
+			return at + int64(s), a.pos
+		}
+		// Reading at least as much again each time, a long element is scanned twice over at most.
+		if stop < len(rest) || !a.in.more(max(1<<16, len(rest))) {
+			break
+		}
+	}
+	if a.dec == nil {
+		a.decodeAfter(at)
+	}
+	return -1, -1
 }
 
 func (a *array) at(offset int64, err error) error {
@@ -159,12 +224,16 @@ func (a *array) syntax(prefix string, err error) error {
 	if !errors.As(err, &se) || strings.HasPrefix(se.Error(), "unexpected end") {
 		return fmt.Errorf("%s: %w", a.name, err) // never: the bytes have the fault
 	}
-	return a.at(a.dec.InputOffset()+se.Offset-1-int64(len(prefix)), syntaxReason(err))
+	return a.at(a.offset()+se.Offset-1-int64(len(prefix)), syntaxReason(err))
 }
+
+// Prefixes that put a scanner in a decoder's state: after an element, and after its comma.
+// The element is a string, which no byte can extend (after 0, ".5" would be its fraction).
+const afterElement, afterComma = `[""`, `["",`
 
 // trailing refuses anything but space after the top-level value, as Unmarshal does.
 func (a *array) trailing() error {
-	off := a.dec.InputOffset()
+	off := a.offset()
 	rest := bufio.NewReader(io.MultiReader(a.dec.Buffered(), a.in))
 	for {
 		c, err := rest.ReadByte()
@@ -196,22 +265,43 @@ func syntaxReason(err error) error {
 	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
-// window is the input as the decoder reads it. It keeps the bytes from the start of the
-// current batch on, so that an error in the batch can be placed by line and column, and
-// counts the lines of those it lets go.
+// window is the input as Each reads it. It keeps the bytes from the current element on, so
+// that an error can be placed by line and column and a decoder can start again from any of
+// them, and counts the lines of those it lets go.
 type window struct {
 	r         io.Reader
+	err       error // r's, once it has ended or failed
 	kept      []byte
 	base      int64 // the offset of kept[0]
+	read      int64 // the offset Read reads from
 	line      int   // the line of base, from 1
 	lineStart int64 // the offset of the first byte of that line
 }
 
+// Read reads from the offset read on: what is kept, then more of r.
 func (w *window) Read(p []byte) (int, error) {
-	n, err := w.r.Read(p)
-	w.kept = append(w.kept, p[:n]...)
-	return n, err
+	if w.read == w.end() && !w.more(len(p)) {
+		return 0, w.err
+	}
+	n := copy(p, w.from(w.read))
+	w.read += int64(n)
+	return n, nil
 }
+
+// more reads n more bytes of r onto kept, or as many as r has, and reports whether it read any.
+func (w *window) more(n int) bool {
+	end := len(w.kept)
+	w.kept = slices.Grow(w.kept, n)
+	for len(w.kept) < end+n && w.err == nil {
+		m, err := w.r.Read(w.kept[len(w.kept) : end+n])
+		w.kept, w.err = w.kept[:len(w.kept)+m], err
+	}
+	return len(w.kept) > end
+}
+
+// from is the bytes from offset on that have been read; bytes, those from start to end.
+func (w *window) from(offset int64) []byte      { return w.kept[offset-w.base:] }
+func (w *window) bytes(start, end int64) []byte { return w.kept[start-w.base : end-w.base] }
 
 // release lets go of the bytes before offset, counting their lines, once they are many:
 // each time copies the bytes after it.

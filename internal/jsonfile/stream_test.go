@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -83,23 +85,80 @@ var badInputs = []string{
 	"[{\"id\": -1}, 5, {\"id\": 1}]", "[\r\n{\"id\":1}\r\n,\r\n{\"id\":2\r\n]", "[1.]", "[1e]", "[-]",
 	"[\"a\\x\"]", "[\"\x01\"]", "[{\"id\":1,\"name\":\"a\"}{\"id\":2}]", "[{\"id\":1}\n,\n\n\n{\"id\":2]",
 	"\t[\n\t\t{\"id\": 3}\n\t]\n\t,", strings.Repeat("[", 10002) + strings.Repeat("]", 10002),
+	"[1 .", "[1 .5]", "[{\"id\":1}.5]", "[{\"id\":1}e5]", "[1 e]", "[{\"id\":1}-]", "[{\"id\":1} 5]",
 }
 
 // TestEachFailsAsTheWholeFileDid: the same message at the same line and column as the
 // reading of the whole file it replaced, read in pieces of every size.
+// Both a type decoded by reflection and one that decodes itself are checked.
 func TestEachFailsAsTheWholeFileDid(t *testing.T) {
 	long := "[\n" + strings.Repeat("{\"id\": 1, \"name\": \"a long enough name\"},\n", 3000)
 	inputs := append(badInputs, long+"{\"id\": -1}\n]", long+"{\"id\": 1,,}]", long+"{\"id\": 1}] x", long)
-	for _, in := range inputs {
-		_, want := wholeFile("f.json", []byte(in), checkRec)
+	for _, in := range append(inputs, mixedInputs...) {
 		for _, piece := range []int{1, 3, 512, 1 << 20} {
-			r := &pieces{data: []byte(in), size: piece}
-			err := Each("f.json", r, checkRec, 2, func([]rec) error { return nil })
-			if fmt.Sprint(err) != fmt.Sprint(want) {
-				t.Errorf("%.60q in pieces of %d: error %v, want %v", in, piece, err, want)
-			}
+			eachAsWholeFile(t, []byte(in), piece, checkRec)
+			eachAsWholeFile(t, []byte(in), piece, checkOwn)
 		}
 	}
+}
+
+// mixedInputs have plain records and others side by side: escapes, numbers, nesting, faults.
+var mixedInputs = []string{
+	"[{}, {\"id\":1,\"name\":\"a\"} ,\n{ \"id\" : -0 , \"name\" : \"\u00e9\" }\t,{\"id\":2}]",
+	`[{"id":1},{"id":2,"name":"a\"b"},{"id":3},5,{"id":1.5},{"id":01},{"id":4,"x":{}},{"name":"\u00e9"}]`,
+	`[{"id":true},{"name":null},{"nmae":"x"},{"id":1,"id":2},{"name":"` + "\xff\x7f" + `"}]`,
+	`[{"id":1}{"id":2}]`, `[{"id":1},]`, `[{"id":-1},{"id":2}]`, `[{"id":-1},{"id":2},`, `[{"id":-1},{"id":2,}]`,
+	`[{"id":1},{"id":-}]`, `[{"id":1},{"id":tru}]`, `[{"id":1},{"name":"` + "\x01" + `"}]`, `[{"id":1},{"id":2} x`,
+	`[{"id":1},{"id":2},{"name":"a` + "\n" + `"}]`, `[{"id":1} ,{"id":2}]]`, `[{"id":1},{"id":2},{"id"`,
+	`[{"id":1},{"id":2 "name":"a"}]`, `[{"id":1},{"id":nul}]`, `[{"id":1},{"id":true,"name":fals}]`,
+	`[{"id":1},{"name\:1}]`, `[{"id":1},{"name` + "\t" + `:1}]`,
+}
+
+// own decodes itself, as order.Order does: rec's fields, none unknown, and it keeps what it was handed.
+type own struct {
+	rec
+	raw string
+}
+
+func (o *own) UnmarshalJSON(data []byte) error {
+	o.raw = string(data)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(&o.rec)
+}
+
+func checkOwn(o own) error { return checkRec(o.rec) }
+
+// eachAsWholeFile checks that Each, reading data in pieces of size, hands out the records
+// wholeFile reads and fails as it does.
+func eachAsWholeFile[T any](t *testing.T, data []byte, size int, check func(T) error) {
+	t.Helper()
+	want, wantErr := wholeFile("f.json", data, check)
+	got := []T{}
+	err := Each("f.json", &pieces{data: data, size: size}, check, 2, func(b []T) error {
+		got = append(got, b...)
+		return nil
+	})
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Errorf("%T, %.60q in pieces of %d: error %v, want %v", *new(T), data, size, err, wantErr)
+	} else if err == nil && !reflect.DeepEqual(got, want) {
+		t.Errorf("%T, %.60q in pieces of %d: %+v, want %+v", *new(T), data, size, got, want)
+	}
+}
+
+// FuzzEach: Each is the model on any input, read in pieces of any size.
+func FuzzEach(f *testing.F) {
+	for _, in := range append(badInputs, mixedInputs...) {
+		f.Add([]byte(in), uint8(0))
+		f.Add([]byte(in), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, piece uint8) {
+		if bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) >= 10000 {
+			return // deep enough for the model's exception (wholeFile)
+		}
+		eachAsWholeFile(t, data, int(piece)+1, checkRec)
+		eachAsWholeFile(t, data, int(piece)+1, checkOwn)
+	})
 }
 
 // pieces reads data size bytes at a time.
@@ -118,20 +177,33 @@ func (p *pieces) Read(b []byte) (int, error) {
 }
 
 // TestEachStreams: Each hands records out as it reads them, never reading far ahead of those
-// it has handed out, and keeps only the bytes after the last batch's first record.
+// it has handed out, and keeps little of what it has read.
 func TestEachStreams(t *testing.T) {
+	t.Run("rec", func(t *testing.T) { testStreams(t, checkRec, func(r rec) int64 { return r.ID }) })
+	t.Run("own", func(t *testing.T) { testStreams(t, checkOwn, func(o own) int64 { return o.ID }) })
+}
+
+func testStreams[T any](t *testing.T, check func(T) error, id func(T) int64) {
 	const n, bound = 200_000, 256 << 10 // about 6 MB of records; a bound far smaller
 	in := &generated{n: n}
-	handed := 0
-	err := Each("gen.json", in, checkRec, 1000, func(batch []rec) error {
+	handed, heap := 0, int64(0)
+	err := Each("gen.json", in, check, 1000, func(batch []T) error {
 		for i, r := range batch {
-			if r.ID != int64(handed+i) {
-				t.Fatalf("record %d has id %d", handed+i, r.ID)
+			if id(r) != int64(handed+i) {
+				t.Fatalf("record %d has id %d", handed+i, id(r))
 			}
 		}
 		handed += len(batch)
 		if ahead := in.read - in.offsetOf(handed); ahead > bound {
 			t.Fatalf("%d records handed out, %d bytes read: %d ahead of them", handed, in.read, ahead)
+		}
+		switch handed {
+		case n / 4:
+			heap = heapAlloc()
+		case n / 2: // 1.5 MB read since then
+			if grown := heapAlloc() - heap; grown > 512<<10 {
+				t.Fatalf("%d records handed out: the heap grew by %d bytes since %d", handed, grown, n/4)
+			}
 		}
 		return nil
 	})
@@ -162,7 +234,15 @@ func TestWindowLetsGo(t *testing.T) {
 	}
 }
 
-// generated is a file of n records, one a line after the line of "[", made as it is read.
+func heapAlloc() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// generated is a file of n records, one a line after the line of "[", made as it is read;
+// among the first thousand, one in seven has a name with an escape.
 type generated struct {
 	n, next int
 	pending []byte
@@ -177,12 +257,17 @@ func (g *generated) Read(b []byte) (int, error) {
 	for len(g.pending) < len(b) && g.next < g.n {
 		if g.next == 0 {
 			g.pending = append(g.pending, "[\n"...)
+			g.ends = make([]int, 0, g.n) // not to grow in the heap as Each reads
 		}
 		sep := ",\n"
 		if g.next == g.n-1 {
 			sep = "\n]"
 		}
-		g.pending = fmt.Appendf(g.pending, "{\"id\": %d, \"name\": \"n%d\"}%s", g.next, g.next, sep)
+		name := "n"
+		if g.next < 1000 && g.next%7 == 0 {
+			name = `\u006e`
+		}
+		g.pending = fmt.Appendf(g.pending, "{\"id\": %d, \"name\": \"%s%d\"}%s", g.next, name, g.next, sep)
 		g.ends = append(g.ends, g.read+len(g.pending))
 		g.next++
 	}

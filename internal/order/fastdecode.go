@@ -47,9 +47,9 @@ func plainOrder(data []byte) (o Order, ok bool) {
 			o.Complete, ok = p.bool()
 		case "status":
 			f = 5
-			var s string
-			s, ok = p.string()
-			o.Status = Status(s)
+			var b []byte
+			b, ok = p.quoted()
+			o.Status = status(b)
 		default:
 			return o, false
 		}
@@ -59,6 +59,16 @@ func plainOrder(data []byte) (o Order, ok bool) {
 		seen[f] = true
 	}
 	return o, p.byte('}') && p.end()
+}
+
+// status is b as a Status: a state's own string if it is one, not a copy for each order.
+func status(b []byte) Status {
+	for _, s := range [...]Status{StatusPending, StatusShipped, StatusCancelled} {
+		if string(b) == string(s) {
+			return s
+		}
+	}
+	return Status(b)
 }
 
 // plain reads the tokens plainOrder takes; each skips the space before it.
@@ -97,12 +107,12 @@ func (p *plain) quoted() ([]byte, bool) {
 	if !p.byte('"') {
 		return nil, false
 	}
-	start := p.i
-	for ; p.i < len(p.data); p.i++ {
-		switch c := p.data[p.i]; {
+	rest := p.data[p.i:] // a local: this loop is most of the reading
+	for i, c := range rest {
+		switch {
 		case c == '"':
-			p.i++
-			return p.data[start : p.i-1], true
+			p.i += i + 1
+			return rest[:i], true
 		case c < 0x20 || c > 0x7e || c == '\\':
 			return nil, false
 		}
