@@ -13,7 +13,9 @@ import (
 // MaxAge: an older event after that one (a writer whose clock is behind) stays until it goes.
 const (
 	trimByCount = "SELECT id FROM order_events ORDER BY id DESC LIMIT 1 OFFSET ?"
-	trimByAge   = "SELECT coalesce(max(id), 0) FROM order_events WHERE id < " +
+	// Each of max and min alone reads one end of the table; together in one query they scan it.
+	idSpan    = "SELECT coalesce((SELECT max(id) FROM order_events) - (SELECT min(id) FROM order_events) + 1, 0)"
+	trimByAge = "SELECT coalesce(max(id), 0) FROM order_events WHERE id < " +
 		"coalesce((SELECT id FROM order_events WHERE time >= ? ORDER BY id LIMIT 1), 9223372036854775807)"
 )
 
@@ -31,7 +33,14 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	defer done()
 	var upTo int64 // the newest id to drop; 0: none
 	if r.MaxCount > 0 {
-		if err := tx.QueryRowContext(ctx, trimByCount, r.MaxCount).Scan(&upTo); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		// The span of the ids bounds their count: only a log that may hold more than MaxCount
+		// is walked for the one to cut at (a walk of a million events held the write 80 ms).
+		var span int64
+		err := tx.QueryRowContext(ctx, idSpan).Scan(&span)
+		if err == nil && span > r.MaxCount {
+			err = tx.QueryRowContext(ctx, trimByCount, r.MaxCount).Scan(&upTo)
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, e.db.fail(ctx, err)
 		}
 	}
