@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,30 @@ func TestAnImportNeverWritesAnUnreadableEvent(t *testing.T) {
 	}
 	if page, err := s.Events(ctx, order.EventQuery{Limit: 10}); err != nil || len(page.Events) != 1 || page.Events[0].Order.ID != 2 {
 		t.Fatalf("= %+v, %v; want the event of order 2 only", page, err)
+	}
+}
+
+// TestTrimOfRecentEventsDoesNotSeek: a trim by age that has nothing old enough to drop never
+// seeks the newest event to drop, since in Redis 7.0 that reverse range walks the whole
+// stream when every entry is newer than its bound (113 ms for a million events).
+func TestTrimOfRecentEventsDoesNotSeek(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := client(t, srv)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	e, _ := redisstore.NewEvents(rdb, prefix, time.Second)
+	for id := range 3 {
+		srv.MustDo(t, "XADD", "{"+prefix+":orders}:events", "*", "type", "order.created", "id", strconv.Itoa(id),
+			"data", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`, "status", "pending")
+	}
+	if dropped, err := e.Trim(ctx, order.Retention{MaxAge: time.Hour, MaxCount: 10}); err != nil || dropped != 0 {
+		t.Fatalf("Trim = %d, %v; want none dropped", dropped, err)
+	}
+	stats, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil || !strings.Contains(stats, "cmdstat_xinfo") {
+		t.Fatalf("INFO commandstats: %v\n%s", err, stats)
+	}
+	if strings.Contains(stats, "cmdstat_xrevrange") {
+		t.Errorf("the trim sought the newest event to drop, with none old enough:\n%s", stats)
 	}
 }
