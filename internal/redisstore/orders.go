@@ -136,7 +136,7 @@ func sortByID(orders []order.Order) []order.Order {
 		keys[i] = key{uint64(orders[i].ID), i}
 		bits |= keys[i].id
 	}
-	for shift := 0; shift < 64 && bits>>shift != 0; shift += 8 {
+	for shift := 0; bits>>shift != 0; shift += 8 { // past 63, bits>>shift is 0
 		var next [256]int // the position of the next key of each digit
 		for _, k := range keys {
 			next[byte(k.id>>shift)]++

@@ -13,11 +13,13 @@ import (
 // MaxAge: an older event after that one (a writer whose clock is behind) stays until it goes.
 const (
 	trimByCount = "SELECT id FROM order_events ORDER BY id DESC LIMIT 1 OFFSET ?"
-	// Each of max and min alone reads one end of the table; together in one query they scan it.
-	idSpan    = "SELECT coalesce((SELECT max(id) FROM order_events) - (SELECT min(id) FROM order_events) + 1, 0)"
-	trimByAge = "SELECT coalesce(max(id), 0) FROM order_events WHERE id < " +
+	trimByAge   = "SELECT coalesce(max(id), 0) FROM order_events WHERE id < " +
 		"coalesce((SELECT id FROM order_events WHERE time >= ? ORDER BY id LIMIT 1), 9223372036854775807)"
 )
+
+// idSpan bounds the log's count by its ids' span. Each of max and min alone reads one end of
+// the table; together in one query they scan it.
+const idSpan = "SELECT coalesce((SELECT max(id) FROM order_events) - (SELECT min(id) FROM order_events) + 1, 0)"
 
 // Trim drops the oldest events, always a prefix of the log, and records the newest id dropped in
 // the same write transaction: every position below it is refused from then on, and every
