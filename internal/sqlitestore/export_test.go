@@ -9,11 +9,16 @@ import (
 // every connection of db but the pin is closed but one, which gets PRAGMA max_page_count
 // (a setting of the connection). Writes that need a new page then fail with SQLITE_FULL.
 func LimitPages(ctx context.Context, db *DB) error {
+	OneConnection(db)
+	_, err := db.sql.ExecContext(ctx, "PRAGMA max_page_count = 1") // SQLite keeps the pages there are
+	return err
+}
+
+// OneConnection closes every connection of db but the pin and one, which every query then uses.
+func OneConnection(db *DB) {
 	db.sql.SetMaxIdleConns(0)
 	db.sql.SetMaxOpenConns(2) // the pin and one more
 	db.sql.SetMaxIdleConns(2)
-	_, err := db.sql.ExecContext(ctx, "PRAGMA max_page_count = 1") // SQLite keeps the pages there are
-	return err
 }
 
 // QueryRowForTest runs a query on db's file, for tests that look at its schema.

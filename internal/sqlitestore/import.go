@@ -82,9 +82,16 @@ func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Orde
 	if err := conn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&pages); err != nil {
 		return Imported{}, db.fail(ctx, err)
 	}
+	// Every row written is made from a record Validate passed, which holds each CHECK of the
+	// tables (TestImportKeepsTheTablesChecks): SQLite evaluating them again, the ship date's
+	// GLOB above all, took 1.6 s of the 4 s a million orders' inserts took.
+	if _, err := conn.ExecContext(ctx, "PRAGMA ignore_check_constraints = ON"); err != nil {
+		return Imported{}, db.fail(ctx, err)
+	}
 	defer func() {
 		// The connection goes back to the pool as it came; failing that, it is not reused.
-		if _, err := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA cache_size = %d", pages)); err != nil {
+		restore := fmt.Sprintf("PRAGMA cache_size = %d; PRAGMA ignore_check_constraints = OFF", pages)
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), restore); err != nil {
 			conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()

@@ -3,8 +3,10 @@ package sqlitestore_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
@@ -159,5 +161,51 @@ func TestImportBatchesRefusedLastWritesNothing(t *testing.T) {
 				t.Fatalf("%d indexes and triggers on orders, %v; want 6", n, err)
 			}
 		})
+	}
+}
+
+// TestImportKeepsTheTablesChecks: an import writes with SQLite's CHECKs off (import.go says
+// why), so each record Validate passes must meet them, at every edge it admits, added in a
+// bulk load and updated; and the import's connection goes back to the pool with them on.
+func TestImportKeepsTheTablesChecks(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, newFile(t, nil))
+	sqlitestore.OneConnection(db) // the import's connection is the one queried after it
+	orders := append(ordertest.Fixture(),
+		order.Order{ID: 10, ShipDate: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), Status: order.StatusPending},
+		order.Order{ID: 11, ShipDate: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), Status: order.StatusShipped},
+		order.Order{ID: 12, ShipDate: time.Date(2026, 1, 1, 5, 0, 0, 0, time.FixedZone("", 14*3600)), Status: order.StatusCancelled})
+	pets := []order.Pet{{ID: 0, Status: order.PetAvailable}, {ID: 1, Name: strings.Repeat("é", order.MaxPetNameLength), Status: order.PetPending},
+		{ID: math.MaxInt64, Name: "Rex", Status: order.PetSold}}
+	quickCheck := func() {
+		t.Helper()
+		var got string
+		if err := db.QueryRowForTest(ctx, "PRAGMA quick_check").Scan(&got); err != nil || got != "ok" {
+			t.Fatalf("quick_check: %q, %v; want ok", got, err)
+		}
+	}
+	if _, err := db.Import(ctx, orders, pets); err != nil {
+		t.Fatal(err)
+	}
+	quickCheck()
+	for i := range orders { // every column an update writes, changed
+		orders[i].PetID ^= 1
+		orders[i].Quantity ^= 1
+		orders[i].Complete = !orders[i].Complete
+		orders[i].ShipDate = orders[i].ShipDate.Add(time.Duration(1 - 2*(i%2))) // ± 1 ns
+	}
+	orders[len(orders)-3].ShipDate = orders[len(orders)-3].ShipDate.Add(2)  // not before the year 0
+	orders[len(orders)-2].ShipDate = orders[len(orders)-2].ShipDate.Add(-2) // nor after 9999
+	for i := range pets {
+		pets[i].Name = strings.ToUpper(pets[i].Name)
+	}
+	if n, err := db.Import(ctx, orders, pets); err != nil || n.OrdersUpdated != len(orders) {
+		t.Fatalf("Import: %+v, %v; want %d orders updated", n, err, len(orders))
+	}
+	quickCheck()
+	var id int64
+	err := db.QueryRowForTest(ctx, "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status) VALUES (99, 0, 0, 'soon', 0, 'pending') RETURNING id").Scan(&id)
+	if err == nil || !strings.Contains(err.Error(), "CHECK constraint failed") {
+		t.Fatalf("a row against a CHECK, after the import: %v; want it refused", err)
 	}
 }
