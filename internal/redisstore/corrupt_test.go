@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redisstore"
@@ -65,6 +67,15 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 		rdb.HSet(ctx, "{"+p+":orders}:status", "7", string(order.StatusPending))
+		rdb.ZAdd(ctx, "{"+p+":orders}:ids", redis.Z{Member: "0000000000000000007"}) // as a writer creating it does
+		_, err := s.List(ctx)
+		wantCorrupt(t, "List", err)
+	})
+
+	t.Run("IndexMemberNotInTheLayout", func(t *testing.T) {
+		p := redistest.Prefix(t)
+		s := ordersWithPrefix(t, rdb, p)
+		rdb.ZAdd(ctx, "{"+p+":orders}:ids", redis.Z{Member: "7"})
 		_, err := s.List(ctx)
 		wantCorrupt(t, "List", err)
 	})

@@ -1,10 +1,12 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -78,17 +80,43 @@ func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
 	if len(data) != len(members) || len(statuses) != len(members) {
 		return nil, fmt.Errorf("find.lua returned %d members, %d data, %d statuses", len(members), len(data), len(statuses))
 	}
-	out := make([]order.Candidate, len(members))
+	names := make([]string, len(members))
 	for i, m := range members {
-		ms, _ := m.(string)
-		id, err := strconv.ParseInt(ms, 10, 64)
-		if err != nil || len(ms) != 19 {
-			return nil, fmt.Errorf("%w: index member %q", errBadRecord, ms)
+		names[i], _ = m.(string)
+	}
+	ids, fields, err := idsOf(names)
+	if err != nil {
+		return nil, err
+	}
+	return s.ordersAt(ids, fields, data, statuses)
+}
+
+// idsOf reads index members: each an id in decimal, zero-padded to 19 digits. fields are the
+// ids as the hashes name them, without the zeros.
+func idsOf(members []string) (ids []int64, fields []string, err error) {
+	ids, fields = make([]int64, len(members)), make([]string, len(members))
+	for i, m := range members {
+		if len(m) != 19 || strings.Trim(m, "0123456789") != "" {
+			return nil, nil, fmt.Errorf("%w: index member %q", errBadRecord, m)
 		}
+		if ids[i], err = strconv.ParseInt(m, 10, 64); err != nil {
+			return nil, nil, fmt.Errorf("%w: index member %q", errBadRecord, m)
+		}
+		fields[i] = cmp.Or(strings.TrimLeft(m, "0"), "0")
+	}
+	return ids, fields, nil
+}
+
+// ordersAt decodes the orders of ids from what HMGET of the data and the status hashes read
+// for their fields; Exists is false where an order is not whole.
+func (s *Orders) ordersAt(ids []int64, fields []string, data, statuses []any) ([]order.Candidate, error) {
+	out := make([]order.Candidate, len(ids))
+	for i, id := range ids {
 		out[i].ID = id
 		d, hasData := data[i].(string)
 		st, hasStatus := statuses[i].(string)
-		if out[i].Order, out[i].Exists, err = s.whole(strconv.FormatInt(id, 10), d, st, hasData, hasStatus); err != nil {
+		var err error
+		if out[i].Order, out[i].Exists, err = s.whole(fields[i], d, st, hasData, hasStatus); err != nil {
 			return nil, err
 		}
 	}

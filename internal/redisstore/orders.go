@@ -62,7 +62,7 @@ func (s *Orders) List(ctx context.Context) ([]order.Order, error) {
 	return nil, fmt.Errorf("%w: the orders changed during each of %d reads of the list", store.ErrUnavailable, maxListReads)
 }
 
-// listChunk is the orders one HSCAN asks for: about a millisecond of Redis at a thousand.
+// listChunk is the orders one round trip of List reads: half a millisecond of Redis a command.
 var listChunk int64 = 1000
 
 // maxListReads bounds List's reads while writes keep moving the version under it.
@@ -83,144 +83,108 @@ func (s *Orders) rawVersion(ctx context.Context) (version, error) {
 	return v, nil
 }
 
-// scanOrders reads the data hash with HSCAN and, on a goroutine of its own, each chunk's
-// statuses (HMGET): Redis answers one while the other's reply is decoded, and every order is
-// whole as it arrives, so the list needs no more memory than its orders. An id HSCAN returns
-// twice is listed once.
+// scanOrders reads the orders in id order, a chunk of the ids index at a time: each round
+// trip is HMGET of the data and the status hashes for one chunk's ids and ZRANGEBYLEX of the
+// next chunk (the members after its last), and a goroutine of its own decodes each chunk
+// while the next is read, so every order is whole as it arrives. Per order, Redis spends
+// about 1.1 µs this way, against 2.1 µs for an HSCAN of the data hash and an HMGET of the
+// statuses, and the index gives the ids sorted and once each.
 func (s *Orders) scanOrders(ctx context.Context) ([]order.Order, error) {
-	size, err := s.dataLen(ctx)
+	size, err := s.indexLen(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(ctx) // a failed stage stops the other
 	defer stop()
-	chunks := make(chan scannedChunk, 4)
+	chunks := make(chan listedChunk, 4)
 	out := make([]order.Order, 0, size) // a guess: orders may come or go meanwhile
-	var statusErr error
+	var decodeErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for c := range chunks {
-			if statusErr == nil {
-				if statusErr = s.readStatuses(ctx, &c); statusErr == nil {
-					out, statusErr = s.appendWhole(out, c)
+			if decodeErr == nil {
+				found, err := s.ordersAt(c.ids, c.fields, c.data, c.statuses)
+				for _, o := range found {
+					if o.Exists {
+						out = append(out, o.Order)
+					}
 				}
-				if statusErr != nil {
+				if decodeErr = err; err != nil {
 					stop()
 				}
 			}
 		}
 	}()
-	err = s.scanData(ctx, chunks)
+	err = s.readChunks(ctx, chunks)
 	close(chunks)
 	<-done
-	if err = cmp.Or(statusErr, err); err != nil {
+	if err = cmp.Or(decodeErr, err); err != nil {
 		return nil, err
 	}
-	out = sortByID(out)
-	return slices.CompactFunc(out, func(a, b order.Order) bool { return a.ID == b.ID }), nil
+	return out, nil
 }
 
-// sortByID returns orders sorted by id, which are never negative (decodeOrder): a radix sort
-// of the ids with their positions, a byte a pass and only as many passes as the greatest id
-// needs, then each order copied once. Sorting the orders themselves moved each many times,
-// and took a list of a million 0.45 s.
-func sortByID(orders []order.Order) []order.Order {
-	type key struct {
-		id uint64
-		at int
-	}
-	keys, spare := make([]key, len(orders)), make([]key, len(orders))
-	var bits uint64
-	for i := range orders {
-		keys[i] = key{uint64(orders[i].ID), i}
-		bits |= keys[i].id
-	}
-	for shift := 0; bits>>shift != 0; shift += 8 { // past 63, bits>>shift is 0
-		var next [256]int // the position of the next key of each digit
-		for _, k := range keys {
-			next[byte(k.id>>shift)]++
-		}
-		at := 0
-		for d, n := range next {
-			next[d], at = at, at+n
-		}
-		for _, k := range keys {
-			d := byte(k.id >> shift)
-			spare[next[d]] = k
-			next[d]++
-		}
-		keys, spare = spare, keys
-	}
-	sorted := make([]order.Order, len(orders))
-	for i, k := range keys {
-		sorted[i] = orders[k.at]
-	}
-	return sorted
+// listedChunk is a chunk of the ids index and what HMGET read of both hashes for it.
+type listedChunk struct {
+	ids            []int64
+	fields         []string
+	data, statuses []any
 }
 
-// dataLen is the number of fields of the data hash.
-func (s *Orders) dataLen(ctx context.Context) (int64, error) {
+// indexLen is the number of members of the ids index.
+func (s *Orders) indexLen(ctx context.Context) (int64, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	n, err := s.rdb.HLen(ctx, s.k.ordersData).Result()
+	n, err := s.rdb.ZCard(ctx, s.k.ordersIDs).Result()
 	return n, classify(ctx, err)
 }
 
-// scannedChunk is a chunk of the data hash, then the statuses of its ids (nil where none).
-type scannedChunk struct {
-	ids, data []string
-	statuses  []any
-}
-
-// scanData sends the data hash to chunks, listChunk fields a call.
-func (s *Orders) scanData(ctx context.Context, chunks chan<- scannedChunk) error {
-	var cursor uint64
-	for more := true; more; {
+// readChunks sends the index, listChunk members at a time, and both halves of their orders
+// to chunks, in id order.
+func (s *Orders) readChunks(ctx context.Context, chunks chan<- listedChunk) error {
+	var c listedChunk
+	after := "-"
+	for {
 		cctx, cancel := callContext(ctx, s.timeout)
-		fieldsAndValues, next, err := s.rdb.HScan(cctx, s.k.ordersData, cursor, "", listChunk).Result()
+		pipe := s.rdb.Pipeline()
+		var data, statuses *redis.SliceCmd
+		if len(c.fields) > 0 {
+			data, statuses = pipe.HMGet(cctx, s.k.ordersData, c.fields...), pipe.HMGet(cctx, s.k.ordersStatus, c.fields...)
+		}
+		var next *redis.StringSliceCmd
+		if after != "" {
+			next = pipe.ZRangeByLex(cctx, s.k.ordersIDs, &redis.ZRangeBy{Min: after, Max: "+", Count: listChunk})
+		}
+		_, err := pipe.Exec(cctx)
 		err = classify(cctx, err)
 		cancel()
 		if err != nil {
 			return err
 		}
-		var c scannedChunk
-		for i := 0; i+1 < len(fieldsAndValues); i += 2 {
-			c.ids, c.data = append(c.ids, fieldsAndValues[i]), append(c.data, fieldsAndValues[i+1])
-		}
-		if len(c.ids) > 0 {
-			chunks <- c
-		}
-		cursor, more = next, next != 0
 		if s.scanned != nil {
 			s.scanned()
 		}
-	}
-	return nil
-}
-
-// readStatuses reads the statuses of c's ids.
-func (s *Orders) readStatuses(ctx context.Context, c *scannedChunk) error {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	var err error
-	c.statuses, err = s.rdb.HMGet(ctx, s.k.ordersStatus, c.ids...).Result()
-	return classify(ctx, err)
-}
-
-// appendWhole appends the orders of c that are whole (data and status).
-func (s *Orders) appendWhole(out []order.Order, c scannedChunk) ([]order.Order, error) {
-	for i, st := range c.statuses {
-		status, hasStatus := st.(string)
-		o, ok, err := s.whole(c.ids[i], c.data[i], status, true, hasStatus)
-		if err != nil {
-			return out, err
+		if data != nil {
+			c.data, c.statuses = data.Val(), statuses.Val()
+			chunks <- c
 		}
-		if ok {
-			out = append(out, o)
+		if next == nil {
+			return nil
+		}
+		members := next.Val()
+		if c.ids, c.fields, err = idsOf(members); err != nil {
+			return err
+		}
+		switch {
+		case len(members) == 0:
+			return nil
+		case int64(len(members)) < listChunk:
+			after = "" // the last chunk: no range after it
+		default:
+			after = "(" + members[len(members)-1]
 		}
 	}
-	return out, nil
 }
 
 // Version is the orders' version read in the request's round trip, or else read now.
