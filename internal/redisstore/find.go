@@ -1,12 +1,11 @@
 package redisstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -92,17 +91,26 @@ func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
 }
 
 // idsOf reads index members: each an id in decimal, zero-padded to 19 digits. fields are the
-// ids as the hashes name them, without the zeros.
+// ids as the hashes name them, without the zeros. (A loop of its own: strconv and a check of
+// the digits took 7% of the CPU of a list's build.)
 func idsOf(members []string) (ids []int64, fields []string, err error) {
 	ids, fields = make([]int64, len(members)), make([]string, len(members))
 	for i, m := range members {
-		if len(m) != 19 || strings.Trim(m, "0123456789") != "" {
+		var id uint64 // 19 digits never overflow it
+		ok := len(m) == 19
+		for j := 0; ok && j < len(m); j++ {
+			d := m[j] - '0'
+			ok = d <= 9
+			id = id*10 + uint64(d)
+		}
+		if !ok || id > math.MaxInt64 {
 			return nil, nil, fmt.Errorf("%w: index member %q", errBadRecord, m)
 		}
-		if ids[i], err = strconv.ParseInt(m, 10, 64); err != nil {
-			return nil, nil, fmt.Errorf("%w: index member %q", errBadRecord, m)
+		zeros := 0
+		for zeros < len(m)-1 && m[zeros] == '0' {
+			zeros++
 		}
-		fields[i] = cmp.Or(strings.TrimLeft(m, "0"), "0")
+		ids[i], fields[i] = int64(id), m[zeros:]
 	}
 	return ids, fields, nil
 }

@@ -2,6 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redistest"
+	"github.com/petstore/orderd/internal/store"
 )
 
 // TestListNeverSeesAChangeHalfDone: orders cancelled while List reads its chunks are either
@@ -141,4 +145,22 @@ func setListChunk(n int64) (restore func()) {
 	was := listChunk
 	listChunk = n
 	return func() { listChunk = was }
+}
+
+// TestIDsOf: an index member is exactly 19 decimal digits of an int64, and names the hashes'
+// field without its zeros; any other member is a corrupt record.
+func TestIDsOf(t *testing.T) {
+	ids, fields, err := idsOf([]string{"0000000000000000000", "0000000000000000042", "9223372036854775807", "1000000000000000000"})
+	if want := []int64{0, 42, math.MaxInt64, 1e18}; err != nil || !slices.Equal(ids, want) {
+		t.Fatalf("ids %v, %v; want %v", ids, err, want)
+	}
+	if want := []string{"0", "42", "9223372036854775807", "1000000000000000000"}; !slices.Equal(fields, want) {
+		t.Fatalf("fields %q; want %q", fields, want)
+	}
+	for _, bad := range []string{"42", "000000000000000042", "00000000000000000042", "9223372036854775808", "9999999999999999999",
+		"-000000000000000042", "+000000000000000042", "00000000000000004a2", "000000000000000004 ", ""} {
+		if _, _, err := idsOf([]string{"0000000000000000001", bad}); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("idsOf(%q): %v; want store.ErrCorrupt", bad, err)
+		}
+	}
 }
