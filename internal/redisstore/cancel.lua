@@ -15,6 +15,8 @@
 -- missing key is false, and so is one of another type, where GET would fail the script).
 local status = redis.call('HGET', KEYS[1], ARGV[1])
 local data = redis.call('HGET', KEYS[3], ARGV[1])
+if status == '' then status = false end -- an empty half is a missing one (docs/redis-layout.md)
+if data == '' then data = false end
 local outcome
 if not status and not data then
   outcome = 'missing'

@@ -28,13 +28,11 @@ func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return order.Order{}, classify(ctx, err)
 	}
-	d, dataErr := data.Result()
-	st, statusErr := status.Result()
-	hasData, hasStatus := !errors.Is(dataErr, redis.Nil), !errors.Is(statusErr, redis.Nil)
-	if err := errors.Join(dataErr, statusErr); hasData && hasStatus && err != nil {
+	d, st := data.Val(), status.Val() // "" for a missing field
+	if err := errors.Join(data.Err(), status.Err()); d != "" && st != "" && err != nil {
 		return order.Order{}, classify(ctx, err)
 	}
-	o, ok, err := s.whole(field, d, st, hasData, hasStatus)
+	o, ok, err := s.whole(field, d, st)
 	if err == nil && !ok {
 		err = order.ErrNotFound
 	}
@@ -79,15 +77,20 @@ func (s *Orders) candidates(res []any) ([]order.Candidate, error) {
 	if len(data) != len(members) || len(statuses) != len(members) {
 		return nil, fmt.Errorf("find.lua returned %d members, %d data, %d statuses", len(members), len(data), len(statuses))
 	}
-	names := make([]string, len(members))
-	for i, m := range members {
-		names[i], _ = m.(string)
-	}
-	ids, fields, err := idsOf(names)
+	ids, fields, err := idsOf(stringsOf(members))
 	if err != nil {
 		return nil, err
 	}
-	return s.ordersAt(ids, fields, data, statuses)
+	return s.ordersAt(ids, fields, stringsOf(data), stringsOf(statuses))
+}
+
+// stringsOf is a script's array of strings, with "" for each nil (a missing field).
+func stringsOf(vals []any) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i], _ = v.(string)
+	}
+	return out
 }
 
 // idsOf reads index members: each an id in decimal, zero-padded to 19 digits. fields are the
@@ -116,15 +119,13 @@ func idsOf(members []string) (ids []int64, fields []string, err error) {
 }
 
 // ordersAt decodes the orders of ids from what HMGET of the data and the status hashes read
-// for their fields; Exists is false where an order is not whole.
-func (s *Orders) ordersAt(ids []int64, fields []string, data, statuses []any) ([]order.Candidate, error) {
+// for their fields ("" where a field is missing); Exists is false where an order is not whole.
+func (s *Orders) ordersAt(ids []int64, fields, data, statuses []string) ([]order.Candidate, error) {
 	out := make([]order.Candidate, len(ids))
 	for i, id := range ids {
 		out[i].ID = id
-		d, hasData := data[i].(string)
-		st, hasStatus := statuses[i].(string)
 		var err error
-		if out[i].Order, out[i].Exists, err = s.whole(fields[i], d, st, hasData, hasStatus); err != nil {
+		if out[i].Order, out[i].Exists, err = s.whole(fields[i], data[i], statuses[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -20,9 +21,10 @@ import (
 	"github.com/petstore/orderd/internal/store"
 )
 
-// TestHalfWrittenOrdersAreLoggedOnce: data without a status and a status without data are
-// neither listed nor cancelled, change nothing when cancelled, and are each logged once,
-// however many requests meet them.
+// TestHalfWrittenOrdersAreLoggedOnce: data without a status and a status without data (or
+// with an empty one, which the layout counts as none) are neither listed, found nor
+// cancelled, change nothing when cancelled, and are each logged once, however many requests
+// meet them.
 func TestHalfWrittenOrdersAreLoggedOnce(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	prefix := redistest.Prefix(t)
@@ -33,23 +35,34 @@ func TestHalfWrittenOrdersAreLoggedOnce(t *testing.T) {
 	p := "{" + prefix + ":orders}"
 	rdb.HSet(ctx, p+":data", "5001", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
 	rdb.HSet(ctx, p+":status", "5002", "pending")
+	rdb.HSet(ctx, p+":data", "5003", "")
+	rdb.HSet(ctx, p+":status", "5003", "pending")
+	rdb.HSet(ctx, p+":data", "5004", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
+	rdb.HSet(ctx, p+":status", "5004", "")
+	for _, id := range []int64{5003, 5004} { // indexed, as a writer creating them would
+		rdb.ZAdd(ctx, p+":ids", redis.Z{Member: fmt.Sprintf("%019d", id)})
+	}
 	version := rdb.Get(ctx, p+":version").Val()
 	for range 3 {
 		list, err := s.List(ctx)
 		if err != nil || len(list) != len(ordertest.Fixture()) {
 			t.Fatalf("List = %d orders, %v; want the fixture's %d", len(list), err, len(ordertest.Fixture()))
 		}
-		for _, id := range []int64{5001, 5002} {
+		for _, id := range []int64{5001, 5002, 5003, 5004} {
 			if _, _, err := s.Cancel(ctx, id); !errors.Is(err, order.ErrNotFound) {
 				t.Fatalf("Cancel(%d) = %v; want ErrNotFound", id, err)
+			}
+			if _, err := s.Get(ctx, id); !errors.Is(err, order.ErrNotFound) {
+				t.Fatalf("Get(%d) = %v; want ErrNotFound", id, err)
 			}
 		}
 	}
 	if rdb.HExists(ctx, p+":status", "5001").Val() || rdb.HGet(ctx, p+":status", "5002").Val() != "pending" ||
-		rdb.HExists(ctx, p+":data", "5002").Val() || rdb.Get(ctx, p+":version").Val() != version {
+		rdb.HExists(ctx, p+":data", "5002").Val() || rdb.HGet(ctx, p+":status", "5003").Val() != "pending" ||
+		rdb.HGet(ctx, p+":status", "5004").Val() != "" || rdb.Get(ctx, p+":version").Val() != version {
 		t.Fatal("a cancel of a half-written order changed Redis")
 	}
-	for _, want := range []string{"order=5001 missing=status", "order=5002 missing=data"} {
+	for _, want := range []string{"order=5001 missing=status", "order=5002 missing=data", "order=5003 missing=data", "order=5004 missing=status"} {
 		if n := strings.Count(logs.String(), want); n != 1 {
 			t.Errorf("%q logged %d times; want once:\n%s", want, n, logs.String())
 		}

@@ -29,6 +29,8 @@ end
 local data = redis.call('HMGET', KEYS[1], unpack(ids))
 local status = redis.call('HMGET', KEYS[2], unpack(ids))
 for i = 1, n do -- every check before the first write
+  if data[i] == '' then data[i] = false end -- an empty half is a missing one (docs/redis-layout.md)
+  if status[i] == '' then status[i] = false end
   if not status[i] and not byStatus[ARGV[4 * i + 1]] then
     error('order ' .. ARGV[4 * i - 2] .. ': status ' .. ARGV[4 * i + 1] .. ' is not a state')
   end

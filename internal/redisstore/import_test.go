@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,5 +101,39 @@ func TestReindexMovesWhatIsOutOfPlace(t *testing.T) {
 	ordertest.AssertImported(t, s, want)
 	if moved, err := s.Reindex(ctx); err != nil || moved != 0 {
 		t.Fatalf("second Reindex moved %d, %v; want none", moved, err)
+	}
+}
+
+// TestImportFillsEmptyHalves: an order another writer left with an empty data or status
+// (which the layout counts as none) is imported as a new one: the file's data, its status
+// where it had none, indexed, found, and logged as order.created.
+func TestImportFillsEmptyHalves(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := ordertest.Many(4)
+	p := "{" + prefix + ":orders}"
+	rdb.HSet(ctx, p+":data", orders[0].ID, "")
+	rdb.HSet(ctx, p+":status", orders[0].ID, "")
+	rdb.HSet(ctx, p+":data", orders[1].ID, "")
+	rdb.HSet(ctx, p+":status", orders[1].ID, string(order.StatusCancelled))
+	if _, err := s.Import(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(orders)
+	want[1].Status = order.StatusCancelled // a status is never replaced
+	ordertest.AssertImported(t, s, want)
+	events, err := rdb.XRange(ctx, p+":events", "-", "+").Result()
+	if err != nil || len(events) != len(orders) {
+		t.Fatalf("%d events, %v; want %d", len(events), err, len(orders))
+	}
+	for _, e := range events {
+		if e.Values["type"] != "order.created" {
+			t.Errorf("event %v; want order.created for each", e.Values)
+		}
 	}
 }

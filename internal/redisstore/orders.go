@@ -129,7 +129,7 @@ func (s *Orders) scanOrders(ctx context.Context) ([]order.Order, error) {
 type listedChunk struct {
 	ids            []int64
 	fields         []string
-	data, statuses []any
+	data, statuses []string // "" where a field is missing
 }
 
 // indexLen is the number of members of the ids index.
@@ -148,9 +148,9 @@ func (s *Orders) readChunks(ctx context.Context, chunks chan<- listedChunk) erro
 	for {
 		cctx, cancel := callContext(ctx, s.timeout)
 		pipe := s.rdb.Pipeline()
-		var data, statuses *redis.SliceCmd
+		var data, statuses *redis.StringSliceCmd
 		if len(c.fields) > 0 {
-			data, statuses = pipe.HMGet(cctx, s.k.ordersData, c.fields...), pipe.HMGet(cctx, s.k.ordersStatus, c.fields...)
+			data, statuses = hmget(cctx, pipe, s.k.ordersData, c.fields), hmget(cctx, pipe, s.k.ordersStatus, c.fields)
 		}
 		var next *redis.StringSliceCmd
 		if after != "" {
@@ -185,6 +185,19 @@ func (s *Orders) readChunks(ctx context.Context, chunks chan<- listedChunk) erro
 			after = "(" + members[len(members)-1]
 		}
 	}
+}
+
+// hmget queues HMGET of fields, read as strings with "" for a missing field: go-redis's HMGet
+// puts each value in an interface, an allocation per field (8% of a list's build).
+func hmget(ctx context.Context, pipe redis.Pipeliner, key string, fields []string) *redis.StringSliceCmd {
+	args := make([]any, 0, 2+len(fields))
+	args = append(args, "hmget", key)
+	for _, f := range fields {
+		args = append(args, f)
+	}
+	cmd := redis.NewStringSliceCmd(ctx, args...)
+	_ = pipe.Process(ctx, cmd) // queued: its error comes with Exec's
+	return cmd
 }
 
 // Version is the orders' version read in the request's round trip, or else read now.
@@ -377,11 +390,12 @@ func decodeOrder(field, data, status string) (order.Order, error) {
 	return o, nil
 }
 
-// whole decodes an order from its halves; ok is false without both (one alone is reported).
-func (s *Orders) whole(field, data, status string, hasData, hasStatus bool) (o order.Order, ok bool, err error) {
-	if !hasData || !hasStatus {
-		if hasData || hasStatus {
-			s.halves.report(field, hasData)
+// whole decodes an order from its halves, "" where one is missing (or empty, which the layout
+// counts as missing); ok is false without both (one alone is reported).
+func (s *Orders) whole(field, data, status string) (o order.Order, ok bool, err error) {
+	if data == "" || status == "" {
+		if data != "" || status != "" {
+			s.halves.report(field, data != "")
 		}
 		return o, false, nil
 	}
