@@ -5,13 +5,11 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
@@ -27,10 +25,7 @@ func TestReindexBuildsTheIndexesOfOlderData(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
-	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := emptyOrders(t, rdb, prefix)
 	p := "{" + prefix + ":orders}"
 	data := `{"petId":7,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`
 	if err := rdb.HSet(ctx, p+":data", "5", data, "9223372036854775807", data, "8", data).Err(); err != nil {

@@ -187,10 +187,7 @@ func pendingID(t *testing.T, s *redisstore.Orders) int64 {
 // ordersWithPrefix is the order store of the fixture under prefix.
 func ordersWithPrefix(t *testing.T, rdb *redis.Client, prefix string) *redisstore.Orders {
 	t.Helper()
-	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := emptyOrders(t, rdb, prefix)
 	if _, err := s.Import(context.Background(), ordertest.Fixture()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
@@ -22,10 +20,7 @@ func TestImportBatchesEqualsTheModel(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
-	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := emptyOrders(t, rdb, prefix)
 	first := ordertest.Many(12_001)
 	n, err := s.ImportBatches(ctx, order.Slice(first, 4321))
 	if want := int64(2 * len(first)); err != nil || n != want { // data and status of each
@@ -74,10 +69,7 @@ func TestReindexMovesWhatIsOutOfPlace(t *testing.T) {
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
 	orders := ordertest.Many(20_000)
-	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := emptyOrders(t, rdb, prefix)
 	if _, err := s.Import(ctx, orders); err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +103,7 @@ func TestImportFillsEmptyHalves(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
-	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := emptyOrders(t, rdb, prefix)
 	orders := ordertest.Many(4)
 	p := "{" + prefix + ":orders}"
 	rdb.HSet(ctx, p+":data", orders[0].ID, "")

@@ -26,12 +26,19 @@ func client(tb testing.TB, srv *redistest.Server) *redis.Client {
 	return c
 }
 
-func newOrders(tb testing.TB, rdb *redis.Client, orders []order.Order) *redisstore.Orders {
+// emptyOrders is an Orders on rdb under prefix, with nothing imported.
+func emptyOrders(tb testing.TB, rdb *redis.Client, prefix string) *redisstore.Orders {
 	tb.Helper()
-	s, err := redisstore.NewOrders(rdb, redistest.Prefix(tb), time.Second)
+	s, err := redisstore.NewOrders(rdb, prefix, time.Second)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return s
+}
+
+func newOrders(tb testing.TB, rdb *redis.Client, orders []order.Order) *redisstore.Orders {
+	tb.Helper()
+	s := emptyOrders(tb, rdb, redistest.Prefix(tb))
 	if _, err := s.Import(context.Background(), orders); err != nil {
 		tb.Fatal(err)
 	}
