@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 )
@@ -53,6 +54,32 @@ func TestParseDataReadsWhatMarshalWrites(t *testing.T) {
 		got, ok := parseData(string(raw))
 		if !ok || got.PetID != d.PetID || got.Quantity != d.Quantity || !got.ShipDate.Equal(d.ShipDate) || got.Complete != d.Complete {
 			t.Fatalf("%s: parseData %+v, %v", raw, got, ok)
+		}
+	}
+}
+
+// TestAppendDataIsMarshal: the import writes each order's data in json.Marshal's bytes, the
+// UTC's, at every edge an order admits: what the layout documents and parseData reads directly.
+func TestAppendDataIsMarshal(t *testing.T) {
+	at := time.Date(2026, 11, 20, 8, 30, 0, 123456789, time.UTC)
+	for _, d := range []orderData{
+		{0, 0, at, false}, {math.MaxInt64, math.MaxInt32, at.Truncate(time.Second), true},
+		{math.MinInt64, math.MinInt32, at.In(time.FixedZone("", 14*3600)), false},
+		{1, 1, time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), true},
+		{1, 1, time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), false},
+		{1, 1, at.Truncate(time.Millisecond), false}, {1, 1, at.Truncate(10 * time.Microsecond), false},
+	} {
+		utc := d
+		utc.ShipDate = d.ShipDate.UTC()
+		want, err := json.Marshal(utc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendData([]byte("x"), d); string(got) != "x"+string(want) {
+			t.Errorf("appendData = %s; json.Marshal %s", got[1:], want)
+		}
+		if _, ok := parseData(string(want)); !ok {
+			t.Errorf("parseData refused %s", want)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -300,15 +299,13 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 			imported.Add(o.ID)
 		}
 		var chunks [][]any
+		var buf []byte
 		for part := range slices.Chunk(batch, importChunk) {
 			args := make([]any, 0, 1+4*len(part))
 			args = append(args, newGeneration())
 			for _, o := range part {
-				data, err := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete})
-				if err != nil {
-					return err
-				}
-				args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(data), string(o.Status))
+				buf = appendData(buf[:0], orderData{o.PetID, o.Quantity, o.ShipDate, o.Complete})
+				args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(buf), string(o.Status))
 			}
 			chunks = append(chunks, args)
 		}
