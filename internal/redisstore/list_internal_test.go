@@ -32,7 +32,7 @@ func TestListNeverSeesAChangeHalfDone(t *testing.T) {
 		}
 	}
 	rounds := 0
-	s.scanned = func() {
+	s.afterChunk = func() {
 		if rounds++; rounds == 1 { // after the first chunk of the first read
 			for _, id := range pending {
 				if _, _, err := s.Cancel(ctx, id); err != nil {
