@@ -2,13 +2,13 @@
 // middleware, answering precomputed bytes. No service that does its work can be faster;
 // make bench reports orderd as a ratio of it.
 //
-// The bodies of the list and of v2's page are read once, at start, from a running orderd
-// (--from, --key): the ceiling then sends exactly the bytes orderd sends, plain or gzipped as
-// orderd gzips them (each once per version of the orders, at its level), with the list's
-// ETag, so that a ratio
-// measures orderd's work per request and nothing else. Every answer carries its
-// Content-Length, as orderd's do: a chunked answer would cost the ceiling a write that
-// orderd does not make.
+// Each answer of the benchmark's rows is recorded once, at start, from a running orderd
+// (--from, --key): its status, its header fields and its body, plain or gzipped as orderd
+// gzips it. The ceiling then sends each as recorded, so that a ratio measures orderd's work
+// per request and nothing else. That includes the fields: the rate-limit fields, the request
+// id, Vary and the rest are on every answer orderd may send (openapi.yaml), so their bytes are
+// the contract's cost, paid by any server of it; making their values is orderd's work, and
+// stays in the ratio. Only Date is the ceiling's own, as it is every Go server's.
 package main
 
 import (
@@ -18,27 +18,27 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 )
 
-// pagePath is the v2 page the benchmark asks for.
-const pagePath = "/v2/store/orders?pageSize=100"
+// The paths the benchmark asks for, besides the list.
+const (
+	pagePath     = "/v2/store/orders?pageSize=100"
+	notFoundPath = "/v1/store/orders/999999999"
+)
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18200", "address to listen on")
-	from := flag.String("from", "", "a running orderd (http://host:port) to read the answers from, once")
+	from := flag.String("from", "", "a running orderd (http://host:port) to record the answers from, once")
 	key := flag.String("key", "", "an API key of that orderd")
 	flag.Parse()
-	a, err := read(*from, *key)
+	a, err := record(*from, *key)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)
 		os.Exit(2)
 	}
-	notFound := []byte(`{"code":"order_not_found","message":"order 999999999: no such order","status":404}`)
-	unauthorized := []byte(`{"code":"unauthorized","message":"no API key: send the header Authorization: Bearer API_KEY","status":401}`)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -47,23 +47,22 @@ func main() {
 		h := c.Request().Header
 		switch {
 		case h.Get("Authorization") == "":
-			return blob(c, http.StatusUnauthorized, unauthorized, false)
+			return a.noKey.send(c)
 		case h.Get("If-None-Match") == a.etag:
-			c.Response().Header()["Etag"] = []string{a.etag}
-			return c.NoContent(http.StatusNotModified)
+			return a.notModified.send(c)
 		case strings.Contains(h.Get("Accept-Encoding"), "gzip"):
-			return blob(c, http.StatusOK, a.listGzip, true)
+			return a.listGzip.send(c)
 		}
-		return blob(c, http.StatusOK, a.list, false)
+		return a.list.send(c)
 	})
 	e.GET("/v2/store/orders", func(c echo.Context) error {
 		if strings.Contains(c.Request().Header.Get("Accept-Encoding"), "gzip") {
-			return blob(c, http.StatusOK, a.pageGzip, true)
+			return a.pageGzip.send(c)
 		}
-		return blob(c, http.StatusOK, a.page, false)
+		return a.page.send(c)
 	})
 	e.DELETE("/v1/store/orders/:orderId", func(c echo.Context) error {
-		return blob(c, http.StatusNotFound, notFound, false)
+		return a.notFound.send(c)
 	})
 	fmt.Fprintln(os.Stderr, "ceiling listening on", *addr)
 	if err := http.ListenAndServe(*addr, e); err != nil {
@@ -72,79 +71,89 @@ func main() {
 	}
 }
 
-// blob answers body as JSON with its length, gzipped when it is.
-func blob(c echo.Context, status int, body []byte, gzipped bool) error {
+// answer is one of orderd's answers as it came: status, header fields but Date, and body.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// send writes the answer as recorded. The field values are shared, never changed.
+func (a answer) send(c echo.Context) error {
 	h := c.Response().Header()
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	if gzipped {
-		h["Content-Encoding"] = []string{"gzip"}
+	for name, values := range a.header {
+		h[name] = values
 	}
-	return c.Blob(status, echo.MIMEApplicationJSON, body)
+	c.Response().WriteHeader(a.status)
+	_, err := c.Response().Write(a.body)
+	return err
 }
 
-// answers are the bodies orderd sent, and the list's tag.
+// answers are orderd's answers to the benchmark's rows, and the list's tag.
 type answers struct {
-	list, listGzip, page, pageGzip []byte
-	etag                           string
+	list, listGzip, notModified, page, pageGzip, notFound, noKey answer
+	etag                                                         string
 }
 
-// read asks orderd at from for the list and the page, plain and gzipped.
-func read(from, key string) (answers, error) {
+// record asks orderd at from for each row's answer.
+func record(from, key string) (answers, error) {
 	if from == "" || key == "" {
 		return answers{}, errors.New("--from and --key are required")
 	}
 	var a answers
 	var err error
-	get := func(path string, gzipped bool) ([]byte, http.Header) {
+	get := func(method, path, key string, want int, fields ...string) answer {
 		if err != nil {
-			return nil, nil
+			return answer{}
 		}
-		var b []byte
-		var h http.Header
-		b, h, err = fetch(from+path, key, gzipped)
-		return b, h
+		var r answer
+		r, err = fetch(method, from+path, key, want, fields...)
+		return r
 	}
-	var h http.Header
-	a.list, h = get("/v1/store/orders", false)
-	a.listGzip, _ = get("/v1/store/orders", true)
-	a.page, _ = get(pagePath, false)
-	a.pageGzip, _ = get(pagePath, true)
-	if err != nil {
-		return answers{}, err
-	}
-	if a.etag = h.Get("Etag"); a.etag == "" {
+	a.list = get(http.MethodGet, "/v1/store/orders", key, http.StatusOK)
+	if a.etag = a.list.header.Get("Etag"); err == nil && a.etag == "" {
 		return answers{}, errors.New("the list came without an ETag")
 	}
-	return a, nil
+	a.listGzip = get(http.MethodGet, "/v1/store/orders", key, http.StatusOK, "Accept-Encoding", "gzip")
+	a.notModified = get(http.MethodGet, "/v1/store/orders", key, http.StatusNotModified, "If-None-Match", a.etag)
+	a.page = get(http.MethodGet, pagePath, key, http.StatusOK)
+	a.pageGzip = get(http.MethodGet, pagePath, key, http.StatusOK, "Accept-Encoding", "gzip")
+	a.notFound = get(http.MethodDelete, notFoundPath, key, http.StatusNotFound)
+	a.noKey = get(http.MethodGet, "/v1/store/orders", "", http.StatusUnauthorized)
+	return a, err
 }
 
-// fetch is the body of a GET of url, which must be a 200, and its headers. Asked for gzip,
-// the body must come gzipped and is kept so (naming Accept-Encoding turns off the client's
-// own decompression).
-func fetch(url, key string, gzipped bool) ([]byte, http.Header, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+// fetch is orderd's answer to method url with key (none when "") and the header fields given
+// as name, value, ...; its status must be want. Accept-Encoding is identity unless given, as
+// wrk sends none; naming it turns off the client's own decompression, so a gzipped body is
+// kept so.
+func fetch(method, url, key string, want int, fields ...string) (answer, error) {
+	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	if gzipped {
-		req.Header.Set("Accept-Encoding", "gzip")
-	} else {
-		req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("Accept-Encoding", "identity")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		req.Header.Set(fields[i], fields[i+1])
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
 	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
+	body, err := io.ReadAll(res.Body)
 	switch {
 	case err != nil:
-		return nil, nil, err
-	case res.StatusCode != http.StatusOK:
-		return nil, nil, fmt.Errorf("GET %s: %s", url, res.Status)
-	case gzipped != (res.Header.Get("Content-Encoding") == "gzip"):
-		return nil, nil, fmt.Errorf("GET %s (gzip %v): Content-Encoding %q", url, gzipped, res.Header.Get("Content-Encoding"))
+		return answer{}, err
+	case res.StatusCode != want:
+		return answer{}, fmt.Errorf("%s %s: %s, want %d", method, url, res.Status, want)
+	case (req.Header.Get("Accept-Encoding") == "gzip") != (res.Header.Get("Content-Encoding") == "gzip"):
+		return answer{}, fmt.Errorf("%s %s (Accept-Encoding %q): Content-Encoding %q", method, url,
+			req.Header.Get("Accept-Encoding"), res.Header.Get("Content-Encoding"))
 	}
-	return b, res.Header, nil
+	res.Header.Del("Date")
+	return answer{status: res.StatusCode, header: res.Header, body: body}, nil
 }
