@@ -90,3 +90,7 @@ for mode in $MODES; do
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=()
   echo "| $mode | $before | $rate | $median | $before99 / $p99 | $s50 ms | $s99 ms | $smax ms | $n |"
 done
+echo
+echo "An embedded cancel's rate is bound by its commit's \`fsync\` and moves by a fifth between runs"
+echo "here; what the log costs each store, and the runs before this one: bench/notes.md, *Order"
+echo "events: what recording costs*."

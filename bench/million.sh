@@ -97,6 +97,11 @@ for mode in embedded redis; do
     "$(mib $(((bytes + gbytes) / 1024 * (10000000 / N))))" "$(mib $((serve_rss * (10000000 / N))))")")
 done
 echo
+echo "Between runs on this machine these figures move a lot (the Redis import by a third, with"
+echo "Redis's own time for the same work). What bounds the Redis import and the first list, and"
+echo "the spread over runs, measured by hand: bench/notes.md, *The import of a million orders in"
+echo "Redis* and *The list of a million orders in Redis*."
+echo
 echo "Ten million orders, scaled linearly from these rows (every cost here grows with the orders:"
 echo "the list is read, encoded and held whole, once per version, and the next version is built"
 echo "beside the current one, so memory needs room for two):"
