@@ -28,11 +28,7 @@ func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return order.Order{}, classify(ctx, err)
 	}
-	d, st := data.Val(), status.Val() // "" for a missing field
-	if err := errors.Join(data.Err(), status.Err()); d != "" && st != "" && err != nil {
-		return order.Order{}, classify(ctx, err)
-	}
-	o, ok, err := s.whole(field, d, st)
+	o, ok, err := s.whole(field, data.Val(), status.Val()) // "" for a missing field
 	if err == nil && !ok {
 		err = order.ErrNotFound
 	}
