@@ -116,7 +116,8 @@ server() {
 # sends (the same status, header field names and body; the values of some fields, such as
 # the request id, differ by nature), and this first request is also every server's first
 # of the row, which fills what a server fills on its first request (the list's encodings,
-# the key). A row wrk sends with a script sends its method here.
+# the key). A row whose wrk script sets its method (notfound's DELETE) is sent with that
+# method; the scripts themselves are wrk's, not curl's.
 for entry in "${paths[@]}"; do
   name=${entry%%:*}; path=${entry#*:}
   method=GET; [ "$name" = notfound ] && method=DELETE
