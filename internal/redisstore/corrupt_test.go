@@ -72,6 +72,23 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		wantCorrupt(t, "List", err)
 	})
 
+	// A status hash of the wrong type is corrupt for every reader, whatever the order asked
+	// for: Get of an unknown id too, whose missing data field Redis reports first.
+	t.Run("StatusOfWrongType", func(t *testing.T) {
+		p := redistest.Prefix(t)
+		s := ordersWithPrefix(t, rdb, p)
+		id := pendingID(t, s)
+		if err := rdb.Set(ctx, "{"+p+":orders}:status", "not a hash", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []int64{id, 4242} {
+			_, err := s.Get(ctx, id)
+			wantCorrupt(t, "Get "+strconv.FormatInt(id, 10), err)
+		}
+		_, err := s.List(ctx)
+		wantCorrupt(t, "List", err)
+	})
+
 	t.Run("IndexMemberNotInTheLayout", func(t *testing.T) {
 		p := redistest.Prefix(t)
 		s := ordersWithPrefix(t, rdb, p)

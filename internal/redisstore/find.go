@@ -25,8 +25,12 @@ func (s *Orders) Get(ctx context.Context, id int64) (order.Order, error) {
 		status = p.HGet(ctx, s.k.ordersStatus, field)
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return order.Order{}, classify(ctx, err)
+	// The transaction reports its first error only: a missing data field's redis.Nil would
+	// hide a status hash's WRONGTYPE, which must be corrupt here as in List and Find.
+	for _, err := range [...]error{err, data.Err(), status.Err()} {
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return order.Order{}, classify(ctx, err)
+		}
 	}
 	o, ok, err := s.whole(field, data.Val(), status.Val()) // "" for a missing field
 	if err == nil && !ok {
