@@ -125,12 +125,25 @@ func (s *Webhooks) Delete(ctx context.Context, id string) error {
 
 // Lease takes or renews the lease with one script: SET … PX when free or owner's own.
 func (s *Webhooks) Lease(ctx context.Context, id, owner string, ttl time.Duration) (bool, error) {
+	return s.lease(ctx, id, owner, ttl, "take")
+}
+
+// Renew renews the lease with the same script, only while owner holds it.
+func (s *Webhooks) Renew(ctx context.Context, id, owner string, ttl time.Duration) error {
+	held, err := s.lease(ctx, id, owner, ttl, "renew")
+	if err == nil && !held {
+		err = fmt.Errorf("%w: %q", webhook.ErrLeaseLost, id)
+	}
+	return err
+}
+
+func (s *Webhooks) lease(ctx context.Context, id, owner string, ttl time.Duration, mode string) (bool, error) {
 	if err := checkWebhookID(id); err != nil {
 		return false, err
 	}
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	r, err := leaseWebhookScript.Run(ctx, s.rdb, []string{s.k.webhook(id), s.k.webhookLease(id)}, owner, max(ttl.Milliseconds(), 1)).Int()
+	r, err := leaseWebhookScript.Run(ctx, s.rdb, []string{s.k.webhook(id), s.k.webhookLease(id)}, owner, max(ttl.Milliseconds(), 1), mode).Int()
 	switch {
 	case err != nil:
 		return false, classify(ctx, err)

@@ -84,6 +84,22 @@ func (s *Webhooks) Lease(ctx context.Context, id, owner string, ttl time.Duratio
 	return held, err
 }
 
+// Renew extends the lease in one UPDATE, only while owner holds it unexpired.
+func (s *Webhooks) Renew(ctx context.Context, id, owner string, ttl time.Duration) error {
+	now := s.now()
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE webhook_endpoints SET lease_expires = ? WHERE id = ? AND lease_owner = ? AND lease_expires > ?",
+			now.Add(ttl).UnixNano(), id, owner, now.UnixNano())
+		if n, err := affected(res, err); err != nil || n == 1 {
+			return err
+		}
+		if err := s.exists(ctx, tx, id); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %q", webhook.ErrLeaseLost, id)
+	})
+}
+
 // Release clears the lease if owner holds it.
 func (s *Webhooks) Release(ctx context.Context, id, owner string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {

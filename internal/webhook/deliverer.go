@@ -141,7 +141,10 @@ func (d *Deliverer) stop(id string) {
 }
 
 // deliver delivers to the endpoint id, whose lease it took, while it holds the lease and the
-// endpoint is active; it renews the lease before each attempt and each wait.
+// endpoint is active; it renews the lease before each attempt and each wait. A lease that
+// lapsed (a stall longer than it) ends the delivery, though no one holds it now: meanwhile
+// another instance may have delivered or disabled the endpoint, and an operator enabled it,
+// so the state read under it is old. The next poll takes the lease and reads the state anew.
 func (d *Deliverer) deliver(ctx context.Context, id string) {
 	log := d.cfg.Logger.With(slog.String("webhook", id))
 	defer func() {
@@ -160,8 +163,7 @@ func (d *Deliverer) deliver(ctx context.Context, id string) {
 	}
 	for ctx.Err() == nil && w.e.Status == StatusActive {
 		at := d.cfg.Now()
-		held, err := d.cfg.Store.Lease(ctx, id, d.cfg.Owner, d.cfg.LeaseTTL)
-		if !held || err != nil {
+		if err := d.cfg.Store.Renew(ctx, id, d.cfg.Owner, d.cfg.LeaseTTL); err != nil {
 			return
 		}
 		w.leaseEnds = at.Add(d.cfg.LeaseTTL)

@@ -513,3 +513,73 @@ func TestNewEndpointChecksTheURLAndTypes(t *testing.T) {
 		t.Fatalf("NewEndpoint = %+v, %v", e, err)
 	}
 }
+
+// TestALapsedLeaseEndsTheDelivery: an instance that stalled past its lease does not carry on
+// with what it read before it. Here another instance took the lapsed lease meanwhile, was
+// answered 410 Gone, disabled the endpoint and released it; the stalled one, awake, finds the
+// lease free, and must not take it as its own and post again to the disabled endpoint.
+func TestALapsedLeaseEndsTheDelivery(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusGone))
+	e := w.endpoint(t, r.URL)
+	w.cancel(t, 1)
+	const ttl = 300 * time.Millisecond
+	log := &stallingLog{EventLog: w.events, stalled: make(chan struct{}), resume: make(chan struct{})}
+	hooks := releases{Store: w.hooks, done: make(chan string, 10)}
+	start(t, webhook.Config{Store: hooks, Events: log, Owner: "a", LeaseTTL: ttl,
+		Client: &http.Client{Transport: instance{"a"}}})
+	within(t, log.stalled, "a's first read of the log")
+
+	o := make(outcomes, 10)
+	stopB := start(t, webhook.Config{Store: w.hooks, Events: w.events, Owner: "b", LeaseTTL: ttl, Observer: o,
+		Client: &http.Client{Transport: instance{"b"}}})
+	if d := r.next(t); d.from != "b" {
+		t.Fatalf("the first delivery came from %q, want b", d.from)
+	}
+	o.await(t, "disabled", 1)
+	stopB()
+
+	close(log.resume)
+	within(t, hooks.done, "a's delivery to end")
+	select {
+	case d := <-r.got:
+		got, _ := w.hooks.Get(t.Context(), e.ID)
+		t.Fatalf("%s posted event %s to an endpoint disabled meanwhile; its state now %+v", d.from, d.header.Get(webhook.HeaderID), got.Delivery)
+	default:
+	}
+}
+
+// stallingLog is an event log whose first read blocks until resume is closed, as a process
+// paused past its lease would.
+type stallingLog struct {
+	order.EventLog
+	once            sync.Once
+	stalled, resume chan struct{}
+}
+
+func (s *stallingLog) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
+	s.once.Do(func() { close(s.stalled); <-s.resume })
+	return s.EventLog.Events(ctx, q)
+}
+
+// releases is a store that passes on the id of each lease given up, once it is.
+type releases struct {
+	webhook.Store
+	done chan string
+}
+
+func (r releases) Release(ctx context.Context, id, owner string) error {
+	err := r.Store.Release(ctx, id, owner)
+	r.done <- id
+	return err
+}
+
+// within waits for ch to yield or close, failing after 10 s.
+func within[T any](t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waited 10 s for %s", what)
+	}
+}

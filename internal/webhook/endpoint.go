@@ -67,6 +67,11 @@ type Store interface {
 	// Lease takes the endpoint's lease for owner for ttl, or renews it when owner holds it,
 	// atomically: it reports false when another owner holds an unexpired lease. Refusal: ErrNotFound.
 	Lease(ctx context.Context, id, owner string, ttl time.Duration) (bool, error)
+	// Renew extends owner's lease by ttl while owner holds it, unexpired, atomically. A lease
+	// that expired is lost though no one took it: another owner may have taken it, written
+	// and released it meanwhile, so what owner read under it may be old. Refusals:
+	// ErrLeaseLost, ErrNotFound.
+	Renew(ctx context.Context, id, owner string, ttl time.Duration) error
 	// Release gives the lease up if owner holds it, so another instance can take it at once.
 	Release(ctx context.Context, id, owner string) error
 	// Save writes d as the endpoint's delivery state if owner holds its lease, atomically.

@@ -123,6 +123,48 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("RenewOnlyALeaseStillHeld", func(t *testing.T) {
+		ctx, s := t.Context(), newStore(t)
+		a := newEndpoint(t, "https://a.example/hook")
+		if err := s.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		lost := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, webhook.ErrLeaseLost) {
+				t.Fatalf("Renew %s: %v; want ErrLeaseLost", what, err)
+			}
+		}
+		lost("of a lease never taken", s.Renew(ctx, a.ID, "one", time.Minute))
+		if ok, err := s.Lease(ctx, a.ID, "one", 10*time.Millisecond); !ok || err != nil {
+			t.Fatalf("Lease = %v, %v", ok, err)
+		}
+		if err := s.Renew(ctx, a.ID, "one", time.Minute); err != nil {
+			t.Fatalf("Renew of a held lease: %v", err)
+		}
+		lost("by another owner", s.Renew(ctx, a.ID, "two", time.Minute))
+		if ok, _ := s.Lease(ctx, a.ID, "two", time.Minute); ok {
+			t.Fatal("the renewed lease was taken: Renew did not extend it")
+		}
+		// Expired, though no one took it: what "one" read under it may be old.
+		if ok, err := s.Lease(ctx, a.ID, "one", 10*time.Millisecond); !ok || err != nil {
+			t.Fatalf("Lease = %v, %v", ok, err)
+		}
+		for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+		}
+		lost("of an expired lease", s.Renew(ctx, a.ID, "one", time.Minute))
+		if ok, err := s.Lease(ctx, a.ID, "one", time.Minute); !ok || err != nil {
+			t.Fatalf("Lease = %v, %v", ok, err)
+		}
+		if err := s.Release(ctx, a.ID, "one"); err != nil {
+			t.Fatal(err)
+		}
+		lost("of a released lease", s.Renew(ctx, a.ID, "one", time.Minute))
+		if err := s.Renew(ctx, "wh_none", "one", time.Minute); !errors.Is(err, webhook.ErrNotFound) {
+			t.Fatalf("Renew of no endpoint: %v", err)
+		}
+	})
+
 	t.Run("LeaseIsTakenByOneOfManyAtOnce", func(t *testing.T) {
 		ctx, s := t.Context(), newStore(t)
 		a := newEndpoint(t, "https://a.example/hook")
