@@ -11,8 +11,9 @@ import (
 )
 
 // ErrForbiddenAddress refuses to dial an address an outside URL must not reach: a private,
-// loopback, link-local, unspecified or multicast one (an endpoint URL could otherwise make
-// orderd probe the network it runs in).
+// loopback, link-local, unspecified, multicast or otherwise special-purpose one, or an IPv6
+// one that embeds such an IPv4 address (an endpoint URL could otherwise make orderd probe the
+// network it runs in).
 var ErrForbiddenAddress = errors.New("webhook: the address is not public")
 
 // NewClient returns the client deliveries are sent with. Unless allowPrivate, it refuses to
@@ -47,9 +48,43 @@ func refusePrivate(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// notPublic are the blocks Public refuses beyond what netip's predicates catch: those of the
+// IANA IPv4 and IPv6 Special-Purpose Address Registries that are not globally reachable and a
+// machine or its network may still answer on, and the IPv6 forms that carry an IPv4 address to
+// a tunnel or translator which would then reach it.
+var notPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),      // "this network" (RFC 1122): no destination, and 0.0.0.0 dials this host
+	netip.MustParsePrefix("100.64.0.0/10"),  // shared address space (RFC 6598): CGNAT, pod networks, Alibaba's metadata at 100.100.100.200
+	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments (RFC 6890): DS-Lite, NAT64 discovery, not global
+	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking (RFC 2544): lab networks, not global
+	netip.MustParsePrefix("240.0.0.0/4"),    // reserved (RFC 1112), with 255.255.255.255 limited broadcast (RFC 919)
+	netip.MustParsePrefix("::/96"),          // IPv4-compatible (RFC 4291, deprecated): ::a.b.c.d is tunnelled to a.b.c.d
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64 (RFC 8215): not global, and the IPv4's place in it depends on the local prefix length
+	netip.MustParsePrefix("2001::/32"),      // Teredo (RFC 4380): tunnels to an IPv4 address carried in the address
+	netip.MustParsePrefix("2002::/16"),      // 6to4 (RFC 3056): tunnels to the IPv4 address in bits 16-48
+	netip.MustParsePrefix("fec0::/10"),      // site-local (RFC 3879, deprecated): still routed inside some sites
+}
+
+// nat64 is the NAT64 well-known prefix (RFC 6052): 64:ff9b::a.b.c.d is a.b.c.d reached through
+// the network's translator, so it is judged as a.b.c.d (a public one is a legitimate endpoint on
+// an IPv6-only network).
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
 // Public reports whether a is an address deliveries may go to without --webhooks-allow-private.
 func Public(a netip.Addr) bool {
-	a = a.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
-	return a.IsValid() && a.IsGlobalUnicast() && !a.IsPrivate() && !a.IsLoopback() &&
-		!a.IsLinkLocalUnicast() && !a.IsUnspecified() && !a.IsMulticast()
+	a = a.WithZone("").Unmap() // a zone would keep Prefix.Contains from matching; ::ffff:127.0.0.1 is 127.0.0.1
+	if nat64.Contains(a) {
+		b := a.As16()
+		return Public(netip.AddrFrom4([4]byte(b[12:])))
+	}
+	if !a.IsValid() || !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() ||
+		a.IsLinkLocalUnicast() || a.IsUnspecified() || a.IsMulticast() {
+		return false
+	}
+	for _, p := range notPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
 }
