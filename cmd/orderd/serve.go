@@ -40,7 +40,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.DurationVar(&cfg.Events.Retention.MaxAge, "events-retention", cfg.Events.Retention.MaxAge, "how long the log of order events keeps an event (0: no bound by age)")
 	fs.Int64Var(&cfg.Events.Retention.MaxCount, "events-max", cfg.Events.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
 	fs.IntVar(&cfg.Events.MaxStreamsPerKey, "max-streams-per-key", cfg.Events.MaxStreamsPerKey, "event streams one key may hold open on this instance")
-	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhooks go to private, loopback and link-local addresses (receivers on the operator's own network)")
+	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhooks go to private, loopback, link-local and the other non-public addresses (receivers on the operator's own network)")
 	fs.Var((*durationsFlag)(&cfg.Webhooks.Schedule.Backoff), "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; "+
 		"positive, never decreasing; each up to 10% longer at random")
 	fs.DurationVar(&cfg.Webhooks.Schedule.GiveUpAfter, "webhooks-give-up", cfg.Webhooks.Schedule.GiveUpAfter, "how long after an event's first failed attempt its endpoint is marked failing")

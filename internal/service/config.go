@@ -58,7 +58,7 @@ type EventsConfig struct {
 
 // WebhooksConfig is how this instance delivers webhooks.
 type WebhooksConfig struct {
-	// AllowPrivate lets deliveries go to private, loopback and link-local addresses: for
+	// AllowPrivate lets deliveries go to addresses that are not public (webhook.Public): for
 	// receivers on the operator's own network, and tests. Off, an endpoint URL cannot make
 	// orderd reach what only it can reach.
 	AllowPrivate bool
