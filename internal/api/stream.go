@@ -125,10 +125,16 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 			return nil
 		}
 		moved := st.changed
-		st.changed = st.hub.next()
-		if page, ok := moved.pageAfter(st.q); ok {
-			st.page = page // what the hub read, for every stream that was where it was
-			continue
+		st.changed = st.hub.next() // before the read: a change after it wakes the stream
+		// The hub's page holds only its own move: it stands for the stream's read when no
+		// move came after it, and else the log is read, up to the move now waited on. (A
+		// chain of moves would serve them too, but would let a stalled stream keep every
+		// page the hub read since.)
+		if st.changed.seq == moved.seq+1 {
+			if page, ok := moved.pageAfter(st.q); ok {
+				st.page = page // what the hub read, for every stream that was where it was
+				continue
+			}
 		}
 		var err error
 		if st.page, err = st.log.Events(st.ctx, st.q); err != nil {
@@ -182,6 +188,7 @@ type eventHub struct {
 // the hub read (page's events after from, every type), when it could.
 type logMove struct {
 	done chan struct{}
+	seq  uint64 // one more than the move before it
 	from string
 	page *order.EventPage
 }
@@ -223,7 +230,7 @@ func (h *eventHub) moved(from string, page *order.EventPage) {
 	defer h.mu.Unlock()
 	h.cur.from, h.cur.page = from, page
 	close(h.cur.done)
-	h.cur = &logMove{done: make(chan struct{})}
+	h.cur = &logMove{done: make(chan struct{}), seq: h.cur.seq + 1}
 }
 
 func (h *eventHub) run() {

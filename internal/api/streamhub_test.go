@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/petstore/orderd/genv2"
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/sqlitestore"
+)
+
+// testLog is a SQLite log holding the created events of orders 1 to n, all pending.
+func testLog(tb testing.TB, n int) (*sqlitestore.Events, *sqlitestore.Orders) {
+	tb.Helper()
+	db, err := sqlitestore.Open(filepath.Join(tb.TempDir(), "orderd.db"), 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	orders := make([]order.Order, n)
+	for i := range orders {
+		orders[i] = order.Order{ID: int64(i + 1), PetID: 7, Quantity: 1, Status: order.StatusPending,
+			ShipDate: time.Date(2026, 11, 20, 8, 30, 0, 0, time.UTC)}
+	}
+	pets := []order.Pet{{ID: 7, Name: "Rex", Status: order.PetAvailable}}
+	if _, err := db.Import(context.Background(), orders, pets); err != nil {
+		tb.Fatal(err)
+	}
+	return sqlitestore.NewEvents(db), sqlitestore.NewOrders(db)
+}
+
+// testStreams are the streams of log, one a key, ended by closing or by the test's end.
+func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *streams {
+	tb.Helper()
+	s := newStreams(log, 1, closing, slog.New(slog.NewTextHandler(io.Discard, nil)), noObserver{})
+	tb.Cleanup(func() {
+		select {
+		case <-closing:
+		default:
+			close(closing) // the hub stops before the log closes
+		}
+	})
+	return s
+}
+
+func keyContext(ctx context.Context) context.Context {
+	return auth.WithCaller(ctx, &auth.Caller{Key: &auth.Key{Name: "k"}})
+}
+
+var errGone = errors.New("the client left")
+
+// heldClient is a client that reads each write only when the test lets it: Write hands its
+// bytes to the test (wrote) and returns once the test reads them (read) or the client leaves.
+type heldClient struct {
+	h     http.Header
+	wrote chan string
+	read  chan struct{}
+	gone  chan struct{}
+}
+
+func newHeldClient() *heldClient {
+	return &heldClient{h: http.Header{}, wrote: make(chan string), read: make(chan struct{}), gone: make(chan struct{})}
+}
+
+func (c *heldClient) Header() http.Header { return c.h }
+func (c *heldClient) WriteHeader(int)     {}
+func (c *heldClient) Flush()              {}
+func (c *heldClient) Write(p []byte) (int, error) {
+	select {
+	case c.wrote <- string(p):
+	case <-c.gone:
+		return 0, errGone
+	}
+	select {
+	case <-c.read:
+		return len(p), nil
+	case <-c.gone:
+		return 0, errGone
+	}
+}
+
+// next is the stream's next write, not yet read.
+func (c *heldClient) next(tb testing.TB, within time.Duration) string {
+	tb.Helper()
+	select {
+	case p := <-c.wrote:
+		return p
+	case <-time.After(within):
+		tb.Fatalf("no write within %v", within)
+		return ""
+	}
+}
+
+// serve runs st to c until it ends; the stream has ended when the channel closes, and it
+// ends with the test (the client leaves).
+func serve(tb testing.TB, st genv2.ListEventsResponseObject, c *heldClient) <-chan struct{} {
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_ = st.VisitListEventsResponse(c)
+	}()
+	tb.Cleanup(func() {
+		close(c.gone)
+		<-ended
+	})
+	return ended
+}
+
+// cancel cancels order id, recording an event, and returns the event's position.
+func cancel(tb testing.TB, log *sqlitestore.Events, orders *sqlitestore.Orders, id int64) string {
+	tb.Helper()
+	if _, changed, err := orders.Cancel(context.Background(), id); err != nil || !changed {
+		tb.Fatalf("cancel %d: changed %v, %v", id, changed, err)
+	}
+	last, err := log.LastEventID(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return last
+}
+
+// waitFor waits for m to happen.
+func waitFor(tb testing.TB, m *logMove) {
+	tb.Helper()
+	select {
+	case <-m.done:
+	case <-time.After(5 * time.Second):
+		tb.Fatal("the hub did not move within 5 s")
+	}
+}
+
+// TestMovesDuringAWriteAreAllSent: while a slow client reads one event, the log moves twice,
+// the hub reading each move; once the client reads on, the stream sends both moves' events
+// at once, not the second one at the next change or heartbeat (15 s).
+func TestMovesDuringAWriteAreAllSent(t *testing.T) {
+	log, orders := testLog(t, 3)
+	s := testStreams(t, log, make(chan struct{}))
+	waitFor(t, s.hub.next()) // the hub knows the log's end: each change below is its own move
+	from, err := log.LastEventID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newHeldClient()
+	serve(t, st, c)
+	if p := c.next(t, 5*time.Second); p != retryHint {
+		t.Fatalf("first write %q, want the retry hint", p)
+	}
+	c.read <- struct{}{}
+
+	first := cancel(t, log, orders, 1)
+	if p := c.next(t, 5*time.Second); !strings.HasPrefix(p, "id: "+first+"\n") {
+		t.Fatalf("write %q, want event %s", p, first)
+	}
+	// The client does not read it yet; meanwhile the hub reads two more moves.
+	var last string
+	for _, id := range []int64{2, 3} {
+		m := s.hub.next()
+		last = cancel(t, log, orders, id)
+		waitFor(t, m)
+	}
+	c.read <- struct{}{}
+
+	var sent strings.Builder
+	late := time.After(5 * time.Second) // a heartbeat would come at 15 s
+	for !strings.Contains(sent.String(), "id: "+last+"\n") {
+		select {
+		case p := <-c.wrote:
+			sent.WriteString(p)
+			c.read <- struct{}{}
+		case <-late:
+			t.Fatalf("5 s on, the stream sent %q: event %s waits for the next change", sent.String(), last)
+		}
+	}
+}
