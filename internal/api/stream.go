@@ -121,6 +121,13 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 			buf = buf[:0]
 		}
 		st.q.After = st.page.Last
+		select { // on every turn, not only in wait, which a stream catching up skips
+		case <-st.ctx.Done():
+			return nil
+		case <-st.closing:
+			return nil
+		default:
+		}
 		if !st.page.More && !st.wait(heartbeat.C, &buf) {
 			return nil
 		}

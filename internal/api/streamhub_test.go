@@ -184,3 +184,29 @@ func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 		}
 	}
 }
+
+// TestClosingEndsAStreamCatchingUp: a stream sending a backlog, a page at a time with no
+// wait between, ends at the service's closing instead of sending the next page.
+func TestClosingEndsAStreamCatchingUp(t *testing.T) {
+	log, _ := testLog(t, 3*streamPageSize)
+	closing := make(chan struct{})
+	s := testStreams(t, log, closing)
+	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newHeldClient()
+	ended := serve(t, st, c)
+	if p := c.next(t, 5*time.Second); !strings.Contains(p, "id: 1\n") {
+		t.Fatalf("first write %q, want the first page", p)
+	}
+	close(closing) // while the client reads the first page
+	c.read <- struct{}{}
+	select {
+	case <-ended:
+	case p := <-c.wrote:
+		t.Fatalf("after closing, the stream wrote %.40q…", p)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end within 5 s of closing")
+	}
+}
