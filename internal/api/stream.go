@@ -23,6 +23,9 @@ const (
 	heartbeatEvery = 15 * time.Second
 	retryHint      = "retry: 2000\n\n" // how long an EventSource waits before reconnecting, in ms
 	streamPageSize = 100
+	// streamWriteTimeout bounds each write: a client that has read nothing of it for two
+	// heartbeats has stopped reading, and its stream ends, giving back the key's place.
+	streamWriteTimeout = 2 * heartbeatEvery
 )
 
 // DefaultMaxStreamsPerKey is how many streams a key may hold open on one instance.
@@ -30,12 +33,13 @@ const DefaultMaxStreamsPerKey = 5
 
 // streams are an instance's open streams: counted per key, ended when closing closes.
 type streams struct {
-	log     order.EventLog
-	hub     *eventHub
-	max     int
-	closing <-chan struct{}
-	logger  *slog.Logger
-	obs     Observer
+	log          order.EventLog
+	hub          *eventHub
+	max          int
+	closing      <-chan struct{}
+	logger       *slog.Logger
+	obs          Observer
+	writeTimeout time.Duration // streamWriteTimeout; shorter in tests
 
 	mu     sync.Mutex
 	perKey map[string]int // streams open, by key name
@@ -43,7 +47,7 @@ type streams struct {
 
 func newStreams(log order.EventLog, max int, closing <-chan struct{}, logger *slog.Logger, obs Observer) *streams {
 	return &streams{log: log, hub: &eventHub{log: log, closing: closing, logger: logger}, max: max,
-		closing: closing, logger: logger, obs: obs, perKey: map[string]int{}}
+		closing: closing, logger: logger, obs: obs, writeTimeout: streamWriteTimeout, perKey: map[string]int{}}
 }
 
 // open starts a stream after q.After, or refuses it (410, 429) before anything is sent.
@@ -97,9 +101,8 @@ type eventStream struct {
 func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	defer st.release(st.key)
 	rc := http.NewResponseController(w)
-	// The server's timeouts bound a request; a stream lasts as long as its client wants.
+	// The server's timeouts bound a request; a stream lasts as long as its client reads it.
 	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -112,6 +115,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 			buf = appendMessage(buf, e)
 		}
 		if len(buf) > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(st.writeTimeout)) // for the write and its flush
 			if _, err := w.Write(buf); err != nil {
 				return nil // the client left
 			}

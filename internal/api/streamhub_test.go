@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -209,4 +211,49 @@ func TestClosingEndsAStreamCatchingUp(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stream did not end within 5 s of closing")
 	}
+}
+
+// TestAClientThatStopsReadingLosesItsStream: a client that keeps its connection open but reads
+// nothing more, over a real TCP connection, blocks the stream's write only until the write
+// timeout; then the stream ends and the key's one place is free again.
+func TestAClientThatStopsReadingLosesItsStream(t *testing.T) {
+	log, _ := testLog(t, 20*streamPageSize) // far more than the small buffers below hold
+	s := testStreams(t, log, make(chan struct{}))
+	s.writeTimeout = 100 * time.Millisecond
+	ended := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st, err := s.open(keyContext(r.Context()), order.EventQuery{After: "0"})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_ = st.VisitListEventsResponse(w)
+		close(ended)
+	}))
+	srv.Config.ConnState = func(c net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			_ = c.(*net.TCPConn).SetWriteBuffer(4096) // the kernel's buffers fill soon
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close() // the client leaves at the end; until then it reads nothing
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: orderd\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("10 s on, the stream still writes to a client that stopped reading")
+	}
+	if !s.take("k") {
+		t.Fatal("the ended stream kept the key's place")
+	}
+	s.release("k")
 }
