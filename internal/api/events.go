@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,12 +58,13 @@ func eventsError(after string, err error) error {
 	return fmt.Errorf("after %s: %w", after, err)
 }
 
-// acceptsEventStream reports whether Accept names text/event-stream with a weight above 0.
+// acceptsEventStream reports whether Accept names text/event-stream with a weight above 0,
+// read by qvalue as Accept-Encoding's are: "0", "0." and "0.00" are all 0 (RFC 9110 §12.4.2).
 func acceptsEventStream(h http.Header) bool {
 	for _, line := range h.Values(echo.HeaderAccept) {
-		for _, item := range strings.Split(line, ",") {
-			media, params, err := mime.ParseMediaType(strings.TrimSpace(item))
-			if err == nil && media == "text/event-stream" && params["q"] != "0" && !strings.HasPrefix(params["q"], "0.000") {
+		for item := range strings.SplitSeq(line, ",") {
+			media, params, _ := strings.Cut(item, ";")
+			if strings.EqualFold(strings.TrimSpace(media), "text/event-stream") && qvalue(params) > 0 {
 				return true
 			}
 		}

@@ -176,6 +176,12 @@ func TestAcceptNamesTheStream(t *testing.T) {
 		"application/json":                          false,
 		"":                                          false,
 		"text/event-stream;q=0.000, application/json": false,
+		// Every spelling of a zero qvalue refuses (RFC 9110 §12.4.2), as in Accept-Encoding.
+		"text/event-stream;q=0.":                      false,
+		"text/event-stream;q=0.0":                     false,
+		"text/event-stream; Q=0.00":                   false,
+		"text/event-stream;charset=utf-8;q=0.0":       false,
+		"application/json, text/event-stream;q=0.001": true,
 	} {
 		req := h.request(t, "GET", "/v2/store/events", "Authorization", "Bearer "+h.key, "Accept", accept)
 		res, err := h.srv.Client().Do(req)
