@@ -163,14 +163,27 @@ func etagOf(body []byte) string {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// etagMatches is the weak comparison of If-None-Match (RFC 9110, 13.1.2).
+// etagMatches is the weak comparison of If-None-Match (RFC 9110, 13.1.2): "*" only as the
+// whole value, else a list of entity-tags, read quote by quote since an opaque-tag may
+// itself hold ',' and '*' ("x,*,y" is one tag, not a "*").
 func etagMatches(ifNoneMatch, current string) bool {
+	v := strings.Trim(ifNoneMatch, " \t")
+	if v == "*" {
+		return true
+	}
 	want := strings.TrimPrefix(current, "W/")
-	for _, t := range strings.Split(ifNoneMatch, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == want {
+	for {
+		v = strings.TrimPrefix(strings.TrimLeft(v, ", \t"), "W/")
+		if !strings.HasPrefix(v, `"`) {
+			return false // the end, or no entity-tag (the contract lets none through)
+		}
+		n := strings.IndexByte(v[1:], '"') + 2 // the tag's length, both quotes included
+		if n < 2 {
+			return false
+		}
+		if v[:n] == want {
 			return true
 		}
+		v = v[n:]
 	}
-	return false
 }

@@ -140,14 +140,18 @@ func TestListETag(t *testing.T) {
 	if !strings.HasPrefix(tag, `W/"`) {
 		t.Fatalf("ETag %q, want a weak tag", tag)
 	}
-	for _, inm := range []string{tag, strings.TrimPrefix(tag, "W/"), `"other", ` + tag, "*"} {
+	for _, inm := range []string{tag, strings.TrimPrefix(tag, "W/"), `"other", ` + tag, "*", `"x,*",` + tag} {
 		res, body := h.authed(t, "GET", "/v1/store/orders", "If-None-Match", inm)
 		if res.StatusCode != http.StatusNotModified || len(body) != 0 || res.Header.Get("ETag") != tag {
 			t.Fatalf("If-None-Match %s: got %d, ETag %q, body %q; want 304 with the same tag", inm, res.StatusCode, res.Header.Get("ETag"), body)
 		}
 	}
-	if res, _ := h.authed(t, "GET", "/v1/store/orders", "If-None-Match", `W/"stale"`); res.StatusCode != 200 {
-		t.Fatalf("a stale tag got %d, want 200", res.StatusCode)
+	// An opaque-tag may hold ',' and '*' (RFC 9110 §8.8.3): "x,*,y" is one stale tag, and
+	// "*" matches only as the whole field (§13.1.2).
+	for _, inm := range []string{`W/"stale"`, `"x,*,y"`, `W/"*", "*"`} {
+		if res, _ := h.authed(t, "GET", "/v1/store/orders", "If-None-Match", inm); res.StatusCode != 200 {
+			t.Fatalf("If-None-Match %s (stale tags) got %d, want 200", inm, res.StatusCode)
+		}
 	}
 	h.authed(t, "DELETE", "/v1/store/orders/1")
 	res, _ = h.authed(t, "GET", "/v1/store/orders", "If-None-Match", tag)
