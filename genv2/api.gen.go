@@ -864,6 +864,7 @@ type ListEvents200ResponseHeaders struct {
 	Link                *string
 	RateLimit           string
 	RateLimitPolicy     string
+	Vary                string
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
@@ -887,6 +888,7 @@ func (response ListEvents200JSONResponse) VisitListEventsResponse(w http.Respons
 	}
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
@@ -913,6 +915,7 @@ func (response ListEvents200TexteventStreamResponse) VisitListEventsResponse(w h
 	}
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))

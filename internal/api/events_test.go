@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +194,31 @@ func TestAcceptNamesTheStream(t *testing.T) {
 		if strings.HasPrefix(got, "text/event-stream") != stream {
 			t.Errorf("Accept %q: Content-Type %q, want a stream = %v", accept, got, stream)
 		}
+	}
+}
+
+// TestEventsVaryOnAccept: Accept picks a page or a stream, so every answer of the events
+// says Vary: Accept (RFC 9110 §12.5.5), or a cache could give a page to an EventSource;
+// other operations do not vary by it.
+func TestEventsVaryOnAccept(t *testing.T) {
+	h := newHarness(t)
+	answers := map[string]*http.Response{}
+	answers["page"], _ = h.authed(t, "GET", "/v2/store/events")
+	answers["HEAD"], _ = h.authed(t, "HEAD", "/v2/store/events")
+	answers["400"], _ = h.authed(t, "GET", "/v2/store/events?after=not-an-id")
+	s, res, _ := h.contract.OpenStream(t, h.srv.Client(), h.request(t, "GET", "/v2/store/events", "Authorization", "Bearer "+h.key))
+	if s == nil {
+		t.Fatalf("stream: %d", res.StatusCode)
+	}
+	answers["stream"] = res
+	for name, res := range answers {
+		if vary := res.Header.Values("Vary"); !slices.Contains(vary, "Accept") || !slices.Contains(vary, "Accept-Encoding") {
+			t.Errorf("%s: Vary %q, want Accept and Accept-Encoding", name, vary)
+		}
+	}
+	s.Close(t, h.contract)
+	if res, _ := h.authed(t, "GET", "/v2/store/orders"); slices.Contains(res.Header.Values("Vary"), "Accept") {
+		t.Errorf("a page of orders: Vary %q, which Accept does not change", res.Header.Values("Vary"))
 	}
 }
 

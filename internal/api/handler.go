@@ -35,6 +35,9 @@ const (
 // petRoute is the deprecated operation's route, whose every answer is marked.
 const petRoute = BasePath + "/pets/:petId"
 
+// eventsRoute is listEvents' route, which answers a page or a stream as Accept asks.
+const eventsRoute = BasePathV2 + "/store/events"
+
 // Config is what the HTTP layer needs: interfaces, for the stores may be in memory or remote.
 type Config struct {
 	Orders     order.Store

@@ -111,6 +111,9 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 		h.Set("Sunset", ex.sunset.SunsetAt.UTC().Format(http.TimeFormat))              // RFC 8594
 		h.Set("Link", "<"+ex.sunset.Link+`>; rel="sunset"`)
 	}
+	if route == eventsRoute { // a page or a stream by Accept: caches must key on it (RFC 9110 §12.5.5)
+		h.Add(echo.HeaderVary, echo.HeaderAccept)
+	}
 	if status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 	}

@@ -1163,6 +1163,7 @@ type ListEventsResponse200Headers struct {
 	Link                *string
 	RateLimit           string
 	RateLimitPolicy     string
+	Vary                string
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
@@ -2224,6 +2225,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int64
