@@ -14,9 +14,10 @@ import (
 const (
 	// The request headers the API reads; Accept-Encoding is the browser's own.
 	corsAllowHeaders = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id"
-	// The answer headers a client needs, beyond the few a browser always shows.
+	// The answer headers a client needs, beyond the few a browser always shows; Allow, as a
+	// 405's message sends the client to it.
 	corsExposeHeaders = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, " +
-		"Retry-After, ETag, Link, X-Request-Id, Orders-Event-Id, Deprecation, Sunset, WWW-Authenticate"
+		"Retry-After, ETag, Link, X-Request-Id, Orders-Event-Id, Deprecation, Sunset, WWW-Authenticate, Allow"
 	corsMaxAge = "600" // seconds a browser may keep a preflight's answer
 )
 
