@@ -12,8 +12,9 @@ import (
 // CORS lets pages of the configured origins call the versions' bases (docs/design.md,
 // "Browsers (CORS)"). No credentials mode: keys travel in Authorization, never in cookies.
 const (
-	// The request headers the API reads; Accept-Encoding is the browser's own.
-	corsAllowHeaders = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id"
+	// The request headers the API reads; Accept-Encoding is the browser's own. traceparent and
+	// tracestate carry a page's W3C trace context, which tracing continues (trace.go).
+	corsAllowHeaders = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate"
 	// The answer headers a client needs, beyond the few a browser always shows; Allow, as a
 	// 405's message sends the client to it.
 	corsExposeHeaders = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, " +

@@ -49,7 +49,7 @@ func TestPreflight(t *testing.T) {
 			res.Header.Get("Access-Control-Max-Age") != "600" || res.Header.Get("Access-Control-Allow-Credentials") != "" {
 			t.Fatalf("preflight of %s: %d %v", path, res.StatusCode, res.Header)
 		}
-		if got := res.Header.Get("Access-Control-Allow-Headers"); got != "Authorization, If-None-Match, Last-Event-ID, X-Request-Id" {
+		if got := res.Header.Get("Access-Control-Allow-Headers"); got != "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate" {
 			t.Errorf("preflight of %s: Access-Control-Allow-Headers %q", path, got)
 		}
 		if res.Header.Get("X-RateLimit-Remaining") != "" {
@@ -69,6 +69,18 @@ func TestPreflight(t *testing.T) {
 		t.Fatalf("Remaining %d, then %d after 4 preflights and a GET: preflights spent quota", before, after)
 	}
 
+	// A page that traces sends its W3C trace context, which the service continues: a
+	// preflight that does not allow every header asked for fails the request in the browser.
+	t.Run("TraceContext", func(t *testing.T) {
+		res, _ := h.do(t, "OPTIONS", "/v2/store/events", "Origin", shop, "Access-Control-Request-Method", "GET",
+			"Access-Control-Request-Headers", "authorization,last-event-id,traceparent,tracestate")
+		allowed := strings.Split(strings.ToLower(res.Header.Get("Access-Control-Allow-Headers")), ", ")
+		for _, name := range []string{"authorization", "last-event-id", "traceparent", "tracestate"} {
+			if res.StatusCode != 204 || !slices.Contains(allowed, name) {
+				t.Errorf("%d: %s not allowed: %q", res.StatusCode, name, allowed)
+			}
+		}
+	})
 	t.Run("NotAllowed", func(t *testing.T) {
 		for _, origin := range []string{"https://evil.example", "https://shop.example:8443", "null"} {
 			res, body := h.preflightOf(t, "/v1/store/orders", origin)
