@@ -30,11 +30,11 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 	if p.PageSize != nil {
 		q.Limit = int(*p.PageSize)
 	}
-	if r.Method == http.MethodGet && acceptsEventStream(r.Header) {
+	if acceptsEventStream(r.Header) {
 		if p.LastEventID != nil { // what an EventSource sends when it reconnects
 			q.After = *p.LastEventID
 		}
-		return s.streams.open(ctx, q)
+		return s.streams.open(ctx, q, r.Method == http.MethodHead)
 	}
 	page, err := s.events.Events(ctx, q)
 	if err != nil {

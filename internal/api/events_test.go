@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -251,4 +252,43 @@ func (h *harness) tryStream(tb testing.TB, path string, header ...string) *apite
 		tb.Fatalf("GET %s: %d %s", path, res.StatusCode, body)
 	}
 	return s
+}
+
+// TestAHeadOfTheStreamAnswersAsItsGet: HEAD with Accept: text/event-stream answers what the
+// GET would (the contract's HEAD rule): the stream's 200 and headers, without holding a place;
+// 429 when the key holds all its streams; 410 for a position the log no longer keeps.
+func TestAHeadOfTheStreamAnswersAsItsGet(t *testing.T) {
+	h := newHarness(t, func(c *api.Config) { c.MaxStreamsPerKey = 1 })
+	head := func(header ...string) (*http.Response, []byte) {
+		t.Helper()
+		return h.authed(t, "HEAD", "/v2/store/events", append([]string{"Accept", "text/event-stream"}, header...)...)
+	}
+	res, body := head()
+	if res.StatusCode != 200 || len(body) != 0 {
+		t.Fatalf("HEAD: %d, %d bytes", res.StatusCode, len(body))
+	}
+	s, get, _ := h.contract.OpenStream(t, h.srv.Client(), h.request(t, "GET", "/v2/store/events", "Authorization", "Bearer "+h.key))
+	if s == nil {
+		t.Fatalf("GET after the HEAD: %d; the HEAD held the key's one place", get.StatusCode)
+	}
+	for _, name := range []string{"Content-Type", "Cache-Control", "Content-Length", "Transfer-Encoding"} {
+		if g, hd := get.Header.Values(name), res.Header.Values(name); !slices.Equal(g, hd) {
+			t.Errorf("%s: GET %q, HEAD %q", name, g, hd)
+		}
+	}
+	if g, hd := slices.Sorted(maps.Keys(get.Header)), slices.Sorted(maps.Keys(res.Header)); !slices.Equal(g, hd) {
+		t.Errorf("header fields: GET %q, HEAD %q", g, hd)
+	}
+	if res, _ := head(); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("HEAD while the key holds its one stream: %d, want 429 as its GET", res.StatusCode)
+	}
+	s.Close(t, h.contract)
+
+	first := eventPage(t, h, "/v2/store/events?pageSize=1").LastEventId
+	if _, err := h.events.Trim(context.Background(), order.Retention{MaxCount: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := head("Last-Event-ID", first); res.StatusCode != http.StatusGone {
+		t.Errorf("HEAD after a position the log no longer keeps: %d, want 410 as its GET", res.StatusCode)
+	}
 }

@@ -50,8 +50,9 @@ func newStreams(log order.EventLog, max int, closing <-chan struct{}, logger *sl
 		closing: closing, logger: logger, obs: obs, writeTimeout: streamWriteTimeout, perKey: map[string]int{}}
 }
 
-// open starts a stream after q.After, or refuses it (410, 429) before anything is sent.
-func (s *streams) open(ctx context.Context, q order.EventQuery) (genv2.ListEventsResponseObject, error) {
+// open starts a stream after q.After, or refuses it (410, 429) before anything is sent. A
+// HEAD makes the same checks and answers the stream's status and headers, holding no place.
+func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
 	key := auth.CallerFrom(ctx).Key.Name // an authenticated operation: there is a key
 	if !s.take(key) {
 		return nil, &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
@@ -60,11 +61,28 @@ func (s *streams) open(ctx context.Context, q order.EventQuery) (genv2.ListEvent
 	q.Limit = streamPageSize
 	changed := s.hub.next() // before the read: a change after it wakes the stream
 	first, err := s.log.Events(ctx, q)
-	if err != nil {
+	if err != nil || head {
 		s.release(key)
-		return nil, eventsError(q.After, err)
+		if err != nil {
+			return nil, eventsError(q.After, err)
+		}
+		return streamHead{}, nil
 	}
 	return &eventStream{streams: s, ctx: ctx, key: key, q: q, page: first, changed: changed}, nil
+}
+
+// streamHead is a HEAD's answer where its GET would stream: the same status and headers.
+type streamHead struct{}
+
+func (streamHead) VisitListEventsResponse(w http.ResponseWriter) error {
+	writeStreamHeader(w)
+	return nil
+}
+
+func writeStreamHeader(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
 }
 
 func (s *streams) take(key string) bool {
@@ -103,10 +121,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	rc := http.NewResponseController(w)
 	// The server's timeouts bound a request; a stream lasts as long as its client reads it.
 	_ = rc.SetReadDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
+	writeStreamHeader(w)
 	heartbeat := time.NewTicker(heartbeatEvery)
 	defer heartbeat.Stop()
 	buf := []byte(retryHint)

@@ -150,7 +150,7 @@ func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: from})
+	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: from}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestClosingEndsAStreamCatchingUp(t *testing.T) {
 	log, _ := testLog(t, 3*streamPageSize)
 	closing := make(chan struct{})
 	s := testStreams(t, log, closing)
-	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: "0"})
+	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: "0"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestAClientThatStopsReadingLosesItsStream(t *testing.T) {
 	s.writeTimeout = 100 * time.Millisecond
 	ended := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st, err := s.open(keyContext(r.Context()), order.EventQuery{After: "0"})
+		st, err := s.open(keyContext(r.Context()), order.EventQuery{After: "0"}, false)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
