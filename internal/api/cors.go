@@ -3,7 +3,9 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -51,7 +53,26 @@ func CheckOrigin(s string) error {
 	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
 		return fmt.Errorf("%q names its scheme's default port, which a browser leaves out of Origin", s)
 	}
+	// A browser writes the port and an IP address in their shortest forms; any other would
+	// be accepted here and never match.
+	if p := u.Port(); strings.HasSuffix(u.Host, ":") || (p != "" && strconv.Itoa(portNumber(p)) != p) {
+		return fmt.Errorf("%q: want the port as a browser writes it, a number from 1 to 65535 without leading zeros", s)
+	}
+	host := u.Hostname()
+	if a, err := netip.ParseAddr(host); (err == nil && a.String() != host) ||
+		(err != nil && strings.Trim(host, "0123456789.") == "") {
+		return fmt.Errorf("%q: want the IP address as a browser writes it, in its shortest form", s)
+	}
 	return nil
+}
+
+// portNumber is p as a port, or 0 when it is none.
+func portNumber(p string) int {
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return 0
+	}
+	return n
 }
 
 // allowed is the request's Origin when it is one of o, else "".

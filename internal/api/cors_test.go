@@ -184,7 +184,11 @@ func TestCheckOrigin(t *testing.T) {
 	}
 	for _, bad := range []string{"*", "null", "shop.example", "https://shop.example/", "https://shop.example/app",
 		"https://Shop.example", "ftp://shop.example", "https://shop.example:443", "http://a:80", "https://u@shop.example",
-		"https://shop.example?x", "https://"} {
+		"https://shop.example?x", "https://",
+		// Forms a browser never sends, so that they would never match: it writes the port
+		// and an IP address in their shortest form.
+		"https://shop.example:", "http://shop.example:0080", "https://shop.example:00443", "http://shop.example:70000",
+		"http://127.000.000.001", "http://127.1", "http://[::0001]:8080", "http://[0:0:0:0:0:0:0:1]"} {
 		if err := api.CheckOrigin(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
