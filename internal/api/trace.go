@@ -1,6 +1,8 @@
 package api
 
 import (
+	"strconv"
+
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -13,16 +15,28 @@ import (
 
 // traced is the step before observe when tracing is on (New adds it only then): a server span
 // per request, a child of the client's traceparent, so that every answer, errors included, is
-// in one. It names the caller's kind and the rate-limit outcome, never the key.
+// in one. It names the caller's kind and the rate-limit outcome, never the key. Names and
+// attributes follow OpenTelemetry's HTTP server conventions: "METHOD route", or the method
+// alone when no route matched (a path is no name: there would be one per id), and "_OTHER"
+// for a method HTTP does not define, which a client could otherwise make names of.
 func traced(tr trace.Tracer) echo.MiddlewareFunc {
 	prop := otel.GetTextMapPropagator() // W3C trace context, as tracing.Start installs it
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
-			route := routeOf(c)
+			method, name := req.Method, req.Method
+			attrs := []attribute.KeyValue{attribute.String("url.scheme", c.Scheme()), attribute.String("url.path", req.URL.Path)}
+			if !knownMethods[method] {
+				method, name = "_OTHER", "HTTP"
+				attrs = append(attrs, attribute.String("http.request.method_original", req.Method))
+			}
+			attrs = append(attrs, attribute.String("http.request.method", method))
+			if route := c.Path(); route != "" && route != "/*" && matchesTemplate(c) {
+				name += " " + route
+				attrs = append(attrs, attribute.String("http.route", route))
+			}
 			ctx := prop.Extract(req.Context(), propagation.HeaderCarrier(req.Header))
-			ctx, span := tr.Start(ctx, req.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("http.route", route)))
+			ctx, span := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 			defer span.End()
 			c.SetRequest(req.WithContext(ctx))
 			err := next(c) // observe has answered any error
@@ -36,10 +50,16 @@ func traced(tr trace.Tracer) echo.MiddlewareFunc {
 			if ex, _ := c.Get(exchangeKey).(*exchange); ex != nil && ex.rateLimit != "" {
 				span.SetAttributes(attribute.String("orderd.rate_limit", ex.rateLimit))
 			}
-			if status >= 500 {
+			// A client that hung up is answered 503 (errors.go) but is no fault of the server's.
+			if status >= 500 && c.Request().Context().Err() == nil {
 				span.SetStatus(codes.Error, "")
+				span.SetAttributes(attribute.String("error.type", strconv.Itoa(status)))
 			}
 			return err
 		}
 	}
 }
+
+// knownMethods are the methods of RFC 9110 and PATCH (RFC 5789), the set the conventions name.
+var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
+	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true}
