@@ -174,3 +174,77 @@ func TestTrimOfRecentEventsDoesNotSeek(t *testing.T) {
 		t.Errorf("the trim sought the newest event to drop, with none old enough:\n%s", stats)
 	}
 }
+
+// TestSnippetsLeaveWhatTheLayoutCallsMissingOrCorrupt: the layout's snippets, run as written
+// there, treat an empty value as a missing one and a status that is no state as a corrupt
+// record: update and ship change nothing and record nothing there (an event with empty data
+// or no state could not be decoded, and every reader of the log would stop at it), and create
+// takes an id whose status is empty as new.
+func TestSnippetsLeaveWhatTheLayoutCallsMissingOrCorrupt(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	o1 := ordertest.Fixture()[1]
+	o1.Quantity = 3
+	for _, c := range []struct {
+		name          string
+		field, id, to string // what another writer left: HSET {P:orders}:field id to
+		snippet       string
+		args          []any
+	}{
+		{"UpdateOfStatusNoState", "status", "1", "lost", "update", []any{"1", dataJSON(o1)}},
+		{"UpdateOfEmptyStatus", "status", "1", "", "update", []any{"1", dataJSON(o1)}},
+		{"UpdateOfEmptyData", "data", "1", "", "update", []any{"1", dataJSON(o1)}},
+		{"ShipOfEmptyData", "data", "0", "", "ship", []any{"0", "0000000000000000000"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := eventHarness(rdb).New(t, ordertest.Fixture()).(*eventStore)
+			key := func(k string) string { return "{" + s.prefix + ":orders}:" + k }
+			if err := rdb.HSet(ctx, key(c.field), c.id, c.to).Err(); err != nil {
+				t.Fatal(err)
+			}
+			state := func() string {
+				var b strings.Builder
+				for _, h := range []string{"data", "status"} {
+					fmt.Fprintln(&b, rdb.HGetAll(ctx, key(h)).Val())
+				}
+				for _, z := range []string{"ids", "by-status:pending", "by-status:shipped"} {
+					fmt.Fprintln(&b, rdb.ZRange(ctx, key(z), 0, -1).Val())
+				}
+				fmt.Fprintln(&b, rdb.MGet(ctx, key("version"), key("generation")).Val(), rdb.XLen(ctx, key("events")).Val())
+				return b.String()
+			}
+			before := state()
+			src, keys := redistest.Snippet(t, c.snippet, s.prefix)
+			if n, err := rdb.Eval(ctx, src, keys, append(c.args, rand.Text())...).Int(); err != nil || n != 0 {
+				t.Errorf("snippet %s = %d, %v; want 0", c.snippet, n, err)
+			}
+			if after := state(); after != before {
+				t.Errorf("snippet %s changed\n%s\nto\n%s", c.snippet, before, after)
+			}
+			if _, err := s.Events(ctx, order.EventQuery{Limit: 100}); err != nil {
+				t.Errorf("the log no longer reads: %v", err)
+			}
+		})
+	}
+
+	t.Run("CreateOfEmptyStatus", func(t *testing.T) {
+		s := eventHarness(rdb).New(t, ordertest.Fixture()).(*eventStore)
+		if err := rdb.HSet(ctx, "{"+s.prefix+":orders}:status", "7", "").Err(); err != nil {
+			t.Fatal(err)
+		}
+		from, err := s.LastEventID(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := ordertest.Fixture()[1]
+		o.ID = 7
+		eventHarness(rdb).Create(t, s, o) // fails unless the snippet answers 1
+		page, err := s.Events(ctx, order.EventQuery{After: from, Limit: 10})
+		if err != nil || len(page.Events) != 1 || page.Events[0].Type != order.EventCreated || page.Events[0].Order != o {
+			t.Fatalf("events after the create: %+v, %v; want order 7's order.created", page, err)
+		}
+		if got, err := s.Get(ctx, 7); err != nil || got != o {
+			t.Errorf("Get(7) = %+v, %v; want %+v", got, err, o)
+		}
+	})
+}
