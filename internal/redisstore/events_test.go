@@ -131,22 +131,33 @@ func TestBadEventsAreCorrupt(t *testing.T) {
 	}
 }
 
-// TestAnImportNeverWritesAnUnreadableEvent: an order another writer left with a status that
-// is no state is a corrupt record; an import that gives it data records no event for it,
-// which would stop every reader of the log there.
-func TestAnImportNeverWritesAnUnreadableEvent(t *testing.T) {
+// TestAnImportRefusesAnOrderWhoseStatusIsNoState: an order another writer left with a status
+// that is no state is a corrupt record. An import that holds it fails naming it, as a corrupt
+// record, and its chunk writes nothing: new data for it would move the version with no event
+// (an event of it could not be decoded, and would stop every reader of the log there).
+func TestAnImportRefusesAnOrderWhoseStatusIsNoState(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv)
 	ctx := context.Background()
-	s := eventHarness(rdb).New(t, nil)
-	srv.MustDo(t, "HSET", "{"+s.(*eventStore).prefix+":orders}:status", "5", "lost")
+	s := eventHarness(rdb).New(t, nil).(*eventStore)
+	key := func(k string) string { return "{" + s.prefix + ":orders}:" + k }
+	srv.MustDo(t, "HSET", key("status"), "5", "lost")
+	state := func() string {
+		return fmt.Sprint(rdb.HGetAll(ctx, key("data")).Val(), rdb.HGetAll(ctx, key("status")).Val(),
+			rdb.MGet(ctx, key("version"), key("generation")).Val(), rdb.XLen(ctx, key("events")).Val())
+	}
+	before := state()
 	o := ordertest.Fixture()[1]
 	o.ID = 5
-	if _, err := s.(*eventStore).Orders.Import(ctx, []order.Order{o, ordertest.Fixture()[2]}); err != nil {
-		t.Fatal(err)
+	_, err := s.Orders.Import(ctx, []order.Order{o, ordertest.Fixture()[2]})
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "order 5:") || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("Import = %v; want store.ErrCorrupt naming order 5 and its status", err)
 	}
-	if page, err := s.Events(ctx, order.EventQuery{Limit: 10}); err != nil || len(page.Events) != 1 || page.Events[0].Order.ID != 2 {
-		t.Fatalf("= %+v, %v; want the event of order 2 only", page, err)
+	if after := state(); after != before {
+		t.Errorf("the refused import wrote: %s, then %s", before, after)
+	}
+	if page, err := s.Events(ctx, order.EventQuery{Limit: 10}); err != nil || len(page.Events) != 0 {
+		t.Errorf("events = %+v, %v; want none", page, err)
 	}
 }
 

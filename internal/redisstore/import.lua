@@ -5,7 +5,8 @@
 -- (moves not counted). Each order it creates or whose data it changes has its event in the log
 -- (events.go): order.created for an order that was not whole, order.updated for new data; a
 -- status alone never changes, so never makes one. Running it twice changes nothing, not even
--- the version, and records nothing.
+-- the version, and records nothing. An order whose stored status is no state (a corrupt
+-- record) makes the whole run fail, writing nothing, as a key of another type does.
 -- It makes one call per key for all its orders, not one per order: the calls are most of the
 -- cost (an import of a million orders made five million). The ids of one run are distinct.
 -- KEYS: data hash, status hash, version counter, generation, ids, by-status:pending,
@@ -31,6 +32,12 @@ local status = redis.call('HMGET', KEYS[2], unpack(ids))
 for i = 1, n do -- every check before the first write
   if data[i] == '' then data[i] = false end -- an empty half is a missing one (docs/redis-layout.md)
   if status[i] == '' then status[i] = false end
+  -- A status another writer left as no state is a corrupt record (docs/redis-layout.md): new
+  -- data for it would be a change without its event (which could not be decoded either).
+  if status[i] and not byStatus[status[i]] then
+    error({err = 'WRONGTYPE order ' .. ARGV[4 * i - 2] .. ': ' .. KEYS[2] .. ' holds "' .. status[i] ..
+      '", not pending, shipped or cancelled: repair it, then import again'})
+  end
   if not status[i] and not byStatus[ARGV[4 * i + 1]] then
     error('order ' .. ARGV[4 * i - 2] .. ': status ' .. ARGV[4 * i + 1] .. ' is not a state')
   end
@@ -55,27 +62,23 @@ for i = 1, n do
     newStatus[ns - 1], newStatus[ns] = id, s
     changed = changed + 1
   end
-  -- An order whose status another writer left as no state is not served (a corrupt record):
-  -- it has no event (which would be unreadable too, and stop every reader of the log at it),
-  -- and no index. The events go first: the other writes follow the loop.
+  -- s is a state (checked above). The events go first: the other writes follow the loop.
   local list = add[s]
-  if list then
-    if not had or not status[i] then
-      redis.call('XADD', KEYS[9], '*', 'type', 'order.created', 'id', id, 'data', d, 'status', s)
-    elseif had ~= d then
-      redis.call('XADD', KEYS[9], '*', 'type', 'order.updated', 'id', id, 'data', d, 'status', s)
-    end
-    -- Where reindex.lua would put it, so that Reindex after an import has only the orders
-    -- the file did not hold (Orders.ImportBatches).
-    ni = ni + 2
-    inIDs[ni - 1], inIDs[ni] = '0', member
-    local k = added[s] + 2
-    added[s] = k
-    list[k - 1], list[k] = '0', member
-    if had or status[i] then
-      local m = moved[s]
-      m[#m + 1] = member
-    end
+  if not had or not status[i] then
+    redis.call('XADD', KEYS[9], '*', 'type', 'order.created', 'id', id, 'data', d, 'status', s)
+  elseif had ~= d then
+    redis.call('XADD', KEYS[9], '*', 'type', 'order.updated', 'id', id, 'data', d, 'status', s)
+  end
+  -- Where reindex.lua would put it, so that Reindex after an import has only the orders
+  -- the file did not hold (Orders.ImportBatches).
+  ni = ni + 2
+  inIDs[ni - 1], inIDs[ni] = '0', member
+  local k = added[s] + 2
+  added[s] = k
+  list[k - 1], list[k] = '0', member
+  if had or status[i] then
+    local m = moved[s]
+    m[#m + 1] = member
   end
 end
 if nd > 0 then
