@@ -33,8 +33,11 @@ func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 }
 
 // Events reads a page after q.After with events.lua, which reads the stream's state with it.
-// A position before the newest event Trim dropped (the stream's max-deleted-entry-id, which
-// trim.lua sets) or past the newest the stream ever had (a Redis that lost it) is expired.
+// A position is expired when it is before the newest event Trim dropped (the stream's
+// max-deleted-entry-id, which trim.lua sets), past the newest the stream ever had, or, between
+// the two, no entry of it: every position given is an entry, the newest dropped or 0-0, so
+// that one is of a history this Redis lost (a failover to a replica that had not received it,
+// a restore), whose later events a reader would otherwise take for the ones after its own.
 func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)
@@ -49,11 +52,15 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 		}
 		start = "(" + after.String()
 	}
-	st, err := e.read(ctx, start, q.Limit)
+	confirm := ""
+	if q.After != "" {
+		confirm = after.String()
+	}
+	st, err := e.read(ctx, start, q.Limit, confirm)
 	if err != nil {
 		return order.EventPage{}, err
 	}
-	if q.After != "" && (after.less(st.maxDeleted) || st.last.less(after)) {
+	if q.After != "" && (after.less(st.maxDeleted) || st.last.less(after) || (after != st.maxDeleted && !st.held)) {
 		return order.EventPage{}, order.ErrEventsExpired
 	}
 	page := order.EventPage{Last: q.After, More: len(st.entries) == q.Limit}
@@ -75,7 +82,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 
 // LastEventID is the stream's last-generated-id, which XTRIM keeps; "0-0" without a stream.
 func (e *Events) LastEventID(ctx context.Context) (string, error) {
-	st, err := e.read(ctx, "-", 0)
+	st, err := e.read(ctx, "-", 0, "")
 	if err != nil {
 		return "", err
 	}
@@ -104,25 +111,29 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 type logState struct {
 	last, maxDeleted streamID
 	entries          []any
+	held             bool // the position to confirm is an entry
 }
 
-func (e *Events) read(ctx context.Context, start string, limit int) (logState, error) {
+func (e *Events) read(ctx context.Context, start string, limit int, confirm string) (logState, error) {
 	ctx, cancel := callContext(ctx, e.timeout)
 	defer cancel()
-	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, start, limit).Slice()
+	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, start, limit, confirm).Slice()
 	if err != nil {
 		return logState{}, classify(ctx, err)
 	}
 	var st logState
-	var ok1, ok2, ok3 bool
-	if len(res) == 3 {
+	var ok1, ok2, ok3, ok4 bool
+	if len(res) == 4 {
 		last, _ := res[0].(string)
 		maxDeleted, _ := res[1].(string)
 		st.last, ok1 = parseStreamID(last)
 		st.maxDeleted, ok2 = parseStreamID(maxDeleted)
 		st.entries, ok3 = res[2].([]any)
+		var held int64
+		held, ok4 = res[3].(int64)
+		st.held = held == 1
 	}
-	if !ok1 || !ok2 || !ok3 {
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return logState{}, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
 	}
 	return st, nil

@@ -259,3 +259,81 @@ func TestSnippetsLeaveWhatTheLayoutCallsMissingOrCorrupt(t *testing.T) {
 		}
 	})
 }
+
+// TestAPositionOfALostHistoryIsExpired: a Redis that lost writes (a failover to a replica
+// that had not received them, a restore) answers 410 to a position of them, though new
+// writes have since passed it: reading on, the client would keep the lost change and take
+// the new history's events for the ones after its own.
+func TestAPositionOfALostHistoryIsExpired(t *testing.T) {
+	ctx := context.Background()
+	rdb := client(t, redistest.Start(t))
+	p := redistest.Prefix(t)
+	orders := ordersWithPrefix(t, rdb, p)
+	events, err := redisstore.NewEvents(rdb, p, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pending []int64
+	list, err := orders.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list {
+		if o.Status == order.StatusPending {
+			pending = append(pending, o.ID)
+		}
+	}
+	if len(pending) < 2 {
+		t.Fatalf("the fixture has %d pending orders, want 2", len(pending))
+	}
+	// What the replica holds: every key of the prefix before the cancel of the first.
+	keys, err := rdb.Keys(ctx, "{"+p+":*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys: %v, %v", keys, err)
+	}
+	held := map[string]string{}
+	for _, k := range keys {
+		if held[k], err = rdb.Dump(ctx, k).Result(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := orders.Cancel(ctx, pending[0]); err != nil {
+		t.Fatal(err)
+	}
+	lost, err := events.LastEventID(ctx) // a client read the cancel: its position
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range held {
+		if err := rdb.RestoreReplace(ctx, k, 0, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The next event's id must not be the lost one's, which '*' gives within its millisecond.
+	ms, _, _ := strings.Cut(lost, "-")
+	lostMs, _ := strconv.ParseInt(ms, 10, 64)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		now, err := rdb.Time(ctx).Result()
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("Redis's clock did not pass %d ms: %v", lostMs, err)
+		}
+		if now.UnixMilli() > lostMs {
+			break
+		}
+	}
+	if _, _, err := orders.Cancel(ctx, pending[1]); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := events.Events(ctx, order.EventQuery{After: lost, Limit: 10}); !errors.Is(err, order.ErrEventsExpired) {
+		t.Fatalf("after %s, a position of the lost history: %d events, %v; want ErrEventsExpired", lost, len(page.Events), err)
+	}
+	// A position of this history reads on.
+	newest, err := events.LastEventID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := events.Events(ctx, order.EventQuery{After: newest, Limit: 10})
+	if err != nil || len(page.Events) != 0 {
+		t.Fatalf("after the newest position: %d events, %v", len(page.Events), err)
+	}
+}

@@ -73,7 +73,7 @@ func (e *Events) watch() {
 		var err error
 		if !known {
 			var st logState
-			if st, err = e.read(context.Background(), "-", 0); err == nil {
+			if st, err = e.read(context.Background(), "-", 0, ""); err == nil {
 				from, known = st.last, true
 				w.publish(from)
 			}
