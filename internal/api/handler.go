@@ -228,15 +228,15 @@ func matchesTemplate(c echo.Context) bool {
 }
 
 // clientAddress is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
+// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone would make it answer the
+// proxy, one caller for all its clients.
 func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 	if len(trusted) == 0 {
 		return echo.ExtractIPDirect()
 	}
-	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
-	for _, n := range trusted {
-		opts = append(opts, echo.TrustIPRange(n))
+	return func(r *http.Request) string {
+		return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), trusted)
 	}
-	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // health serves /healthz and /readyz (the stores answer, and no shutdown is near). Not ready is not logged: a probe meets

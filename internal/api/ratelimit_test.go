@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"regexp"
@@ -250,6 +251,37 @@ func TestUnauthenticatedCallersAreLimitedByAddress(t *testing.T) {
 		res, _ := behindProxy.do(t, "GET", "/v1/store/orders", "X-Forwarded-For", "203.0.113."+strconv.Itoa(i))
 		if res.StatusCode != 401 || parseRateHeaders(t, res).remaining != 59 {
 			t.Fatalf("client %d behind the proxy: %d, %+v", i, res.StatusCode, parseRateHeaders(t, res))
+		}
+	}
+}
+
+// TestClientsBehindAProxyThatWritesPorts: a trusted proxy that writes each client's port
+// (and brackets an IPv6 address) names 61 clients, 61 callers, none of them the proxy; the
+// hops a client writes itself, left of its own, are still ignored.
+func TestClientsBehindAProxyThatWritesPorts(t *testing.T) {
+	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
+	h := newHarness(t, func(c *api.Config) {
+		c.TrustedProxies = []*net.IPNet{loopback}
+		c.Limiter = inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
+	})
+	client := func(i int) string {
+		if i%2 == 0 {
+			return fmt.Sprintf("203.0.113.%d:4711", i)
+		}
+		return fmt.Sprintf("[2001:db8:0:%x::5]:443", i)
+	}
+	for i := range 61 {
+		res, _ := h.do(t, "GET", "/v1/store/orders", "X-Forwarded-For", client(i))
+		if res.StatusCode != 401 || parseRateHeaders(t, res).remaining != 59 {
+			t.Fatalf("client %s: %d, %+v; want a caller of its own", client(i), res.StatusCode, parseRateHeaders(t, res))
+		}
+	}
+	// Each client forges a new leftmost hop, on a line of its own; the proxy's hop counts.
+	for i := range 61 {
+		res, _ := h.do(t, "GET", "/v1/store/orders",
+			"X-Forwarded-For", fmt.Sprintf("198.51.100.%d", i), "X-Forwarded-For", client(i))
+		if res.StatusCode != 401 || parseRateHeaders(t, res).remaining != 58 {
+			t.Fatalf("client %s with a forged hop: %d, %+v; want its second request", client(i), res.StatusCode, parseRateHeaders(t, res))
 		}
 	}
 }

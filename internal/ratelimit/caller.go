@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 )
@@ -23,15 +24,11 @@ func KeyCaller(hash string) string { return keyCallerPrefix + hash }
 // AddrCaller returns the caller id of a request without a valid key from addr, as echo's
 // RealIP reads it (perhaps bracketed, zoned or with a port), IPv6 by its ipv6Prefix bits.
 func AddrCaller(addr string, ipv6Prefix int) string {
-	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"))
-	if err != nil {
-		ap, perr := netip.ParseAddrPort(addr)
-		if perr != nil {
-			return invalidAddr
-		}
-		a = ap.Addr()
+	a, ok := parseAddr(addr)
+	if !ok {
+		return invalidAddr
 	}
-	if a = a.Unmap().WithZone(""); a.Is4() {
+	if a.Is4() {
 		return addrCallerPrefix + a.String()
 	}
 	if CheckIPv6Prefix(ipv6Prefix) != nil {
@@ -39,6 +36,55 @@ func AddrCaller(addr string, ipv6Prefix int) string {
 	}
 	p, _ := a.Prefix(ipv6Prefix)
 	return addrCallerPrefix + p.String()
+}
+
+// parseAddr reads an address as proxies and servers write one: perhaps bracketed, zoned or
+// with a port, which are not part of who the client is.
+func parseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+	if err != nil {
+		ap, perr := netip.ParseAddrPort(s)
+		if perr != nil {
+			return netip.Addr{}, false
+		}
+		a = ap.Addr()
+	}
+	return a.Unmap().WithZone(""), true
+}
+
+// ClientAddr returns the client's address of a request from peer (its RemoteAddr) that
+// carries the X-Forwarded-For lines xff: the peer, unless it is in trusted; then, walking the
+// hops from the right, the first one not in trusted (or the leftmost, if all are), so that
+// hops a client wrote itself, on the left, are never believed. A hop is read as AddrCaller
+// reads an address, port and all; a hop that is no address at all makes the record
+// untrustworthy, and the peer counts. "" if the peer is no address.
+func ClientAddr(peer string, xff []string, trusted []*net.IPNet) string {
+	isTrusted := func(a netip.Addr) bool {
+		for _, n := range trusted {
+			if n.Contains(a.AsSlice()) {
+				return true
+			}
+		}
+		return false
+	}
+	p, ok := parseAddr(peer)
+	if !ok {
+		return ""
+	}
+	if !isTrusted(p) || len(xff) == 0 {
+		return p.String()
+	}
+	hops := strings.Split(strings.Join(xff, ","), ",")
+	var a netip.Addr
+	for i := len(hops) - 1; i >= 0; i-- {
+		if a, ok = parseAddr(strings.TrimSpace(hops[i])); !ok {
+			return p.String()
+		}
+		if !isTrusted(a) {
+			break
+		}
+	}
+	return a.String()
 }
 
 // CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers.
