@@ -21,7 +21,8 @@ const shards = 64
 const DefaultMaxAnonymous = 100_000
 
 // Limiter is a ratelimit.Limiter in the process. It keeps every caller seen this UTC day, but
-// forgets the least recently seen anonymous callers past a cap (keys are bounded already).
+// forgets the least recently seen anonymous callers past a cap, banned ones and those told to
+// wait last (keys are bounded already).
 type Limiter struct {
 	clock    func() time.Time
 	policy   ratelimit.BanPolicy
@@ -101,7 +102,7 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 			st = new(callerState)
 			st.elem = sh.anonymous.PushFront(st)
 		} else { // the least recently seen is forgotten, its state reused: a flood allocates nothing
-			st = sh.anonymous.Back().Value.(*callerState)
+			st = sh.evictable(now.UnixNano())
 			delete(sh.callers, st.id)
 			forgot++
 			sh.anonymous.MoveToFront(st.elem)
@@ -154,6 +155,23 @@ func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits
 	st.retryAt = ratelimit.Decide(o, limits, now).Binding.End.UnixNano()
 	st.tooEarly = 0
 	return o
+}
+
+// evictLook bounds the anonymous callers passed over, as banned or told to wait, per new one.
+const evictLook = 8
+
+// evictable returns the anonymous caller to forget for a new one: the least recently seen,
+// passing over (to the front) those banned or told to wait, as sweep does, or a flood from
+// other addresses would free them. Only a shard full of such callers forgets one anyway.
+func (sh *shard) evictable(ns int64) *callerState {
+	for range evictLook {
+		st := sh.anonymous.Back().Value.(*callerState)
+		if ns >= st.bannedUntil && ns >= st.retryAt {
+			return st
+		}
+		sh.anonymous.MoveToFront(st.elem)
+	}
+	return sh.anonymous.Back().Value.(*callerState)
 }
 
 // sweep drops, once a minute, callers whose day is over, unless banned or told to wait.

@@ -81,6 +81,39 @@ func TestAnonymousCallersAreCapped(t *testing.T) {
 	}
 }
 
+// TestBansOutliveTheCap: a flood of new anonymous callers past the cap forgets neither a
+// banned caller nor one told to wait out a Retry-After, as the day's sweep would not: else a
+// ban would end by sending from other addresses.
+func TestBansOutliveTheCap(t *testing.T) {
+	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	var forgotten atomic.Int64
+	l := inmem.NewLimiter(clock.Now, ratelimit.BanPolicy{After: 1, For: 15 * time.Minute},
+		inmem.MaxAnonymous(640), inmem.OnForget(func() { forgotten.Add(1) }))
+	ctx := context.Background()
+	limits := plan.Limits{PerMinute: 1, PerDay: 100}
+	banned, waiting := ratelimit.AddrCaller("198.51.100.7", 64), ratelimit.AddrCaller("198.51.100.8", 64)
+	for _, c := range []string{banned, banned, banned, waiting, waiting} { // admitted, a first 429, one too early
+		l.Allow(ctx, c, limits)
+	}
+	if d, _ := l.Allow(ctx, banned, limits); !d.Banned {
+		t.Fatalf("not banned: %+v", d)
+	}
+	const n = 10_000
+	for i := range n { // the banned caller's own /48, walked by /64
+		l.Allow(ctx, ratelimit.AddrCaller(fmt.Sprintf("2001:db8:0:%x::1", i), 64), limits)
+	}
+	clock.Add(time.Second)
+	if d, _ := l.Allow(ctx, banned, limits); !d.Banned {
+		t.Fatalf("after %d other callers: %+v; want still banned", n, d)
+	}
+	if d, _ := l.Allow(ctx, waiting, limits); d.Allowed {
+		t.Fatalf("a caller told to wait, after %d other callers: %+v; want still refused", n, d)
+	}
+	if got := l.Len(); got != 640 || forgotten.Load() != n+2-640 {
+		t.Fatalf("Len %d, forgotten %d; want the cap kept", got, forgotten.Load())
+	}
+}
+
 // TestMemoryPerCaller measures what DefaultMaxAnonymous's comment says a caller costs: its
 // state, its id and its map slot.
 func TestMemoryPerCaller(t *testing.T) {
