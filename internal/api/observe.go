@@ -99,7 +99,13 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
 		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
 		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
-		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Unix(), 10))
+		// Rounded up, as Retry-After: a ban ends within a second, and a client that waits until
+		// Reset must find it over.
+		reset := w.End.Unix()
+		if w.End.Nanosecond() > 0 {
+			reset++
+		}
+		h.Set("X-Ratelimit-Reset", strconv.FormatInt(reset, 10))
 		h.Set("Ratelimit", fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs))
 		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
 		if status == http.StatusTooManyRequests {

@@ -285,3 +285,29 @@ func TestClientsBehindAProxyThatWritesPorts(t *testing.T) {
 		}
 	}
 }
+
+// TestResetOfABanIsNotEarly: a ban that starts within a second ends within one; its Reset,
+// like its Retry-After, is rounded up, so a client that waits until Reset is answered.
+func TestResetOfABanIsNotEarly(t *testing.T) {
+	h := newHarness(t)
+	h.clock.Set(testStart.Add(250 * time.Millisecond))
+	for range 61 { // 60 admitted, then the first 429
+		h.authed(t, "GET", "/v1/store/orders")
+	}
+	for range 29 {
+		h.clock.Add(time.Second)
+		h.authed(t, "GET", "/v1/store/orders")
+	}
+	h.clock.Add(time.Second)
+	banEnd := h.clock.Now().Add(15 * time.Minute) // 10:15:30.250
+	res, body := h.authed(t, "GET", "/v1/store/orders")
+	wantError(t, res, body, 429, gen.ErrorCodeApiKeyBanned)
+	got := parseRateHeaders(t, res)
+	if want := banEnd.Truncate(time.Second).Add(time.Second).Unix(); got.reset != want || got.retryAfter != "900" {
+		t.Fatalf("banned: %+v; want Reset %d, the ban's end rounded up", got, want)
+	}
+	h.clock.Set(time.Unix(got.reset, 0))
+	if res, body := h.authed(t, "GET", "/v1/store/orders"); res.StatusCode != 200 {
+		t.Fatalf("at Reset: %d %s", res.StatusCode, body)
+	}
+}
