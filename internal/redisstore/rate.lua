@@ -73,8 +73,9 @@ for i = 5, 4 + n do
     end
   else
     -- a first 429: Retry-After points at the end of the binding window (the one with fewer
-    -- requests left; on a tie, the day)
-    if per_minute - mc < per_day - dc then
+    -- requests left; on a tie, the day). None is below 0, as ratelimit.Decide counts them:
+    -- with limits lowered under the counts both have 0 left, and the day binds there too.
+    if math.max(0, per_minute - mc) < math.max(0, per_day - dc) then
       retry = (m + 1) * 60000
     else
       retry = (d + 1) * 86400000

@@ -163,6 +163,23 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		}
 	})
 
+	t.Run("LimitsLoweredUnderTheCountsBindTheDayOnATie", func(t *testing.T) {
+		l, clock := fresh(t, ratelimit.BanPolicy{After: 1, For: time.Hour})
+		spend(t, l, plan.Limits{PerMinute: 10, PerDay: 20}, 10)
+		// The key's plan changes: both windows are past their new limits, 0 left in each, and
+		// the tie goes to the day, as Retry-After says.
+		lowered := plan.Limits{PerMinute: 2, PerDay: 10}
+		d := allow(t, l, "k", lowered)
+		if d.Allowed || d.Binding.Name != ratelimit.Day || d.Binding.Remaining != 0 {
+			t.Fatalf("first 429: %+v; want the day binding", d)
+		}
+		// A minute on, the Retry-After (midnight) has not passed: too early, and banned.
+		clock.Add(time.Minute)
+		if d := allow(t, l, "k", lowered); !d.Banned {
+			t.Fatalf("before the Retry-After passed, with ban-after 1: %+v; want banned", d)
+		}
+	})
+
 	t.Run("CallersAreIndependent", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.DefaultBanPolicy)
 		limits := plan.Limits{PerMinute: 2, PerDay: 10}
