@@ -134,14 +134,18 @@ func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits
 		st.day, st.dayCount = day, 0
 	}
 	if ns < st.bannedUntil {
-		return ratelimit.Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount, BannedUntil: time.Unix(0, st.bannedUntil)}
+		o := st.outcome()
+		o.BannedUntil = time.Unix(0, st.bannedUntil)
+		return o
 	}
 	if st.minuteCount < limits.PerMinute && st.dayCount < limits.PerDay {
 		st.minuteCount++
 		st.dayCount++
-		return ratelimit.Outcome{Admitted: true, MinuteCount: st.minuteCount, DayCount: st.dayCount}
+		o := st.outcome()
+		o.Admitted = true
+		return o
 	}
-	o := ratelimit.Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount}
+	o := st.outcome()
 	if ns < st.retryAt { // too early: the client did not wait for its Retry-After
 		st.tooEarly++
 		if policy.After > 0 && st.tooEarly >= policy.After {
@@ -172,6 +176,12 @@ func (sh *shard) evictable(ns int64) *callerState {
 		sh.anonymous.MoveToFront(st.elem)
 	}
 	return sh.anonymous.Back().Value.(*callerState)
+}
+
+// outcome is the caller's counts, in the windows they are in (perhaps later than now's).
+func (st *callerState) outcome() ratelimit.Outcome {
+	return ratelimit.Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount,
+		MinuteEnd: time.Unix((st.minute+1)*60, 0).UTC(), DayEnd: time.Unix((st.day+1)*86400, 0).UTC()}
 }
 
 // sweep drops, once a minute, callers whose day is over, unless banned or told to wait.

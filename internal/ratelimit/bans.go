@@ -40,11 +40,11 @@ func (b *Bans) Decision(caller string, limits plan.Limits, now time.Time) (Decis
 	}
 	minuteEnd, dayEnd := WindowEnds(now)
 	o := Outcome{BannedUntil: x.until}
-	if minuteEnd.Equal(x.minuteEnd) {
-		o.MinuteCount = x.minuteCount
+	if !minuteEnd.After(x.minuteEnd) { // Redis counts in the window it stored until now passes it
+		o.MinuteCount, o.MinuteEnd = x.minuteCount, x.minuteEnd
 	}
-	if dayEnd.Equal(x.dayEnd) {
-		o.DayCount = x.dayCount
+	if !dayEnd.After(x.dayEnd) {
+		o.DayCount, o.DayEnd = x.dayCount, x.dayEnd
 	}
 	return Decide(o, limits, now), true
 }
@@ -55,6 +55,7 @@ func (b *Bans) Remember(caller string, limits plan.Limits, o Outcome, now time.T
 		return
 	}
 	minuteEnd, dayEnd := WindowEnds(now)
+	minuteEnd, dayEnd = later(minuteEnd, o.MinuteEnd), later(dayEnd, o.DayEnd)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.m) >= b.max { // the ended ones go first

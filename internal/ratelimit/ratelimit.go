@@ -71,11 +71,18 @@ type Outcome struct {
 	Admitted              bool
 	MinuteCount, DayCount int64
 	BannedUntil           time.Time // zero unless a ban is in force
+	// MinuteEnd and DayEnd are the ends of the windows the counts are in, which may be later
+	// than now's (windows never move back: a clock stepped back, an instance behind another);
+	// zero: now's.
+	MinuteEnd, DayEnd time.Time
 }
 
 // Decide turns an outcome at now into a decision, the same way for every implementation.
 func Decide(o Outcome, limits plan.Limits, now time.Time) Decision {
 	minuteEnd, dayEnd := WindowEnds(now)
+	// The windows counted in end when they do, not when now's would: else a Retry-After
+	// would point early, and a client that waited for it would still be refused.
+	minuteEnd, dayEnd = later(minuteEnd, o.MinuteEnd), later(dayEnd, o.DayEnd)
 	d := Decision{
 		Allowed: o.Admitted,
 		Minute:  Window{Minute, limits.PerMinute, max(0, limits.PerMinute-o.MinuteCount), minuteEnd},
@@ -91,4 +98,12 @@ func Decide(o Outcome, limits plan.Limits, now time.Time) Decision {
 	}
 	d.RetryAfter = max(time.Second, (d.Binding.End.Sub(now) + time.Second - 1).Truncate(time.Second))
 	return d
+}
+
+// later returns the later of a and b; a zero b is never later.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

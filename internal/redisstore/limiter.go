@@ -93,7 +93,8 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 		c.keep(s.orders, s.keyVer)
 	}
 	res := s.outcome
-	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2]}
+	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2],
+		MinuteEnd: time.Unix((res[4]+1)*60, 0).UTC(), DayEnd: time.Unix((res[5]+1)*86400, 0).UTC()}
 	if res[3] > 0 {
 		o.BannedUntil = time.UnixMilli(res[3])
 		l.bans.Remember(caller, limits, o, now)

@@ -178,3 +178,29 @@ func TestCallerKeysExpireWhenNothingIsLeft(t *testing.T) {
 		})
 	}
 }
+
+// TestAnInstanceBehindTellsTheStoredWindowsEnd: of two instances a second apart, the one
+// behind finds the caller counted in a minute it has not reached; its Retry-After names that
+// minute's end, and a client that waits for it is admitted, not banned as too early.
+func TestAnInstanceBehindTellsTheStoredWindowsEnd(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := redistest.Prefix(t)
+	ahead := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 1, 0, 500_000_000, time.UTC))
+	behind := ratelimittest.NewClock(ahead.Now().Add(-time.Second))
+	policy := ratelimit.BanPolicy{After: 1, For: time.Hour}
+	a, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: ahead.Now, Ban: policy})
+	b, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: behind.Now, Ban: policy})
+	ctx := context.Background()
+	limits := plan.Limits{PerMinute: 1, PerDay: 100}
+	if d, err := a.Allow(ctx, "key:x", limits); err != nil || !d.Allowed {
+		t.Fatalf("ahead: %+v, %v", d, err)
+	}
+	d, err := b.Allow(ctx, "key:x", limits)
+	if err != nil || d.Allowed || !d.Binding.End.Equal(time.Date(2026, 11, 23, 10, 2, 0, 0, time.UTC)) || d.RetryAfter != 61*time.Second {
+		t.Fatalf("behind: %+v, %v; want refused until 10:02, the minute counted in", d, err)
+	}
+	behind.Add(d.RetryAfter)
+	if d, err := b.Allow(ctx, "key:x", limits); err != nil || !d.Allowed {
+		t.Fatalf("behind, after waiting Retry-After: %+v, %v", d, err)
+	}
+}

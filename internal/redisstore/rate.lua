@@ -9,7 +9,8 @@
 -- ARGV: per-minute limit, per-day limit, ban-after, ban-for (ms), then the time of each
 --       request (Unix ms, from the instance's clock), one or more.
 -- Returns, for each request in turn: admitted (0/1), minute count, day count, banned-until
--- (Unix ms, 0 if none).
+-- (Unix ms, 0 if none), and the minute and the day the counts are in (Unix minutes and days,
+-- later than the request's own after a clock stepped back, or from an instance behind).
 --
 -- Every number here is below 2^53, so Lua's doubles hold it exactly; numbers are written
 -- with %.0f so that Redis never sees an exponent.
@@ -38,6 +39,7 @@ if m0 and mc0 and d0 and dc0 and mc0 + n <= per_minute and dc0 + n <= per_day th
     redis.call('HSET', KEYS[1], 'mc', string.format('%.0f', mc0 + n), 'dc', string.format('%.0f', dc0 + n))
     for i = 1, n do
       out[#out + 1] = 1; out[#out + 1] = mc0 + i; out[#out + 1] = dc0 + i; out[#out + 1] = 0
+      out[#out + 1] = m0; out[#out + 1] = d0
     end
     return out
   end
@@ -88,6 +90,7 @@ for i = 5, 4 + n do
   d_before, ban_before, retry_before = d, ban, retry
   out[#out + 1] = admitted; out[#out + 1] = mc; out[#out + 1] = dc
   out[#out + 1] = (now < ban) and ban or 0
+  out[#out + 1] = m; out[#out + 1] = d
 end
 
 -- Only what changed is written, and the expiry only when what it depends on moved: an

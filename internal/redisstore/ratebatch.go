@@ -16,10 +16,13 @@ type rateStep struct {
 	with   *names   // the deployment whose versions to read with the decision; nil for none
 
 	// Set before the group's done is closed; bad is a reply that is not the script's.
-	outcome        [4]int64
+	outcome        [outcomeLen]int64
 	err, bad       error
 	orders, keyVer *redis.SliceCmd
 }
+
+// outcomeLen is the numbers rate.lua returns for each request.
+const outcomeLen = 6
 
 // merged is one call of rate.lua for the steps of one caller with one set of limits.
 type merged struct {
@@ -92,7 +95,7 @@ func rateArgs(steps []*rateStep) []any {
 	return args
 }
 
-// spread hands each step its four numbers of the reply, or the error.
+// spread hands each step its numbers of the reply, or the error.
 func (m *merged) spread() {
 	if err := m.cmd.Err(); err != nil {
 		for _, s := range m.steps {
@@ -101,14 +104,14 @@ func (m *merged) spread() {
 		return
 	}
 	res, err := m.cmd.Int64Slice()
-	if err == nil && len(res) != 4*len(m.steps) {
+	if err == nil && len(res) != outcomeLen*len(m.steps) {
 		err = fmt.Errorf("%d values for %d requests", len(res), len(m.steps))
 	}
 	for i, s := range m.steps {
 		if err != nil {
 			s.bad = fmt.Errorf("rate.lua returned %v: %w", m.cmd.Val(), err)
 		} else {
-			copy(s.outcome[:], res[4*i:])
+			copy(s.outcome[:], res[outcomeLen*i:])
 		}
 	}
 }

@@ -108,7 +108,7 @@ func decideAll(t *testing.T, ctx context.Context, rdb *redis.Client, key string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 4*len(times) {
+	if len(res) != outcomeLen*len(times) {
 		t.Fatalf("%d values for %d requests", len(res), len(times))
 	}
 	return res

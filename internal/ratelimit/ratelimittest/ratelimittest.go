@@ -119,6 +119,24 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		}
 	})
 
+	t.Run("AfterTheClockStepsBackRetryAfterIsTheCountedWindows", func(t *testing.T) {
+		l, clock := fresh(t, ratelimit.BanPolicy{After: 1, For: time.Hour})
+		limits := plan.Limits{PerMinute: 1, PerDay: 1000}
+		clock.Set(start.Add(time.Minute))
+		allow(t, l, "k", limits) // counts in 10:01
+		// The clock steps back to 10:00:30: the request counts in 10:01 still, which ends at
+		// 10:02, and so do the headers and Retry-After.
+		clock.Set(start.Add(30 * time.Second))
+		d := allow(t, l, "k", limits)
+		if d.Allowed || !d.Binding.End.Equal(start.Add(2*time.Minute)) || d.RetryAfter != 90*time.Second {
+			t.Fatalf("after the step back: %+v; want refused until 10:02", d)
+		}
+		clock.Add(d.RetryAfter) // a client that waits as told is neither early nor refused
+		if d := allow(t, l, "k", limits); !d.Allowed {
+			t.Fatalf("after waiting Retry-After: %+v", d)
+		}
+	})
+
 	t.Run("DayLimitBeforeMinuteLimit", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.DefaultBanPolicy)
 		limits := plans[plan.Enterprise] // 7/min, 50/day
