@@ -126,7 +126,7 @@ func (e endedSpans) next(t *testing.T) sdktrace.ReadOnlySpan {
 func attributesOf(s sdktrace.ReadOnlySpan) map[string]string {
 	m := map[string]string{}
 	for _, kv := range s.Attributes() {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
