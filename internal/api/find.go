@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -17,7 +19,7 @@ const defaultPageSize = 100 // openapi-v2.yaml's
 // FindOrders answers one page of the orders that match the filters, from where pageToken says,
 // or 304; a page asked for again at the same version is answered from the cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
-	p, f := req.Params, filterOf(req.Params)
+	p, f := req.Params, filterOf(req.Params, requestOf(ctx).URL.Query())
 	// The version is read before the page, as listCache.get does.
 	v, err := s.v1.orders.Version(ctx)
 	if err != nil {
@@ -133,16 +135,36 @@ func (c *pageCache) put(version uint64, query string, pg *encodedPage) {
 	c.bytes += len(pg.body)
 }
 
-// filterOf is the filter the request's (validated) parameters name.
-func filterOf(p genv2.FindOrdersParams) order.Filter {
+// filterOf is the filter the request's (validated) parameters name; query is as sent.
+func filterOf(p genv2.FindOrdersParams, query url.Values) order.Filter {
 	var f order.Filter
 	if p.Status != nil {
 		for _, st := range *p.Status {
 			f.Statuses = append(f.Statuses, order.Status(st))
 		}
 	}
-	f.PetID, f.ShipFrom, f.ShipBefore = p.PetId, p.ShipDateFrom, p.ShipDateBefore
+	f.PetID = p.PetId
+	f.ShipFrom = upToNanosecond(p.ShipDateFrom, query.Get("shipDateFrom"))
+	f.ShipBefore = upToNanosecond(p.ShipDateBefore, query.Get("shipDateBefore"))
 	return f
+}
+
+// upToNanosecond is t, parsed from sent, one nanosecond later when sent's fraction has a
+// digit past the ninth that is not 0, which the parse dropped. Order dates are whole
+// nanoseconds, so the bound rounded up keeps exactly the orders the instant sent does, as
+// shipDateFrom (at or after) and as shipDateBefore (before); and a page token, which hashes
+// the bounds, tells the two instants apart.
+func upToNanosecond(t *time.Time, sent string) *time.Time {
+	if t == nil {
+		return nil
+	}
+	_, frac, _ := strings.Cut(sent, ".")
+	digits := strings.TrimRight(frac[:len(frac)-len(strings.TrimLeft(frac, "0123456789"))], "0")
+	if len(digits) <= 9 {
+		return t
+	}
+	later := t.Add(time.Nanosecond)
+	return &later
 }
 
 // appendPage writes the OrderPage of orders and, unless it is empty, the next page's token.

@@ -652,3 +652,39 @@ func TestCachedPageFollowsANewSecret(t *testing.T) {
 		t.Fatalf("its next page: %d %s", next.status, next.raw)
 	}
 }
+
+// TestShipDateBoundsFinerThanANanosecond: the contract takes any number of fraction digits;
+// Go's parse keeps nine. An instant a tenth of a nanosecond after the orders shipped at
+// 2026-01-01T00:00:00Z is after them, as shipDateFrom (at or after: none of them) and as
+// shipDateBefore (before: all of them); zeros past the ninth digit change nothing.
+func TestShipDateBoundsFinerThanANanosecond(t *testing.T) {
+	h := newFindHarness(t, ordertest.Many(10)) // ids 0 and 21 ship at 2026-01-01T00:00:00Z
+	ids := func(query string) []int64 {
+		t.Helper()
+		p := h.find(t, "/v2/store/orders?"+query)
+		if p.status != 200 {
+			t.Fatalf("%s: %d %s", query, p.status, p.raw)
+		}
+		var out []int64
+		for _, o := range p.body.Orders {
+			out = append(out, o.Id)
+		}
+		return out
+	}
+	for query, want := range map[string][]int64{
+		"shipDateBefore=2026-01-01T00:00:00.0000000001Z":        {0, 21},
+		"shipDateBefore=2026-01-01T00:00:00.00000000000Z":       nil,
+		"shipDateBefore=2026-01-01T01:00:00.0000000001%2B01:00": {0, 21},
+	} {
+		if got := ids(query); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", query, got, want)
+		}
+	}
+	for _, query := range []string{"shipDateFrom=2026-01-01T00:00:00.0000000001Z", "shipDateFrom=2026-01-01T00:00:00.00000000000Z"} {
+		got := ids(query)
+		shippedFirst := slices.Contains(got, 0) || slices.Contains(got, 21)
+		if finer := strings.HasSuffix(query, "1Z"); shippedFirst == finer {
+			t.Errorf("%s: %v; the orders shipped at 00:00:00Z in it: %v, want %v", query, got, shippedFirst, !finer)
+		}
+	}
+}
