@@ -69,9 +69,12 @@ func TestImportRefusesARecordTheContractDoesNotAllow(t *testing.T) {
 		badRecord{"shipDate one-digit hour", "orders", map[string]string{"shipDate": `"2026-11-05T1:00:00Z"`}, `order 4: shipDate: "2026-11-05T1:00:00Z": must be an RFC 3339 date-time`},
 		badRecord{"shipDate beyond 9999 in UTC", "orders", map[string]string{"shipDate": `"9999-12-31T23:00:00-02:00"`}, "order 4: shipDate: 9999-12-31T23:00:00-02:00 is outside the years 0000 to 9999 in UTC"},
 		badRecord{"order unknown field", "orders", map[string]string{"shipped": "true"}, `order 4: unknown field "shipped"`},
+		// Names are exact: encoding/json alone took "Status" as status, the last one winning.
+		badRecord{"order status twice, in two cases", "orders", map[string]string{"Status": `"cancelled"`}, `order 4: unknown field "Status"`},
 		badRecord{"pet name too long", "pets", map[string]string{"name": `"` + strings.Repeat("x", 201) + `"`}, "pet 1003: name: 201 characters, more than 200"},
 		badRecord{"pet status unknown", "pets", map[string]string{"status": `"lost"`}, `pet 1003: status: "lost" is not available, pending or sold`},
 		badRecord{"pet id a string", "pets", map[string]string{"id": `"1003"`}, "pet: id: want an int64, got string"},
+		badRecord{"pet id twice, in two cases", "pets", map[string]string{"ID": "1004"}, `pet 1003: unknown field "ID"`},
 	)
 
 	srv := redistest.Start(t)

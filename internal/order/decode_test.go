@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd"
+	"github.com/petstore/orderd/internal/jsonfile"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 )
@@ -164,5 +165,107 @@ func TestPetJSON(t *testing.T) {
 				t.Fatalf("error %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// importFile reads data as `orderd import` reads a file named name: jsonfile.Each, checking
+// each record with order.CheckEach.
+func importFile[T order.Record](name, data string) ([]T, error) {
+	var out []T
+	err := jsonfile.Each(name, strings.NewReader(data), order.CheckEach[T](), 2, func(batch []T) error {
+		out = append(out, batch...)
+		return nil
+	})
+	return out, err
+}
+
+// TestImportFieldNamesAreExactAndOnce: a record's field names are the contract's, each once
+// ("no other field"). Before, a record the fast path did not take went to encoding/json, which
+// took any case of a name ("ID", "Status", "ſtatus") and the last of a repeated one: such
+// files were imported, as another record than they say (cancelled, or under another id).
+// Now each is refused, placed and named as any other bad record; the files below put it on
+// line 3, after a good record.
+func TestImportFieldNamesAreExactAndOnce(t *testing.T) {
+	const (
+		date    = `"shipDate":"2026-11-05T13:00:00Z"`
+		good    = `{"id":1,"petId":1001,"quantity":2,` + date + `,"complete":false,"status":"pending"}`
+		goodPet = `{"id":1,"name":"Rex","status":"available"}`
+	)
+	file := func(bad string) string { return "[\n" + good + ",\n" + bad + "\n]\n" }
+	petFile := func(bad string) string { return "[\n" + goodPet + ",\n" + bad + "\n]\n" }
+	for name, tc := range map[string]struct {
+		orders bool // else pets
+		data   string
+		want   string
+	}{
+		"order names capitalized": {true, file(`{"ID":4,"PETID":1004,"Quantity":1,"ShipDate":"2026-11-05T13:00:00Z","Complete":true,"Status":"shipped"}`),
+			`orders.json:3:1: order: unknown field "ID"`},
+		"order petId in lower case": {true, file(`{"id":4,"petid":1004,"quantity":1,` + date + `,"complete":true,"status":"shipped"}`),
+			`orders.json:3:1: order 4: unknown field "petid"`},
+		"order status and Status": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"status":"pending","Status":"cancelled"}`),
+			`orders.json:3:1: order 4: unknown field "Status"`},
+		"order status with a long s": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"ſtatus":"pending"}`),
+			`orders.json:3:1: order 4: unknown field "ſtatus"`},
+		"order id twice": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"status":"pending","id":5}`),
+			`orders.json:3:1: order: repeated field "id"`},
+		"order status twice": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"status":"pending","status":"cancelled"}`),
+			`orders.json:3:1: order 4: repeated field "status"`},
+		"order complete twice, the same": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"status":"pending","complete":false}`),
+			`orders.json:3:1: order 4: repeated field "complete"`},
+		// An escape makes the element not plain: the decoder frames it, not jsonfile's fast path.
+		"order status twice, escaped": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"status":"p\u0065nding","status":"cancelled"}`),
+			`orders.json:3:1: order 4: repeated field "status"`},
+		// Nor in an object value: the name in it is none of the record's.
+		"order petId an object": {true, file(`{"id":4,"petId":{"PETID":1004,"petId":1},"quantity":1,` + date + `,"complete":true,"status":"shipped"}`),
+			`orders.json:3:1: order 4: petId: want an int64, got object`},
+		"pet names capitalized": {false, petFile(`{"ID":7,"NAME":"Max","Status":"sold"}`),
+			`pets.json:3:1: pet: unknown field "ID"`},
+		"pet ID and id": {false, petFile(`{"ID":7,"name":"Max","status":"sold","id":8}`),
+			`pets.json:3:1: pet 8: unknown field "ID"`},
+		"pet id twice": {false, petFile(`{"id":7,"name":"Max","status":"sold","id":8}`),
+			`pets.json:3:1: pet: repeated field "id"`},
+		"pet name twice": {false, petFile(`{"id":7,"name":"Max","status":"sold","name":"R\u0065x"}`),
+			`pets.json:3:1: pet 7: repeated field "name"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got any
+			var err error
+			if tc.orders {
+				got, err = importFile[order.Order]("orders.json", tc.data)
+			} else {
+				got, err = importFile[order.Pet]("pets.json", tc.data)
+			}
+			if errString(err) != tc.want {
+				t.Fatalf("error %q, want %q (read %+v)", errString(err), tc.want, got)
+			}
+		})
+	}
+
+	// Names as the contract has them are taken in any order, with any space, and escaped.
+	want := order.Order{ID: 4, PetID: 1004, Quantity: 1, ShipDate: time.Date(2026, 11, 5, 13, 0, 0, 0, time.UTC), Complete: true, Status: order.StatusShipped}
+	for name, data := range map[string]string{
+		"another order":    `{"status":"shipped","complete":true,` + date + `,"quantity":1,"petId":1004,"id":4}`,
+		"space":            "{\n\t\"id\" : 4 ,\r\n \"petId\":1004,\"quantity\":\t1,\"shipDate\": \"2026-11-05T13:00:00Z\",\"complete\":true,\"status\":\"shipped\"\n}",
+		"an escaped name":  `{"\u0069d":4,"petId":1004,"quantity":1,` + date + `,"complete":true,"status":"shipped"}`,
+		"an escaped value": `{"status":"sh\u0069pped","id":4,"petId":1004,"quantity":1,` + date + `,"complete":true}`,
+	} {
+		got, err := importFile[order.Order]("orders.json", file(data))
+		if err == nil && len(got) == 2 && got[1].ShipDate.Equal(want.ShipDate) {
+			got[1].ShipDate = want.ShipDate
+		}
+		if err != nil || len(got) != 2 || got[1] != want {
+			t.Errorf("%s: read %+v, %v; want order 1 and %+v", name, got, err, want)
+		}
+	}
+	for name, tc := range map[string]struct{ data, name string }{
+		"another order": {`{"status":"sold","name":"Max","id":7}`, "Max"},
+		"space":         {"{ \"id\" :7,\n\t\"name\": \"Max\" , \"status\":\"sold\" }", "Max"},
+		// Names are read as JSON has them: not in a string value.
+		"names in a value": {`{"id":7,"name":"\"M,a{x\",\"id\":8,\"ID\":[","status":"sold"}`, `"M,a{x","id":8,"ID":[`},
+	} {
+		got, err := importFile[order.Pet]("pets.json", petFile(tc.data))
+		if err != nil || len(got) != 2 || got[1] != (order.Pet{ID: 7, Name: tc.name, Status: order.PetSold}) {
+			t.Errorf("%s: read %+v, %v; want pet 1 and pet 7 named %s", name, got, err, tc.name)
+		}
 	}
 }
