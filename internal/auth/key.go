@@ -109,7 +109,7 @@ func LooksLikePrefix(s string) bool { return strings.HasPrefix(s, keyPrefix) }
 func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(prefix, keyPrefix) }
 
 // Find returns the key named nameOrPrefix, else the first with that shown prefix, else
-// ErrKeyNotFound: names, which an operator chose, come first. Every Revoke follows it.
+// ErrKeyNotFound: names, which an operator chose, come first. Every Revoke keeps this order.
 func Find(keys []Key, nameOrPrefix string) (Key, error) {
 	if i := slices.IndexFunc(keys, func(k Key) bool { return k.Name == nameOrPrefix }); i >= 0 {
 		return keys[i], nil

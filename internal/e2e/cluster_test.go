@@ -54,12 +54,13 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 		ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore { return newOrders(tb, orders) })
 	})
 	t.Run("Keys", func(t *testing.T) {
-		authtest.Run(t, func(tb testing.TB) auth.KeyStore {
-			s, err := redisstore.NewKeys(rdb, redistest.Prefix(tb), 2*time.Second)
+		authtest.Run(t, func(tb testing.TB) authtest.Store {
+			p := redistest.Prefix(tb)
+			s, err := redisstore.NewKeys(rdb, p, 2*time.Second)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			return s
+			return authtest.Store{KeyStore: s, Plant: func(tb testing.TB, k auth.Key) { redistest.PlantKey(tb, rdb, p, k) }}
 		})
 	})
 	t.Run("Webhooks", func(t *testing.T) {

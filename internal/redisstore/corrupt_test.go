@@ -11,6 +11,7 @@ import (
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/store"
@@ -58,6 +59,19 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		wantCorrupt(t, "Lookup", err)
 		_, err = s.List(ctx)
 		wantCorrupt(t, "List", err)
+		// Revoking a good key reads only what it needs, past the record that does not parse.
+		for _, by := range []func(auth.Key) string{
+			func(k auth.Key) string { return k.Name },
+			func(k auth.Key) string { return k.Prefix },
+		} {
+			_, good, _ := auth.NewKey("good", plan.Pro, plan.Limits{}, time.Now())
+			if err := s.Add(ctx, good); err != nil {
+				t.Fatal(err)
+			}
+			if k, err := s.Revoke(ctx, by(good)); err != nil || k != good {
+				t.Fatalf("Revoke(%q) = %+v, %v; want %+v", by(good), k, err, good)
+			}
+		}
 	})
 
 	t.Run("OrderNotInTheLayout", func(t *testing.T) {

@@ -130,17 +130,59 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, nil
 }
 
-// Revoke removes the key auth.Find finds for nameOrPrefix, if its name still names it.
+// Revoke removes the key named nameOrPrefix, else the first by name with that shown prefix
+// (the order of auth.Find), if its name still names it when the script runs. It reads only
+// what it needs: by name, that name's record alone; by prefix, every record, passing over
+// those that do not decode (they match no prefix). So a bad record another writer left never
+// stops a revoke of a good key, a leaked one above all.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
-	keys, err := s.List(ctx)
-	if err != nil {
+	h, err := s.hashNamed(ctx, nameOrPrefix)
+	if err == nil {
+		return s.revoke(ctx, auth.Key{Name: nameOrPrefix, Hash: h})
+	}
+	if !errors.Is(err, auth.ErrKeyNotFound) || !auth.LooksLikePrefix(nameOrPrefix) {
 		return auth.Key{}, err
 	}
-	k, err := auth.Find(keys, nameOrPrefix)
+	k, err := s.firstWithPrefix(ctx, nameOrPrefix)
 	if err != nil {
 		return auth.Key{}, err
 	}
 	return s.revoke(ctx, k)
+}
+
+// hashNamed returns the hash the by-name index gives name, or ErrKeyNotFound.
+func (s *Keys) hashNamed(ctx context.Context, name string) (auth.Hash, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	h, err := s.rdb.HGet(ctx, s.k.keysByName, name).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
+	}
+	if err != nil {
+		return "", classify(ctx, err)
+	}
+	return auth.Hash(h), nil
+}
+
+// firstWithPrefix returns the key, first by name, whose shown prefix is prefix.
+func (s *Keys) firstWithPrefix(ctx context.Context, prefix string) (auth.Key, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
+	if err != nil {
+		return auth.Key{}, classify(ctx, err)
+	}
+	var found *auth.Key
+	for _, raw := range all {
+		k, err := decodeKey(raw)
+		if err == nil && k.Prefix == prefix && (found == nil || k.Name < found.Name) {
+			found = &k
+		}
+	}
+	if found == nil {
+		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, prefix)
+	}
+	return *found, nil
 }
 
 func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {

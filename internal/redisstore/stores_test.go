@@ -52,12 +52,13 @@ func TestOrdersConformance(t *testing.T) {
 
 func TestKeysConformance(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
-	authtest.Run(t, func(tb testing.TB) auth.KeyStore {
-		s, err := redisstore.NewKeys(rdb, redistest.Prefix(tb), time.Second)
+	authtest.Run(t, func(tb testing.TB) authtest.Store {
+		p := redistest.Prefix(tb)
+		s, err := redisstore.NewKeys(rdb, p, time.Second)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return s
+		return authtest.Store{KeyStore: s, Plant: func(tb testing.TB, k auth.Key) { redistest.PlantKey(tb, rdb, p, k) }}
 	})
 }
 
