@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -39,7 +40,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		fs.StringVar(&planName, "plan", "", "free, pro, business or enterprise; required")
 		fs.Int64Var(&custom.PerMinute, "per-minute", 0, "enterprise only: requests per UTC minute")
 		fs.Int64Var(&custom.PerDay, "per-day", 0, "enterprise only: requests per UTC day")
-		fs.StringVar(&name, "name", "", "a name for the key (default: key-<prefix>)")
+		fs.StringVar(&name, "name", "", "a name for the key: 1 to 100 bytes of printable text, not starting osk_ (default: key-<prefix>)")
 	}
 	registerStore(fs, &sc)
 	fs.Usage = flagUsage(fs, keysSynopses[i])
@@ -53,13 +54,18 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	if args[0] != "revoke" && len(rest) > 0 {
 		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
 	}
-	// The plan is checked before the store is opened, which may create the file.
+	// The plan and the name are checked before the store is opened, which may create the file.
 	if args[0] == "create" {
 		if p, err = plan.Parse(planName); err != nil {
 			return usageErrorf("keys create: --plan: %w", err)
 		}
 		if _, err := plan.LimitsFor(p, custom); err != nil {
 			return usageErrorf("keys create: %w", err)
+		}
+		if name != "" {
+			if err := auth.CheckName(name); err != nil {
+				return usageErrorf("keys create: --name: %w", err)
+			}
 		}
 	}
 	// Only create makes a missing file: listing or revoking in a mistyped path is an error.
@@ -94,7 +100,11 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		fmt.Fprintln(tw, "NAME\tPLAN\tPER-MINUTE\tPER-DAY\tPREFIX\tCREATED")
 		for _, k := range list {
 			l := k.Limits()
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", k.Name, k.Plan, l.PerMinute, l.PerDay, k.Prefix, k.CreatedAt.Format(time.RFC3339))
+			name := k.Name
+			if !auth.Printable(name) { // stored before CheckName: quoted, so it cannot break or fake a row
+				name = strconv.Quote(name)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", name, k.Plan, l.PerMinute, l.PerDay, k.Prefix, k.CreatedAt.Format(time.RFC3339))
 		}
 		return tw.Flush()
 	default: // revoke

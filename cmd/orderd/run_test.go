@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
 )
 
 // orderd runs the program as main would, with env as its environment.
@@ -190,6 +192,35 @@ func TestKeysCommands(t *testing.T) {
 	}
 }
 
+// TestKeysStoredUnderOldNames: a key named before the rules on names (here with a line break
+// that fakes a row, as another program or an earlier version could store it) is listed on one
+// row, its name quoted, and revoked by that name.
+func TestKeysStoredUnderOldNames(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	createKey(t, db, "--plan", "free", "--name", "ops")
+	const name = "old\nfake  enterprise  1  1  osk_Ku2xWs"
+	_, k, err := auth.NewKey(name, plan.Pro, plan.Limits{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec("INSERT INTO api_keys (name, plan, per_minute, per_day, prefix, hash, created_at) VALUES (?, 'pro', 0, 0, ?, ?, '2026-11-23T10:00:00.000000000Z')",
+		k.Name, k.Prefix, string(k.Hash)); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := orderd(t, nil, "keys", "list", "--db", db)
+	if lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[1], `"old\nfake`) {
+		t.Fatalf("list: exit %d, %d lines; want a header and a row per key, the old name quoted:\n%s%s", code, len(lines), out, errOut)
+	}
+	if out, errOut, code := orderd(t, nil, "keys", "revoke", name, "--db", db); code != 0 || !strings.Contains(out, k.Prefix) {
+		t.Fatalf("revoke by the old name: exit %d: %s%s", code, out, errOut)
+	}
+}
+
 // fileContains reports whether the SQLite file at path, or its write-ahead log, holds s.
 func fileContains(t *testing.T, path, s string) bool {
 	t.Helper()
@@ -256,6 +287,9 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"limits on a fixed plan", nil, []string{"keys", "create", "--plan", "pro", "--per-day", "5", "--db", db}, "enterprise only"},
 		{"revoke unknown", nil, []string{"keys", "revoke", "nobody", "--db", db}, "nobody"},
 		{"name taken", nil, []string{"keys", "create", "--plan", "free", "--name", "ops", "--db", db}, "ops"},
+		{"name like a prefix", nil, []string{"keys", "create", "--plan", "free", "--name", "osk_Ku2xWs", "--db", db}, "osk_Ku2xWs"},
+		{"name with a line break", nil, []string{"keys", "create", "--plan", "free", "--name", "ops\nfaked 1 2 osk_Ku2xWs", "--db", db}, `"ops\nfaked`},
+		{"name too long", nil, []string{"keys", "create", "--plan", "free", "--name", strings.Repeat("n", 101), "--db", db}, "100 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := orderd(t, tc.env, tc.args...)
@@ -301,6 +335,7 @@ func TestRefusedCommandsWriteNothing(t *testing.T) {
 	for _, args := range [][]string{
 		{"import", "--db", db, "--orders", "../../testdata/demo/orders.json", "--pets", badPets},
 		{"keys", "create", "--plan", "gold", "--db", db},
+		{"keys", "create", "--plan", "free", "--name", "osk_Ku2xWs", "--db", db},
 		{"keys", "list", "--db", db},
 		{"serve", "--db", db},
 	} {

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/petstore/orderd/internal/plan"
 )
@@ -79,8 +81,41 @@ type KeyStore interface {
 	Revoke(ctx context.Context, nameOrPrefix string) (Key, error)
 }
 
-// Validate reports the first way in which k is not a key record the service can use.
+// MaxNameLen bounds a key's name, in bytes: it is a label in listings and logs.
+const MaxNameLen = 100
+
+// CheckName reports why name may not name a new key. A name that starts as keys do would be
+// taken for another key's prefix (names come first in Find); one that is not printable text
+// (a newline, a tab, an escape) would break or fake a row of `orderd keys list`.
+func CheckName(name string) error {
+	switch {
+	case name == "" || len(name) > MaxNameLen:
+		return fmt.Errorf("key name %.40q: want 1 to %d bytes", name, MaxNameLen)
+	case LooksLikePrefix(name):
+		return fmt.Errorf("key name %q: starts with %q as keys do, so it would be taken for a key's prefix", name, keyPrefix)
+	case !Printable(name):
+		return fmt.Errorf("key name %q: want printable text, without control characters, tabs or line breaks", name)
+	}
+	return nil
+}
+
+// Printable reports whether s is UTF-8 of printable characters and spaces only.
+func Printable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) })
+}
+
+// Validate reports the first way in which k is not a key record that may be stored now.
 func (k Key) Validate() error {
+	if err := CheckName(k.Name); err != nil {
+		return err
+	}
+	return k.ValidateStored()
+}
+
+// ValidateStored is Validate for a record read back from a store. It asks only for a name,
+// not one CheckName accepts: keys stored before those rules must still be listed, used and
+// revoked, not answered as corrupt.
+func (k Key) ValidateStored() error {
 	if k.Name == "" {
 		return errors.New("key has no name")
 	}
@@ -98,7 +133,7 @@ func (k Key) Validate() error {
 
 // Limits returns the limits of the key's plan.
 func (k Key) Limits() plan.Limits {
-	l, _ := plan.LimitsFor(k.Plan, k.Custom) // zero only for a record that fails Validate
+	l, _ := plan.LimitsFor(k.Plan, k.Custom) // zero only for a record that fails ValidateStored
 	return l
 }
 

@@ -51,6 +51,36 @@ func TestKeyValidate(t *testing.T) {
 		if err := k.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", name, k)
 		}
+		if err := k.ValidateStored(); err == nil {
+			t.Errorf("%s: ValidateStored accepted %+v", name, k)
+		}
+	}
+}
+
+// TestKeyNames: a name may not be taken for a prefix, nor break a row of `keys list`, and is
+// at most MaxNameLen bytes; a record stored before these rules still reads (ValidateStored).
+func TestKeyNames(t *testing.T) {
+	_, good, _ := NewKey("x", plan.Pro, plan.Limits{}, time.Now())
+	for _, name := range []string{"a", "shop-embedded", "shop embedded", "café ☕", "key-Ku2xWs", "OSK_Ku2xWs", "my osk_Ku2xWs", strings.Repeat("n", MaxNameLen)} {
+		k := good
+		k.Name = name
+		if err := k.Validate(); err != nil {
+			t.Errorf("Validate refused the name %q: %v", name, err)
+		}
+	}
+	for _, name := range []string{
+		"osk_Ku2xWs", "osk_", "osk_a longer name", // as keys start: taken for a prefix
+		"two\nlines", "crlf\r", "tab\tbed", "esc\x1b[31m", "nul\x00", "del\x7f", "c1\u0085", "line\u2028sep", "nbsp\u00a0", "bidi\u202e", "bad\xffutf8",
+		strings.Repeat("n", MaxNameLen+1),
+	} {
+		k := good
+		k.Name = name
+		if err := k.Validate(); err == nil {
+			t.Errorf("Validate accepted the name %q", name)
+		}
+		if err := k.ValidateStored(); err != nil {
+			t.Errorf("ValidateStored refused a stored key named %q: %v", name, err)
+		}
 	}
 }
 

@@ -203,7 +203,7 @@ func decodeKey(raw string) (auth.Key, error) {
 	var k auth.Key
 	err := json.Unmarshal([]byte(raw), &k)
 	if err == nil {
-		err = k.Validate()
+		err = k.ValidateStored() // a name from before CheckName's rules still reads
 	}
 	if err != nil {
 		return auth.Key{}, fmt.Errorf("%w: bad key record in redis: %w", store.ErrCorrupt, err)

@@ -96,7 +96,7 @@ func scanKey(row scanner) (auth.Key, error) {
 	if k.CreatedAt, err = time.Parse(timestampLayout, createdAt); err != nil {
 		return auth.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, createdAt, err)
 	}
-	if err := k.Validate(); err != nil {
+	if err := k.ValidateStored(); err != nil { // a name from before CheckName's rules still reads
 		return auth.Key{}, corrupt("%w", err)
 	}
 	return k, nil

@@ -4,6 +4,7 @@ package authtest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,10 +122,12 @@ func Run(t *testing.T, newStore NewStore) {
 		add(t, s, "k0") // the name is free again
 	})
 
+	// Add refuses such a name now (NamesThatCannotBeTold), but one stored before may exist.
 	t.Run("RevokeTriesTheNameBeforeThePrefix", func(t *testing.T) {
 		s := newStore(t)
 		_, byPrefix := add(t, s, "first")
-		_, byName := add(t, s, byPrefix.Prefix) // named like the other's prefix
+		_, byName := newKey(t, byPrefix.Prefix, plan.Free, plan.Limits{}) // named like the other's prefix
+		s.Plant(t, byName)
 		if got, err := s.Revoke(ctx, byPrefix.Prefix); err != nil || got != byName {
 			t.Fatalf("Revoke = %+v, %v; want the key named so, %+v", got, err, byName)
 		}
@@ -155,6 +158,41 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		if _, err := s.Revoke(ctx, "nobody"); !errors.Is(err, auth.ErrKeyNotFound) {
 			t.Fatalf("Revoke of no key: %v, want ErrKeyNotFound", err)
+		}
+	})
+
+	// A name that looks like a key's prefix, would break a row of a listing, or is longer than
+	// auth.MaxNameLen is refused; a key stored with one before is still listed, found and
+	// revocable by its name.
+	t.Run("NamesThatCannotBeTold", func(t *testing.T) {
+		s := newStore(t)
+		_, other := add(t, s, "other")
+		var planted []auth.Key
+		for _, name := range []string{other.Prefix, "osk_x", "two\nlines", "tab\tbed", strings.Repeat("n", auth.MaxNameLen+1)} {
+			_, r := newKey(t, name, plan.Free, plan.Limits{})
+			if err := s.Add(ctx, r); err == nil {
+				t.Fatalf("Add accepted the name %q", name)
+			}
+			if _, err := s.Lookup(ctx, r.Hash); !errors.Is(err, auth.ErrKeyNotFound) {
+				t.Fatalf("the key named %q was stored: %v", name, err)
+			}
+			s.Plant(t, r)
+			planted = append(planted, r)
+		}
+		list, err := s.List(ctx)
+		if err != nil || len(list) != len(planted)+1 {
+			t.Fatalf("List = %+v, %v; want the %d keys stored before the rules and other", list, err, len(planted))
+		}
+		for _, r := range planted {
+			if got, err := s.Lookup(ctx, r.Hash); err != nil || got != r {
+				t.Fatalf("Lookup of the key named %q = %+v, %v", r.Name, got, err)
+			}
+			if got, err := s.Revoke(ctx, r.Name); err != nil || got != r {
+				t.Fatalf("Revoke(%q) = %+v, %v; want %+v", r.Name, got, err, r)
+			}
+		}
+		if list, err := s.List(ctx); err != nil || len(list) != 1 || list[0] != other {
+			t.Fatalf("List = %+v, %v; want other alone", list, err)
 		}
 	})
 
