@@ -284,6 +284,8 @@ func TestUsageErrorsExit2InOneLine(t *testing.T) {
 		{"bad sunset date", nil, []string{"serve", "--db", db, "--pets-sunset-at", "July"}, "pets-sunset-at"},
 		{"unknown plan", nil, []string{"keys", "create", "--plan", "gold", "--db", db}, "gold"},
 		{"enterprise without limits", nil, []string{"keys", "create", "--plan", "enterprise", "--db", db}, "enterprise"},
+		{"per-day above the cap", nil, []string{"keys", "create", "--plan", "enterprise", "--per-minute", "5", "--per-day", "9223372036854775807", "--db", db}, "999,999,999,999,999"},
+		{"per-minute above the cap", nil, []string{"keys", "create", "--plan", "enterprise", "--per-minute", "1000000000000000", "--per-day", "1000000000000000", "--db", db}, "999,999,999,999,999"},
 		{"limits on a fixed plan", nil, []string{"keys", "create", "--plan", "pro", "--per-day", "5", "--db", db}, "enterprise only"},
 		{"revoke unknown", nil, []string{"keys", "revoke", "nobody", "--db", db}, "nobody"},
 		{"name taken", nil, []string{"keys", "create", "--plan", "free", "--name", "ops", "--db", db}, "ops"},

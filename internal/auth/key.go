@@ -109,12 +109,16 @@ func (k Key) Validate() error {
 	if err := CheckName(k.Name); err != nil {
 		return err
 	}
+	if _, err := plan.LimitsFor(k.Plan, k.Custom); err != nil { // uncapped, unlike ValidateStored
+		return fmt.Errorf("key %q: %w", k.Name, err)
+	}
 	return k.ValidateStored()
 }
 
 // ValidateStored is Validate for a record read back from a store. It asks only for a name,
-// not one CheckName accepts: keys stored before those rules must still be listed, used and
-// revoked, not answered as corrupt.
+// not one CheckName accepts, and takes limits above plan.MaxLimit as capped there (Limits):
+// keys stored before those rules must still be listed, used and revoked, not answered as
+// corrupt.
 func (k Key) ValidateStored() error {
 	if k.Name == "" {
 		return errors.New("key has no name")
@@ -122,7 +126,7 @@ func (k Key) ValidateStored() error {
 	if _, err := plan.Parse(string(k.Plan)); err != nil {
 		return fmt.Errorf("key %q: %w", k.Name, err)
 	}
-	if _, err := plan.LimitsFor(k.Plan, k.Custom); err != nil {
+	if _, err := plan.LimitsFor(k.Plan, k.Custom.Capped()); err != nil {
 		return fmt.Errorf("key %q: %w", k.Name, err)
 	}
 	if len(k.Hash) != 2*sha256.Size || strings.Trim(string(k.Hash), "0123456789abcdef") != "" {
@@ -131,9 +135,10 @@ func (k Key) ValidateStored() error {
 	return nil
 }
 
-// Limits returns the limits of the key's plan.
+// Limits returns the limits of the key's plan; those of a key stored above plan.MaxLimit,
+// capped there.
 func (k Key) Limits() plan.Limits {
-	l, _ := plan.LimitsFor(k.Plan, k.Custom) // zero only for a record that fails ValidateStored
+	l, _ := plan.LimitsFor(k.Plan, k.Custom.Capped()) // zero only for a record that fails ValidateStored
 	return l
 }
 

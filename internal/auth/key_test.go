@@ -43,6 +43,7 @@ func TestKeyValidate(t *testing.T) {
 		"unknown plan":            func(k *Key) { k.Plan = "gold" },
 		"enterprise no limits":    func(k *Key) { k.Custom = plan.Limits{} },
 		"free with custom limits": func(k *Key) { k.Plan = plan.Free },
+		"per-day above the cap":   func(k *Key) { k.Custom.PerDay = plan.MaxLimit + 1 },
 		"short hash":              func(k *Key) { k.Hash = "abc" },
 		"upper-case hash":         func(k *Key) { k.Hash = Hash(strings.ToUpper(string(k.Hash))) },
 	} {
@@ -51,8 +52,8 @@ func TestKeyValidate(t *testing.T) {
 		if err := k.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", name, k)
 		}
-		if err := k.ValidateStored(); err == nil {
-			t.Errorf("%s: ValidateStored accepted %+v", name, k)
+		if err := k.ValidateStored(); (err == nil) != (name == "per-day above the cap") {
+			t.Errorf("%s: ValidateStored: %v (a limit above the cap is read as capped)", name, err)
 		}
 	}
 }

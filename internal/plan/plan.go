@@ -20,6 +20,16 @@ type Limits struct {
 	PerDay    int64 `json:"perDay"`
 }
 
+// MaxLimit bounds each enterprise limit: RateLimit-Policy carries the limits as RFC 8941
+// integers, which have at most 15 digits, and rate.lua counts in doubles, exact below 2^53.
+const MaxLimit = 999_999_999_999_999
+
+// Capped returns l with each limit above MaxLimit lowered to it: how a key stored before the
+// bound is read, so that it still works, within the bound.
+func (l Limits) Capped() Limits {
+	return Limits{PerMinute: min(l.PerMinute, MaxLimit), PerDay: min(l.PerDay, MaxLimit)}
+}
+
 var fixed = map[Plan]Limits{
 	Free:     {PerMinute: 60, PerDay: 1_000},
 	Pro:      {PerMinute: 300, PerDay: 10_000},
@@ -41,6 +51,9 @@ func LimitsFor(p Plan, custom Limits) (Limits, error) {
 	if p == Enterprise {
 		if custom.PerMinute < 1 || custom.PerDay < 1 {
 			return Limits{}, fmt.Errorf("plan enterprise needs both limits, each at least 1")
+		}
+		if custom.PerMinute > MaxLimit || custom.PerDay > MaxLimit {
+			return Limits{}, fmt.Errorf("plan enterprise: each limit at most 999,999,999,999,999 (per-minute %d, per-day %d)", custom.PerMinute, custom.PerDay)
 		}
 		if custom.PerMinute > custom.PerDay {
 			return Limits{}, fmt.Errorf("per-minute limit %d is above the per-day limit %d", custom.PerMinute, custom.PerDay)

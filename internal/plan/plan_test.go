@@ -1,6 +1,9 @@
 package plan
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestLimitsFor(t *testing.T) {
 	for _, tc := range []struct {
@@ -16,6 +19,10 @@ func TestLimitsFor(t *testing.T) {
 		{Enterprise, Limits{}, Limits{}, false},
 		{Enterprise, Limits{0, 50}, Limits{}, false},
 		{Enterprise, Limits{60, 50}, Limits{}, false},
+		{Enterprise, Limits{MaxLimit, MaxLimit}, Limits{MaxLimit, MaxLimit}, true},
+		{Enterprise, Limits{5, MaxLimit + 1}, Limits{}, false},
+		{Enterprise, Limits{MaxLimit + 1, MaxLimit + 1}, Limits{}, false},
+		{Enterprise, Limits{math.MaxInt64, math.MaxInt64}, Limits{}, false},
 		{Free, Limits{5, 50}, Limits{}, false},
 		{"gold", Limits{}, Limits{}, false},
 	} {
@@ -23,6 +30,9 @@ func TestLimitsFor(t *testing.T) {
 		if got != tc.want || (err == nil) != tc.ok {
 			t.Errorf("LimitsFor(%s, %+v) = %+v, %v", tc.plan, tc.custom, got, err)
 		}
+	}
+	if got := (Limits{5, math.MaxInt64}).Capped(); got != (Limits{5, MaxLimit}) {
+		t.Errorf("Capped = %+v", got)
 	}
 	for _, s := range []string{"free", "pro", "business", "enterprise"} {
 		if p, err := Parse(s); err != nil || string(p) != s {

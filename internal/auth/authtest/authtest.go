@@ -4,6 +4,7 @@ package authtest
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,6 +194,24 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 		if list, err := s.List(ctx); err != nil || len(list) != 1 || list[0] != other {
 			t.Fatalf("List = %+v, %v; want other alone", list, err)
+		}
+	})
+
+	// Limits above plan.MaxLimit are refused; a key stored with them before is read back as
+	// it was stored, its Limits capped.
+	t.Run("LimitsAboveTheCap", func(t *testing.T) {
+		s := newStore(t)
+		_, r := newKey(t, "huge", plan.Enterprise, plan.Limits{PerMinute: plan.MaxLimit + 1, PerDay: math.MaxInt64})
+		if err := s.Add(ctx, r); err == nil {
+			t.Fatal("Add accepted limits above plan.MaxLimit")
+		}
+		s.Plant(t, r)
+		got, err := s.Lookup(ctx, r.Hash)
+		if err != nil || got != r || got.Limits() != (plan.Limits{PerMinute: plan.MaxLimit, PerDay: plan.MaxLimit}) {
+			t.Fatalf("Lookup = %+v (limits %+v), %v; want %+v, capped", got, got.Limits(), err, r)
+		}
+		if list, err := s.List(ctx); err != nil || len(list) != 1 || list[0] != r {
+			t.Fatalf("List = %+v, %v", list, err)
 		}
 	})
 
