@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -147,16 +146,3 @@ func LooksLikePrefix(s string) bool { return strings.HasPrefix(s, keyPrefix) }
 
 // DefaultName is the name of a key made without one: "key-" and its prefix's random part.
 func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(prefix, keyPrefix) }
-
-// Find returns the key named nameOrPrefix, else the first with that shown prefix, else
-// ErrKeyNotFound: names, which an operator chose, come first. Every Revoke keeps this order.
-func Find(keys []Key, nameOrPrefix string) (Key, error) {
-	if i := slices.IndexFunc(keys, func(k Key) bool { return k.Name == nameOrPrefix }); i >= 0 {
-		return keys[i], nil
-	}
-	byPrefix := func(k Key) bool { return LooksLikePrefix(k.Prefix) && k.Prefix == nameOrPrefix }
-	if i := slices.IndexFunc(keys, byPrefix); i >= 0 {
-		return keys[i], nil
-	}
-	return Key{}, fmt.Errorf("%w: %q", ErrKeyNotFound, nameOrPrefix)
-}

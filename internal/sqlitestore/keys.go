@@ -63,7 +63,8 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 	return keys, s.db.fail(ctx, err)
 }
 
-// Revoke removes the key named nameOrPrefix, else the first by name with that prefix (auth.Find).
+// Revoke removes the key named nameOrPrefix, else the first by name with that prefix: names,
+// which an operator chose, first.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
