@@ -87,11 +87,15 @@ end
 if ns > 0 then
   redis.call('HSET', KEYS[2], unpack(newStatus))
 end
+-- An entry added or moved changes what v1's list and the finds read (an order that was in no
+-- index appears), so it moves the version as a change does; a run that finds the indexes
+-- right, as a second one does, moves nothing.
+local indexed = 0
 if ni > 0 then
-  redis.call('ZADD', KEYS[5], unpack(inIDs))
+  indexed = redis.call('ZADD', KEYS[5], unpack(inIDs))
 end
-putInStates(byStatus, add, moved)
-if changed > 0 then
+indexed = indexed + putInStates(byStatus, add, moved)
+if changed > 0 or indexed > 0 then
   redis.call('INCR', KEYS[3])
   redis.call('SET', KEYS[4], ARGV[1])
 end

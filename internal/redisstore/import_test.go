@@ -7,6 +7,7 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
@@ -63,7 +64,8 @@ func TestImportBatchesEqualsTheModel(t *testing.T) {
 }
 
 // TestReindexMovesWhatIsOutOfPlace: Reindex, over several HSCANs, puts back in place index
-// entries another writer left wrong, and moves nothing the second time.
+// entries another writer left wrong, moving the version, as what v1's list and the finds read
+// changed; and moves nothing, the version neither, the second time.
 func TestReindexMovesWhatIsOutOfPlace(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
 	ctx := context.Background()
@@ -82,6 +84,7 @@ func TestReindexMovesWhatIsOutOfPlace(t *testing.T) {
 	if err := rdb.Del(ctx, "{"+prefix+":orders}:ids").Err(); err != nil {
 		t.Fatal(err)
 	}
+	before := version(t, s)
 	moved, err := s.Reindex(ctx)
 	// Every id back in ids; 3 was shipped already; 6 (cancelled) and 9 (pending) move out of
 	// one set, into another.
@@ -91,9 +94,52 @@ func TestReindexMovesWhatIsOutOfPlace(t *testing.T) {
 	want := ordertest.Imported(nil, orders)
 	want[2].Status, want[3].Status = order.StatusShipped, order.StatusShipped
 	ordertest.AssertImported(t, s, want)
-	if moved, err := s.Reindex(ctx); err != nil || moved != 0 {
-		t.Fatalf("second Reindex moved %d, %v; want none", moved, err)
+	after := version(t, s)
+	if after == before {
+		t.Fatal("Reindex put every order back in the list, and the version stayed: caches keep the list without them")
 	}
+	if moved, err := s.Reindex(ctx); err != nil || moved != 0 || version(t, s) != after {
+		t.Fatalf("second Reindex moved %d, %v; want none, and the version as it was", moved, err)
+	}
+}
+
+// TestAnImportThatOnlyIndexesMovesTheVersion: orders another writer stored without their
+// index entries are not in the list; importing them as they are changes no order, but puts
+// them in the list, so the version moves (caches keyed on it rebuild); once more, it stays.
+func TestAnImportThatOnlyIndexesMovesTheVersion(t *testing.T) {
+	rdb := client(t, redistest.Start(t))
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	orders := ordertest.Many(10)
+	s := emptyOrders(t, rdb, prefix)
+	if _, err := s.Import(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	p := "{" + prefix + ":orders}"
+	if err := rdb.Del(ctx, p+":ids", p+":by-status:pending", p+":by-status:shipped", p+":by-status:cancelled").Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := version(t, s)
+	if changed, err := s.Import(ctx, orders); err != nil || changed != 0 {
+		t.Fatalf("Import = %d, %v; want no order field changed", changed, err)
+	}
+	after := version(t, s)
+	if after == before {
+		t.Fatal("the import put every order back in the list, and the version stayed: caches keep the list without them")
+	}
+	ordertest.AssertImported(t, s, ordertest.Imported(nil, orders))
+	if _, err := s.Import(ctx, orders); err != nil || version(t, s) != after {
+		t.Fatalf("the same import again: %v; want the version as it was", err)
+	}
+}
+
+func version(t *testing.T, s *redisstore.Orders) uint64 {
+	t.Helper()
+	v, err := s.Version(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestImportFillsEmptyHalves: an order another writer left with an empty data or status

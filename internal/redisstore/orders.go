@@ -344,6 +344,7 @@ func (s *Orders) Reindex(ctx context.Context) (int64, error) {
 // reindex is Reindex of the orders whose ids skip refuses.
 func (s *Orders) reindex(ctx context.Context, skip func(int64) bool) (int64, error) {
 	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
+	keys = append(keys, s.k.ordersVersion, s.k.ordersGeneration)
 	calls := newInFlight(importPipelines)
 	var cursor uint64
 	var err error
@@ -360,7 +361,10 @@ func (s *Orders) reindex(ctx context.Context, skip func(int64) bool) (int64, err
 			}
 		}
 		if len(args) > 0 {
-			chunks := slices.Collect(slices.Chunk(args, 2*importChunk))
+			var chunks [][]any
+			for chunk := range slices.Chunk(args, 2*importChunk) {
+				chunks = append(chunks, append([]any{newGeneration()}, chunk...))
+			}
 			err = calls.run(func() (int64, error) { return s.runScripts(ctx, reindexScript, keys, chunks) })
 		}
 	}
