@@ -26,7 +26,9 @@ func TestOpen(t *testing.T) {
 		}
 		c.Close()
 	}
-	for _, bad := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:6379?bogus=1", "::", "redis://127.0.0.1:6379?max_retries=3"} {
+	for _, bad := range []string{"http://127.0.0.1:6379", "redis://127.0.0.1:6379?bogus=1", "::", "redis://127.0.0.1:6379?max_retries=3",
+		"redis+cluster://127.0.0.1:6379?read_only=true", "redis+cluster://127.0.0.1:6379?route_by_latency=true",
+		"redis+cluster://127.0.0.1:6379?route_randomly=true", "redis://127.0.0.1:6379?master_name=m&replica_only=true"} {
 		if _, err := Open(bad, 0); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
