@@ -84,7 +84,7 @@ type KeyStore interface {
 const MaxNameLen = 100
 
 // CheckName reports why name may not name a new key. A name that starts as keys do would be
-// taken for another key's prefix (names come first in Find); one that is not printable text
+// taken for another key's prefix (a revoke tries names first); one that is not printable text
 // (a newline, a tab, an escape) would break or fake a row of `orderd keys list`.
 func CheckName(name string) error {
 	switch {

@@ -131,10 +131,10 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 }
 
 // Revoke removes the key named nameOrPrefix, else the first by name with that shown prefix
-// (names, which an operator chose, first), if its name still names it when the script runs. It reads only
-// what it needs: by name, that name's record alone; by prefix, every record, passing over
-// those that do not decode (they match no prefix). So a bad record another writer left never
-// stops a revoke of a good key, a leaked one above all.
+// (names, which an operator chose, first), if its name still names it when the script runs.
+// It reads only what it needs: by name, that name's record alone; by prefix, every record,
+// passing over those that do not decode (they match no prefix). So a bad record another
+// writer left never stops a revoke of a good key, a leaked one above all.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
 	h, err := s.hashNamed(ctx, nameOrPrefix)
 	if err == nil {
