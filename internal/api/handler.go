@@ -239,6 +239,10 @@ func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 	}
 }
 
+// errDraining is /readyz's answer once shutdown began: the store is fine (observe counts no
+// store error for it).
+var errDraining = &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "not ready: shutting down"}
+
 // health serves /healthz and /readyz (the stores answer, and no shutdown is near). Not ready is not logged: a probe meets
 // it every few seconds, and the stores' own log tells of it. A fault is named, without paths.
 func health(e routes, ready func(context.Context) error, draining <-chan struct{}) {
@@ -248,7 +252,7 @@ func health(e routes, ready func(context.Context) error, draining <-chan struct{
 	e.GET("/readyz", func(c echo.Context) error {
 		select {
 		case <-draining: // never closed when nil
-			return &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "not ready: shutting down"}
+			return errDraining
 		default:
 		}
 		if ready != nil {

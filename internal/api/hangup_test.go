@@ -114,3 +114,28 @@ func TestHungUpRequestIsNoOutage(t *testing.T) {
 		})
 	}
 }
+
+// TestShuttingDownIsNoStoreError: /readyz answers 503 once shutdown began, on every probe of
+// a rolling restart; the store did not fail, so orderd_store_errors_total does not count it.
+func TestShuttingDownIsNoStoreError(t *testing.T) {
+	m := metrics.New()
+	draining := make(chan struct{})
+	close(draining)
+	h := newHarness(t, func(c *api.Config) { c.Observer, c.Metrics, c.Draining = m, m.Handler(), draining })
+	res, body := h.do(t, "GET", "/readyz")
+	if res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte("shutting down")) {
+		t.Fatalf("/readyz while draining: %d %s", res.StatusCode, body)
+	}
+	mres, err := http.Get(h.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(mres.Body)
+	mres.Body.Close()
+	if strings.Contains(string(text), "orderd_store_errors_total{") {
+		t.Error("a readiness probe while shutting down counted as a store error")
+	}
+	if !strings.Contains(string(text), `orderd_http_requests_total{operation="/readyz",status="503"} 1`) {
+		t.Error("the probe is not counted among the requests")
+	}
+}

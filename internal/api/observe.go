@@ -46,8 +46,8 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors o
 			took := time.Since(start)
 			op := ct.labelOf(c, ex.op)
 			obs.Request(op, res.Status, took)
-			if res.Status == 503 && !requestEnded(c.Request().Context(), err) {
-				obs.StoreError(op) // a client that hung up is not a store that failed
+			if res.Status == 503 && !requestEnded(c.Request().Context(), err) && err != errDraining {
+				obs.StoreError(op) // neither a client that hung up nor a shutdown is a store that failed
 			}
 			req := c.Request()
 			if !log.Enabled(req.Context(), slog.LevelInfo) {
