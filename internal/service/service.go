@@ -148,7 +148,10 @@ func (s *Service) open(ctx context.Context) error {
 		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			return err
 		}
-		s.metricsSrv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+		// /metrics alone: a probe pointed at another path of this listener by mistake fails.
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		s.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	}
 	return nil
 }

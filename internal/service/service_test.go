@@ -74,6 +74,9 @@ func TestEmbedded(t *testing.T) {
 		if res, _ := get(t, svc.URL()+"/metrics", ""); res.StatusCode != 404 {
 			t.Fatalf("/metrics on the API address: %d, want 404", res.StatusCode)
 		}
+		if res, _ := get(t, "http://"+svc.MetricsAddr()+"/healthz", ""); res.StatusCode != 404 {
+			t.Fatalf("/healthz on the metrics address: %d, want 404 (only /metrics is there)", res.StatusCode)
+		}
 	})
 	t.Run("KeysAddedAndRevokedElsewhereCountAtOnce", func(t *testing.T) {
 		cfg, _ := embedded(t, plan.Free)
