@@ -16,6 +16,7 @@ import (
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/contract"
 	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
@@ -137,5 +138,45 @@ func TestShuttingDownIsNoStoreError(t *testing.T) {
 	}
 	if !strings.Contains(string(text), `orderd_http_requests_total{operation="/readyz",status="503"} 1`) {
 		t.Error("the probe is not counted among the requests")
+	}
+}
+
+// waitingOrders is the same for the order store's cancel.
+type waitingOrders struct {
+	order.Store
+	entered chan struct{}
+}
+
+func (o waitingOrders) Cancel(ctx context.Context, _ int64) (order.Order, bool, error) {
+	close(o.entered)
+	<-ctx.Done()
+	return order.Order{}, false, ctx.Err()
+}
+
+// TestHungUpCancelIsNoFailedCancel: a cancel whose client hangs up while the store works is
+// not counted as a cancel that failed (orderd_cancellations_total{outcome="error"}).
+func TestHungUpCancelIsNoFailedCancel(t *testing.T) {
+	m := metrics.New()
+	entered := make(chan struct{})
+	h := newHarness(t, func(c *api.Config) {
+		c.Observer, c.Metrics = m, m.Handler()
+		c.Orders = waitingOrders{c.Orders, entered}
+	})
+	ctx, hangUp := context.WithCancel(context.Background())
+	req := httptest.NewRequestWithContext(ctx, "DELETE", "/v1/store/orders/1", nil)
+	req.Header.Set("Authorization", "Bearer "+h.key)
+	served := make(chan struct{})
+	go func() { defer close(served); h.srv.Config.Handler.ServeHTTP(httptest.NewRecorder(), req) }()
+	<-entered
+	hangUp()
+	<-served
+	mres, err := http.Get(h.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(mres.Body)
+	mres.Body.Close()
+	if strings.Contains(string(text), `orderd_cancellations_total{outcome="error"}`) {
+		t.Error("a cancel whose client hung up counted as a failed cancel")
 	}
 }

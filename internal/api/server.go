@@ -70,7 +70,7 @@ func (s *Server) cancel(ctx context.Context, id int64) error {
 	case errors.Is(err, order.ErrAlreadyShipped):
 		s.obs.Cancel("shipped")
 		return orderError(id, err)
-	default:
+	case !requestEnded(ctx, err): // a client that hung up is no failed cancel (errors.go)
 		s.obs.Cancel("error")
 	}
 	return err
