@@ -302,8 +302,14 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (statu
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so that the connection is reused
-	if secs, err := strconv.ParseUint(resp.Header.Get("Retry-After"), 10, 32); err == nil {
-		retryAfter = time.Duration(secs) * time.Second
+	// Retry-After is seconds or an HTTP-date (RFC 9110 §10.2.3); Standard Webhooks asks for it
+	// to be taken into account.
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
+			retryAfter = time.Duration(secs) * time.Second
+		} else if at, err := http.ParseTime(v); err == nil {
+			retryAfter = max(0, at.Sub(now))
+		}
 	}
 	return resp.StatusCode, retryAfter, nil
 }

@@ -315,6 +315,30 @@ func TestRetriesEndInFailing(t *testing.T) {
 
 // TestRetryAfterIsHonoured: a 503 with Retry-After waits that long, not the schedule's 1 ms,
 // up to the schedule's longest wait.
+// TestRetryAfterAsADateIsHonoured: a Retry-After given as an HTTP-date, which RFC 9110 allows
+// as well as seconds, puts the next attempt at that date, not at the schedule's next wait.
+func TestRetryAfterAsADateIsHonoured(t *testing.T) {
+	w := newWorld(t)
+	r := newReceiver(t, always(http.StatusServiceUnavailable))
+	r.Config.Handler = http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Retry-After", time.Now().Add(10*time.Minute).UTC().Format(http.TimeFormat))
+		rw.WriteHeader(http.StatusServiceUnavailable)
+	})
+	e := w.endpoint(t, r.URL)
+	o := make(outcomes, 100)
+	cfg := w.config(o)
+	cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{time.Millisecond, time.Hour}, GiveUpAfter: 2 * time.Hour}
+	stop := start(t, cfg)
+	w.cancel(t, 17)
+	o.await(t, "failed", 1)
+	stop()
+	got, _ := w.hooks.Get(t.Context(), e.ID)
+	// The date has whole seconds, and the attempt began a little before the answer was made.
+	if wait := got.NextAttempt.Sub(got.LastAttempt); wait <= 9*time.Minute+58*time.Second || wait > 10*time.Minute+time.Second {
+		t.Fatalf("next attempt %s after the last, want the Retry-After date's, about 10m0s", wait)
+	}
+}
+
 func TestRetryAfterIsHonoured(t *testing.T) {
 	w := newWorld(t)
 	r := newReceiver(t, always(http.StatusServiceUnavailable))
