@@ -19,7 +19,7 @@ const defaultPageSize = 100 // openapi-v2.yaml's
 // FindOrders answers one page of the orders that match the filters, from where pageToken says,
 // or 304; a page asked for again at the same version is answered from the cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
-	p, f := req.Params, filterOf(req.Params, requestOf(ctx).URL.Query())
+	p, f := req.Params, filterOf(req.Params, requestOf(ctx).URL)
 	// The version is read before the page, as listCache.get does.
 	v, err := s.v1.orders.Version(ctx)
 	if err != nil {
@@ -135,8 +135,8 @@ func (c *pageCache) put(version uint64, query string, pg *encodedPage) {
 	c.bytes += len(pg.body)
 }
 
-// filterOf is the filter the request's (validated) parameters name; query is as sent.
-func filterOf(p genv2.FindOrdersParams, query url.Values) order.Filter {
+// filterOf is the filter the request's (validated) parameters name; u is the URL as sent.
+func filterOf(p genv2.FindOrdersParams, u *url.URL) order.Filter {
 	var f order.Filter
 	if p.Status != nil {
 		for _, st := range *p.Status {
@@ -144,23 +144,23 @@ func filterOf(p genv2.FindOrdersParams, query url.Values) order.Filter {
 		}
 	}
 	f.PetID = p.PetId
-	f.ShipFrom = upToNanosecond(p.ShipDateFrom, query.Get("shipDateFrom"))
-	f.ShipBefore = upToNanosecond(p.ShipDateBefore, query.Get("shipDateBefore"))
+	f.ShipFrom = upToNanosecond(p.ShipDateFrom, u, "shipDateFrom")
+	f.ShipBefore = upToNanosecond(p.ShipDateBefore, u, "shipDateBefore")
 	return f
 }
 
-// upToNanosecond is t, parsed from sent, one nanosecond later when sent's fraction has a
-// digit past the ninth that is not 0, which the parse dropped. Order dates are whole
+// upToNanosecond is t, parsed from the query parameter name of u, one nanosecond later when
+// the fraction sent has a digit past the ninth that is not 0, which the parse dropped. Order dates are whole
 // nanoseconds, so the bound rounded up keeps exactly the orders the instant sent does, as
 // shipDateFrom (at or after) and as shipDateBefore (before); and a page token, which hashes
 // the bounds, tells the two instants apart.
-func upToNanosecond(t *time.Time, sent string) *time.Time {
+func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	if t == nil {
-		return nil
+		return nil // and the query is not parsed again: most finds have no ship dates
 	}
-	_, frac, _ := strings.Cut(sent, ".")
-	digits := strings.TrimRight(frac[:len(frac)-len(strings.TrimLeft(frac, "0123456789"))], "0")
-	if len(digits) <= 9 {
+	_, frac, _ := strings.Cut(u.Query().Get(name), ".")
+	digits := frac[:len(frac)-len(strings.TrimLeft(frac, "0123456789"))] // up to the offset
+	if len(strings.TrimRight(digits, "0")) <= 9 {
 		return t
 	}
 	later := t.Add(time.Nanosecond)
