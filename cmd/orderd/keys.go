@@ -38,9 +38,9 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	// Each subcommand has only its own flags: list and revoke take the store's alone.
 	if args[0] == "create" {
 		fs.StringVar(&planName, "plan", "", "free, pro, business or enterprise; required")
-		fs.Int64Var(&custom.PerMinute, "per-minute", 0, "enterprise only: requests per UTC minute, 1 to 999999999999999")
-		fs.Int64Var(&custom.PerDay, "per-day", 0, "enterprise only: requests per UTC day, 1 to 999999999999999")
-		fs.StringVar(&name, "name", "", "a name for the key: 1 to 100 bytes of printable text, not starting osk_ (default: key-<prefix>)")
+		fs.Int64Var(&custom.PerMinute, "per-minute", 0, fmt.Sprintf("enterprise only: requests per UTC minute, 1 to %d", plan.MaxLimit))
+		fs.Int64Var(&custom.PerDay, "per-day", 0, fmt.Sprintf("enterprise only: requests per UTC day, 1 to %d", plan.MaxLimit))
+		fs.StringVar(&name, "name", "", fmt.Sprintf("a name for the key: 1 to %d bytes of printable text, not starting osk_ (default: key-<prefix>)", auth.MaxNameLen))
 	}
 	registerStore(fs, &sc)
 	fs.Usage = flagUsage(fs, keysSynopses[i])
