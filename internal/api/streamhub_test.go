@@ -191,6 +191,10 @@ func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 // wait between, ends at the service's closing instead of sending the next page.
 func TestClosingEndsAStreamCatchingUp(t *testing.T) {
 	log, _ := testLog(t, 3*streamPageSize)
+	first, err := log.Events(t.Context(), order.EventQuery{After: "0", Limit: 1})
+	if err != nil || len(first.Events) != 1 {
+		t.Fatalf("the log's first event: %+v, %v", first, err)
+	}
 	closing := make(chan struct{})
 	s := testStreams(t, log, closing)
 	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: "0"}, false)
@@ -199,8 +203,8 @@ func TestClosingEndsAStreamCatchingUp(t *testing.T) {
 	}
 	c := newHeldClient()
 	ended := serve(t, st, c)
-	if p := c.next(t, 5*time.Second); !strings.Contains(p, "id: 1\n") {
-		t.Fatalf("first write %q, want the first page", p)
+	if p := c.next(t, 5*time.Second); !strings.Contains(p, "id: "+first.Events[0].ID+"\n") {
+		t.Fatalf("first write %.200q, want the first page", p)
 	}
 	close(closing) // while the client reads the first page
 	c.read <- struct{}{}

@@ -27,6 +27,7 @@ const (
 	newestEvent = "SELECT " + newestEventID
 	eventBounds = "SELECT last_dropped, " + newestEventID + " FROM order_events_cut"
 	readEvents  = "SELECT " + eventColumns + " FROM order_events WHERE id > ? ORDER BY id LIMIT ?"
+	isEvent     = "SELECT EXISTS (SELECT 1 FROM order_events WHERE id = ?)"
 )
 
 // Events reads the bounds and the rows in one read transaction: a Trim between the two would
@@ -62,6 +63,18 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (_ order.EventP
 		return order.EventPage{}, fmt.Errorf("%w: events after %d were dropped, up to %d", order.ErrEventsExpired, after, dropped)
 	case after > newest:
 		return order.EventPage{}, fmt.Errorf("%w: %d is past the newest event, %d", order.ErrEventsExpired, after, newest)
+	case after > dropped && after < newest:
+		// Ids have gaps (nextEventID), so a position between the bounds may be of a history
+		// this file does not have (it was restored from a backup): read on from it, a client
+		// would miss that history's events unwarned. The newest and the newest dropped are
+		// positions whether or not their row is kept.
+		var known bool
+		if err := tx.StmtContext(ctx, e.db.stmts.isEvent).QueryRowContext(ctx, after).Scan(&known); err != nil {
+			return order.EventPage{}, e.db.fail(ctx, err)
+		}
+		if !known {
+			return order.EventPage{}, fmt.Errorf("%w: %d is no event of this log", order.ErrEventsExpired, after)
+		}
 	}
 	rows, err := tx.StmtContext(ctx, e.db.stmts.readEvents).QueryContext(ctx, after, q.Limit)
 	if err != nil {

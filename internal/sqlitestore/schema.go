@@ -6,7 +6,8 @@ import (
 	"fmt"
 )
 
-// migrations[i] takes a file from user_version i to i+1; later versions append, never edit.
+// migrations[i] takes a file from user_version i to i+1; later versions append, never edit
+// (a migration's text, recordsEvents' included, is what files of that version have run).
 var migrations = []string{
 	// 0 → 1: orders, pets and API keys.
 	`
@@ -155,27 +156,14 @@ CREATE TABLE order_events_5 (
 INSERT INTO order_events_5 SELECT * FROM order_events;
 DROP TABLE order_events;
 ALTER TABLE order_events_5 RENAME TO order_events;
-
-CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
-BEGIN
-	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
-	VALUES (` + newestEventID + ` + 1, 'order.created', ` + eventTime + `,
-		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
-END;
-CREATE TRIGGER orders_update_records_event AFTER UPDATE ON orders
-WHEN (OLD.id, OLD.pet_id, OLD.quantity, OLD.ship_date, OLD.complete, OLD.status)
-	IS NOT (NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status)
-BEGIN
-	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
-	VALUES (` + newestEventID + ` + 1,
-		CASE WHEN NEW.status IS OLD.status THEN 'order.updated'
-			WHEN NEW.status = 'cancelled' THEN 'order.cancelled'
-			WHEN NEW.status = 'shipped' THEN 'order.shipped'
-			ELSE 'order.updated' END,
-		` + eventTime + `,
-		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
-END;
-`,
+` + recordsEvents(newestEventID+" + 1"),
+	// 5 → 6: an event's id comes from the clock when that is ahead of the newest id plus one
+	// (nextEventID), so that a file restored from a backup does not give again the ids of the
+	// history it lost: a reader's position from that history then stays unknown, and expired.
+	`
+DROP TRIGGER orders_insert_records_event;
+DROP TRIGGER orders_update_records_event;
+` + recordsEvents(nextEventID),
 }
 
 // migrate brings the schema up to date in a write transaction: once, should two processes race.
@@ -233,3 +221,39 @@ const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-
 // every row, the newest it dropped. Every id is one more than it, so no id is given twice.
 // Schema version 5 has it: never edit.
 const newestEventID = "(SELECT max(coalesce(max(id), 0), (SELECT last_dropped FROM order_events_cut)) FROM order_events)"
+
+// recordsEvents is the triggers that record the orders' changes in the log, each event with
+// the id nextID gives (an expression of the statement). Schema versions 5 and 6 have it: never
+// edit.
+func recordsEvents(nextID string) string {
+	return `
+CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
+BEGIN
+	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
+	VALUES (` + nextID + `, 'order.created', ` + eventTime + `,
+		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
+END;
+CREATE TRIGGER orders_update_records_event AFTER UPDATE ON orders
+WHEN (OLD.id, OLD.pet_id, OLD.quantity, OLD.ship_date, OLD.complete, OLD.status)
+	IS NOT (NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status)
+BEGIN
+	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
+	VALUES (` + nextID + `,
+		CASE WHEN NEW.status IS OLD.status THEN 'order.updated'
+			WHEN NEW.status = 'cancelled' THEN 'order.cancelled'
+			WHEN NEW.status = 'shipped' THEN 'order.shipped'
+			ELSE 'order.updated' END,
+		` + eventTime + `,
+		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
+END;
+`
+}
+
+// nextEventID is the id of the next event: the newest ever given plus one, or, when that is
+// behind the clock, the clock's milliseconds since 1970 times 1,000 (SQLite's 'now' counts
+// milliseconds; the factor leaves room for a thousand events a millisecond before the ids run
+// ahead of it). A file restored from a backup then gives ids past every one its lost history
+// gave before the restore, instead of giving those again, and a position of that history is
+// no event of the log (Events refuses it). julianday, not unixepoch: every SQLite an outside
+// writer may use has it. Schema version 6 has it: never edit.
+const nextEventID = "max(" + newestEventID + " + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) * 1000)"

@@ -18,7 +18,7 @@ type statements struct {
 	ordersVersion, listOrders, selectOrder, cancelOrder *sql.Stmt
 	selectPet, lookupKey                                *sql.Stmt
 	findByPet, findByStatus, findByID                   *sql.Stmt // find.go
-	newestEvent, eventBounds, readEvents                *sql.Stmt // events.go
+	newestEvent, eventBounds, readEvents, isEvent       *sql.Stmt // events.go
 }
 
 func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
@@ -38,6 +38,7 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 		{&s.newestEvent, newestEvent},
 		{&s.eventBounds, eventBounds},
 		{&s.readEvents, readEvents},
+		{&s.isEvent, isEvent},
 	} {
 		if *p.stmt, err = db.PrepareContext(ctx, p.query); err != nil {
 			return err
