@@ -47,8 +47,8 @@ func TestAStepThatReplacesTheContext(t *testing.T) {
 		gzip    bool
 		headers bool
 	}{
-		{"replaced", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, Sunset{}, nil, false), compress, recoverPanics(log), replace, admitting}, false, true},
-		{"replaced, compressed", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, Sunset{}, nil, false), compress, recoverPanics(log), replace, admitting}, true, true},
+		{"replaced", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, Sunset{}, nil, false, time.Now), compress, recoverPanics(log), replace, admitting}, false, true},
+		{"replaced, compressed", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, Sunset{}, nil, false, time.Now), compress, recoverPanics(log), replace, admitting}, true, true},
 		{"no observe", []echo.MiddlewareFunc{recoverPanics(log), replace, admitting}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

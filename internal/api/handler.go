@@ -57,7 +57,7 @@ type Config struct {
 	Observer       Observer                    // told of requests, decisions and outcomes; none by default
 	Metrics        http.Handler                // served at /metrics when set
 	Logger         *slog.Logger
-	Now            func() time.Time // time.Now by default
+	Now            func() time.Time // of the limiter, the sunset and the requests' durations; time.Now by default
 	// Tracer, when set, makes a span of each request (trace.go); nil: tracing off, no step.
 	Tracer trace.Tracer
 	// MaxStreamsPerKey bounds the event streams a key holds open here; DefaultMaxStreamsPerKey when 0.
@@ -121,7 +121,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		e.Use(traced(cfg.Tracer))
 	}
 	e.Use(
-		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset, cors, cfg.Tracer != nil),
+		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset, cors, cfg.Tracer != nil, cfg.Now),
 		compress,
 		recoverPanics(cfg.Logger),
 		preflight(cors, ct),

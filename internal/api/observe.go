@@ -21,10 +21,10 @@ import (
 
 // observe is the outermost step: request id, header hook, the error rendered (for the status),
 // access line and metrics. The line names the caller by key name and prefix, never the key.
-func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors origins, traced bool) echo.MiddlewareFunc {
+func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors origins, traced bool, now func() time.Time) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			start := time.Now()
+			start := now()
 			res := c.Response()
 			id := c.Request().Header.Get(echo.HeaderXRequestID)
 			if !validRequestID(id) {
@@ -37,15 +37,26 @@ func observe(log *slog.Logger, obs Observer, ct *contract, sunset Sunset, cors o
 			c.Set(exchangeKey, ex)
 			res.Header().Set(echo.HeaderXRequestID, id) // for errorHandler's log line
 			res.Header().Set("X-Content-Type-Options", "nosniff")
-			res.Before(func() { ex.writeHeaders(res.Header(), res.Status, c.Path(), c.Request()) })
+			res.Before(func() {
+				ex.writeHeaders(res.Header(), res.Status, c.Path(), c.Request())
+				if res.Header().Get(echo.HeaderContentType) == eventStreamType {
+					ex.opened = now() // its 200 is committed: the stream is open
+				}
+			})
 
 			err := next(c)
 			if err != nil {
 				c.Error(err)
 			}
-			took := time.Since(start)
+			took := now().Sub(start)
 			op := ct.labelOf(c, ex.op)
-			obs.Request(op, res.Status, took)
+			// A stream lasts as long as its client stays: its latency is the time to open it,
+			// and the access line keeps how long it lasted.
+			latency := took
+			if !ex.opened.IsZero() {
+				latency = ex.opened.Sub(start)
+			}
+			obs.Request(op, res.Status, latency)
 			if res.Status == 503 && !requestEnded(c.Request().Context(), err) && err != errDraining {
 				obs.StoreError(op) // neither a client that hung up nor a shutdown is a store that failed
 			}
@@ -86,7 +97,8 @@ type exchange struct {
 	caller    auth.Caller
 	key       auth.Key
 	trip      store.Trip
-	rateLimit string // admit's outcome, as Observer.RateLimit is told; "" when none was decided
+	rateLimit string    // admit's outcome, as Observer.RateLimit is told; "" when none was decided
+	opened    time.Time // when an event stream's status was written; zero for any other answer
 }
 
 // writeHeaders writes the headers every answer of a route carries, whoever wrote it, when
@@ -165,7 +177,7 @@ func routeOf(c echo.Context) string {
 
 // Observer is told what the service does, for metrics; internal/metrics implements it.
 type Observer interface {
-	Request(operation string, status int, took time.Duration) // operation: labelOf's
+	Request(operation string, status int, took time.Duration) // operation: labelOf's; took: a stream's, to its status
 	RateLimit(outcome string)                                 // admitted, limited, banned, unavailable
 	Cancel(outcome string)                                    // cancelled, already_cancelled, shipped, not_found, error
 	StoreError(operation string)                              // a store not reached during it

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
@@ -239,5 +240,34 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestAStreamIsTimedToItsOpening: the duration a stream observes is the time to open it, not
+// how long its client stayed, which would swamp the latency of the operation's pages; the
+// access line keeps how long it lasted. The clock moves an hour while the stream is open.
+func TestAStreamIsTimedToItsOpening(t *testing.T) {
+	logs := &apitest.Log{}
+	m := metrics.New()
+	closing := make(chan struct{})
+	h := newHarness(t, func(c *api.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		c.Observer, c.Metrics, c.Closing = m, m.Handler(), closing
+	})
+	s := h.stream(t, "/v2/store/events")
+	s.Next(t)              // the retry hint: the stream's 200 is written
+	h.clock.Add(time.Hour) // the client stays
+	close(closing)
+	s.ReadToEnd(t) // the answer ended after observe returned
+
+	metric := func(part string) float64 {
+		return apitest.Metric(t, h.srv.URL, "orderd_http_request_duration_seconds_"+part+`{operation="v2.listEvents"}`)
+	}
+	if count, sum := metric("count"), metric("sum"); count != 1 || sum != 0 {
+		t.Errorf("the stream observed %v s in %v observations; want 0 s (the clock did not move while it opened) in 1", sum, count)
+	}
+	lines := logs.Records(t)
+	if len(lines) == 0 || lines[0]["route"] != "/v2/store/events" || lines[0]["duration_ms"] != float64(time.Hour.Milliseconds()) {
+		t.Errorf("access lines %v; want the stream's first, lasting an hour", lines)
 	}
 }

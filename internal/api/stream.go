@@ -79,8 +79,11 @@ func (streamHead) VisitListEventsResponse(w http.ResponseWriter) error {
 	return nil
 }
 
+// eventStreamType is a stream's Content-Type, by which observe tells a stream from a page.
+const eventStreamType = "text/event-stream"
+
 func writeStreamHeader(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Content-Type", eventStreamType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 }

@@ -35,8 +35,9 @@ func New() *Metrics {
 		registry: prometheus.NewRegistry(),
 		requests: counterVec("orderd_http_requests_total", "Requests answered, by operationId and status.", "operation", "status"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "orderd_http_request_duration_seconds", Help: "Time to answer a request, by operationId.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+			Name: "orderd_http_request_duration_seconds", Help: "Time to answer a request, by operationId; for a stream of events, the time to open it.",
+			// To the server's WriteTimeout (30 s): a slower answer reaches no client, and counts in +Inf.
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"operation"}),
 		rateLimit: counterVec("orderd_ratelimit_decisions_total",
 			"Rate-limit decisions: admitted, limited, banned, unavailable.", "outcome"),
@@ -83,7 +84,7 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// Request counts one answered request.
+// Request counts one answered request and observes its time (api.Observer's took).
 func (m *Metrics) Request(operation string, status int, took time.Duration) {
 	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(operation).Observe(took.Seconds())

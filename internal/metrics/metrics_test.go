@@ -28,6 +28,7 @@ func TestMetricsAreExported(t *testing.T) {
 	for _, want := range []string{
 		`orderd_http_requests_total{operation="listOrders",status="200"} 2`,
 		`orderd_http_request_duration_seconds_count{operation="listOrders"} 2`,
+		`orderd_http_request_duration_seconds_bucket{operation="listOrders",le="30"} 2`, // the write timeout
 		`orderd_ratelimit_decisions_total{outcome="limited"} 1`,
 		`orderd_cancellations_total{outcome="shipped"} 1`,
 		`orderd_store_errors_total{operation="cancelOrder"} 1`,

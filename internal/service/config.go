@@ -44,7 +44,8 @@ type Config struct {
 	// so that load balancers stop sending before the listener closes; 0: it closes at once.
 	ShutdownDelay time.Duration
 	Logger        *slog.Logger // receives the service's JSON lines; none when nil
-	// Now is the clock of the limiter and of the sunset (time.Now when nil): tests move it.
+	// Now is the clock of the limiter, of the sunset and of the requests' durations (time.Now
+	// when nil): tests move it.
 	Now func() time.Time
 }
 
