@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -183,4 +184,41 @@ func TestShutdownUnderSteadyLoad(t *testing.T) {
 		t.Fatalf("answered %d, refused %d, failed %d: %v", len(answered), len(refused), len(failures), failures[:min(5, len(failures))])
 	}
 	t.Logf("answered %d, each in the access log; refused %d, none in it", len(answered), len(refused))
+}
+
+// TestSecondSignalEndsTheDrain: a second SIGINT or SIGTERM during the drain ends the process at
+// once, as the signal's default does, instead of waiting out --shutdown-delay and the requests
+// in flight. The signal is sent again until the process ends (at most 10 s): the first one's
+// handling may still be under way when the drain's line is written.
+func TestSecondSignalEndsTheDrain(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "orderd.db")
+	createKey(t, db, "--plan", "free") // makes the file
+	cmd := orderdCommand("serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "1m", "--db", db)
+	_, records := startLogging(t, cmd)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for rec := range records {
+		if rec["msg"] == "draining: readiness 503" {
+			break
+		}
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	again := time.NewTicker(100 * time.Millisecond)
+	defer again.Stop()
+	for deadline := time.After(10 * time.Second); ; {
+		cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-exited:
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() {
+				t.Fatalf("orderd ended with %v; want killed by the second signal", err)
+			}
+			return
+		case <-again.C:
+		case <-deadline:
+			t.Fatal("orderd still drains 10 s after a second signal")
+		}
+	}
 }
