@@ -54,9 +54,9 @@ func intoEmpty(ctx context.Context, tx *sql.Tx, table string) (*bulkLoad, error)
 func (b *bulkLoad) finish(ctx context.Context, tx *sql.Tx) error {
 	// The first event's id is given, as the triggers give it (nextEventID): a log that Trim
 	// emptied would start its row ids at 1 again. Each next one is SQLite's, the newest row's
-	// plus one: numbering the rows in the
-	// statement (row_number) cost an import of a million orders 2 to 4 s more. The rest take
-	// the first one's time, so that the import's events have one time, as one statement's do.
+	// plus one: numbering the rows in the statement (row_number) cost an import of a million
+	// orders 2 to 4 s more. The rest take the first one's time, so that the import's events
+	// have one time, as one statement's do.
 	const columns = "type, time, order_id, pet_id, quantity, ship_date, complete, status"
 	for _, q := range []string{
 		"INSERT INTO order_events (id, " + columns + ") SELECT " + nextEventID + ", 'order.created', " + eventTime + ", " +
