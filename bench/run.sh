@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make bench: orderd against its ceiling (the same echo stack, no middleware, precomputed
-# bytes), in one run, with wrk on loopback. Writes docs/benchmarks.md, which links to the notes
+# make bench: orderd against its ceiling (the same echo stack and server settings, no
+# middleware, precomputed bytes), in one run, with wrk on loopback. Writes docs/benchmarks.md, which links to the notes
 # on the figures (bench/notes.md, written by hand) and copies in the ablation (bench/ablation.md,
 # written by hand from bench/ablate.sh's output). Figures are ratios to the ceiling measured
 # in the same run: absolute numbers on a shared 2-core machine are noise.
@@ -214,7 +214,8 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "# Benchmarks"
   echo
   echo "Made by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d): orderd and its ceiling (the"
-  echo "same echo stack with no middleware, answering precomputed bytes) driven in one run by wrk"
+  echo "same echo stack with no middleware, served by orderd's http.Server settings, answering"
+  echo "precomputed bytes) driven in one run by wrk"
   echo "on loopback, $CONNECTIONS connections, 2 threads, $DURATION a run, in $ROUNDS interleaved rounds; a"
   echo "ratio is the median of the rounds' ratios, and the figures beside it are those of that"
   echo "round. The machine: $(nproc) cores ($cpu), $(go version | cut -d' ' -f3); wrk and the"
@@ -233,7 +234,11 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "fields, the request id, Vary and the rest, which the contract puts on every answer): before,"
   echo "it sent its body's fields only, and served 9 to 23% more a second than it does with all of"
   echo "them (bench/notes.md, *The ceiling's answers*), so ratios before that day are lower for the"
-  echo "same orderd. Making the fields' values stays orderd's work in the ratio. orderd's access log goes to"
+  echo "same orderd. Making the fields' values stays orderd's work in the ratio. Since 2026-11-28 the"
+  echo "ceiling is served by orderd's own http.Server settings (service.HTTPServer: the read, write"
+  echo "and idle timeouts, whose deadlines Go's server sets on every request); before, it had none,"
+  echo "and served 8 to 20% more a second than it does with them (bench/notes.md, *The ceiling's"
+  echo "answers*), so ratios before that day are lower for the same orderd. orderd's access log goes to"
   echo "/dev/null: to a file, a pipe read by another process or a terminal (a pty), no difference"
   echo "stood out of the noise, and a run writes gigabytes of lines. Its key is an enterprise key"
   echo "with limits no run reaches, so that every request is a 200: a free or pro key is refused"

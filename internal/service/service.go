@@ -134,16 +134,8 @@ func (s *Service) open(ctx context.Context) error {
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
 		return err
 	}
-	s.srv = &http.Server{
-		Handler: handler,
-		// A slow or huge client must not hold a connection or memory for long.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    api.MaxHeaderBytes, // Go reads 4 KiB past it; the handler refuses those exactly
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	s.srv = HTTPServer(handler)
+	s.srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	if cfg.MetricsAddr != "" {
 		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			return err
@@ -154,6 +146,20 @@ func (s *Service) open(ctx context.Context) error {
 		s.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	}
 	return nil
+}
+
+// HTTPServer is the server the API is served by, with its limits; bench/ceiling serves by
+// the same, so that what a limit costs a request is not counted as orderd's work.
+func HTTPServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler: handler,
+		// A slow or huge client must not hold a connection or memory for long.
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    api.MaxHeaderBytes, // Go reads 4 KiB past it; the handler refuses those exactly
+	}
 }
 
 // Addr is the address the API listens on: Config.Addr with the port it picked.
