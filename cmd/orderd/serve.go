@@ -107,6 +107,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	logOut := logbuf.New(stderr, 200*time.Millisecond)
 	defer logOut.Close()
 	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
+	cfg.AccessLog = logOut
 
 	cfg.Version = buildVersion() // for traces, which the OTEL_* environment turns on
 	svc, err := service.Open(ctx, cfg)

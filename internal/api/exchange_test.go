@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -47,8 +49,8 @@ func TestAStepThatReplacesTheContext(t *testing.T) {
 		gzip    bool
 		headers bool
 	}{
-		{"replaced", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, Sunset{}, nil, false, time.Now), compress, recoverPanics(log), replace, admitting}, false, true},
-		{"replaced, compressed", []echo.MiddlewareFunc{observe(log, noObserver{}, ct, Sunset{}, nil, false, time.Now), compress, recoverPanics(log), replace, admitting}, true, true},
+		{"replaced", []echo.MiddlewareFunc{observe(log, nil, noObserver{}, ct, Sunset{}, nil, false, time.Now), compress, recoverPanics(log), replace, admitting}, false, true},
+		{"replaced, compressed", []echo.MiddlewareFunc{observe(log, nil, noObserver{}, ct, Sunset{}, nil, false, time.Now), compress, recoverPanics(log), replace, admitting}, true, true},
 		{"no observe", []echo.MiddlewareFunc{recoverPanics(log), replace, admitting}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,5 +76,25 @@ func TestAStepThatReplacesTheContext(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAccessFieldsAreSlogs: appendField writes a field as slog's JSON handler does, value for
+// value, for the names a key may have, which are the only values a client chooses freely.
+func TestAccessFieldsAreSlogs(t *testing.T) {
+	for _, name := range []string{"bench", `quote " and \ back`, "tab\tnew\nline", "émoji 🐈", "bad \xff byte", "<html> & co", ""} {
+		var want bytes.Buffer
+		slog.New(slog.NewJSONHandler(&want, nil)).Info("request", "key_name", name)
+		var slogs, ours map[string]any
+		if err := json.Unmarshal(want.Bytes(), &slogs); err != nil {
+			t.Fatal(err)
+		}
+		line := append(appendField([]byte(`{"msg":"request"`), "key_name", name), '}')
+		if err := json.Unmarshal(line, &ours); err != nil {
+			t.Fatalf("%q: %s is no JSON: %v", name, line, err)
+		}
+		if ours["key_name"] != slogs["key_name"] {
+			t.Errorf("%q: key_name %q, slog's %q", name, ours["key_name"], slogs["key_name"])
+		}
 	}
 }

@@ -57,6 +57,7 @@ type Config struct {
 	Observer       Observer                    // told of requests, decisions and outcomes; none by default
 	Metrics        http.Handler                // served at /metrics when set
 	Logger         *slog.Logger
+	AccessLog      io.Writer        // a JSON line per request while Logger is enabled at INFO; none when nil
 	Now            func() time.Time // of the limiter, the sunset and the requests' durations; time.Now by default
 	// Tracer, when set, makes a span of each request (trace.go); nil: tracing off, no step.
 	Tracer trace.Tracer
@@ -121,7 +122,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		e.Use(traced(cfg.Tracer))
 	}
 	e.Use(
-		observe(cfg.Logger, cfg.Observer, ct, cfg.Sunset, cors, cfg.Tracer != nil, cfg.Now),
+		observe(cfg.Logger, cfg.AccessLog, cfg.Observer, ct, cfg.Sunset, cors, cfg.Tracer != nil, cfg.Now),
 		compress,
 		recoverPanics(cfg.Logger),
 		preflight(cors, ct),

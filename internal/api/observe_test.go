@@ -181,7 +181,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 	logs := &apitest.Log{}
 	m := metrics.New()
 	h := newHarness(t, func(c *api.Config) {
-		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		c.Logger, c.AccessLog = slog.New(slog.NewJSONHandler(logs, nil)), logs
 		c.Observer = m
 		c.Metrics = m.Handler()
 	})
@@ -215,6 +215,9 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		}
 		if _, ok := line["duration_ms"].(float64); !ok {
 			t.Errorf("line %d: duration_ms %v is no number", i, line["duration_ms"])
+		}
+		if s, _ := line["time"].(string); !isTime(s) {
+			t.Errorf("line %d: time %v is not RFC 3339", i, line["time"])
 		}
 	}
 	if all := logs.String(); strings.Contains(all, h.key) || strings.Contains(all, "osk_wrong") {
@@ -251,7 +254,7 @@ func TestAStreamIsTimedToItsOpening(t *testing.T) {
 	m := metrics.New()
 	closing := make(chan struct{})
 	h := newHarness(t, func(c *api.Config) {
-		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		c.Logger, c.AccessLog = slog.New(slog.NewJSONHandler(logs, nil)), logs
 		c.Observer, c.Metrics, c.Closing = m, m.Handler(), closing
 	})
 	s := h.stream(t, "/v2/store/events")
@@ -270,4 +273,9 @@ func TestAStreamIsTimedToItsOpening(t *testing.T) {
 	if len(lines) == 0 || lines[0]["route"] != "/v2/store/events" || lines[0]["duration_ms"] != float64(time.Hour.Milliseconds()) {
 		t.Errorf("access lines %v; want the stream's first, lasting an hour", lines)
 	}
+}
+
+func isTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
 }

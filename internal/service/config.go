@@ -4,6 +4,7 @@ package service
 
 import (
 	"cmp"
+	"io"
 	"log/slog"
 	"net"
 	"time"
@@ -44,6 +45,7 @@ type Config struct {
 	// so that load balancers stop sending before the listener closes; 0: it closes at once.
 	ShutdownDelay time.Duration
 	Logger        *slog.Logger // receives the service's JSON lines; none when nil
+	AccessLog     io.Writer    // receives the access lines, JSON too, while Logger is at INFO; none when nil
 	// Now is the clock of the limiter, of the sunset and of the requests' durations (time.Now
 	// when nil): tests move it.
 	Now func() time.Time

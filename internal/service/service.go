@@ -125,6 +125,7 @@ func (s *Service) open(ctx context.Context) error {
 		IPv6Prefix:       cfg.IPv6Prefix,
 		Sunset:           cfg.Sunset,
 		Logger:           s.log,
+		AccessLog:        cfg.AccessLog,
 		Now:              cfg.Now,
 		Tracer:           tracer,
 	})

@@ -41,7 +41,7 @@ func tracedRequest(t *testing.T, cfg service.Config, key string) (traceID any) {
 
 func tracedRequestLogged(t *testing.T, cfg service.Config, key string, log *apitest.Log) (traceID any) {
 	t.Run("serve", func(t *testing.T) {
-		cfg.Logger = slog.New(slog.NewJSONHandler(log, nil))
+		cfg.Logger, cfg.AccessLog = slog.New(slog.NewJSONHandler(log, nil)), log
 		svc := servicetest.Run(t, cfg)
 		req, _ := http.NewRequest(http.MethodGet, svc.URL()+"/v1/store/orders", nil)
 		req.Header.Set("Traceparent", "00-"+clientTrace+"-"+clientParent+"-01")
