@@ -23,6 +23,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/service"
 )
 
@@ -36,6 +40,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18200", "address to listen on")
 	from := flag.String("from", "", "a running orderd (http://host:port) to record the answers from, once")
 	key := flag.String("key", "", "an API key of that orderd")
+	redisURL := flag.String("redis-url", "", "decide each request in this Redis first, as orderd's limiter does (the floor of a Redis deployment)")
 	flag.Parse()
 	a, err := record(*from, *key)
 	if err != nil {
@@ -46,6 +51,14 @@ func main() {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
+	if *redisURL != "" {
+		decide, err := redisDecision(*redisURL)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ceiling:", err)
+			os.Exit(2)
+		}
+		e.Use(decide)
+	}
 	e.GET("/v1/store/orders", func(c echo.Context) error {
 		h := c.Request().Header
 		switch {
@@ -161,4 +174,31 @@ func fetch(method, url, key string, want int, fields ...string) (answer, error) 
 	}
 	res.Header.Del("Date")
 	return answer{status: res.StatusCode, header: res.Header, body: body}, nil
+}
+
+// redisDecision is the one step every request of a Redis deployment takes before its answer:
+// the shared limiter's decision (by the hash of the credentials, as a key is found), a round
+// trip batched with the other requests in flight, by orderd's own limiter. Nothing else of
+// orderd's work is done: no key lookup, no version read, no header made. So a ceiling with it,
+// the floor, bounds what a server of the contract with limits exact across instances can
+// serve on this machine, whatever else it does.
+func redisDecision(url string) (echo.MiddlewareFunc, error) {
+	rdb, err := redisstore.Open(url, 0)
+	if err != nil {
+		return nil, err
+	}
+	limiter, err := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: "orderd-ceiling"})
+	if err != nil {
+		return nil, err
+	}
+	unlimited := plan.Limits{PerMinute: plan.MaxLimit, PerDay: plan.MaxLimit}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			caller := ratelimit.KeyCaller(string(auth.HashOf(c.Request().Header.Get("Authorization"))))
+			if _, err := limiter.Allow(c.Request().Context(), caller, unlimited); err != nil {
+				return c.NoContent(http.StatusServiceUnavailable)
+			}
+			return next(c)
+		}
+	}, nil
 }
