@@ -110,7 +110,9 @@ func BenchmarkChainList100(b *testing.B) {
 // BenchmarkChainLogged is the List case of BenchmarkChain with the access line written, as
 // the service writes it (JSON, to a writer that keeps nothing): the line's own cost.
 func BenchmarkChainLogged(b *testing.B) {
-	h := newHarness(b, func(c *api.Config) { c.Logger, c.AccessLog = slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard })
+	h := newHarness(b, func(c *api.Config) {
+		c.Logger, c.AccessLog = slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard
+	})
 	key := h.addKey(b, "bench", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	handler := h.srv.Config.Handler
 	b.ReportAllocs()
