@@ -268,8 +268,9 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "orderd runs as deployed: access log at the default level (to /dev/null), metrics on."
   echo "**floor** is the ceiling that first asks orderd's Redis for the shared limiter's decision,"
   echo "with orderd's own limiter and nothing else of orderd's work: no server whose limits are exact"
-  echo "across instances can beat it here, so it bounds the Redis rows (bench/notes.md, *The floor"
-  echo "of a Redis deployment*)."
+  echo "across instances can beat it here on a request Redis must decide, so it bounds the Redis rows"
+  echo "but nokey's, whose flood is banned: an instance answers a ban it knows from memory until it"
+  echo "ends (bench/notes.md, *The floor of a Redis deployment*)."
   echo
   echo "- **list**: \`GET /v1/store/orders\` with a key, $ORDERS orders (enterprise limits, so that the"
   echo "  limiter decides and counts every request but never refuses), no \`Accept-Encoding\`."
