@@ -226,6 +226,7 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // shutting down cut the attempt: it does not count; the next holder repeats it
 	}
+	answered := d.cfg.Now() // a retry's wait counts from the answer, or from the timeout
 	w.e.LastAttempt, w.e.LastStatus = now, status
 	var outcome string
 	switch {
@@ -259,7 +260,7 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 			w.log.Warn("webhooks: endpoint failing", slog.String("error", w.e.LastError))
 		} else {
 			// A Retry-After longer than the schedule's wait is honoured, up to its longest.
-			w.e.NextAttempt = now.Add(max(d.cfg.Schedule.wait(w.e.Attempts), min(retryAfter, d.cfg.Schedule.longest())))
+			w.e.NextAttempt = answered.Add(max(d.cfg.Schedule.wait(w.e.Attempts), min(retryAfter, d.cfg.Schedule.longest())))
 		}
 	}
 	// An answer is saved though the service is shutting down, lest the next holder repeat it.
@@ -276,8 +277,8 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) error {
 	return nil
 }
 
-// post sends ev signed, and returns the answer's status and Retry-After (in seconds; 0 when
-// none). The attempt ends before the lease does, so that no other instance can send while it runs.
+// post sends ev signed, and returns the answer's status and Retry-After (a date counted from
+// the answer; 0 when none). The attempt ends before the lease does, so that no other instance can send while it runs.
 func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (status int, retryAfter time.Duration, err error) {
 	end := now.Add(w.d.cfg.Timeout)
 	if w.leaseEnds.Before(end) {
@@ -308,7 +309,7 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (statu
 		if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
 			retryAfter = time.Duration(secs) * time.Second
 		} else if at, err := http.ParseTime(v); err == nil {
-			retryAfter = max(0, at.Sub(now))
+			retryAfter = max(0, at.Sub(w.d.cfg.Now()))
 		}
 	}
 	return resp.StatusCode, retryAfter, nil

@@ -355,8 +355,69 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	o.await(t, "failed", 1)
 	stop()
 	got, _ := w.hooks.Get(t.Context(), e.ID)
-	if wait := got.NextAttempt.Sub(got.LastAttempt); wait != time.Minute {
+	// The wait counts from the answer, which came a little after the attempt began.
+	if wait := got.NextAttempt.Sub(got.LastAttempt); wait < time.Minute || wait > time.Minute+time.Second {
 		t.Fatalf("next attempt %s after the last, want the schedule's longest, 1m0s", wait)
+	}
+}
+
+// TestRetryWaitsCountFromTheAnswer: a receiver that answers slowly, or not before the attempt's
+// timeout, is tried again the schedule's wait (or its Retry-After) after that answer or that
+// timeout, not after the attempt began.
+func TestRetryWaitsCountFromTheAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		answer   func(rw http.ResponseWriter, r *http.Request) // of the first request
+		timeout  time.Duration
+		backoff  time.Duration
+		wantWait time.Duration // at least, from the end of the first attempt to the second
+	}{
+		{"slow 503 with Retry-After", func(rw http.ResponseWriter, _ *http.Request) {
+			time.Sleep(1500 * time.Millisecond)
+			rw.Header().Set("Retry-After", "1")
+			rw.WriteHeader(http.StatusServiceUnavailable)
+		}, 10 * time.Second, time.Millisecond, time.Second},
+		{"timeout", func(_ http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body) // then the server sees the client leave
+			<-r.Context().Done()
+		}, 700 * time.Millisecond, time.Second, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			var mu sync.Mutex
+			var firstEnded time.Time
+			second := make(chan time.Time, 10)
+			var n atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				if n.Add(1) > 1 {
+					second <- time.Now()
+					return // 200
+				}
+				tc.answer(rw, r)
+				mu.Lock()
+				firstEnded = time.Now()
+				mu.Unlock()
+			}))
+			t.Cleanup(srv.Close)
+			w.endpoint(t, srv.URL)
+			cfg := w.config(nil)
+			cfg.Timeout = tc.timeout
+			cfg.LeaseTTL = 30 * time.Second
+			cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{tc.backoff, time.Minute}, GiveUpAfter: time.Hour}
+			start(t, cfg)
+			w.cancel(t, 3)
+			select {
+			case at := <-second:
+				mu.Lock()
+				defer mu.Unlock()
+				if wait := at.Sub(firstEnded); wait < tc.wantWait-50*time.Millisecond {
+					t.Fatalf("tried again %v after the first attempt ended; want at least %v", wait, tc.wantWait)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("not tried again within 15 s")
+			}
+		})
 	}
 }
 
