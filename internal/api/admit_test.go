@@ -122,6 +122,10 @@ func (unavailableLimiter) Allow(context.Context, string, plan.Limits) (ratelimit
 	return ratelimit.Decision{}, fmt.Errorf("limiter: %w", store.ErrUnavailable)
 }
 
+func (l unavailableLimiter) Peek(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+	return l.Allow(ctx, caller, limits)
+}
+
 // TestLimiterUnavailable: no decision can be made, so the answer is a 503 with Retry-After
 // whose rate-limit headers name the key's own plan and claim nothing spent: no Remaining: 0
 // for a caller who may have requests left.

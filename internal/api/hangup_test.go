@@ -25,6 +25,10 @@ import (
 // then as the Redis stores do (redisstore's classify): with the context's own error.
 type waitingLimiter struct{ entered chan struct{} }
 
+func (l waitingLimiter) Peek(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+	return l.Allow(ctx, caller, limits)
+}
+
 func (l waitingLimiter) Allow(ctx context.Context, _ string, _ plan.Limits) (ratelimit.Decision, error) {
 	close(l.entered)
 	<-ctx.Done()

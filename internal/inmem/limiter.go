@@ -123,6 +123,30 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	return ratelimit.Decide(o, limits, now), nil
 }
 
+// Peek returns what Allow would decide now, changing nothing.
+func (l *Limiter) Peek(_ context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+	now := l.clock()
+	minute, day := now.Truncate(time.Minute).Unix()/60, now.Truncate(24*time.Hour).Unix()/86400
+	sh := &l.shards[maphash.String(l.seed, caller)%shards]
+	sh.mu.Lock()
+	o := ratelimit.Outcome{}
+	if st := sh.callers[caller]; st != nil {
+		o = st.outcome()
+		if minute > st.minute {
+			o.MinuteCount, o.MinuteEnd = 0, time.Time{}
+		}
+		if day > st.day {
+			o.DayCount, o.DayEnd = 0, time.Time{}
+		}
+		if now.UnixNano() < st.bannedUntil {
+			o.BannedUntil = time.Unix(0, st.bannedUntil)
+		}
+	}
+	sh.mu.Unlock()
+	o.Admitted = o.MinuteCount < limits.PerMinute && o.DayCount < limits.PerDay
+	return ratelimit.Decide(o, limits, now), nil
+}
+
 // step is the atomic decision; rate.lua is the same rules in Lua.
 func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits, policy ratelimit.BanPolicy) ratelimit.Outcome {
 	ns := now.UnixNano()

@@ -14,6 +14,10 @@ import (
 type Limiter interface {
 	// Allow decides for a request of caller; only an admitted request counts.
 	Allow(ctx context.Context, caller string, limits plan.Limits) (Decision, error)
+	// Peek returns what Allow would decide now, counting nothing and moving nothing toward a
+	// ban: for answers that are not requests of the quota (a refused stream) and for
+	// checking that a caller is not banned.
+	Peek(ctx context.Context, caller string, limits plan.Limits) (Decision, error)
 }
 
 // BanPolicy says when a caller that ignores Retry-After is banned, and for how long.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -32,7 +33,7 @@ type LimiterOptions struct {
 
 // Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback.
 type Limiter struct {
-	rdb       redis.Scripter
+	rdb       limiterClient
 	batch     *batcher
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
 	o         LimiterOptions
@@ -43,8 +44,14 @@ type Limiter struct {
 
 const maxRememberedBans = 10_000 // about 150 bytes each; Redis answers the rest
 
+// limiterClient is what a Limiter asks of Redis: rate.lua, and a read of a caller's hash.
+type limiterClient interface {
+	redis.Scripter
+	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
+}
+
 // NewLimiter returns a limiter on rdb.
-func NewLimiter(rdb redis.Scripter, o LimiterOptions) (*Limiter, error) {
+func NewLimiter(rdb limiterClient, o LimiterOptions) (*Limiter, error) {
 	k, err := newNames(o.Prefix)
 	if err != nil {
 		return nil, err
@@ -102,6 +109,40 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 	return ratelimit.Decide(o, limits, now), nil
 }
 
+// Peek reads the caller's hash and returns what rate.lua would decide now, writing nothing.
+func (l *Limiter) Peek(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+	now := l.o.Clock()
+	if d, ok := l.bans.Decision(caller, limits, now); ok {
+		return d, nil
+	}
+	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
+		return l.o.Fallback.Peek(ctx, caller, limits)
+	}
+	cctx, cancel := callContext(ctx, l.o.Timeout)
+	defer cancel()
+	f, err := l.rdb.HMGet(cctx, l.k.rateLimit(caller), "m", "mc", "d", "dc", "ban").Result()
+	if err != nil {
+		return ratelimit.Decision{}, classify(ctx, err)
+	}
+	var n [5]int64 // a field missing or not a number counts as 0, as rate.lua reads it
+	for i, v := range f {
+		s, _ := v.(string)
+		n[i], _ = strconv.ParseInt(s, 10, 64)
+	}
+	o := ratelimit.Outcome{}
+	if minute := now.UnixMilli() / 60000; n[0] >= minute {
+		o.MinuteCount, o.MinuteEnd = n[1], time.Unix((n[0]+1)*60, 0).UTC()
+	}
+	if day := now.UnixMilli() / 86400000; n[2] >= day {
+		o.DayCount, o.DayEnd = n[3], time.Unix((n[2]+1)*86400, 0).UTC()
+	}
+	if n[4] > now.UnixMilli() {
+		o.BannedUntil = time.UnixMilli(n[4])
+	}
+	o.Admitted = o.MinuteCount < limits.PerMinute && o.DayCount < limits.PerDay
+	return ratelimit.Decide(o, limits, now), nil
+}
+
 // failed sends an outage to the fallback, when there is one, for RetryEvery.
 func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits, err error) (ratelimit.Decision, error) {
 	if !errors.Is(err, store.ErrUnavailable) {
@@ -126,7 +167,7 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limit
 }
 
 // Ready makes one rate-limit decision: a Redis out of memory, read-only or busy answers PING.
-func Ready(ctx context.Context, rdb redis.Scripter, prefix string, timeout time.Duration) error {
+func Ready(ctx context.Context, rdb limiterClient, prefix string, timeout time.Duration) error {
 	l, err := NewLimiter(rdb, LimiterOptions{Prefix: prefix, Timeout: timeout})
 	if err != nil {
 		return err

@@ -270,6 +270,48 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		}
 	})
 
+	t.Run("PeekCountsNothingAndSeesBans", func(t *testing.T) {
+		l, clock := fresh(t, ratelimit.BanPolicy{After: 3, For: time.Hour})
+		limits := plans[plan.Free]
+		peek := func() ratelimit.Decision {
+			t.Helper()
+			d, err := l.Peek(ctx, "k", limits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		if d := peek(); !d.Allowed || d.Minute.Remaining != 60 || d.Day.Remaining != 1000 {
+			t.Fatalf("a caller never seen: %+v; want all left", d)
+		}
+		spend(t, l, limits, 10)
+		for range 5 {
+			if d := peek(); !d.Allowed || d.Banned || d.Minute.Remaining != 50 || d.Day.Remaining != 990 {
+				t.Fatalf("after 10 requests: %+v; want 50 and 990 left, nothing counted", d)
+			}
+		}
+		if d := allow(t, l, "k", limits); d.Minute.Remaining != 49 {
+			t.Fatalf("the next request: %+v; want the peeks not counted", d)
+		}
+		spend(t, l, limits, 49)
+		allow(t, l, "k", limits) // the first 429
+		for range 10 {           // peeks are not too early: no ban
+			if d := peek(); d.Allowed || d.Banned || d.Binding.Name != ratelimit.Minute {
+				t.Fatalf("over the minute: %+v; want refused, not banned", d)
+			}
+		}
+		for range 3 {
+			allow(t, l, "k", limits)
+		}
+		if d := peek(); !d.Banned || d.Allowed || !d.Binding.End.Equal(clock.Now().Add(time.Hour)) {
+			t.Fatalf("after the third too-early request: %+v; want the ban seen", d)
+		}
+		clock.Add(time.Hour)
+		if d := peek(); d.Banned || !d.Allowed || d.Minute.Remaining != 60 || d.Day.Remaining != 940 {
+			t.Fatalf("after the ban: %+v; want a new minute, the day's 60 counted", d)
+		}
+	})
+
 	t.Run("NoBansWhenAfterIsZero", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.BanPolicy{After: 0, For: time.Hour})
 		limits := plan.Limits{PerMinute: 1, PerDay: 10}
