@@ -725,7 +725,7 @@ type TooManyRequestsJSONResponse struct {
 type TooManyRequestsOrStreamsResponseHeaders struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int32
+	RetryAfter          *int32
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
@@ -1026,7 +1026,9 @@ func (response ListEvents429JSONResponse) VisitListEventsResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
 	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
-	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -220,5 +222,76 @@ func TestSecondSignalEndsTheDrain(t *testing.T) {
 		case <-deadline:
 			t.Fatal("orderd still drains 10 s after a second signal")
 		}
+	}
+}
+
+// TestShutdownCutsAStreamItsClientDoesNotRead: a client that opens a stream from the log's
+// start, with a backlog far larger than the socket buffers hold, then reads nothing, holds a
+// write of its stream; SIGTERM still ends the process within --shutdown-delay and the grace
+// a stream has to end (1 s, then 1 s for its last chunk), with exit status 0.
+func TestShutdownCutsAStreamItsClientDoesNotRead(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "orderd.db")
+	key := createKey(t, db, "--plan", "free")
+	const n = 60_000 // about 12 MB of events: the socket buffers hold at most about 4 MB
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%d,"petId":%d,"quantity":1,"shipDate":"2026-11-20T08:30:00Z","complete":false,"status":"pending"}`, i, i)
+	}
+	b.WriteString("]")
+	ordersFile := filepath.Join(dir, "orders.json")
+	if err := os.WriteFile(ordersFile, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	importInto(t, db, "--orders", ordersFile)
+	const delay = time.Second
+	// Without the cut, the write would wait out its 30 s deadline, past this timeout.
+	base, cmd := startServing(t, orderdCommand("serve", "--addr", "127.0.0.1:0", "--db", db,
+		"--shutdown-delay", delay.String(), "--shutdown-timeout", "10s"))
+
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return err
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v2/store/events?after=0 HTTP/1.1\r\nHost: orderd\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", key)
+	head := make([]byte, 0, 1024) // the status and headers, then nothing more
+	for !bytes.Contains(head, []byte("\r\n\r\n")) {
+		var one [1]byte
+		if _, err := conn.Read(one[:]); err != nil {
+			t.Fatal(err)
+		}
+		head = append(head, one[0])
+	}
+	if !bytes.HasPrefix(head, []byte("HTTP/1.1 200")) {
+		t.Fatalf("the stream's answer: %q", head)
+	}
+
+	t0 := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("orderd ended with %v after %v; want exit status 0", err, time.Since(t0))
+		}
+		if took := time.Since(t0); took > delay+4*time.Second {
+			t.Fatalf("orderd took %v to stop; want --shutdown-delay (%v) and about 2 s", took, delay)
+		}
+		t.Logf("stopped %v after SIGTERM", time.Since(t0))
+	case <-time.After(20 * time.Second):
+		t.Fatal("orderd still runs 20 s after SIGTERM")
 	}
 }

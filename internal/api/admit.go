@@ -21,7 +21,7 @@ var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
 
 // admit decides whether a request under a version's base may reach its route (docs/design.md,
 // "Admission, in one step"); before validation, so an unknown route or method counts too.
-func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
+func admit(keys auth.KeyStore, limiter ratelimit.Limiter, streams *streams, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
@@ -55,7 +55,17 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 				// Who calls is unknown: no limiting by address (docs/design.md).
 				return undecided(ctx, ex, limits, now(), obs, keyErr)
 			}
-			d, err := limiter.Allow(ctx, id, limits)
+			// A stream holds one of its key's places from here to its end. Past them the
+			// request is refused, and counts in no window: the limiter is only asked.
+			decide, streamsFull := limiter.Allow, false
+			if caller.Key != nil && asksForStream(c.Path(), req) {
+				if name := caller.Key.Name; streams.take(name) {
+					defer streams.release(name)
+				} else {
+					decide, streamsFull = limiter.Peek, true
+				}
+			}
+			d, err := decide(ctx, id, limits)
 			if err == nil && caller.Key != nil {
 				if cerr := store.Confirm(ctx); cerr != nil {
 					// The key changed since the lookup: no valid key (or a 503).
@@ -64,6 +74,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 					if err = keyErr; !noDecision(ctx, err) {
 						d, err = limiter.Allow(ctx, id, limits)
 					}
+					streamsFull = false
 				}
 			}
 			switch {
@@ -80,6 +91,10 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, ct *contract, now func
 			case !d.Allowed:
 				ex.rateLimited(obs, "limited")
 				return tooManyRequests(d)
+			}
+			if streamsFull {
+				ex.noRetryAfter = true
+				return streams.errTooManyStreams()
 			}
 			ex.rateLimited(obs, "admitted")
 			if keyErr != nil && (ex.op == nil || !ex.op.public) {

@@ -14,7 +14,10 @@ import (
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
 // TestReadTheListThenFollowItsEvents: the list's Orders-Event-Id is where the changes it does
@@ -145,11 +148,23 @@ func TestStreamsPerKeyAreBounded(t *testing.T) {
 	a, b := h.stream(t, "/v2/store/events"), h.stream(t, "/v2/store/events")
 	a.Next(t)
 	b.Next(t)
-	res, body := h.authed(t, "GET", "/v2/store/events", "Accept", "text/event-stream")
-	wantError(t, res, body, http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams)
 	// A JSON page is no stream: it is not bounded.
-	if res, _ := h.authed(t, "GET", "/v2/store/events"); res.StatusCode != 200 {
+	res, _ := h.authed(t, "GET", "/v2/store/events")
+	if res.StatusCode != 200 {
 		t.Fatalf("a page while the streams are open: %d", res.StatusCode)
+	}
+	left := parseRateHeaders(t, res).remaining
+	// A refused stream counts in no window, and its headers show the quota as it stands. It
+	// says nothing of when to retry: a place frees when one of the key's streams ends.
+	for range 3 {
+		res, body := h.authed(t, "GET", "/v2/store/events", "Accept", "text/event-stream")
+		wantError(t, res, body, http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams)
+		if got := parseRateHeaders(t, res).remaining; got != left || res.Header.Get("Retry-After") != "" {
+			t.Fatalf("too_many_streams: Remaining %d, Retry-After %q; want %d and none", got, res.Header.Get("Retry-After"), left)
+		}
+	}
+	if res, _ := h.authed(t, "GET", "/v2/store/events"); parseRateHeaders(t, res).remaining != left-1 {
+		t.Fatalf("the next page: Remaining %d, want %d: the refused streams counted", parseRateHeaders(t, res).remaining, left-1)
 	}
 	a.Close(t, h.contract)
 	// The server gives a's place back once it sees the connection gone: soon, not at once.
@@ -291,4 +306,51 @@ func TestAHeadOfTheStreamAnswersAsItsGet(t *testing.T) {
 	if res, _ := head("Last-Event-ID", first); res.StatusCode != http.StatusGone {
 		t.Errorf("HEAD after a position the log no longer keeps: %d, want 410 as its GET", res.StatusCode)
 	}
+}
+
+// TestARevokedOrBannedKeyLosesItsStreams: a stream ends within the recheck once its key is
+// revoked, by another process on the file, or banned; a new request is then refused.
+func TestARevokedOrBannedKeyLosesItsStreams(t *testing.T) {
+	const recheck = 100 * time.Millisecond
+	// within bounds how long a stream may outlive its key here: the recheck and the race
+	// detector's slowness on a loaded machine.
+	const within = 5 * time.Second
+	ended := func(t *testing.T, s *apitest.Stream) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { defer close(done); s.ReadToEnd(t) }()
+		select {
+		case <-done:
+		case <-time.After(within):
+			t.Fatalf("the stream still runs %v after its key was refused", within)
+		}
+	}
+	t.Run("Revoked", func(t *testing.T) {
+		h := newHarness(t, func(c *api.Config) { c.StreamRecheck = recheck })
+		s := h.stream(t, "/v2/store/events")
+		s.Next(t)
+		other := sqlitestore.NewKeys(openDBAt(t, h.path))
+		if _, err := other.Revoke(context.Background(), "test-free"); err != nil {
+			t.Fatal(err)
+		}
+		ended(t, s)
+		res, body := h.authed(t, "GET", "/v2/store/events", "Accept", "text/event-stream")
+		wantError(t, res, body, http.StatusUnauthorized, gen.ErrorCodeUnauthorized)
+	})
+	t.Run("Banned", func(t *testing.T) {
+		h := newHarness(t, func(c *api.Config) {
+			c.StreamRecheck = recheck
+			c.Limiter = inmem.NewLimiter(c.Now, ratelimit.BanPolicy{After: 1, For: time.Hour})
+		})
+		s := h.stream(t, "/v2/store/events")
+		s.Next(t)
+		for range 59 { // the stream was the first of the minute's 60
+			h.authed(t, "GET", "/v2/store/events")
+		}
+		res, body := h.authed(t, "GET", "/v2/store/events")
+		wantError(t, res, body, http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded)
+		res, body = h.authed(t, "GET", "/v2/store/events") // too early: banned
+		wantError(t, res, body, http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned)
+		ended(t, s)
+	})
 }

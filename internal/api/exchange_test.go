@@ -42,7 +42,7 @@ func TestAStepThatReplacesTheContext(t *testing.T) {
 	replace := func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error { return next(wrappedContext{c}) }
 	}
-	admitting := admit(noKeys{}, limiter, ct, time.Now, noObserver{}, ratelimit.DefaultIPv6Prefix)
+	admitting := admit(noKeys{}, limiter, newStreams(Config{MaxStreamsPerKey: 1, Observer: noObserver{}}), ct, time.Now, noObserver{}, ratelimit.DefaultIPv6Prefix)
 	for _, tc := range []struct {
 		name    string
 		chain   []echo.MiddlewareFunc

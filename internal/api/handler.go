@@ -63,6 +63,9 @@ type Config struct {
 	Tracer trace.Tracer
 	// MaxStreamsPerKey bounds the event streams a key holds open here; DefaultMaxStreamsPerKey when 0.
 	MaxStreamsPerKey int
+	// StreamRecheck is how often an open stream checks that its key is neither revoked nor
+	// banned; DefaultStreamRecheck when 0.
+	StreamRecheck time.Duration
 	// Closing, once closed, ends every event stream: the server is shutting down.
 	Closing <-chan struct{}
 	// Draining, once closed, makes /readyz answer 503 while everything else is served: the
@@ -79,6 +82,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
 	cfg.IPv6Prefix = cmp.Or(cfg.IPv6Prefix, ratelimit.DefaultIPv6Prefix)
 	cfg.MaxStreamsPerKey = cmp.Or(cfg.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
+	cfg.StreamRecheck = cmp.Or(cfg.StreamRecheck, DefaultStreamRecheck)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -112,8 +116,8 @@ func New(cfg Config) (*echo.Echo, error) {
 	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders, events: cfg.Events}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil),
 		gen.RegisterHandlersOptions{BaseURL: BasePath, OperationMiddlewares: ct.validators[BasePath]})
-	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens, events: cfg.Events,
-		streams: newStreams(cfg.Events, cfg.MaxStreamsPerKey, cfg.Closing, cfg.Logger, cfg.Observer)}
+	streams := newStreams(cfg)
+	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens, events: cfg.Events, streams: streams}
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withRequest}),
 		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
 
@@ -126,7 +130,7 @@ func New(cfg Config) (*echo.Echo, error) {
 		compress,
 		recoverPanics(cfg.Logger),
 		preflight(cors, ct),
-		admit(cfg.Keys, cfg.Limiter, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
+		admit(cfg.Keys, cfg.Limiter, streams, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
 		limitHeaders,
 		unmatched,
 	)

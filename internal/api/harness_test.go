@@ -26,6 +26,7 @@ import (
 
 // harness is the service on a real HTTP server, with a key per plan.
 type harness struct {
+	path     string // the SQLite file, which another handle may open, as another instance does
 	srv      *httptest.Server
 	contract *apitest.Contract
 	key      string // a valid free-plan key
@@ -48,13 +49,14 @@ var testSunset = api.Sunset{
 
 func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	tb.Helper()
-	db := openDB(tb)
+	path := filepath.Join(tb.TempDir(), "orderd.db")
+	db := openDBAt(tb, path)
 	pets := []order.Pet{{ID: 7, Name: "Rex", Status: order.PetAvailable}}
 	if _, err := db.Import(context.Background(), ordertest.Fixture(), pets); err != nil {
 		tb.Fatal(err)
 	}
 	keys := sqlitestore.NewKeys(db)
-	h := &harness{contract: apitest.Load(tb), keys: keys, clock: ratelimittest.NewClock(testStart)}
+	h := &harness{path: path, contract: apitest.Load(tb), keys: keys, clock: ratelimittest.NewClock(testStart)}
 	h.key = h.addKey(tb, "test-free", plan.Free, plan.Limits{})
 	orders := sqlitestore.NewOrders(db)
 	h.events = sqlitestore.NewEvents(db)
@@ -82,7 +84,13 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 // openDB opens a new SQLite file in tb.TempDir(), closed when the test ends.
 func openDB(tb testing.TB) *sqlitestore.DB {
 	tb.Helper()
-	db, err := sqlitestore.Open(filepath.Join(tb.TempDir(), "orderd.db"), 0)
+	return openDBAt(tb, filepath.Join(tb.TempDir(), "orderd.db"))
+}
+
+// openDBAt opens the SQLite file at path, closed when the test ends.
+func openDBAt(tb testing.TB, path string) *sqlitestore.DB {
+	tb.Helper()
+	db, err := sqlitestore.Open(path, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -121,6 +121,8 @@ type exchange struct {
 	trip      store.Trip
 	rateLimit string    // admit's outcome, as Observer.RateLimit is told; "" when none was decided
 	opened    time.Time // when an event stream's status was written; zero for any other answer
+	// noRetryAfter: a 429 that says nothing of when to retry (too_many_streams).
+	noRetryAfter bool
 }
 
 // writeHeaders writes the headers every answer of a route carries, whoever wrote it, when
@@ -142,7 +144,7 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 		h.Set("X-Ratelimit-Reset", strconv.FormatInt(reset, 10))
 		h.Set("Ratelimit", fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs))
 		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
-		if status == http.StatusTooManyRequests {
+		if status == http.StatusTooManyRequests && !ex.noRetryAfter {
 			h.Set("Retry-After", strconv.FormatInt(secs, 10))
 		}
 	}

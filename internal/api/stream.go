@@ -15,6 +15,7 @@ import (
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
+	"github.com/petstore/orderd/internal/ratelimit"
 )
 
 // Streams of the log (docs/design.md, "Order events"): each follows the log itself, from its
@@ -31,7 +32,12 @@ const (
 // DefaultMaxStreamsPerKey is how many streams a key may hold open on one instance.
 const DefaultMaxStreamsPerKey = 5
 
-// streams are an instance's open streams: counted per key, ended when closing closes.
+// DefaultStreamRecheck is how often an open stream checks that its key is still valid and not
+// banned: a revoke or a ban ends the key's streams within it.
+const DefaultStreamRecheck = heartbeatEvery
+
+// streams are an instance's open streams: counted per key, ended when closing closes or when
+// their key is revoked or banned.
 type streams struct {
 	log          order.EventLog
 	hub          *eventHub
@@ -39,36 +45,49 @@ type streams struct {
 	closing      <-chan struct{}
 	logger       *slog.Logger
 	obs          Observer
+	keys         auth.KeyStore
+	limiter      ratelimit.Limiter
+	recheck      time.Duration // how often a stream checks its key: DefaultStreamRecheck
 	writeTimeout time.Duration // streamWriteTimeout; shorter in tests
 
 	mu     sync.Mutex
 	perKey map[string]int // streams open, by key name
 }
 
-func newStreams(log order.EventLog, max int, closing <-chan struct{}, logger *slog.Logger, obs Observer) *streams {
-	return &streams{log: log, hub: &eventHub{log: log, closing: closing, logger: logger}, max: max,
-		closing: closing, logger: logger, obs: obs, writeTimeout: streamWriteTimeout, perKey: map[string]int{}}
+func newStreams(cfg Config) *streams {
+	return &streams{log: cfg.Events, hub: &eventHub{log: cfg.Events, closing: cfg.Closing, logger: cfg.Logger},
+		max: cfg.MaxStreamsPerKey, closing: cfg.Closing, logger: cfg.Logger, obs: cfg.Observer,
+		keys: cfg.Keys, limiter: cfg.Limiter, recheck: cfg.StreamRecheck,
+		writeTimeout: streamWriteTimeout, perKey: map[string]int{}}
 }
 
-// open starts a stream after q.After, or refuses it (410, 429) before anything is sent. A
-// HEAD makes the same checks and answers the stream's status and headers, holding no place.
+// asksForStream reports whether a request of route asks for a stream of the log, which holds
+// one of its key's places from admission on (admit).
+func asksForStream(route string, r *http.Request) bool {
+	return route == eventsRoute && (r.Method == http.MethodGet || r.Method == http.MethodHead) && acceptsEventStream(r.Header)
+}
+
+// errTooManyStreams refuses a stream past its key's places on this instance. Its 429 counts in
+// no window and carries no Retry-After: a place frees when one of the key's streams ends.
+func (s *streams) errTooManyStreams() error {
+	return &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
+		fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.max)}
+}
+
+// open starts a stream after q.After, or refuses it (410) before anything is sent. A HEAD
+// makes the same checks and answers the stream's status and headers. admit holds the key's
+// place for the request's whole life.
 func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
-	key := auth.CallerFrom(ctx).Key.Name // an authenticated operation: there is a key
-	if !s.take(key) {
-		return nil, &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
-			fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.max)}
-	}
 	q.Limit = streamPageSize
 	changed := s.hub.next() // before the read: a change after it wakes the stream
 	first, err := s.log.Events(ctx, q)
-	if err != nil || head {
-		s.release(key)
-		if err != nil {
-			return nil, eventsError(q.After, err)
-		}
+	if err != nil {
+		return nil, eventsError(q.After, err)
+	}
+	if head {
 		return streamHead{}, nil
 	}
-	return &eventStream{streams: s, ctx: ctx, key: key, q: q, page: first, changed: changed}, nil
+	return &eventStream{streams: s, ctx: ctx, key: auth.CallerFrom(ctx).Key, q: q, page: first, changed: changed}, nil
 }
 
 // streamHead is a HEAD's answer where its GET would stream: the same status and headers.
@@ -109,21 +128,30 @@ func (s *streams) release(key string) {
 }
 
 // eventStream is one stream's answer: it writes until the client leaves, the log cannot be
-// read (the client reconnects and learns why) or the service shuts down.
+// read (the client reconnects and learns why), the service shuts down or the key is refused.
 type eventStream struct {
 	*streams
 	ctx     context.Context
-	key     string
+	key     *auth.Key
 	q       order.EventQuery
 	page    order.EventPage // read, not yet sent
 	changed *logMove        // closed at the log's next move
+	ended   chan struct{}   // closed by watch: the stream must end now
 }
 
 func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
-	defer st.release(st.key)
 	rc := http.NewResponseController(w)
 	// The server's timeouts bound a request; a stream lasts as long as its client reads it.
 	_ = rc.SetReadDeadline(time.Time{})
+	st.ended = make(chan struct{})
+	done := make(chan struct{})
+	go st.watch(rc, done)
+	defer func() {
+		close(done)
+		if st.over() { // the server's last chunk may not wait for a client that reads nothing
+			_ = rc.SetWriteDeadline(time.Now().Add(streamEndGrace))
+		}
+	}()
 	writeStreamHeader(w)
 	heartbeat := time.NewTicker(heartbeatEvery)
 	defer heartbeat.Stop()
@@ -134,8 +162,11 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 		}
 		if len(buf) > 0 {
 			_ = rc.SetWriteDeadline(time.Now().Add(st.writeTimeout)) // for the write and its flush
+			if st.over() {
+				return nil // watch's cut came before the deadline just set: it would undo it
+			}
 			if _, err := w.Write(buf); err != nil {
-				return nil // the client left
+				return nil // the client left, or watch cut the write
 			}
 			if err := rc.Flush(); err != nil {
 				return nil
@@ -143,12 +174,8 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 			buf = buf[:0]
 		}
 		st.q.After = st.page.Last
-		select { // on every turn, not only in wait, which a stream catching up skips
-		case <-st.ctx.Done():
+		if st.over() { // on every turn, not only in wait, which a stream catching up skips
 			return nil
-		case <-st.closing:
-			return nil
-		default:
 		}
 		if !st.page.More && !st.wait(heartbeat.C, &buf) {
 			return nil
@@ -175,6 +202,73 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	}
 }
 
+// over reports whether the stream must end: its client left, or watch ended it.
+func (st *eventStream) over() bool {
+	select {
+	case <-st.ctx.Done():
+		return true
+	case <-st.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// streamEndGrace is how long a stream told to end may take to end cleanly: past it, a write
+// under way is cut, and then the server's last chunk has as long again.
+const streamEndGrace = time.Second
+
+// watch ends the stream when the service shuts down, or when a check, every recheck, finds its
+// key revoked or banned: it closes ended, and cuts a write still under way after
+// streamEndGrace, which a client that reads nothing would otherwise hold for the write's whole
+// timeout (and a shutdown with it).
+func (st *eventStream) watch(rc *http.ResponseController, done <-chan struct{}) {
+	tick := time.NewTicker(st.recheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-st.closing:
+		case <-tick.C:
+			if st.keyAllowed() {
+				continue
+			}
+		}
+		close(st.ended)
+		select {
+		case <-done:
+		case <-time.After(streamEndGrace):
+			_ = rc.SetWriteDeadline(time.Now())
+		}
+		return
+	}
+}
+
+// keyAllowed reports whether the stream's key is still one and not banned. Only an answer
+// that says so ends the stream: while the store cannot answer, the log's reads decide.
+func (st *eventStream) keyAllowed() bool {
+	// Not the request's context: its Trip would answer the key from what admission read.
+	ctx, cancel := context.WithTimeout(context.Background(), st.recheck)
+	defer cancel()
+	stop := context.AfterFunc(st.ctx, cancel)
+	defer stop()
+	k, err := st.keys.Lookup(ctx, st.key.Hash)
+	switch {
+	case errors.Is(err, auth.ErrKeyNotFound):
+		st.logger.Info("event stream ended: its key was revoked", slog.String("key_name", st.key.Name))
+		return false
+	case err != nil:
+		return true
+	}
+	d, err := st.limiter.Peek(ctx, ratelimit.KeyCaller(string(k.Hash)), k.Limits())
+	if err == nil && d.Banned {
+		st.logger.Info("event stream ended: its key is banned", slog.String("key_name", k.Name))
+		return false
+	}
+	return true
+}
+
 // wait returns true when the log may have moved, or a heartbeat is due (written into buf;
 // the log is read again then too, in case a wake-up was missed), and false when the stream ends.
 func (st *eventStream) wait(heartbeat <-chan time.Time, buf *[]byte) bool {
@@ -185,7 +279,7 @@ func (st *eventStream) wait(heartbeat <-chan time.Time, buf *[]byte) bool {
 		*buf = append(*buf, ":\n\n"...)
 		return true
 	case <-st.ctx.Done():
-	case <-st.closing:
+	case <-st.ended:
 	}
 	return false
 }

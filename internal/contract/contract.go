@@ -117,7 +117,14 @@ func (c *Checker) Check(req *http.Request, res *http.Response, body []byte) erro
 			return errors.New("a rate-limit header " + h + " on an operation that is not rate limited")
 		}
 	}
-	if limited && underBase && res.StatusCode == http.StatusTooManyRequests && res.Header.Get("Retry-After") == "" {
+	// A refused stream says nothing of when a place frees (openapi-v2.yaml, listEvents); a HEAD
+	// of one, without a body, does not say which 429 it is.
+	switch retry := res.Header.Get("Retry-After") != ""; {
+	case !limited || !underBase || res.StatusCode != http.StatusTooManyRequests:
+	case req.Method == http.MethodHead && strings.HasSuffix(req.URL.Path, "/store/events"):
+	case bytes.Contains(body, []byte(`"too_many_streams"`)) && retry:
+		return errors.New("a 429 too_many_streams with Retry-After")
+	case !bytes.Contains(body, []byte(`"too_many_streams"`)) && !retry:
 		return errors.New("a 429 without Retry-After")
 	}
 	switch {

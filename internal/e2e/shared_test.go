@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strconv"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
@@ -206,4 +208,59 @@ func TestRevokedKeyIsRefusedEverywhereAtOnce(t *testing.T) {
 			t.Fatalf("%s: the revoked key got %d at the next request; want 401", name, res.StatusCode)
 		}
 	}
+}
+
+// TestARevokedOrBannedKeyLosesItsStreamsEverywhere: a stream on one instance ends within the
+// recheck once its key is revoked (by the command line's stores) or banned (by requests to
+// the other instance).
+func TestARevokedOrBannedKeyLosesItsStreamsEverywhere(t *testing.T) {
+	d := newDeployment(t, redistest.Start(t), nil)
+	d.cfg.Events.StreamRecheck = 100 * time.Millisecond
+	d.cfg.Ban = ratelimit.BanPolicy{After: 1, For: time.Hour}
+	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	open := func(t *testing.T, key string) func() {
+		t.Helper()
+		req, _ := http.NewRequest("GET", b.url+"/v2/store/events", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Accept", "text/event-stream")
+		s, res, body := d.contract.OpenStream(t, http.DefaultClient, req)
+		if s == nil {
+			t.Fatalf("stream on b: %d %s", res.StatusCode, body)
+		}
+		s.Next(t) // the retry hint
+		return func() {
+			t.Helper()
+			done := make(chan struct{})
+			go func() { defer close(done); s.ReadToEnd(t) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("b's stream still runs 5 s after its key was refused")
+			}
+		}
+	}
+	t.Run("Revoked", func(t *testing.T) {
+		key := d.key(t, "leaving", plan.Pro)
+		ended := open(t, key)
+		if _, err := d.admin.Keys.Revoke(context.Background(), "leaving"); err != nil {
+			t.Fatal(err)
+		}
+		ended()
+		if res, _ := b.do(t, "GET", "/v2/store/events", key); res.StatusCode != 401 {
+			t.Fatalf("the revoked key on b: %d, want 401", res.StatusCode)
+		}
+	})
+	t.Run("Banned", func(t *testing.T) {
+		key := d.key(t, "flooding", plan.Free)
+		ended := open(t, key)
+		for i := 0; ; i++ {
+			if _, body := a.do(t, "GET", "/v2/store/events", key); bytes.Contains(body, []byte(`"api_key_banned"`)) {
+				break
+			}
+			if i > 100 {
+				t.Fatal("no ban on a after 100 requests")
+			}
+		}
+		ended()
+	})
 }

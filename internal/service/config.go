@@ -57,6 +57,9 @@ type EventsConfig struct {
 	Retention order.Retention
 	// MaxStreamsPerKey bounds the streams one key holds open on an instance.
 	MaxStreamsPerKey int
+	// StreamRecheck is how often an open stream checks that its key is neither revoked nor
+	// banned (api.DefaultStreamRecheck when 0): no flag sets it.
+	StreamRecheck time.Duration
 }
 
 // WebhooksConfig is how this instance delivers webhooks.

@@ -113,6 +113,7 @@ func (s *Service) open(ctx context.Context) error {
 		Finder:           s.stores.Finder,
 		Events:           s.stores.Events,
 		MaxStreamsPerKey: cfg.Events.MaxStreamsPerKey,
+		StreamRecheck:    cfg.Events.StreamRecheck,
 		Closing:          s.closing,
 		Draining:         s.draining,
 		PageTokens:       pageTokens,

@@ -474,9 +474,11 @@ type ClientInterface interface {
 	// stream starts with a `retry:` hint (milliseconds) and sends a comment line (`:`)
 	// every 15 seconds while nothing happens. It counts as one request when it opens; a key
 	// may hold at most 5 streams open at once on an instance (the operator's default), past
-	// which it is answered 429 `too_many_streams`. When the service shuts down it ends the
-	// stream: reconnect with `Last-Event-ID` and nothing is lost or repeated. Streams are
-	// sent uncompressed.
+	// which it is answered 429 `too_many_streams`, which counts as no request. A stream ends
+	// within 15 seconds of its key being revoked (a new request is then answered 401) or
+	// banned (429 `api_key_banned`). When the service shuts down it ends the stream, whether
+	// its client reads or not: reconnect with `Last-Event-ID` and nothing is lost or
+	// repeated. Streams are sent uncompressed.
 	//
 	// An `after` (or `Last-Event-ID`) older than the oldest event kept, or that this log
 	// never reached, is answered 410 `events_expired`: read the orders again (their answer's
@@ -552,9 +554,11 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEd
 // stream starts with a `retry:` hint (milliseconds) and sends a comment line (`:`)
 // every 15 seconds while nothing happens. It counts as one request when it opens; a key
 // may hold at most 5 streams open at once on an instance (the operator's default), past
-// which it is answered 429 `too_many_streams`. When the service shuts down it ends the
-// stream: reconnect with `Last-Event-ID` and nothing is lost or repeated. Streams are
-// sent uncompressed.
+// which it is answered 429 `too_many_streams`, which counts as no request. A stream ends
+// within 15 seconds of its key being revoked (a new request is then answered 401) or
+// banned (429 `api_key_banned`). When the service shuts down it ends the stream, whether
+// its client reads or not: reconnect with `Last-Event-ID` and nothing is lost or
+// repeated. Streams are sent uncompressed.
 //
 // An `after` (or `Last-Event-ID`) older than the oldest event kept, or that this log
 // never reached, is answered 410 `events_expired`: read the orders again (their answer's
@@ -1022,9 +1026,11 @@ type ClientWithResponsesInterface interface {
 	// stream starts with a `retry:` hint (milliseconds) and sends a comment line (`:`)
 	// every 15 seconds while nothing happens. It counts as one request when it opens; a key
 	// may hold at most 5 streams open at once on an instance (the operator's default), past
-	// which it is answered 429 `too_many_streams`. When the service shuts down it ends the
-	// stream: reconnect with `Last-Event-ID` and nothing is lost or repeated. Streams are
-	// sent uncompressed.
+	// which it is answered 429 `too_many_streams`, which counts as no request. A stream ends
+	// within 15 seconds of its key being revoked (a new request is then answered 401) or
+	// banned (429 `api_key_banned`). When the service shuts down it ends the stream, whether
+	// its client reads or not: reconnect with `Last-Event-ID` and nothing is lost or
+	// repeated. Streams are sent uncompressed.
 	//
 	// An `after` (or `Last-Event-ID`) older than the oldest event kept, or that this log
 	// never reached, is answered 410 `events_expired`: read the orders again (their answer's
@@ -1205,7 +1211,7 @@ type ListEventsResponse410Headers struct {
 type ListEventsResponse429Headers struct {
 	RateLimit           string
 	RateLimitPolicy     string
-	RetryAfter          int32
+	RetryAfter          *int32
 	XRateLimitLimit     int64
 	XRateLimitRemaining int64
 	XRateLimitReset     int64
@@ -1968,9 +1974,11 @@ func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context
 // stream starts with a `retry:` hint (milliseconds) and sends a comment line (`:`)
 // every 15 seconds while nothing happens. It counts as one request when it opens; a key
 // may hold at most 5 streams open at once on an instance (the operator's default), past
-// which it is answered 429 `too_many_streams`. When the service shuts down it ends the
-// stream: reconnect with `Last-Event-ID` and nothing is lost or repeated. Streams are
-// sent uncompressed.
+// which it is answered 429 `too_many_streams`, which counts as no request. A stream ends
+// within 15 seconds of its key being revoked (a new request is then answered 401) or
+// banned (429 `api_key_banned`). When the service shuts down it ends the stream, whether
+// its client reads or not: reconnect with `Last-Event-ID` and nothing is lost or
+// repeated. Streams are sent uncompressed.
 //
 // An `after` (or `Last-Event-ID`) older than the oldest event kept, or that this log
 // never reached, is answered 410 `events_expired`: read the orders again (their answer's
@@ -2422,10 +2430,10 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int32"}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = value
+			headers.RetryAfter = &value
 		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int64
