@@ -202,10 +202,13 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	}
 }
 
-// over reports whether the stream must end: its client left, or watch ended it.
+// over reports whether the stream must end: its client left, the service is closing, or
+// watch ended it.
 func (st *eventStream) over() bool {
 	select {
 	case <-st.ctx.Done():
+		return true
+	case <-st.closing:
 		return true
 	case <-st.ended:
 		return true
@@ -279,6 +282,7 @@ func (st *eventStream) wait(heartbeat <-chan time.Time, buf *[]byte) bool {
 		*buf = append(*buf, ":\n\n"...)
 		return true
 	case <-st.ctx.Done():
+	case <-st.closing:
 	case <-st.ended:
 	}
 	return false
