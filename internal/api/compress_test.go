@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdgzip "compress/gzip"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // TestListIsGzippedOnce: the requests of one version that ask for gzip at once share one
 // compression, and it is the plain body's.
 func TestListIsGzippedOnce(t *testing.T) {
-	e := newEncoded(appendOrders(nil, benchOrders(1000)), listLevel)
+	e := newEncoded(appendOrders(nil, slices.Values(benchOrders(1000))), listLevel)
 	got := make([][]byte, 8)
 	var wg sync.WaitGroup
 	for i := range got {
@@ -47,7 +48,7 @@ func BenchmarkGzip(b *testing.B) {
 	std := func(w io.Writer, level int) (io.WriteCloser, error) { return stdgzip.NewWriterLevel(w, level) }
 	klauspost := func(w io.Writer, level int) (io.WriteCloser, error) { return gzip.NewWriterLevel(w, level) }
 	for _, n := range []int{10_000, 1_000_000} {
-		plain := appendOrders(nil, benchOrders(n))
+		plain := appendOrders(nil, slices.Values(benchOrders(n)))
 		for _, c := range []compressor{
 			{"std", stdgzip.BestSpeed, std},
 			{"std", stdgzip.DefaultCompression, std},

@@ -203,11 +203,15 @@ func TestDeprecatedPetOperation(t *testing.T) {
 // brokenStore fails every call with err, or panics when err is nil.
 type brokenStore struct{ err error }
 
-func (s brokenStore) List(context.Context) ([]order.Order, error) {
+func (s brokenStore) Load(context.Context, func(order.Order)) (order.Mark, error) {
 	if s.err == nil {
 		panic("store exploded")
 	}
-	return nil, s.err
+	return order.Mark{}, s.err
+}
+
+func (s brokenStore) Since(_ context.Context, m order.Mark, _ int) ([]order.Event, order.Mark, bool, error) {
+	return nil, m, false, s.err
 }
 
 func (s brokenStore) Version(context.Context) (uint64, error) { return 0, s.err }

@@ -169,11 +169,13 @@ func TestStreamsPerKeyAreBounded(t *testing.T) {
 	a.Close(t, h.contract)
 	// The server gives a's place back once it sees the connection gone: soon, not at once.
 	var c *apitest.Stream
-	for try := 0; c == nil; try++ {
-		if try == 30 {
-			t.Fatal("a closed stream's place was not given back")
+	for deadline := time.Now().Add(5 * time.Second); c == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("a closed stream's place was not given back within 5 s")
 		}
-		c = h.tryStream(t, "/v2/store/events")
+		if c = h.tryStream(t, "/v2/store/events"); c == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	c.Next(t)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,18 +21,17 @@ const defaultPageSize = 100 // openapi-v2.yaml's
 // or 304; a page asked for again at the same version is answered from the cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
 	p, f := req.Params, filterOf(req.Params, requestOf(ctx).URL)
-	// The version is read before the page, as listCache.get does.
-	v, err := s.v1.orders.Version(ctx)
+	snap, err := s.v1.orders.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
 	query := requestOf(ctx).URL.RawQuery
-	pg, ok := s.pages.get(v, query)
+	pg, ok := s.pages.get(snap, query)
 	if !ok || !s.tokensHold(ctx, pg, p.PageToken, f) {
-		if pg, err = s.findPage(ctx, p, f, query); err != nil {
+		if pg, err = s.findPage(ctx, snap, p, f, query); err != nil {
 			return nil, err
 		}
-		s.pages.put(v, query, pg)
+		s.pages.put(snap, query, pg)
 	}
 	if p.IfNoneMatch != nil && etagMatches(*p.IfNoneMatch, pg.etag) {
 		return notModified{pg.etag, pg.eventID}, nil
@@ -39,7 +39,7 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 	return pageAnswer{pg}, nil
 }
 
-func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f order.Filter, query string) (*encodedPage, error) {
+func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.FindOrdersParams, f order.Filter, query string) (*encodedPage, error) {
 	page := order.PageRequest{Size: defaultPageSize}
 	if p.PageSize != nil {
 		page.Size = int(*p.PageSize)
@@ -51,19 +51,15 @@ func (s *ServerV2) findPage(ctx context.Context, p genv2.FindOrdersParams, f ord
 		}
 		page.After = &after
 	}
-	// Read before the page, as the list's is (listCache.get).
-	eventID, err := s.events.LastEventID(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// A ship-date range without an instant matches nothing: one empty last page, not a walk.
 	found := order.Page{End: true}
+	var err error
 	if !f.Empty() {
-		if found, err = s.finder.Find(ctx, f, page); err != nil {
+		if found, err = snap.Find(f, page); err != nil {
 			return nil, err
 		}
 	}
-	pg := &encodedPage{eventID: eventID}
+	pg := &encodedPage{eventID: snap.Position}
 	if !found.End {
 		if pg.next, err = s.tokens.Make(ctx, f, found.Resume); err != nil {
 			return nil, err
@@ -104,13 +100,13 @@ func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
 	return r.write(w, echo.MIMEApplicationJSON)
 }
 
-// pageCache keeps the pages found at one version of the orders, by query as sent. A new
-// version, or a full cache, starts it again empty: queries made to miss cost bounded memory.
+// pageCache keeps the pages found in one snapshot of the orders, by query as sent. A new
+// snapshot, or a full cache, starts it again empty: queries made to miss cost bounded memory.
 type pageCache struct {
-	mu      sync.Mutex
-	version uint64
-	pages   map[string]*encodedPage
-	bytes   int
+	mu    sync.Mutex
+	snap  *order.Snapshot
+	pages map[string]*encodedPage
+	bytes int
 }
 
 const (
@@ -118,18 +114,18 @@ const (
 	maxCachedBytes = 16 << 20
 )
 
-func (c *pageCache) get(version uint64, query string) (*encodedPage, bool) {
+func (c *pageCache) get(snap *order.Snapshot, query string) (*encodedPage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pg, ok := c.pages[query]
-	return pg, ok && c.version == version
+	return pg, ok && c.snap == snap
 }
 
-func (c *pageCache) put(version uint64, query string, pg *encodedPage) {
+func (c *pageCache) put(snap *order.Snapshot, query string, pg *encodedPage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pages == nil || version != c.version || len(c.pages) >= maxCachedPages || c.bytes+len(pg.body) > maxCachedBytes {
-		c.pages, c.version, c.bytes = map[string]*encodedPage{}, version, 0
+	if c.pages == nil || snap != c.snap || len(c.pages) >= maxCachedPages || c.bytes+len(pg.body) > maxCachedBytes {
+		c.pages, c.snap, c.bytes = map[string]*encodedPage{}, snap, 0
 	}
 	c.pages[query] = pg
 	c.bytes += len(pg.body)
@@ -170,7 +166,7 @@ func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 // appendPage writes the OrderPage of orders and, unless it is empty, the next page's token.
 func appendPage(b []byte, orders []order.Order, next string) []byte {
 	b = append(b, `{"orders":`...)
-	b = appendOrders(b, orders)
+	b = appendOrders(b, slices.Values(orders))
 	b = b[:len(b)-1] // the list's newline ends the object
 	if next != "" {
 		b = append(b, `,"nextPageToken":"`...)

@@ -45,7 +45,7 @@ func newFindHarness(tb testing.TB, orders []order.Order) *findHarness {
 		tb.Fatal(err)
 	}
 	store := sqlitestore.NewOrders(db)
-	h := newHarness(tb, func(c *api.Config) { c.Orders, c.Finder = store, store })
+	h := newHarness(tb, func(c *api.Config) { c.Orders = store })
 	key := h.addKey(tb, "walker", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	return &findHarness{harness: h, orders: orders, store: store, auth: []string{"Authorization", "Bearer " + key}}
 }
@@ -630,7 +630,7 @@ func TestCachedPageFollowsANewSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	store, codec := sqlitestore.NewOrders(db), pagetoken.FromStore(sqlitestore.NewSecrets(db))
-	h := &findHarness{harness: newHarness(t, func(c *api.Config) { c.Orders, c.Finder, c.PageTokens = store, store, codec })}
+	h := &findHarness{harness: newHarness(t, func(c *api.Config) { c.Orders, c.PageTokens = store, codec })}
 	h.auth = []string{"Authorization", "Bearer " + h.addKey(t, "walker", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})}
 	first := h.find(t, "/v2/store/orders?pageSize=5")
 	if first.status != 200 || first.body.NextPageToken == nil {

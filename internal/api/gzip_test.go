@@ -30,7 +30,7 @@ func onEachStore(t *testing.T, orders []order.Order, f func(t *testing.T, h *har
 			t.Fatal(err)
 		}
 		s := sqlitestore.NewOrders(db)
-		f(t, newHarness(t, func(c *api.Config) { c.Orders, c.Finder = s, s }))
+		f(t, newHarness(t, func(c *api.Config) { c.Orders = s }))
 	})
 	t.Run("redis", func(t *testing.T) {
 		srv := redistest.Start(t)
@@ -43,7 +43,7 @@ func onEachStore(t *testing.T, orders []order.Order, f func(t *testing.T, h *har
 		if _, err := s.Import(context.Background(), orders); err != nil {
 			t.Fatal(err)
 		}
-		f(t, newHarness(t, func(c *api.Config) { c.Orders, c.Finder = s, s }))
+		f(t, newHarness(t, func(c *api.Config) { c.Orders = s }))
 	})
 }
 
@@ -156,7 +156,7 @@ func TestAcceptEncodingDecidesBothPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := sqlitestore.NewOrders(db)
-	h := newHarness(t, func(c *api.Config) { c.Orders, c.Finder = s, s })
+	h := newHarness(t, func(c *api.Config) { c.Orders = s })
 	for _, tc := range []struct {
 		accept []string // the lines of Accept-Encoding
 		gzip   bool

@@ -40,8 +40,7 @@ const eventsRoute = BasePathV2 + "/store/events"
 
 // Config is what the HTTP layer needs: interfaces, for the stores may be in memory or remote.
 type Config struct {
-	Orders     order.Store
-	Finder     order.Finder     // Orders by filter, a page at a time (version 2)
+	Orders     order.Store      // read through an order.View: from memory, kept current
 	PageTokens *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
 	Events     order.EventLog   // the log of changes to Orders, kept by the same store
 	Pets       order.PetStore
@@ -75,8 +74,8 @@ type Config struct {
 
 // New returns the service's HTTP handler (docs/design.md, "The request pipeline").
 func New(cfg Config) (*echo.Echo, error) {
-	if cfg.Orders == nil || cfg.Finder == nil || cfg.Events == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
-		return nil, errors.New("api: the orders (and its finder and events), pets and keys stores, a limiter and a page-token codec are required")
+	if cfg.Orders == nil || cfg.Events == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
+		return nil, errors.New("api: the orders (and their events), pets and keys stores, a limiter and a page-token codec are required")
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
@@ -113,11 +112,12 @@ func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Metrics != nil {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
-	srv := &Server{orders: cfg.Orders, lists: &listCache{orders: cfg.Orders, events: cfg.Events}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
+	orders := order.NewView(cfg.Orders)
+	srv := &Server{orders: orders, lists: &listCache{orders: orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil),
 		gen.RegisterHandlersOptions{BaseURL: BasePath, OperationMiddlewares: ct.validators[BasePath]})
 	streams := newStreams(cfg)
-	srv2 := &ServerV2{v1: srv, finder: cfg.Finder, tokens: cfg.PageTokens, events: cfg.Events, streams: streams}
+	srv2 := &ServerV2{v1: srv, tokens: cfg.PageTokens, events: cfg.Events, streams: streams}
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withRequest}),
 		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
 

@@ -65,7 +65,7 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 		tb.Fatal(err)
 	}
 	cfg := api.Config{
-		Orders: orders, Finder: orders, Events: h.events, PageTokens: tokens,
+		Orders: orders, Events: h.events, PageTokens: tokens,
 		Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,
 		Limiter: inmem.NewLimiter(h.clock.Now, ratelimit.DefaultBanPolicy),
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"hash/crc32"
+	"iter"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -28,43 +29,34 @@ func (s *Server) ListOrders(ctx context.Context, req gen.ListOrdersRequestObject
 	return listAnswer{list.encoded, list.eventID}, nil
 }
 
-// listCache keeps the list encoded for one version of the orders.
+// listCache keeps the list encoded for one snapshot of the orders.
 type listCache struct {
-	orders order.Store
-	events order.EventLog
+	orders *order.View
 	cur    atomic.Pointer[encodedList]
 	build  sync.Mutex // one encoding at a time; the others wait for it
 }
 
 type encodedList struct {
-	version uint64
+	snap *order.Snapshot
 	*encoded
-	eventID string // Orders-Event-Id: read before the list, so no change after it is missed
+	eventID string // Orders-Event-Id: the snapshot's position, after which every change it lacks is
 }
 
 func (c *listCache) get(ctx context.Context) (*encodedList, error) {
-	// The version is read first: a list read may be newer than its version says, never older.
-	v, err := c.orders.Version(ctx)
+	snap, err := c.orders.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cur := c.cur.Load(); cur != nil && cur.version == v {
+	if cur := c.cur.Load(); cur != nil && cur.snap == snap {
 		return cur, nil
 	}
 	c.build.Lock()
 	defer c.build.Unlock()
-	if cur := c.cur.Load(); cur != nil && cur.version == v {
+	if cur := c.cur.Load(); cur != nil && cur.snap == snap {
 		return cur, nil // made while this request waited
 	}
-	eventID, err := c.events.LastEventID(ctx)
-	if err != nil {
-		return nil, err
-	}
-	orders, err := c.orders.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	e := &encodedList{v, newEncoded(settled(appendOrders(make([]byte, 0, 128*len(orders)+2), orders)), listLevel), eventID}
+	b := appendOrders(make([]byte, 0, 128*snap.Len()+2), snap.All())
+	e := &encodedList{snap, newEncoded(settled(b), listLevel), snap.Position}
 	c.cur.Store(e)
 	return e, nil
 }
@@ -142,13 +134,15 @@ func (r notModified) write(w http.ResponseWriter) error {
 
 // appendOrders writes the list as encoding/json writes []gen.Order, byte for byte (tested),
 // without reflection: list readers wait while it runs (bench/notes.md).
-func appendOrders(b []byte, orders []order.Order) []byte {
+func appendOrders(b []byte, orders iter.Seq[order.Order]) []byte {
 	b = append(b, '[')
-	for i := range orders {
-		if i > 0 {
+	first := true
+	for o := range orders {
+		if !first {
 			b = append(b, ',')
 		}
-		b = orderjson.AppendOrder(b, &orders[i])
+		first = false
+		b = orderjson.AppendOrder(b, &o)
 	}
 	return append(b, ']', '\n')
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,11 +36,11 @@ func TestAppendOrdersEncodesAsTheGeneratedType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := appendOrders(nil, orders)
+	got := appendOrders(nil, slices.Values(orders))
 	if string(got) != string(want)+"\n" {
 		t.Fatalf("encodings differ:\n got %.300s\nwant %.300s", got, want)
 	}
-	if string(appendOrders(nil, nil)) != "[]\n" {
+	if string(appendOrders(nil, slices.Values([]order.Order(nil)))) != "[]\n" {
 		t.Fatal("an empty list is not []")
 	}
 }
@@ -72,7 +73,7 @@ func BenchmarkEncodeList(b *testing.B) {
 		b.Run("appendOrders/"+strconv.Itoa(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				appendOrders(make([]byte, 0, 128*len(orders)+2), orders)
+				appendOrders(make([]byte, 0, 128*len(orders)+2), slices.Values(orders))
 			}
 		})
 		b.Run("json/"+strconv.Itoa(n), func(b *testing.B) {
@@ -100,74 +101,74 @@ func benchOrders(n int) []order.Order {
 	return out
 }
 
-// TestPageCacheIsBounded: the page cache holds one version's pages, at most maxCachedPages of
-// them and maxCachedBytes of bodies, and a new version drops the old one's.
+// TestPageCacheIsBounded: the page cache holds one snapshot's pages, at most maxCachedPages of
+// them and maxCachedBytes of bodies, and a new snapshot drops the old one's.
 func TestPageCacheIsBounded(t *testing.T) {
 	var c pageCache
+	one, two := &order.Snapshot{}, &order.Snapshot{}
 	small := &encodedPage{encoded: newEncoded([]byte("{}"), pageLevel)}
 	for i := range maxCachedPages + 10 {
-		c.put(1, strconv.Itoa(i), small)
+		c.put(one, strconv.Itoa(i), small)
 		if len(c.pages) > maxCachedPages {
 			t.Fatalf("%d pages held", len(c.pages))
 		}
 	}
-	if _, ok := c.get(1, strconv.Itoa(maxCachedPages+9)); !ok {
+	if _, ok := c.get(one, strconv.Itoa(maxCachedPages+9)); !ok {
 		t.Fatal("the page put last is not held")
 	}
 	big := &encodedPage{encoded: newEncoded(make([]byte, maxCachedBytes/3), pageLevel)}
 	for i := range 10 {
-		c.put(1, "big"+strconv.Itoa(i), big)
+		c.put(one, "big"+strconv.Itoa(i), big)
 		if c.bytes > maxCachedBytes {
 			t.Fatalf("%d bytes held", c.bytes)
 		}
 	}
-	c.put(2, "new", small)
-	if _, ok := c.get(1, "big9"); ok {
+	c.put(two, "new", small)
+	if _, ok := c.get(one, "big9"); ok {
 		t.Fatal("a page of an older version is still answered")
 	}
-	if _, ok := c.get(2, "new"); !ok || len(c.pages) != 1 {
+	if _, ok := c.get(two, "new"); !ok || len(c.pages) != 1 {
 		t.Fatalf("after a new version: %d pages held", len(c.pages))
 	}
 }
 
 // TestOneListBuildAtATime: requests that find no list of the version they read wait for the
-// build under way and take its result; the store's List runs once for all of them.
+// load and the build under way and take their result: the store loads once, and every
+// reader gets the one encoding.
 func TestOneListBuildAtATime(t *testing.T) {
 	const readers = 8
 	s := &blockingStore{readers: readers, allRead: make(chan struct{})}
-	c := &listCache{orders: s, events: newestAt("7")}
+	c := &listCache{orders: order.NewView(s)}
 	var wg sync.WaitGroup
+	got := make(chan *encodedList, readers)
 	for range readers {
 		wg.Go(func() {
-			if l, err := c.get(context.Background()); err != nil || l.version != 1 || l.eventID != "7" {
+			l, err := c.get(context.Background())
+			if err != nil || l.eventID != "7" {
 				t.Errorf("get = %+v, %v", l, err)
 			}
+			got <- l
 		})
 	}
 	wg.Wait()
-	if n := s.lists.Load(); n != 1 {
-		t.Fatalf("%d builds of one version for %d readers", n, readers)
+	close(got)
+	first := <-got
+	for l := range got {
+		if l != first {
+			t.Fatal("two encodings of one version")
+		}
+	}
+	if n := s.loads.Load(); n != 1 {
+		t.Fatalf("%d loads of one version for %d readers", n, readers)
 	}
 }
 
-// newestAt is a log whose newest event is id; only LastEventID is used.
-type newestAt string
-
-func (id newestAt) LastEventID(context.Context) (string, error) { return string(id), nil }
-func (newestAt) Events(context.Context, order.EventQuery) (order.EventPage, error) {
-	panic("not used")
-}
-func (newestAt) WaitForEvents(context.Context, string) error { panic("not used") }
-func (newestAt) Trim(context.Context, order.Retention) (int64, error) {
-	panic("not used")
-}
-
-// blockingStore's List waits until readers have all read the version: every reader has then
-// found no list, and is at the build or waiting for it.
+// blockingStore's Load waits until readers have all read the version: every reader has then
+// found no snapshot, and is at the load or waiting for it.
 type blockingStore struct {
 	order.Store
 	readers         int32
-	versions, lists atomic.Int32
+	versions, loads atomic.Int32
 	allRead         chan struct{}
 }
 
@@ -178,8 +179,13 @@ func (s *blockingStore) Version(context.Context) (uint64, error) {
 	return 1, nil
 }
 
-func (s *blockingStore) List(context.Context) ([]order.Order, error) {
-	s.lists.Add(1)
+func (s *blockingStore) Load(_ context.Context, add func(order.Order)) (order.Mark, error) {
+	s.loads.Add(1)
 	<-s.allRead
-	return nil, nil
+	add(order.Order{ID: 1, Status: order.StatusPending})
+	return order.Mark{Position: "7"}, nil
+}
+
+func (s *blockingStore) Since(_ context.Context, m order.Mark, _ int) ([]order.Event, order.Mark, bool, error) {
+	return nil, m, false, nil
 }

@@ -21,7 +21,7 @@ var _ genv2.StrictServerInterface = (*ServerV2)(nil)
 
 // Server implements the operations of openapi.yaml on the domain's stores.
 type Server struct {
-	orders order.Store
+	orders *order.View
 	lists  *listCache
 	pets   order.PetStore
 	sunset Sunset
@@ -31,8 +31,7 @@ type Server struct {
 
 // ServerV2 implements the operations of openapi-v2.yaml; the find is in find.go.
 type ServerV2 struct {
-	v1      *Server // the cancel, one rule for both versions
-	finder  order.Finder
+	v1      *Server // the orders, and the cancel, one rule for both versions
 	tokens  *pagetoken.Codec
 	pages   pageCache
 	events  order.EventLog
@@ -78,15 +77,16 @@ func (s *Server) cancel(ctx context.Context, id int64) error {
 
 // GetOrder answers the order with the id, or 404 order_not_found.
 func (s *ServerV2) GetOrder(ctx context.Context, req genv2.GetOrderRequestObject) (genv2.GetOrderResponseObject, error) {
-	o, err := s.finder.Get(ctx, req.OrderId)
-	switch {
-	case err == nil:
-		return genv2.GetOrder200JSONResponse{Body: genv2.Order{Complete: o.Complete, Id: o.ID, PetId: o.PetID,
-			Quantity: o.Quantity, ShipDate: o.ShipDate.UTC(), Status: genv2.OrderStatus(o.Status)}}, nil
-	case errors.Is(err, order.ErrNotFound):
-		return nil, orderError(req.OrderId, err)
+	snap, err := s.v1.orders.Current(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return nil, err
+	o, ok := snap.Get(req.OrderId)
+	if !ok {
+		return nil, orderError(req.OrderId, order.ErrNotFound)
+	}
+	return genv2.GetOrder200JSONResponse{Body: genv2.Order{Complete: o.Complete, Id: o.ID, PetId: o.PetID,
+		Quantity: o.Quantity, ShipDate: o.ShipDate.UTC(), Status: genv2.OrderStatus(o.Status)}}, nil
 }
 
 // GetOpenAPIDocument serves openapi.yaml as it is embedded in the binary.

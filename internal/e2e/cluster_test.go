@@ -51,7 +51,7 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 		ordertest.Run(t, func(tb testing.TB, orders []order.Order) order.Store { return newOrders(tb, orders) })
 	})
 	t.Run("Find", func(t *testing.T) {
-		ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore { return newOrders(tb, orders) })
+		ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) order.Store { return newOrders(tb, orders) })
 	})
 	t.Run("Keys", func(t *testing.T) {
 		authtest.Run(t, func(tb testing.TB) authtest.Store {

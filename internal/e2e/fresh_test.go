@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
@@ -180,7 +181,7 @@ func TestAnotherSystemsWritesAreSeenAtOnce(t *testing.T) {
 	}
 	found := func(st order.Status) bool {
 		t.Helper()
-		page, err := finder.Find(ctx, order.Filter{Statuses: []order.Status{st}}, order.PageRequest{Size: order.MaxPageSize})
+		page, err := ordertest.Fresh(finder).Find(ctx, order.Filter{Statuses: []order.Status{st}}, order.PageRequest{Size: order.MaxPageSize})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
@@ -69,7 +70,7 @@ func TestRedisOutage(t *testing.T) {
 		}
 	}()
 	_, before := in.do(t, "GET", "/v1/store/orders", key)
-	orders, _ := d.admin.Orders.List(context.Background())
+	orders, _ := ordertest.Fresh(d.admin.Orders).List(context.Background())
 
 	expectUnavailable := func(t *testing.T, in *instance) {
 		t.Helper()
@@ -107,7 +108,7 @@ func TestRedisOutage(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		after, err := d.admin.Orders.List(context.Background())
+		after, err := ordertest.Fresh(d.admin.Orders).List(context.Background())
 		if err != nil || !reflect.DeepEqual(after, orders) {
 			t.Fatalf("orders in Redis changed: %v", err)
 		}

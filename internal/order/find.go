@@ -1,7 +1,6 @@
 package order
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -64,17 +63,7 @@ type Page struct {
 	End    bool  // every id after After was examined: there is no next page
 }
 
-// Finder reads orders a page at a time, and one by id. A walk passing each Resume as the
-// next After sees every order that existed throughout once (either state if cancelled).
-type Finder interface {
-	// Find returns the orders after req.After that f keeps, examining at most req.Budget()
-	// index entries; an invalid f or req is an error wrapping ErrBadRequest.
-	Find(ctx context.Context, f Filter, req PageRequest) (Page, error)
-	// Get returns the order with the given id, or ErrNotFound.
-	Get(ctx context.Context, id int64) (Order, error)
-}
-
-// CheckFind is every Finder's first check: ErrBadRequest for an unknown state or page size.
+// CheckFind is a find's first check: ErrBadRequest for an unknown state or page size.
 func CheckFind(f Filter, req PageRequest) error {
 	for _, s := range f.Statuses {
 		if !s.Valid() {
@@ -85,33 +74,4 @@ func CheckFind(f Filter, req PageRequest) error {
 		return fmt.Errorf("%w: page size %d is not between 1 and %d", ErrBadRequest, req.Size, MaxPageSize)
 	}
 	return nil
-}
-
-// Candidate is one index entry a Find read: an id, and its order when it exists (an index may
-// name an id whose order is half-written or gone: examined, not returned).
-type Candidate struct {
-	ID     int64
-	Order  Order
-	Exists bool
-}
-
-// PageOf makes a Find's Page from the entries read after req.After, in id order: up to
-// req.Budget()+1, the extra one saying that the end is not reached.
-func PageOf(f Filter, req PageRequest, read []Candidate) Page {
-	p := Page{Orders: []Order{}, End: len(read) <= req.Budget()}
-	if req.After != nil {
-		p.Resume = *req.After
-	}
-	read = read[:min(len(read), req.Budget())]
-	for i, c := range read {
-		p.Resume = c.ID
-		if c.Exists && f.Matches(c.Order) {
-			p.Orders = append(p.Orders, c.Order)
-			if len(p.Orders) == req.Size {
-				p.End = p.End && i == len(read)-1
-				break
-			}
-		}
-	}
-	return p
 }

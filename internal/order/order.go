@@ -3,7 +3,6 @@
 package order
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -67,16 +66,3 @@ var (
 	ErrNotFound       = errors.New("no such order")
 	ErrAlreadyShipped = errors.New("already shipped, so it cannot be cancelled")
 )
-
-// Store keeps the orders. Implementations are safe for concurrent use and make every
-// transition atomic, across every process that shares the same storage.
-type Store interface {
-	// List returns every order, sorted by id.
-	List(ctx context.Context) ([]Order, error)
-	// Version changes whenever the list does; a List after a Version call returns the
-	// list of that version or a later one.
-	Version(ctx context.Context) (uint64, error)
-	// Cancel cancels the order and returns it as it is afterwards; changed is true for
-	// the one call that moved it from pending. Refusals: ErrNotFound, ErrAlreadyShipped.
-	Cancel(ctx context.Context, id int64) (o Order, changed bool, err error)
-}

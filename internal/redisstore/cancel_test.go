@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
@@ -164,11 +165,11 @@ func TestStoresCallerGoneIsNotAnOutage(t *testing.T) {
 	defer srv.Resume(t)
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := d.orders.List(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrUnavailable) {
+	if _, err := ordertest.Fresh(d.orders).List(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("caller's deadline: %v; want context.DeadlineExceeded alone", err)
 	}
 	slow, _ := redisstore.NewOrders(client(t, srv), prefix, 50*time.Millisecond)
-	if _, err := slow.List(context.Background()); !errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+	if _, err := ordertest.Fresh(slow).List(context.Background()); !errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("our own bound: %v; want ErrUnavailable, not a context error", err)
 	}
 }

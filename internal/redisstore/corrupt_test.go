@@ -11,6 +11,7 @@ import (
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
@@ -38,7 +39,7 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 			if err := rdb.HSet(ctx, "{"+p+":orders}:"+field, strconv.FormatInt(id, 10), value).Err(); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.List(ctx)
+			_, err := ordertest.Fresh(s).List(ctx)
 			wantCorrupt(t, "List", err)
 			_, _, err = s.Cancel(ctx, id)
 			wantCorrupt(t, "Cancel", err)
@@ -82,7 +83,7 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		}
 		rdb.HSet(ctx, "{"+p+":orders}:status", "7", string(order.StatusPending))
 		rdb.ZAdd(ctx, "{"+p+":orders}:ids", redis.Z{Member: "0000000000000000007"}) // as a writer creating it does
-		_, err := s.List(ctx)
+		_, err := ordertest.Fresh(s).List(ctx)
 		wantCorrupt(t, "List", err)
 	})
 
@@ -96,10 +97,10 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range []int64{id, 4242} {
-			_, err := s.Get(ctx, id)
+			_, err := ordertest.Fresh(s).Get(ctx, id)
 			wantCorrupt(t, "Get "+strconv.FormatInt(id, 10), err)
 		}
-		_, err := s.List(ctx)
+		_, err := ordertest.Fresh(s).List(ctx)
 		wantCorrupt(t, "List", err)
 	})
 
@@ -107,7 +108,7 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		p := redistest.Prefix(t)
 		s := ordersWithPrefix(t, rdb, p)
 		rdb.ZAdd(ctx, "{"+p+":orders}:ids", redis.Z{Member: "7"})
-		_, err := s.List(ctx)
+		_, err := ordertest.Fresh(s).List(ctx)
 		wantCorrupt(t, "List", err)
 	})
 }

@@ -83,7 +83,10 @@ type op struct {
 }
 
 var ops = []op{
-	{"Orders.List", false, false, func(ctx context.Context, d *deployment) error { _, err := d.orders.List(ctx); return err }},
+	{"Orders.List", false, false, func(ctx context.Context, d *deployment) error {
+		_, err := ordertest.Fresh(d.orders).List(ctx)
+		return err
+	}},
 	{"Orders.Version", false, false, func(ctx context.Context, d *deployment) error { _, err := d.orders.Version(ctx); return err }},
 	{"Orders.Cancel", true, false, func(ctx context.Context, d *deployment) error { _, _, err := d.orders.Cancel(ctx, 1); return err }},
 	{"Orders.Import", true, false, func(ctx context.Context, d *deployment) error {

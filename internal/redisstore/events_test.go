@@ -254,7 +254,7 @@ func TestSnippetsLeaveWhatTheLayoutCallsMissingOrCorrupt(t *testing.T) {
 		if err != nil || len(page.Events) != 1 || page.Events[0].Type != order.EventCreated || page.Events[0].Order != o {
 			t.Fatalf("events after the create: %+v, %v; want order 7's order.created", page, err)
 		}
-		if got, err := s.Get(ctx, 7); err != nil || got != o {
+		if got, err := ordertest.Fresh(s).Get(ctx, 7); err != nil || got != o {
 			t.Errorf("Get(7) = %+v, %v; want %+v", got, err, o)
 		}
 	})
@@ -274,7 +274,7 @@ func TestAPositionOfALostHistoryIsExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pending []int64
-	list, err := orders.List(ctx)
+	list, err := ordertest.Fresh(orders).List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 func TestFindConformance(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
-	ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore { return newOrders(tb, rdb, orders) })
+	ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) order.Store { return newOrders(tb, rdb, orders) })
 }
 
 // TestReindexBuildsTheIndexesOfOlderData: orders written as before the indexes existed (the
@@ -39,7 +39,7 @@ func TestReindexBuildsTheIndexesOfOlderData(t *testing.T) {
 	}
 	ids := func(f order.Filter) []int64 {
 		t.Helper()
-		page, err := s.Find(ctx, f, order.PageRequest{Size: 10})
+		page, err := ordertest.Fresh(s).Find(ctx, f, order.PageRequest{Size: 10})
 		if err != nil || !page.End {
 			t.Fatalf("Find(%+v) = %+v, %v", f, page, err)
 		}

@@ -44,7 +44,7 @@ func TestHalfWrittenOrdersAreLoggedOnce(t *testing.T) {
 	}
 	version := rdb.Get(ctx, p+":version").Val()
 	for range 3 {
-		list, err := s.List(ctx)
+		list, err := ordertest.Fresh(s).List(ctx)
 		if err != nil || len(list) != len(ordertest.Fixture()) {
 			t.Fatalf("List = %d orders, %v; want the fixture's %d", len(list), err, len(ordertest.Fixture()))
 		}
@@ -52,7 +52,7 @@ func TestHalfWrittenOrdersAreLoggedOnce(t *testing.T) {
 			if _, _, err := s.Cancel(ctx, id); !errors.Is(err, order.ErrNotFound) {
 				t.Fatalf("Cancel(%d) = %v; want ErrNotFound", id, err)
 			}
-			if _, err := s.Get(ctx, id); !errors.Is(err, order.ErrNotFound) {
+			if _, err := ordertest.Fresh(s).Get(ctx, id); !errors.Is(err, order.ErrNotFound) {
 				t.Fatalf("Get(%d) = %v; want ErrNotFound", id, err)
 			}
 		}
@@ -171,7 +171,7 @@ func newGenerationFor(t *testing.T, rdb *redis.Client, p string) string {
 // pendingID is the id of a pending order of the store.
 func pendingID(t *testing.T, s *redisstore.Orders) int64 {
 	t.Helper()
-	list, err := s.List(context.Background())
+	list, err := ordertest.Fresh(s).List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
 )
 
 // TestListHoldsRedisBriefly: no command of the list of a million orders, nor of the trim of
@@ -28,7 +29,7 @@ func TestListHoldsRedisBriefly(t *testing.T) {
 	}
 	s.rdb.SlowLogReset(ctx)
 	start := time.Now()
-	list, err := s.List(ctx)
+	list, err := ordertest.Fresh(s).List(ctx)
 	t.Logf("listed %d orders in %v", len(list), time.Since(start))
 	if err != nil || len(list) != n {
 		t.Fatalf("List = %d orders, %v; want %d", len(list), err, n)

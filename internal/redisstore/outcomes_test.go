@@ -40,10 +40,11 @@ func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 	}
 }
 
-// cancelling is one instance's order store and limiter on a shared Redis; the order store's
-// client counts what it sends.
+// cancelling is one instance's order store, its View and its limiter on a shared Redis; the
+// order store's client counts what it sends.
 type cancelling struct {
 	orders  *redisstore.Orders
+	view    *order.View // of orders, as the instance's requests read them
 	limiter *redisstore.Limiter
 	sent    *commandCounter
 }
@@ -57,6 +58,7 @@ func newCancelling(t *testing.T, srv *redistest.Server, prefix string) cancellin
 	if in.orders, err = redisstore.NewOrders(rdb, prefix, time.Second); err != nil {
 		t.Fatal(err)
 	}
+	in.view = order.NewView(in.orders)
 	if in.limiter, err = redisstore.NewLimiter(client(t, srv), redisstore.LimiterOptions{Prefix: prefix}); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func (in cancelling) request(t *testing.T, id int64) cancelResult {
 
 func (in cancelling) cancel(ctx context.Context, id int64) cancelResult {
 	before := in.sent.n.Load()
-	o, changed, err := in.orders.Cancel(ctx, id)
+	o, changed, err := in.view.Cancel(ctx, id)
 	return cancelResult{o, changed, err, in.sent.n.Load() - before}
 }
 
@@ -126,9 +128,9 @@ func wantRefused(t *testing.T, what string, r cancelResult, want error, o order.
 }
 
 // TestCancelThatChangesNothingIsAnsweredAtItsVersion: a cancel of an unknown, shipped or
-// cancelled order, once seen, is answered without a command while the orders' version that
-// the request's round trip read is the one it was seen at; any write by another instance
-// moves the version, and the next cancel on this one answers what Redis holds.
+// cancelled order is answered from the View without a command while the orders' version
+// that the request's round trip read is the one the View is at; any write by another
+// instance moves the version, and the next cancel on this one answers what Redis holds.
 func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 	srv := redistest.Start(t)
 	prefix := redistest.Prefix(t)
@@ -139,11 +141,10 @@ func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 	cancelled := fixtureOrder(t, 3)
 
 	t.Run("Unchanged", func(t *testing.T) {
-		wantRefused(t, "unknown, first", here.request(t, 4242), order.ErrNotFound, order.Order{}, false)
+		wantRefused(t, "unknown, first", here.request(t, 4242), order.ErrNotFound, order.Order{}, false) // the View loads
 		wantRefused(t, "unknown, again", here.request(t, 4242), order.ErrNotFound, order.Order{}, true)
-		wantRefused(t, "shipped, first", here.request(t, 2), order.ErrAlreadyShipped, shipped, false)
-		wantRefused(t, "shipped, again", here.request(t, 2), order.ErrAlreadyShipped, shipped, true)
-		for i, fromMemory := range []bool{false, true} {
+		wantRefused(t, "shipped", here.request(t, 2), order.ErrAlreadyShipped, shipped, true)
+		for i, fromMemory := range []bool{true, true} {
 			if r := here.request(t, 3); r.err != nil || r.changed || r.order != cancelled || fromMemory != (r.sent == 0) {
 				t.Fatalf("cancelled, %d: %+v, %v, %v, %d commands; want it unchanged", i, r.order, r.changed, r.err, r.sent)
 			}
@@ -152,8 +153,7 @@ func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 
 	t.Run("ImportedThere", func(t *testing.T) {
 		const id = 5001
-		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, false)
-		wantRefused(t, "unknown, kept", here.request(t, id), order.ErrNotFound, order.Order{}, true)
+		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, true)
 		if _, err := there.Import(ctx, []order.Order{newPending(id)}); err != nil {
 			t.Fatal(err)
 		}
@@ -162,16 +162,17 @@ func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 		if r := here.request(t, id); r.err != nil || !r.changed || r.order != want {
 			t.Fatalf("after the import there: %+v, %v, %v; want it cancelled now", r.order, r.changed, r.err)
 		}
-		// The cancel's own outcome is kept at the version it set.
-		if r := here.request(t, id); r.err != nil || r.changed || r.order != want || r.sent != 0 {
-			t.Fatalf("again: %+v, %v, %v, %d commands; want it unchanged, from memory", r.order, r.changed, r.err, r.sent)
+		// The cancel moved the version: the View reads its event, then answers from memory.
+		for i, fromMemory := range []bool{false, true} {
+			if r := here.request(t, id); r.err != nil || r.changed || r.order != want || fromMemory != (r.sent == 0) {
+				t.Fatalf("again, %d: %+v, %v, %v, %d commands; want it unchanged", i, r.order, r.changed, r.err, r.sent)
+			}
 		}
 	})
 
 	t.Run("ImportedAndCancelledThere", func(t *testing.T) {
 		const id = 5002
-		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, false)
-		wantRefused(t, "unknown, kept", here.request(t, id), order.ErrNotFound, order.Order{}, true)
+		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, true)
 		if _, err := there.Import(ctx, []order.Order{newPending(id)}); err != nil {
 			t.Fatal(err)
 		}
@@ -187,15 +188,14 @@ func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 
 	t.Run("UnrelatedChange", func(t *testing.T) {
 		const id = 5003
-		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, false)
-		wantRefused(t, "shipped", here.request(t, 2), order.ErrAlreadyShipped, shipped, false)
-		wantRefused(t, "unknown, kept", here.request(t, id), order.ErrNotFound, order.Order{}, true)
+		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, true)
+		wantRefused(t, "shipped", here.request(t, 2), order.ErrAlreadyShipped, shipped, true)
 		if _, changed, err := there.Cancel(ctx, 1); err != nil || !changed {
 			t.Fatalf("cancel of order 1 there: %v, %v", changed, err)
 		}
-		// Another version: Redis answers, and its answers are kept for that version.
+		// Another version: the View reads the change, then answers at that version.
 		wantRefused(t, "unknown, after", here.request(t, id), order.ErrNotFound, order.Order{}, false)
-		wantRefused(t, "shipped, after", here.request(t, 2), order.ErrAlreadyShipped, shipped, false)
+		wantRefused(t, "shipped, after", here.request(t, 2), order.ErrAlreadyShipped, shipped, true)
 		wantRefused(t, "unknown, kept again", here.request(t, id), order.ErrNotFound, order.Order{}, true)
 		wantRefused(t, "shipped, kept again", here.request(t, 2), order.ErrAlreadyShipped, shipped, true)
 	})
@@ -205,8 +205,7 @@ func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 	// generation and another state.
 	t.Run("SameCounterAnotherGeneration", func(t *testing.T) {
 		const id = 5004
-		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, false)
-		wantRefused(t, "unknown, kept", here.request(t, id), order.ErrNotFound, order.Order{}, true)
+		wantRefused(t, "unknown", here.request(t, id), order.ErrNotFound, order.Order{}, true)
 		p := "{" + prefix + ":orders}"
 		rdb := client(t, srv)
 		counter := rdb.Get(ctx, p+":version").Val()
@@ -222,14 +221,17 @@ func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 		}
 	})
 
-	// A write no cancel foresees, but made as docs/redis-layout.md says (the version and the
-	// generation with it): a shipped order back to pending. It is cancelled at the next request.
+	// A write no cancel foresees, but made as docs/redis-layout.md says (its event, the
+	// version and the generation with it): a shipped order back to pending. It is cancelled
+	// at the next request.
 	t.Run("ShippedOrderUnshipped", func(t *testing.T) {
-		here.request(t, 2) // kept at the version the subtests before left
+		here.request(t, 2) // the View follows the subtests before
 		wantRefused(t, "shipped, kept", here.request(t, 2), order.ErrAlreadyShipped, shipped, true)
 		p := "{" + prefix + ":orders}"
 		rdb := client(t, srv)
 		_, err := rdb.TxPipelined(ctx, func(tx redis.Pipeliner) error {
+			tx.XAdd(ctx, &redis.XAddArgs{Stream: p + ":events", Values: []any{"type", "order.updated", "id", "2",
+				"data", rdb.HGet(ctx, p+":data", "2").Val(), "status", "pending"}})
 			tx.HSet(ctx, p+":status", "2", "pending")
 			tx.Incr(ctx, p+":version")
 			tx.Set(ctx, p+":generation", rand.Text(), 0)
@@ -246,9 +248,9 @@ func TestCancelThatChangesNothingIsAnsweredAtItsVersion(t *testing.T) {
 	})
 }
 
-// TestCancelWithoutACarriedVersionAsksRedis: what a cancel kept is answered only against the
-// version read in the request's own round trip. A call outside a request, or within one whose
-// limiter's fallback decided (no round trip, so no version read), runs cancel.lua.
+// TestCancelWithoutACarriedVersionAsksRedis: the View answers a cancel only at the version read
+// in the request's own round trip. A call outside a request, or within one whose limiter's
+// fallback decided (no round trip, so no version read), reads the version from Redis.
 func TestCancelWithoutACarriedVersionAsksRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	prefix := redistest.Prefix(t)
@@ -280,7 +282,7 @@ func TestCancelWithoutACarriedVersionAsksRedis(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantRefused(t, "unknown", here.request(t, tc.id), order.ErrNotFound, order.Order{}, false)
+			here.request(t, tc.id) // the View catches up with what the subtest before changed
 			wantRefused(t, "unknown, kept", here.request(t, tc.id), order.ErrNotFound, order.Order{}, true)
 			if r := here.cancel(tc.ctx(t), tc.id); r.sent == 0 {
 				t.Fatalf("%+v, %v, %v from memory; want cancel.lua", r.order, r.changed, r.err)

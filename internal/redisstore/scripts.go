@@ -12,7 +12,6 @@ var (
 	luaFiles embed.FS
 
 	rateScript      = script("rate.lua")
-	findScript      = script("find.lua")
 	eventsScript    = script("events.lua")
 	trimScript      = script("trim.lua")
 	cancelScript    = script("writes.lua", "cancel.lua")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
@@ -23,7 +24,7 @@ func BenchmarkOrdersList100(b *testing.B) {
 	s, ctx := benchStore(b, 100)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.List(ctx); err != nil {
+		if _, err := ordertest.Fresh(s).List(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

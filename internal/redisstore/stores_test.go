@@ -75,7 +75,7 @@ func TestInt64NeverPassesThroughALuaNumber(t *testing.T) {
 	if err != nil || !changed || o.ID != math.MaxInt64-1 || o.PetID != math.MaxInt64 {
 		t.Fatalf("Cancel = %+v, %v, %v", o, changed, err)
 	}
-	list, _ := s.List(context.Background())
+	list, _ := ordertest.Fresh(s).List(context.Background())
 	if list[0].ID != math.MaxInt64-1 || list[0].Status != order.StatusCancelled ||
 		list[1].ID != math.MaxInt64 || list[1].PetID != math.MaxInt64-1 || list[1].Status != order.StatusPending {
 		t.Fatalf("List = %+v", list)
@@ -91,12 +91,12 @@ func TestImportIsIdempotentAndKeepsCancels(t *testing.T) {
 	if _, _, err := s.Cancel(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := s.List(ctx)
+	before, _ := ordertest.Fresh(s).List(ctx)
 	n, err := s.Import(ctx, ordertest.Fixture())
 	if err != nil || n != 0 {
 		t.Fatalf("second import changed %d fields, err %v; want none", n, err)
 	}
-	after, _ := s.List(ctx)
+	after, _ := ordertest.Fresh(s).List(ctx)
 	if len(after) != len(before) || after[1].Status != order.StatusCancelled {
 		t.Fatalf("after re-import: %+v", after)
 	}
@@ -152,7 +152,7 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 	srv.Stop()
 	start := time.Now()
 	checks := map[string]error{}
-	_, checks["List"] = orders.List(ctx)
+	_, checks["List"] = ordertest.Fresh(orders).List(ctx)
 	_, _, checks["Cancel"] = orders.Cancel(ctx, 1)
 	_, checks["Pet"] = pets.Pet(ctx, 1)
 	_, checks["Lookup"] = keys.Lookup(ctx, auth.HashOf("osk_x"))
@@ -167,7 +167,7 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 		t.Errorf("%d calls took %v", len(checks), d)
 	}
 	srv.Restart(t)
-	if _, err := orders.List(ctx); err != nil {
+	if _, err := ordertest.Fresh(orders).List(ctx); err != nil {
 		t.Fatalf("after Redis came back: %v", err)
 	}
 }

@@ -110,7 +110,6 @@ func (s *Service) open(ctx context.Context) error {
 		Observer:         m,
 		Metrics:          metricsOnMain,
 		Orders:           s.stores.Orders,
-		Finder:           s.stores.Finder,
 		Events:           s.stores.Events,
 		MaxStreamsPerKey: cfg.Events.MaxStreamsPerKey,
 		StreamRecheck:    cfg.Events.StreamRecheck,

@@ -156,7 +156,7 @@ func testImport(t *testing.T, sc service.StoreConfig) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "pet 1: duplicate id") {
 		t.Fatalf("import with a duplicate pet: %v", err)
 	}
-	if list, err := stores.Orders.List(ctx); err != nil || len(list) != 0 {
+	if list, err := ordertest.Fresh(stores.Orders).List(ctx); err != nil || len(list) != 0 {
 		t.Fatalf("after a refused import: %d orders, %v; want none written", len(list), err)
 	}
 	pets := []order.Pet{{ID: 1, Name: "Rex", Status: order.PetSold}}
@@ -176,7 +176,7 @@ func testImport(t *testing.T, sc service.StoreConfig) {
 	if n, err := stores.Import(ctx, ordertest.Fixture(), pets); err != nil || changed(n) {
 		t.Fatalf("import after a cancel: %+v, %v; want nothing changed", n, err)
 	}
-	list, err := stores.Orders.List(ctx)
+	list, err := ordertest.Fresh(stores.Orders).List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

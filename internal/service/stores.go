@@ -25,7 +25,6 @@ import (
 // Stores are one deployment's stores, all in Redis or all in one SQLite file (see StoreConfig).
 type Stores struct {
 	Orders order.Store
-	Finder order.Finder   // the same store as Orders
 	Events order.EventLog // the log of Orders' changes, in the same storage
 	Pets   order.PetStore
 	Keys   auth.KeyStore
@@ -143,7 +142,7 @@ func openRedis(cfg StoreConfig) (*Stores, error) {
 	secrets, _ := redisstore.NewSecrets(rdb, p, t)
 	events, _ := redisstore.NewEvents(rdb, p, t)
 	webhooks, _ := redisstore.NewWebhooks(rdb, p, t)
-	return &Stores{Orders: orders, Finder: orders, Events: events, Pets: pets, Keys: keys, Secrets: secrets, Webhooks: webhooks,
+	return &Stores{Orders: orders, Events: events, Pets: pets, Keys: keys, Secrets: secrets, Webhooks: webhooks,
 		backend: &redisStores{cfg: cfg, rdb: rdb, orders: orders, pets: pets}}, nil
 }
 
@@ -200,7 +199,7 @@ func openEmbedded(cfg StoreConfig) (*Stores, error) {
 	}
 	orders := sqlitestore.NewOrders(db)
 	return &Stores{
-		Orders: orders, Finder: orders, Events: sqlitestore.NewEvents(db), Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
+		Orders: orders, Events: sqlitestore.NewEvents(db), Pets: sqlitestore.NewPets(db), Keys: sqlitestore.NewKeys(db),
 		Secrets: sqlitestore.NewSecrets(db), Webhooks: sqlitestore.NewWebhooks(db), backend: sqliteStores{db},
 	}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/order"
 )
 
 // readCache answers from earlier reads while the wal-index header read before them is unchanged.
@@ -15,7 +14,6 @@ type readCache struct {
 	off     error                    // why wal is nil since Open
 	version atomic.Pointer[headerCache[struct{}, uint64]]
 	keys    atomic.Pointer[headerCache[auth.Hash, auth.Key]] // found only: random keys add none
-	orders  atomic.Pointer[headerCache[int64, *order.Order]] // nil (not found) too: for retried cancels
 }
 
 // ReadCache reports why the read cache is off (every read queries the file), or nil.
@@ -76,5 +74,4 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Poin
 func (c *readCache) forget() {
 	c.version.Store(nil)
 	c.keys.Store(nil)
-	c.orders.Store(nil)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
@@ -91,7 +92,7 @@ func checkFreshness(t *testing.T, path string, keys []string, write writeFunc) {
 	// get reads order id: its status, or "" when there is none.
 	get := func(id int64) order.Status {
 		t.Helper()
-		o, err := orders.Get(ctx, id)
+		o, err := ordertest.Fresh(orders).Get(ctx, id)
 		if errors.Is(err, order.ErrNotFound) {
 			return ""
 		}

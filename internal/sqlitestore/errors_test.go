@@ -23,7 +23,7 @@ func calls(ctx context.Context, db *sqlitestore.DB) map[string]error {
 	orders, pets, keys := sqlitestore.NewOrders(db), sqlitestore.NewPets(db), sqlitestore.NewKeys(db)
 	_, rec, _ := auth.NewKey("new", plan.Free, plan.Limits{}, time.Now())
 	errs := map[string]error{}
-	_, errs["Orders.List"] = orders.List(ctx)
+	_, errs["Orders.List"] = ordertest.Fresh(orders).List(ctx)
 	_, errs["Orders.Version"] = orders.Version(ctx)
 	_, _, errs["Orders.Cancel"] = orders.Cancel(ctx, 1)
 	_, errs["Import"] = db.Import(ctx, ordertest.Fixture(), nil)
@@ -145,7 +145,7 @@ func TestWriteLockHeldPastTimeoutIsUnavailable(t *testing.T) {
 	if _, _, err := orders.Cancel(ctx, 1); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("Cancel while another process writes: %v, want ErrUnavailable", err)
 	}
-	if list, err := orders.List(ctx); err != nil || len(list) != len(ordertest.Fixture()) {
+	if list, err := ordertest.Fresh(orders).List(ctx); err != nil || len(list) != len(ordertest.Fixture()) {
 		t.Fatalf("List while another process writes: %d orders, %v", len(list), err)
 	}
 }
@@ -175,7 +175,7 @@ func TestCorruptRowsNameTheRecord(t *testing.T) {
 		}
 	}
 	orders := sqlitestore.NewOrders(db)
-	_, listErr := orders.List(ctx)
+	_, listErr := ordertest.Fresh(orders).List(ctx)
 	_, _, cancel1Err := orders.Cancel(ctx, 1)
 	_, _, cancel2Err := orders.Cancel(ctx, 2)
 	_, petErr := sqlitestore.NewPets(db).Pet(ctx, 5)

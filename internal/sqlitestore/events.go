@@ -38,17 +38,22 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (_ order.EventP
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("an event query's limit is at least 1, not %d", q.Limit)
 	}
-	after, ok := position(q.After)
-	if !ok && q.After != "" {
-		return order.EventPage{}, fmt.Errorf("%w: %q is not a position of this log", order.ErrEventsExpired, q.After)
-	}
 	tx, err := e.db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return order.EventPage{}, e.db.fail(ctx, err)
 	}
 	defer tx.Rollback()
+	return e.read(ctx, tx, q)
+}
+
+// read is Events in the read transaction tx.
+func (e *Events) read(ctx context.Context, tx *sql.Tx, q order.EventQuery) (order.EventPage, error) {
+	after, ok := position(q.After)
+	if !ok && q.After != "" {
+		return order.EventPage{}, fmt.Errorf("%w: %q is not a position of this log", order.ErrEventsExpired, q.After)
+	}
 	var dropped, newest int64
-	err = tx.StmtContext(ctx, e.db.stmts.eventBounds).QueryRowContext(ctx).Scan(&dropped, &newest)
+	err := tx.StmtContext(ctx, e.db.stmts.eventBounds).QueryRowContext(ctx).Scan(&dropped, &newest)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = corrupt("the row of order_events_cut is missing")
 	}

@@ -79,7 +79,7 @@ func TestCorruptFileIsCorrupt(t *testing.T) {
 	if err := db.Fault(); err != nil {
 		t.Fatalf("Fault before any read of the damaged page: %v", err)
 	}
-	_, err = sqlitestore.NewOrders(db).List(ctx)
+	_, err = ordertest.Fresh(sqlitestore.NewOrders(db)).List(ctx)
 	var f *store.Fault
 	if !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) || !errors.As(err, &f) ||
 		f.Kind != sqlitestore.FaultCorrupt || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "malformed") {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestFindConformance(t *testing.T) {
-	ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) ordertest.FinderStore {
+	ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) order.Store {
 		return sqlitestore.NewOrders(mustOpen(tb, newFile(tb, orders)))
 	})
 }

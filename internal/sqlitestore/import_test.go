@@ -68,7 +68,7 @@ func TestImport(t *testing.T) {
 	want[1].Quantity, want[1].Complete, want[1].Status = 9, true, order.StatusCancelled
 	want[2].ShipDate = want[2].ShipDate.Add(1)
 	want = append(want[:4], append([]order.Order{next[len(next)-1]}, want[4:]...)...)
-	got, err := orders.List(ctx)
+	got, err := ordertest.Fresh(orders).List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

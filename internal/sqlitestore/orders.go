@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
@@ -21,15 +22,6 @@ type Orders struct{ db *DB }
 // NewOrders returns the order store of db.
 func NewOrders(db *DB) *Orders { return &Orders{db: db} }
 
-// List reads every order in one statement, so it sees one committed state of the file.
-func (s *Orders) List(ctx context.Context) (_ []order.Order, err error) {
-	ctx, end := s.db.span(ctx, "SELECT", "orders")
-	defer func() { end(err) }()
-	rows, err := s.db.stmts.listOrders.QueryContext(ctx)
-	list, err := scanRows(rows, err, scanOrder)
-	return list, s.db.fail(ctx, err)
-}
-
 // Version returns the counter the schema's triggers move with every change to the orders.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	return cachedRead(ctx, s.db, &s.db.cache.version, "orders_version", struct{}{}, func(readCtx context.Context) (uint64, error) {
@@ -39,19 +31,66 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	})
 }
 
-// Cancel applies order.Order.Cancel in a write transaction, one step for every process. Only
-// a pending order needs it: no commit can undo a read's "unknown", "shipped" or "cancelled".
+// Load reads every order in id order, and the log's newest position, in one read
+// transaction: the orders are what the file held at that position.
+func (s *Orders) Load(ctx context.Context, add func(order.Order)) (_ order.Mark, err error) {
+	ctx, end := s.db.span(ctx, "SELECT", "orders")
+	defer func() { end(err) }()
+	tx, err := s.db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return order.Mark{}, s.db.fail(ctx, err)
+	}
+	defer tx.Rollback()
+	var m order.Mark
+	var newest int64
+	if err := tx.QueryRowContext(ctx, "SELECT value, "+newestEventID+" FROM orders_version").Scan(&m.Epoch, &newest); err != nil {
+		return order.Mark{}, s.db.fail(ctx, err)
+	}
+	m.Position = strconv.FormatInt(newest, 10)
+	rows, err := tx.StmtContext(ctx, s.db.stmts.listOrders).QueryContext(ctx)
+	if err != nil {
+		return order.Mark{}, s.db.fail(ctx, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		o, err := scanOrder(rows)
+		if err != nil {
+			return order.Mark{}, s.db.fail(ctx, err)
+		}
+		add(o)
+	}
+	return m, s.db.fail(ctx, rows.Err())
+}
+
+// Since reads the events after m, in one read transaction with the epoch (orders_version,
+// which only a DELETE moves): a new epoch is order.ErrReload.
+func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) (_ []order.Event, _ order.Mark, _ bool, err error) {
+	ctx, end := s.db.span(ctx, "SELECT", "order_events")
+	defer func() { end(err) }()
+	tx, err := s.db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, m, false, s.db.fail(ctx, err)
+	}
+	defer tx.Rollback()
+	var epoch uint64
+	if err := tx.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&epoch); err != nil {
+		return nil, m, false, s.db.fail(ctx, err)
+	}
+	if epoch != m.Epoch {
+		return nil, m, false, order.ErrReload
+	}
+	page, err := NewEvents(s.db).read(ctx, tx, order.EventQuery{After: m.Position, Limit: limit})
+	if err != nil {
+		return nil, m, false, err
+	}
+	m.Position = page.Last
+	return page.Events, m, page.More, nil
+}
+
+// Cancel applies order.Order.Cancel in a write transaction, one step for every process.
 func (s *Orders) Cancel(ctx context.Context, id int64) (_ order.Order, _ bool, err error) {
 	ctx, end := s.db.span(ctx, "UPDATE", "orders")
 	defer func() { end(err) }()
-	current, err := s.Get(ctx, id)
-	if err != nil {
-		return order.Order{}, false, err
-	}
-	if current.Status != order.StatusPending {
-		after, err := current.Cancel()
-		return after, false, err
-	}
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
 		return order.Order{}, false, err

@@ -20,7 +20,7 @@ func TestFileOfSchema2GainsTheEventLog(t *testing.T) {
 	ctx := context.Background()
 	db := openSchema(t, 2, order7)
 	orders, events := NewOrders(db), NewEvents(db)
-	if list, err := orders.List(ctx); err != nil || len(list) != 1 || list[0].ID != 7 {
+	if list, err := ordertest.Fresh(orders).List(ctx); err != nil || len(list) != 1 || list[0].ID != 7 {
 		t.Fatalf("the orders after migrating: %+v, %v", list, err)
 	}
 	if page, err := events.Events(ctx, order.EventQuery{Limit: 10}); err != nil || len(page.Events) != 0 || page.Last != "0" {

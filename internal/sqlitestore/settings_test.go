@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petstore/orderd/internal/order/ordertest"
 )
 
 // TestConnectionSettings: every connection of the pool has the settings dsn promises, the
@@ -68,7 +70,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 func TestFileOfSchema1GainsSettings(t *testing.T) {
 	ctx := context.Background()
 	db := openSchema(t, 1, order7)
-	if list, err := NewOrders(db).List(ctx); err != nil || len(list) != 1 || list[0].ID != 7 {
+	if list, err := ordertest.Fresh(NewOrders(db)).List(ctx); err != nil || len(list) != 1 || list[0].ID != 7 {
 		t.Fatalf("the orders after migrating: %+v, %v", list, err)
 	}
 	secret, err := NewSecrets(db).PageTokenSecret(ctx)

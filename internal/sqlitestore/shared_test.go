@@ -37,7 +37,7 @@ func TestTwoHandlesSeeEachOther(t *testing.T) {
 		if v, err := ordersB.Version(ctx); err != nil || v == v0 {
 			t.Fatalf("B's version after A's import = %d, %v; was %d", v, err, v0)
 		}
-		if list, err := ordersB.List(ctx); err != nil || len(list) != len(ordertest.Fixture()) {
+		if list, err := ordertest.Fresh(ordersB).List(ctx); err != nil || len(list) != len(ordertest.Fixture()) {
 			t.Fatalf("B's list after A's import = %+v, %v", list, err)
 		}
 	})
@@ -50,7 +50,7 @@ func TestTwoHandlesSeeEachOther(t *testing.T) {
 		if v, err := ordersA.Version(ctx); err != nil || v == vA {
 			t.Fatalf("A's version after B's cancel = %d, %v; was %d", v, err, vA)
 		}
-		list, err := ordersA.List(ctx)
+		list, err := ordertest.Fresh(ordersA).List(ctx)
 		if err != nil || list[1].ID != 1 || list[1].Status != order.StatusCancelled {
 			t.Fatalf("A's list after B's cancel = %+v, %v", list, err)
 		}
@@ -126,7 +126,7 @@ func TestCancelSurvivesReopen(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	list, err := sqlitestore.NewOrders(mustOpen(t, path)).List(ctx)
+	list, err := ordertest.Fresh(sqlitestore.NewOrders(mustOpen(t, path))).List(ctx)
 	if err != nil || list[1].ID != 1 || list[1].Status != order.StatusCancelled {
 		t.Fatalf("after reopening: %+v, %v", list, err)
 	}
@@ -180,7 +180,7 @@ func TestCancelSurvivesSIGKILL(t *testing.T) {
 	if line != "cancelled\n" {
 		t.Fatalf("child said %q", line)
 	}
-	list, err := sqlitestore.NewOrders(mustOpen(t, path)).List(context.Background())
+	list, err := ordertest.Fresh(sqlitestore.NewOrders(mustOpen(t, path))).List(context.Background())
 	if err != nil || list[1].ID != 1 || list[1].Status != order.StatusCancelled {
 		t.Fatalf("after the child was killed: %+v, %v", list, err)
 	}

@@ -17,7 +17,6 @@ const (
 type statements struct {
 	ordersVersion, listOrders, selectOrder, cancelOrder *sql.Stmt
 	selectPet, lookupKey                                *sql.Stmt
-	findByPet, findByStatus, findByID                   *sql.Stmt // find.go
 	newestEvent, eventBounds, readEvents, isEvent       *sql.Stmt // events.go
 }
 
@@ -32,9 +31,6 @@ func (s *statements) prepare(ctx context.Context, db *sql.DB) (err error) {
 		{&s.cancelOrder, "UPDATE orders SET status = ? WHERE id = ?"},
 		{&s.selectPet, "SELECT name, status FROM pets WHERE id = ?"},
 		{&s.lookupKey, "SELECT " + keyColumns + " FROM api_keys WHERE hash = ?"},
-		{&s.findByPet, findByPet},
-		{&s.findByStatus, findByStatus},
-		{&s.findByID, findByID},
 		{&s.newestEvent, newestEvent},
 		{&s.eventBounds, eventBounds},
 		{&s.readEvents, readEvents},

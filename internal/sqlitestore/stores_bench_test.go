@@ -9,6 +9,7 @@ import (
 
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
@@ -97,7 +98,7 @@ func BenchmarkOrdersList100(b *testing.B) {
 	s, ctx := sqlitestore.NewOrders(db), b.Context() // cancellable, as a request's is
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.List(ctx); err != nil {
+		if _, err := ordertest.Fresh(s).List(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

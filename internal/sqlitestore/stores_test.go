@@ -56,8 +56,13 @@ func TestOrdersConformanceAcrossHandles(t *testing.T) {
 // twoHandles writes through one handle and reads through the other.
 type twoHandles struct{ writer, reader *sqlitestore.Orders }
 
-func (s twoHandles) List(ctx context.Context) ([]order.Order, error) { return s.reader.List(ctx) }
-func (s twoHandles) Version(ctx context.Context) (uint64, error)     { return s.reader.Version(ctx) }
+func (s twoHandles) Version(ctx context.Context) (uint64, error) { return s.reader.Version(ctx) }
+func (s twoHandles) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
+	return s.reader.Load(ctx, add)
+}
+func (s twoHandles) Since(ctx context.Context, m order.Mark, limit int) ([]order.Event, order.Mark, bool, error) {
+	return s.reader.Since(ctx, m, limit)
+}
 func (s twoHandles) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	return s.writer.Cancel(ctx, id)
 }
@@ -123,7 +128,7 @@ func TestInt64AndTimeRoundTrip(t *testing.T) {
 	if err != nil || !changed || o.ID != math.MaxInt64-1 || o.PetID != math.MaxInt64 || !o.Complete {
 		t.Fatalf("Cancel = %+v, %v, %v", o, changed, err)
 	}
-	list, err := orders.List(ctx)
+	list, err := ordertest.Fresh(orders).List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +156,7 @@ func TestImportRefusesBadData(t *testing.T) {
 		if _, err := db.Import(context.Background(), append([]order.Order{good}, orders...), nil); err == nil {
 			t.Errorf("%s: Import accepted it", name)
 		}
-		if list, _ := sqlitestore.NewOrders(db).List(context.Background()); len(list) != 0 {
+		if list, _ := ordertest.Fresh(sqlitestore.NewOrders(db)).List(context.Background()); len(list) != 0 {
 			t.Errorf("%s: the refused import wrote %+v", name, list)
 		}
 	}

@@ -14,14 +14,8 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// FinderStore is a store that also finds orders by filter, a page at a time.
-type FinderStore interface {
-	order.Store
-	order.Finder
-}
-
 // NewFinderStore returns a store holding exactly orders, empty of anything else.
-type NewFinderStore func(tb testing.TB, orders []order.Order) FinderStore
+type NewFinderStore func(tb testing.TB, orders []order.Order) order.Store
 
 // Many returns n orders with ids from 0 up, in gaps, and the int64 edges; states, pets and
 // ship dates cycle with different periods, so that every combination of filters keeps some.
@@ -55,7 +49,7 @@ func Model(orders []order.Order, f order.Filter) []order.Order {
 
 // walk reads every page of f with pages of size, checks each page's shape, and returns the
 // orders in the order read. each, when set, is also given every page and its request.
-func walk(tb testing.TB, s order.Finder, f order.Filter, size int, each func(order.PageRequest, order.Page)) []order.Order {
+func walk(tb testing.TB, s finder, f order.Filter, size int, each func(order.PageRequest, order.Page)) []order.Order {
 	tb.Helper()
 	var got []order.Order
 	req := order.PageRequest{Size: size}
@@ -106,7 +100,7 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 			for _, petID := range []*int64{nil, new(int64(2)), new(int64(99))} {
 				for _, ship := range [][2]*time.Time{{nil, nil}, {at(3), nil}, {nil, at(3)}, {at(2), at(5)}, {at(4), at(4)}} {
 					f := order.Filter{Statuses: statuses, PetID: petID, ShipFrom: ship[0], ShipBefore: ship[1]}
-					assertOrders(t, walk(t, s, f, 1000, nil), Model(many, f))
+					assertOrders(t, walk(t, Viewed(s), f, 1000, nil), Model(many, f))
 				}
 			}
 		}
@@ -117,19 +111,19 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 		for _, f := range []order.Filter{{}, {Statuses: []order.Status{order.StatusShipped, order.StatusCancelled}}, {PetID: new(int64(1))}, {ShipFrom: at(6)}} {
 			want := Model(many, f)
 			for _, size := range []int{1, 2, 7, 1000} {
-				assertOrders(t, walk(t, s, f, size, nil), want)
+				assertOrders(t, walk(t, Viewed(s), f, size, nil), want)
 			}
 		}
 	})
 
 	t.Run("Int64EdgesInOrder", func(t *testing.T) {
 		s := newStore(t, reversed(Fixture()))
-		assertOrders(t, walk(t, s, order.Filter{}, 1, nil), Fixture())
-		p, err := s.Find(ctx, order.Filter{}, order.PageRequest{After: new(int64(math.MaxInt64 - 1)), Size: 10})
+		assertOrders(t, walk(t, Viewed(s), order.Filter{}, 1, nil), Fixture())
+		p, err := Viewed(s).Find(ctx, order.Filter{}, order.PageRequest{After: new(int64(math.MaxInt64 - 1)), Size: 10})
 		if err != nil || len(p.Orders) != 1 || p.Orders[0].ID != math.MaxInt64 || !p.End {
 			t.Fatalf("after MaxInt64-1: %+v, %v", p, err)
 		}
-		p, err = s.Find(ctx, order.Filter{}, order.PageRequest{After: new(int64(math.MaxInt64)), Size: 10})
+		p, err = Viewed(s).Find(ctx, order.Filter{}, order.PageRequest{After: new(int64(math.MaxInt64)), Size: 10})
 		if err != nil || len(p.Orders) != 0 || !p.End || p.Resume != math.MaxInt64 {
 			t.Fatalf("after MaxInt64: %+v, %v", p, err)
 		}
@@ -159,7 +153,7 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 					}
 				}
 			})
-			got := walk(t, s, f, 7, nil)
+			got := walk(t, Viewed(s), f, 7, nil)
 			wg.Wait()
 			want := Model(many, order.Filter{Statuses: f.Statuses}) // every order of these states stays in them
 			if len(got) != len(want) {
@@ -193,7 +187,7 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 		f := order.Filter{ShipFrom: &lonely, ShipBefore: &before}
 		budget := order.PageRequest{Size: 10}.Budget()
 		calls, empty := 0, 0
-		got := walk(t, s, f, 10, func(req order.PageRequest, p order.Page) {
+		got := walk(t, Viewed(s), f, 10, func(req order.PageRequest, p order.Page) {
 			calls++
 			from := 0
 			if req.After != nil {
@@ -215,19 +209,19 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 	t.Run("Get", func(t *testing.T) {
 		s := newStore(t, Fixture())
 		for _, want := range Fixture() {
-			got, err := s.Get(ctx, want.ID)
+			got, err := Viewed(s).Get(ctx, want.ID)
 			if err != nil {
 				t.Fatalf("Get(%d): %v", want.ID, err)
 			}
 			assertOrders(t, []order.Order{got}, []order.Order{want})
 		}
-		if _, err := s.Get(ctx, 4); !errors.Is(err, order.ErrNotFound) {
+		if _, err := Viewed(s).Get(ctx, 4); !errors.Is(err, order.ErrNotFound) {
 			t.Fatalf("Get(4) = %v, want ErrNotFound", err)
 		}
 		if _, _, err := s.Cancel(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := s.Get(ctx, 1); err != nil || got.Status != order.StatusCancelled {
+		if got, err := Viewed(s).Get(ctx, 1); err != nil || got.Status != order.StatusCancelled {
 			t.Fatalf("Get after cancel = %+v, %v", got, err)
 		}
 	})
@@ -242,17 +236,22 @@ func RunFind(t *testing.T, newStore NewFinderStore) {
 			{order.Filter{}, order.PageRequest{Size: order.MaxPageSize + 1}},
 			{order.Filter{Statuses: []order.Status{"lost"}}, order.PageRequest{Size: 1}},
 		} {
-			if _, err := s.Find(ctx, tc.f, tc.req); !errors.Is(err, order.ErrBadRequest) {
+			if _, err := Viewed(s).Find(ctx, tc.f, tc.req); !errors.Is(err, order.ErrBadRequest) {
 				t.Errorf("Find(%+v, %+v) = %v, want ErrBadRequest", tc.f, tc.req, err)
 			}
 		}
 	})
 }
 
-// FindAll is every order of f, read a page at a time.
-func FindAll(tb testing.TB, s order.Finder, f order.Filter) []order.Order {
+// FindAll is every order of f, read a page at a time through s's View.
+func FindAll(tb testing.TB, s order.Store, f order.Filter) []order.Order {
 	tb.Helper()
-	return walk(tb, s, f, 100, nil)
+	return walk(tb, Viewed(s), f, 100, nil)
+}
+
+// finder reads pages.
+type finder interface {
+	Find(ctx context.Context, f order.Filter, req order.PageRequest) (order.Page, error)
 }
 
 // Imported is the orders of a store that held before once list is imported: an order already
@@ -278,9 +277,9 @@ func Imported(before, list []order.Order) []order.Order {
 
 // AssertImported fails tb unless s lists want, and finds by each state exactly want's orders
 // of that state: the indexes an import keeps agree with the orders.
-func AssertImported(tb testing.TB, s FinderStore, want []order.Order) {
+func AssertImported(tb testing.TB, s order.Store, want []order.Order) {
 	tb.Helper()
-	got, err := s.List(context.Background())
+	got, err := Fresh(s).List(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -294,7 +293,7 @@ func AssertImported(tb testing.TB, s FinderStore, want []order.Order) {
 	same("List", got, want)
 	for _, st := range []order.Status{order.StatusPending, order.StatusShipped, order.StatusCancelled} {
 		f := order.Filter{Statuses: []order.Status{st}}
-		same("Find "+string(st), FindAll(tb, s, f), Model(want, f))
+		same("Find "+string(st), walk(tb, Fresh(s), f, 100, nil), Model(want, f))
 	}
 }
 

@@ -36,7 +36,7 @@ func Run(t *testing.T, newStore NewStore) {
 	ctx := context.Background()
 	assertList := func(t *testing.T, s order.Store, want []order.Order) {
 		t.Helper()
-		list, err := s.List(ctx)
+		list, err := Viewed(s).List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
