@@ -58,6 +58,6 @@ for mode in embedded redis; do
   read -r walk _ pages <<< "$("$work/walk" -url "http://$addr" -key "$key" -size 1000 -want "$N")"
   printf '| %s | %s s | %s | %s MB | %.2f s | %s MB | %.2f s, %s pages |\n' "$mode" "$secs" "$(commas "$rate")" "$rss" \
     "$list" "$((bytes / 1000000))" "$walk" "$pages"
-  printf '%s-rate %s\n%s-rss %s\n%s-list %.2f\n%s-walk %s\n' "$mode" "$rate" "$mode" "$rss" "$mode" "$list" "$mode" "$walk" >> "$FIGURES"
+  printf '%s-rate %s\n%s-rss %s\n%s-list %.2f\n%s-walk %.2f\n' "$mode" "$rate" "$mode" "$rss" "$mode" "$list" "$mode" "$walk" >> "$FIGURES"
   kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=()
 done

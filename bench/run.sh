@@ -157,13 +157,14 @@ for entry in "${rows[@]}"; do
   done
 done
 
-# wrk_run ADDR PATH [wrk args]: prints "rps p99 non2xx socket-errors"
+# wrk_run ADDR PATH [wrk args]: prints "rps p99 non2xx socket-errors timeouts" (wrk's: a
+# request unanswered after 2 s, still counted when its answer comes)
 wrk_run() {
   local addr=$1 path=$2; shift 2
   env "${ROW_ENV[@]}" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency "$@" "http://$addr$path" > "$work/wrk.out" 2>&1
   awk '/Requests\/sec:/ {rps=$2} /^ +99%/ {p99=$2} /Non-2xx or 3xx responses:/ {non=$5}
-    /Socket errors:/ {gsub(",", ""); err=$4+$6+$8+$10}
-    END {printf "%s %s %d %d\n", rps, p99, non, err}' "$work/wrk.out"
+    /Socket errors:/ {gsub(",", ""); err=$4+$6+$8; slow=$10}
+    END {printf "%s %s %d %d %d\n", rps, p99, non, err, slow}' "$work/wrk.out"
 }
 
 # The rounds: every row on every server, one after the other, then the walks; the next round
@@ -228,9 +229,10 @@ median_round() {
   echo 1
 }
 commas() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }
-# rps ROUND ROW SERVER: its requests/s, and its non-2xx answers and socket errors if any (but
-# those of notfound and nokey, whose answers are 404, 401 and 429 by design).
-rps() { echo "${R[$1,$2,$3]}" | awk -v row="$2" '{printf "%.0f", $1; if ($3 && row != "nokey" && row != "notfound") printf " (%d non-2xx)", $3; if ($4) printf " (%d socket errors)", $4}'; }
+# rps ROUND ROW SERVER: its requests/s, and its non-2xx answers, socket errors and requests
+# unanswered after 2 s if any (but not the non-2xx of notfound and nokey: 404, 401 and 429 by
+# design).
+rps() { echo "${R[$1,$2,$3]}" | awk -v row="$2" '{printf "%.0f", $1; if ($3 && row != "nokey" && row != "notfound") printf " (%d non-2xx)", $3; if ($4) printf " (%d socket errors)", $4; if ($5) printf " (%d > 2 s)", $5}'; }
 # met FIGURE OP BOUND: "yes" or "**no**".
 met() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? (a + 0 >= b + 0) : (a + 0 <= b + 0); print (a != "" && ok) ? "yes" : "**no**" }'; }
 ratio() { echo "${RATIOS[$1,$2]}" | median; }
@@ -326,7 +328,8 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
       "rate:import (orders/s):>=:100000:80000" "rss:import peak RSS (MB):<=:150:150"; do
       IFS=: read -r k what op we wr <<< "$t"
       e=$(mfig "embedded-$k"); r=$(mfig "redis-$k")
-      echo "| $what $op $we (embedded), $op $wr (Redis) | $e | $(met "$e" "$op" "$we") | $r | $(met "$r" "$op" "$wr") |"
+      sym=≤; [ "$op" = ">=" ] && sym=≥
+      echo "| $what $sym $we (embedded), $sym $wr (Redis) | $e | $(met "$e" "$op" "$we") | $r | $(met "$r" "$op" "$wr") |"
     done
   else
     echo "| the million targets (walk, first list, import) | not judged: MILLION=$MILLION | | | |"
