@@ -3,6 +3,13 @@
 // precomputed bytes. No service that does its work can be faster; make bench reports orderd
 // as a ratio of it.
 //
+// v2's find answers by the query's shape, each with one page recorded for that shape (--pet,
+// --ship-from): a petId, a status with a shipDateFrom, a status, or none; any other parameter
+// (the unique one of a row that no cache may hold) is ignored, as orderd ignores it. A find by
+// petId differs between the stores (Redis has no index by pet: its first page usually ends
+// with a token to go on, the embedded one's not), so with --redis-from and --redis-key the
+// ceiling also records the Redis orderd's, and sends it to requests made with that key.
+//
 // Each answer of the benchmark's rows is recorded once, at start, from a running orderd
 // (--from, --key): its status, its header fields and its body, plain or gzipped as orderd
 // gzips it. The ceiling then sends each as recorded, so that a ratio measures orderd's work
@@ -18,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -40,9 +48,18 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18200", "address to listen on")
 	from := flag.String("from", "", "a running orderd (http://host:port) to record the answers from, once")
 	key := flag.String("key", "", "an API key of that orderd")
+	redisFrom := flag.String("redis-from", "", "a running orderd on Redis to record the find by petId from")
+	redisKey := flag.String("redis-key", "", "an API key of that orderd")
 	redisURL := flag.String("redis-url", "", "decide each request in this Redis first, as orderd's limiter does (the floor of a Redis deployment)")
+	pet := flag.String("pet", "", "the pet whose first page answers every find by petId")
+	shipFrom := flag.String("ship-from", "", "the shipDateFrom whose first page (status=pending) answers every find by status and shipDateFrom")
 	flag.Parse()
-	a, err := record(*from, *key)
+	a, err := record(*from, *key, *pet, *shipFrom)
+	var redisPetPage answer
+	if err == nil && *redisFrom != "" {
+		redisPetPage, err = fetch(http.MethodGet, *redisFrom+pagePath+"&petId="+url.QueryEscape(*pet), *redisKey, http.StatusOK)
+	}
+	redisAuth := "Bearer " + *redisKey
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)
 		os.Exit(2)
@@ -72,7 +89,17 @@ func main() {
 		return a.list.send(c)
 	})
 	e.GET("/v2/store/orders", func(c echo.Context) error {
-		if strings.Contains(c.Request().Header.Get("Accept-Encoding"), "gzip") {
+		switch q := c.Request().URL.RawQuery; {
+		case strings.Contains(q, "petId="):
+			if *redisFrom != "" && c.Request().Header.Get("Authorization") == redisAuth {
+				return redisPetPage.send(c)
+			}
+			return a.petPage.send(c)
+		case strings.Contains(q, "shipDateFrom="):
+			return a.statusFromPage.send(c)
+		case strings.Contains(q, "status="):
+			return a.statusPage.send(c)
+		case strings.Contains(c.Request().Header.Get("Accept-Encoding"), "gzip"):
 			return a.pageGzip.send(c)
 		}
 		return a.page.send(c)
@@ -110,13 +137,14 @@ func (a answer) send(c echo.Context) error {
 // answers are orderd's answers to the benchmark's rows, and the list's tag.
 type answers struct {
 	list, listGzip, notModified, page, pageGzip, notFound, noKey answer
+	statusPage, petPage, statusFromPage                          answer
 	etag                                                         string
 }
 
 // record asks orderd at from for each row's answer.
-func record(from, key string) (answers, error) {
-	if from == "" || key == "" {
-		return answers{}, errors.New("--from and --key are required")
+func record(from, key, pet, shipFrom string) (answers, error) {
+	if from == "" || key == "" || pet == "" || shipFrom == "" {
+		return answers{}, errors.New("--from, --key, --pet and --ship-from are required")
 	}
 	var a answers
 	var err error
@@ -136,6 +164,9 @@ func record(from, key string) (answers, error) {
 	a.notModified = get(http.MethodGet, "/v1/store/orders", key, http.StatusNotModified, "If-None-Match", a.etag)
 	a.page = get(http.MethodGet, pagePath, key, http.StatusOK)
 	a.pageGzip = get(http.MethodGet, pagePath, key, http.StatusOK, "Accept-Encoding", "gzip")
+	a.statusPage = get(http.MethodGet, pagePath+"&status=pending", key, http.StatusOK)
+	a.petPage = get(http.MethodGet, pagePath+"&petId="+url.QueryEscape(pet), key, http.StatusOK)
+	a.statusFromPage = get(http.MethodGet, pagePath+"&status=pending&shipDateFrom="+url.QueryEscape(shipFrom), key, http.StatusOK)
 	a.notFound = get(http.MethodDelete, notFoundPath, key, http.StatusNotFound)
 	a.noKey = get(http.MethodGet, "/v1/store/orders", "", http.StatusUnauthorized)
 	return a, err
