@@ -1,341 +1,275 @@
-// Package jsonfile reads the service's data files: JSON arrays of records. Errors
-// name the file, line and column, so that an operator can fix a bad file at once.
+// Package jsonfile reads the service's data files, JSON arrays of records, as streams. Its
+// errors name the file, line and column, and are those a read of the whole file would give:
+// the file's first syntax error, in encoding/json's words, else its first record refused.
 package jsonfile
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 )
 
-// ReadArray decodes the JSON array in the file at path, checking each element with check
-// (which may be nil). Unknown fields are errors: a misspelt field must not pass silently.
-func ReadArray[T any](path string, check func(T) error) ([]T, error) {
-	out := []T{}
-	err := EachInFile(path, check, 1000, func(batch []T) error {
-		out = append(out, batch...)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+// Record is a record type that decodes itself (UnmarshalJSON) from an element of the
+// array, valid JSON; its errors are placed at the element.
+type Record[T any] interface {
+	*T
+	json.Unmarshaler
 }
 
 // EachInFile is Each on the file at path, named by path in errors.
-func EachInFile[T any](path string, check func(T) error, size int, each func([]T) error) error {
+func EachInFile[T any, R Record[T]](path string, check func(T) error, size int, each func([]T) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	// The decoder reads little at a time: a call to the system for each would be most of its work.
-	return Each(path, bufio.NewReaderSize(f, 1<<16), check, size, each)
+	return Each[T, R](path, f, check, size, each)
 }
 
-// Each decodes the JSON array read from r as ReadArray does, and hands its elements to each in
-// batches of up to size, in order, as it reads them: it holds a batch and the decoder's
-// buffer, never the whole input. Errors of each are returned as they are; the others are
-// those ReadArray would give on the whole input, at the same place. name is used in errors.
-func Each[T any](name string, r io.Reader, check func(T) error, size int, each func([]T) error) error {
-	a := &array{name: name, in: &window{r: r, line: 1}}
-	a.dec = json.NewDecoder(a.in)
-	a.dec.DisallowUnknownFields()
-	// Anything but an array (null or one object included) is not a list of records, once
-	// it has no syntax error: ReadArray names the first syntax error of the file first.
-	a.dec.More() // to its first byte, whatever it is
-	first := a.offset()
-	if c, ok := a.next(); !ok || c != '[' {
-		if err := a.syntax("", a.dec.Decode(new(json.RawMessage))); err != nil {
+// Each decodes the JSON array read from r and hands its elements, each once check (nil: none)
+// passed it, to each in batches of up to size, in order: it holds a batch and an element,
+// never the whole input. A refused element is reported once the rest is read, as a syntax
+// error after it comes first. name is used in errors; each's are returned as they are.
+func Each[T any, R Record[T]](name string, r io.Reader, check func(T) error, size int, each func([]T) error) error {
+	in := &input{name: name, r: r, buf: make([]byte, 0, 64<<10)}
+	if c, ok := in.peek(); !ok {
+		return in.ended()
+	} else if c != '[' {
+		// Anything but an array is no list of records, once it has no syntax error.
+		start := in.offset()
+		for in.fill() {
+		}
+		if err := in.fault("", in.buf[in.pos:], start); err != nil {
 			return err
 		}
-		if err := a.trailing(); err != nil {
-			return err
-		}
-		return a.at(first, errors.New("want a JSON array"))
+		return in.at(start, errors.New("want a JSON array"))
 	}
-	a.dec.Token()
+	in.pos++
 	batch := make([]T, 0, max(1, size))
-	// After a record is refused, the rest is still read for a syntax error, which comes first.
 	var refused error
-	i := 0
-	// One T for all elements, copied out of: each would be in the heap, as decoders take its address.
-	v, zero := new(T), *new(T)
-	// A type that decodes itself is handed plain elements at once (plainElement): the decoder
-	// would scan each twice before handing it over, and it would not use DisallowUnknownFields.
-	u, direct := any(v).(json.Unmarshaler)
-	for ; ; i++ {
-		*v = zero
-		var err error
-		start, end := int64(-1), int64(-1)
-		if direct {
-			start, end = a.plain(i == 0)
+	// The element is validated after context, the JSON before it in the array as far as
+	// encoding/json's scanner can tell, so that its faults have the scanner's words.
+	for context := "["; ; context = `["",` {
+		c, ok := in.peek()
+		if !ok {
+			return in.ended()
 		}
-		if end >= 0 {
-			a.in.release(start)
-			if refused != nil {
-				continue
+		if c == ']' && context == "[" {
+			in.pos++
+			break
+		}
+		start := in.offset()
+		elem, whole := in.element()
+		in.scratch = append(append(append(in.scratch[:0], context...), elem...), ']')
+		if !whole || len(elem) == 0 || !json.Valid(in.scratch) {
+			// The byte after a scalar is the one that may be its fault ("1." then "]").
+			return in.fault(context, in.buf[in.pos:min(in.pos+len(elem)+1, len(in.buf))], start)
+		}
+		if refused == nil {
+			var v T
+			err := R(&v).UnmarshalJSON(elem)
+			if err == nil && check != nil {
+				err = check(v)
 			}
-			err = u.UnmarshalJSON(a.in.bytes(start, end))
-		} else {
-			if !a.dec.More() {
-				break
-			}
-			before := a.offset() // at the comma (or the first element)
-			if refused == nil {
-				err = a.dec.Decode(v)
-			} else {
-				err = a.dec.Decode(new(json.RawMessage))
-			}
-			// The value was read if the decoder went past it; otherwise the error is its syntax.
-			if a.offset() <= before+int64(min(i, 1)) {
-				prefix := afterComma
-				if i > 0 && a.offset() == before {
-					prefix = afterElement // no comma after an element
+			if err != nil {
+				refused = in.at(start, err)
+			} else if batch = append(batch, v); len(batch) == cap(batch) {
+				if err := each(batch); err != nil {
+					return err
 				}
-				return a.syntax(prefix, err)
+				batch = make([]T, 0, cap(batch)) // each may keep the one it had
 			}
-			a.in.release(before)
-			if refused != nil {
-				continue
-			}
-			start = a.in.skipSpace(before)
 		}
-		if err == nil && check != nil {
-			err = check(*v)
+		in.pos += len(elem)
+		if c, ok = in.peek(); !ok {
+			return in.ended()
 		}
-		if err != nil {
-			refused = a.at(start, syntaxReason(err))
-			continue
+		in.pos++
+		if c == ']' {
+			break
 		}
-		if batch = append(batch, *v); len(batch) == cap(batch) {
-			if err := each(batch); err != nil {
-				return err
-			}
-			batch = make([]T, 0, cap(batch)) // each may keep the one it has
+		if c != ',' {
+			return in.fault(`[""`, []byte{c}, in.offset()-1)
 		}
 	}
-	prefix := afterElement
-	if i == 0 {
-		prefix = "["
+	if c, ok := in.peek(); ok {
+		return in.fault("[]", []byte{c}, in.offset())
 	}
-	if _, err := a.dec.Token(); err != nil {
-		return a.syntax(prefix, err)
-	}
-	if err := a.trailing(); err != nil {
-		return err
-	}
-	if refused != nil {
+	switch {
+	case in.err != io.EOF:
+		return in.err
+	case refused != nil:
 		return refused
-	}
-	if len(batch) > 0 {
+	case len(batch) > 0:
 		return each(batch)
 	}
 	return nil
 }
 
-// array is the state of one Each.
-type array struct {
-	name   string
-	in     *window
-	dec    *json.Decoder // nil while plain elements are read without it
-	origin int64         // the offset of dec's first byte
-	pos    int64         // the offset after the last plain element, while dec is nil
-}
-
-// offset is where the reading is: after the last token or element read.
-func (a *array) offset() int64 {
-	if a.dec == nil {
-		return a.pos
+// Members hands f the name and value of each member of the object data, valid JSON, in turn
+// as written, and stops at f's first error. data of another value is "want a JSON object".
+func Members(data []byte, f func(name, value []byte) error) error {
+	if len(data) == 0 || data[0] != '{' {
+		return errors.New("want a JSON object")
 	}
-	return a.origin + a.dec.InputOffset()
-}
-
-// decodeAfter puts a new decoder at offset, after an element: it reads afterElement
-// first, for the state the decoder of the whole array would have there.
-func (a *array) decodeAfter(offset int64) {
-	a.in.read = offset
-	a.dec = json.NewDecoder(io.MultiReader(strings.NewReader(afterElement), a.in))
-	a.dec.DisallowUnknownFields()
-	a.origin = offset - int64(len(afterElement))
-	a.dec.Token() // [
-	a.dec.Token() // ""
-}
-
-// plain frames the next element (plainElement), after a comma unless first, reading more
-// while it cannot tell. Without one, end is -1 and a decoder reads from where it is, in the
-// state it would have had: after an element.
-func (a *array) plain(first bool) (start, end int64) {
-	at := a.offset()
-	for {
-		rest := a.in.from(at)
-		s, e, stop := plainElement(rest, first)
-		if e > 0 {
-			a.dec, a.pos = nil, at+int64(e)
-			return at + int64(s), a.pos
+	for i := skipSpace(data, 1); data[i] != '}'; i = skipSpace(data, i+1) { // +1: the comma
+		n, _ := frame(data[i:])
+		name := data[i+1 : i+n-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			json.Unmarshal(data[i:i+n], &s)
+			name = []byte(s)
 		}
-		// Reading at least as much again each time, a long element is scanned twice over at most.
-		if stop < len(rest) || !a.in.more(max(1<<16, len(rest))) {
+		i = skipSpace(data, skipSpace(data, i+n)+1) // +1: the colon
+		n, _ = frame(data[i:])
+		if err := f(name, data[i:i+n]); err != nil {
+			return err
+		}
+		if i = skipSpace(data, i+n); data[i] == '}' {
 			break
 		}
 	}
-	if a.dec == nil {
-		a.decodeAfter(at)
-	}
-	return -1, -1
+	return nil
 }
 
-func (a *array) at(offset int64, err error) error {
-	line, col := a.in.position(offset)
-	return fmt.Errorf("%s:%d:%d: %w", a.name, line, col, err)
-}
-
-// next is the byte at the decoder's position, if it holds one.
-func (a *array) next() (byte, bool) {
-	var c [1]byte
-	n, _ := a.dec.Buffered().Read(c[:])
-	return c[0], n == 1
-}
-
-// syntax places err, the decoder's error at its position, as Unmarshal of the whole file
-// would: with the same message, at the same byte. The decoder has its own messages, and an
-// offset that does not count what Token and More skip; but it holds the bytes from its
-// position on, the bad one included, and Unmarshal of them after prefix (which puts its
-// scanner in the decoder's state) finds the same fault at the same place.
-func (a *array) syntax(prefix string, err error) error {
-	var se *json.SyntaxError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return a.at(a.in.end(), errors.New("unexpected end of file"))
-	case !errors.As(err, &se):
-		return err // reading failed
-	}
-	rest, _ := io.ReadAll(a.dec.Buffered())
-	data := append([]byte(prefix), rest...)
-	err = json.Unmarshal(data, new(json.RawMessage))
-	if !errors.As(err, &se) || strings.HasPrefix(se.Error(), "unexpected end") {
-		return fmt.Errorf("%s: %w", a.name, err) // never: the bytes have the fault
-	}
-	return a.at(a.offset()+se.Offset-1-int64(len(prefix)), syntaxReason(err))
-}
-
-// Prefixes that put a scanner in a decoder's state: after an element, and after its comma.
-// The element is a string, which no byte can extend (after 0, ".5" would be its fraction).
-const afterElement, afterComma = `[""`, `["",`
-
-// trailing refuses anything but space after the top-level value, as Unmarshal does.
-func (a *array) trailing() error {
-	off := a.offset()
-	rest := bufio.NewReader(io.MultiReader(a.dec.Buffered(), a.in))
-	for {
-		c, err := rest.ReadByte()
-		if errors.Is(err, io.EOF) {
-			return nil
+// frame is the length of the JSON value b begins with, if it is valid: through its closing
+// bracket or quote, or for a scalar up to the space or delimiter after it. ok is false if b
+// ends first. An invalid value is framed some way; validation finds its fault.
+func frame(b []byte) (n int, ok bool) {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return len(b), false
+			}
+			if depth == 0 {
+				return i + 1, true
+			}
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i, true
+			}
+			if depth--; depth == 0 {
+				return i + 1, true
+			}
+		case depth == 0 && (c == ',' || isSpace(c)):
+			return i, true
 		}
-		if err != nil {
-			return err
-		}
-		if !isSpace(c) {
-			// Unmarshal's words for it, from its scanner.
-			return a.at(off, syntaxReason(json.Unmarshal([]byte{'0', ' ', c}, new(json.RawMessage))))
-		}
-		off++
 	}
+	return len(b), false
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-// syntaxReason drops the decoder's "json: " prefix and says what an unexpected EOF means.
-func syntaxReason(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("unexpected end of file")
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
 	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("field %s: cannot use a JSON %s as %s", te.Field, te.Value, te.Type)
-	}
-	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	return i
 }
 
-// window is the input as Each reads it. It keeps the bytes from the current element on, so
-// that an error can be placed by line and column and a decoder can start again from any of
-// them, and counts the lines of those it lets go.
-type window struct {
+// input is the file as Each reads it: the bytes from the current element on, and the count
+// of the lines before them, to place an error.
+type input struct {
+	name      string
 	r         io.Reader
-	err       error // r's, once it has ended or failed
-	kept      []byte
-	base      int64 // the offset of kept[0]
-	read      int64 // the offset Read reads from
-	line      int   // the line of base, from 1
-	lineStart int64 // the offset of the first byte of that line
+	err       error  // r's, once it has ended (io.EOF) or failed
+	buf       []byte // buf[pos:] are read and not yet taken
+	pos       int
+	base      int64  // the offset of buf[0]
+	lines     int    // the lines before base
+	lineStart int64  // the offset of the first byte of base's line
+	scratch   []byte // an element in its context, to validate
 }
 
-// Read reads from the offset read on: what is kept, then more of r.
-func (w *window) Read(p []byte) (int, error) {
-	if w.read == w.end() && !w.more(len(p)) {
-		return 0, w.err
-	}
-	n := copy(p, w.from(w.read))
-	w.read += int64(n)
-	return n, nil
-}
-
-// more reads n more bytes of r onto kept, or as many as r has, and reports whether it read any.
-func (w *window) more(n int) bool {
-	end := len(w.kept)
-	w.kept = slices.Grow(w.kept, n)
-	for len(w.kept) < end+n && w.err == nil {
-		m, err := w.r.Read(w.kept[len(w.kept) : end+n])
-		w.kept, w.err = w.kept[:len(w.kept)+m], err
-	}
-	return len(w.kept) > end
-}
-
-// from is the bytes from offset on that have been read; bytes, those from start to end.
-func (w *window) from(offset int64) []byte      { return w.kept[offset-w.base:] }
-func (w *window) bytes(start, end int64) []byte { return w.kept[start-w.base : end-w.base] }
-
-// release lets go of the bytes before offset, counting their lines, once they are many:
-// each time copies the bytes after it.
-func (w *window) release(offset int64) {
-	k := offset - w.base
-	if k < 1<<16 {
-		return
-	}
-	gone := w.kept[:k]
+// fill lets go of the bytes before pos and fills the buffer from r, so that an element is
+// framed again only once the buffer is full; it reports whether it read any.
+func (in *input) fill() bool {
+	gone := in.buf[:in.pos]
 	if n := bytes.Count(gone, []byte{'\n'}); n > 0 {
-		w.line += n
-		w.lineStart = w.base + int64(bytes.LastIndexByte(gone, '\n')) + 1
+		in.lines += n
+		in.lineStart = in.base + int64(bytes.LastIndexByte(gone, '\n')) + 1
 	}
-	w.kept = w.kept[:copy(w.kept, w.kept[k:])]
-	w.base = offset
+	in.base += int64(in.pos)
+	in.buf, in.pos = in.buf[:copy(in.buf, in.buf[in.pos:])], 0
+	if len(in.buf) == cap(in.buf) { // an element longer than the buffer
+		in.buf = append(in.buf, make([]byte, len(in.buf))...)[:len(in.buf)]
+	}
+	kept := len(in.buf)
+	for in.err == nil && len(in.buf) < cap(in.buf) {
+		n, err := in.r.Read(in.buf[len(in.buf):cap(in.buf)])
+		in.buf, in.err = in.buf[:len(in.buf)+n], err
+	}
+	return len(in.buf) > kept
 }
 
-// end is the offset after the last byte read.
-func (w *window) end() int64 { return w.base + int64(len(w.kept)) }
+// peek skips space and returns the next byte, not taken; ok is false at the end of the input.
+func (in *input) peek() (c byte, ok bool) {
+	for {
+		if in.pos = skipSpace(in.buf, in.pos); in.pos < len(in.buf) {
+			return in.buf[in.pos], true
+		}
+		if !in.fill() {
+			return 0, false
+		}
+	}
+}
 
-// position turns an offset, at or after base, into a 1-based line and column.
-func (w *window) position(offset int64) (line, col int) {
-	offset = max(w.base, min(offset, w.end()))
-	before := w.kept[:offset-w.base]
-	line, lineStart := w.line, w.lineStart
+// element frames the element at pos, reading more while it cannot tell; whole is false if the
+// input ended first.
+func (in *input) element() (elem []byte, whole bool) {
+	for {
+		n, ok := frame(in.buf[in.pos:])
+		if ok || !in.fill() {
+			return in.buf[in.pos : in.pos+n], ok
+		}
+	}
+}
+
+func (in *input) offset() int64 { return in.base + int64(in.pos) }
+
+// ended is the error of an input that ends where more is needed.
+func (in *input) ended() error {
+	if in.err != nil && in.err != io.EOF {
+		return in.err
+	}
+	return in.at(in.base+int64(len(in.buf)), errors.New("unexpected end of file"))
+}
+
+// fault is the first fault of data after context, placed at its byte (data begins at offset
+// start), or nil if there is none. A fault at the end of data is its last byte's only if one
+// more byte does not move it: else the input ended too soon.
+func (in *input) fault(context string, data []byte, start int64) error {
+	text := append([]byte(context), data...)
+	err := json.Unmarshal(text, new(json.RawMessage))
+	var se, more *json.SyntaxError
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	if se.Offset < int64(len(text)) || errors.As(json.Unmarshal(append(text, ' '), new(json.RawMessage)), &more) && *more == *se {
+		return in.at(start+se.Offset-1-int64(len(context)), err)
+	}
+	return in.ended()
+}
+
+// at places err at offset, one of the bytes kept, by line and column, from 1.
+func (in *input) at(offset int64, err error) error {
+	before := in.buf[:offset-in.base]
+	line, lineStart := in.lines+1, in.lineStart
 	if n := bytes.Count(before, []byte{'\n'}); n > 0 {
 		line += n
-		lineStart = w.base + int64(bytes.LastIndexByte(before, '\n')) + 1
+		lineStart = in.base + int64(bytes.LastIndexByte(before, '\n')) + 1
 	}
-	return line, int(offset-lineStart) + 1
-}
-
-// skipSpace returns the offset of the first byte from offset on that is neither space nor a comma.
-func (w *window) skipSpace(offset int64) int64 {
-	rest := w.kept[offset-w.base:]
-	return offset + int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n,")))
+	return fmt.Errorf("%s:%d:%d: %w", in.name, line, offset-lineStart+1, err)
 }

@@ -19,14 +19,14 @@ func checkRec(r rec) error {
 }
 
 func TestDecodeArray(t *testing.T) {
-	got, err := decodeArray("f.json", []byte(`[{"id":9223372036854775807,"name":"a"},{"id":1}]`), checkRec)
+	got, err := decodeArray("f.json", []byte(`[{"id":9223372036854775807,"name":"a"},{"id":1}]`), checkOwn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].ID != 9223372036854775807 || got[1].ID != 1 {
 		t.Fatalf("got %+v", got)
 	}
-	if got, err := decodeArray[rec]("f.json", []byte(" [ ] "), nil); err != nil || len(got) != 0 {
+	if got, err := decodeArray[own]("f.json", []byte(" [ ] "), nil); err != nil || len(got) != 0 {
 		t.Fatalf("empty array: %v %v", got, err)
 	}
 }
@@ -45,7 +45,7 @@ func TestDecodeArrayErrorsNameThePlace(t *testing.T) {
 		"empty file":     {"", "f.json:1:1: unexpected end of file"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := decodeArray("f.json", []byte(tc.data), checkRec)
+			_, err := decodeArray("f.json", []byte(tc.data), checkOwn)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.want)
 			}

@@ -3,185 +3,167 @@ package order
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
-	"slices"
-	"strings"
+	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/petstore/orderd/internal/jsonfile"
 )
 
 // MaxShipDateLength is the maxLength, in characters, of Order.shipDate in openapi.yaml.
 const MaxShipDateLength = 64
 
-// UnmarshalJSON reads the contract's Order: all six fields, none null, no other (an import
-// would write a missing field's zero over a real order's). Validate checks ranges and states.
+// UnmarshalJSON reads the contract's Order: its six fields by their exact names, each once,
+// none null, no other (an import would write a missing field's zero over a real order's, and
+// encoding/json alone takes "Status" for status, and the last of two). Validate checks
+// ranges and states. data is valid JSON, as encoding/json and jsonfile hand it.
 func (o *Order) UnmarshalJSON(data []byte) error {
-	if p, ok := plainOrder(data); ok {
-		*o = p
-		return nil
-	}
-	return o.decode(data)
-}
-
-// decode is UnmarshalJSON without its fast path.
-func (o *Order) decode(data []byte) error {
-	var r struct {
-		ID       *int64  `json:"id"`
-		PetID    *int64  `json:"petId"`
-		Quantity *int32  `json:"quantity"`
-		ShipDate *string `json:"shipDate"`
-		Complete *bool   `json:"complete"`
-		Status   *Status `json:"status"`
-	}
-	err := decodeObject(data, &r)
-	var shipDate time.Time
+	var r Order
+	var shipDate string
+	err := decodeRecord(data, orderFields, &r.ID, &r.PetID, &r.Quantity, &shipDate, &r.Complete, (*string)(&r.Status))
 	if err == nil {
-		shipDate, err = parseShipDate(*r.ShipDate)
+		r.ShipDate, err = parseShipDate(shipDate)
 	}
 	if err != nil {
 		return recordError("order", data, err)
 	}
-	*o = Order{ID: *r.ID, PetID: *r.PetID, Quantity: *r.Quantity, ShipDate: shipDate, Complete: *r.Complete, Status: *r.Status}
+	*o = r
 	return nil
 }
 
 // UnmarshalJSON reads the contract's Pet as Order's does an order.
 func (p *Pet) UnmarshalJSON(data []byte) error {
-	var r struct {
-		ID     *int64     `json:"id"`
-		Name   *string    `json:"name"`
-		Status *PetStatus `json:"status"`
-	}
-	if err := decodeObject(data, &r); err != nil {
+	var r Pet
+	if err := decodeRecord(data, petFields, &r.ID, &r.Name, (*string)(&r.Status)); err != nil {
 		return recordError("pet", data, err)
 	}
-	*p = Pet{ID: *r.ID, Name: *r.Name, Status: *r.Status}
+	*p = r
 	return nil
 }
 
-// decodeObject decodes data into v, pointer fields only, naming a field unknown, repeated,
-// mistyped or missing. A name is a field's only if it is its tag exactly: encoding/json alone
-// would also take "ID" or "Status" for one, and the last of a repeated one, so that a record
-// could say one thing and import another.
-func decodeObject(data []byte, v any) error {
-	if len(data) == 0 || data[0] != '{' {
-		return errors.New("want a JSON object")
-	}
-	fields := reflect.ValueOf(v).Elem()
-	if json.Valid(data) { // else the decoder names the fault
-		names := make([]string, fields.NumField())
-		for i := range names {
-			names[i] = fields.Type().Field(i).Tag.Get("json")
-		}
-		var seen uint64 // by field index; records have far fewer than 64 fields
-		err := eachName(data, func(name []byte) error {
-			i := slices.Index(names, string(name))
-			switch {
-			case i < 0:
-				return fmt.Errorf("unknown field %q", name)
-			case seen&(1<<i) != 0:
-				return fmt.Errorf("repeated field %q", name)
-			}
-			seen |= 1 << i
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &te) && te.Field != "":
-		return fmt.Errorf("%s: want %s, got %s", te.Field, jsonTypes[te.Type.Kind()], te.Value)
-	case err != nil:
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-	}
-	for i := range fields.NumField() {
-		if fields.Field(i).IsNil() {
-			return missing(data, fields.Type().Field(i).Tag.Get("json"))
-		}
-	}
-	return nil
-}
+// The fields of the records, by their names in JSON; a record has maxFields at most.
+var (
+	orderFields = []string{"id", "petId", "quantity", "shipDate", "complete", "status"}
+	petFields   = []string{"id", "name", "status"}
+)
 
-// eachName hands f the name of each member of the object data, valid JSON, in turn as it is
-// written: a repeated name each time (a map would keep one). It stops at f's first error.
-// (Decoder.Token would do, at three times the cost of all the rest of decodeObject.)
-func eachName(data []byte, f func(name []byte) error) error {
-	depth, isName := 0, false // isName: the next string is a member's name
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '{':
-			depth++
-			isName = depth == 1
-		case '[':
-			depth++
-		case '}', ']':
-			depth--
-		case ',':
-			isName = depth == 1
-		case '"':
-			start := i
-			for i++; data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-			if !isName {
+const maxFields = 6
+
+// decodeRecord decodes the object data into to, where each of fields goes: an *int64,
+// *int32, *bool or *string. It names the first field unknown or repeated, then mistyped,
+// as written, then missing or null, in fields' order.
+func decodeRecord(data []byte, fields []string, to ...any) error {
+	var values [maxFields][]byte // by field; nil: absent
+	var written [maxFields]int   // fields, as written
+	n := 0
+	err := jsonfile.Members(data, func(name, value []byte) error {
+		for i, f := range fields {
+			if f != string(name) {
 				continue
 			}
-			isName = false
-			name := data[start+1 : i]
-			if bytes.IndexByte(name, '\\') >= 0 {
-				var s string
-				json.Unmarshal(data[start:i+1], &s)
-				name = []byte(s)
+			if values[i] != nil {
+				return fmt.Errorf("repeated field %q", name)
 			}
-			if err := f(name); err != nil {
-				return err
+			values[i], written[n] = value, i
+			n++
+			return nil
+		}
+		return fmt.Errorf("unknown field %q", name)
+	})
+	if err != nil {
+		return err
+	}
+	for _, i := range written[:n] {
+		if string(values[i]) != "null" {
+			if err := decodeValue(to[i], values[i]); err != nil {
+				return fmt.Errorf("%s: %w", fields[i], err)
 			}
+		}
+	}
+	for i, v := range values[:len(fields)] {
+		switch {
+		case v == nil:
+			return fmt.Errorf("%s missing", fields[i])
+		case string(v) == "null":
+			return fmt.Errorf("%s: must not be null", fields[i])
 		}
 	}
 	return nil
 }
 
-// jsonTypes names, in the contract's words, the JSON values of the kinds records' fields have.
-var jsonTypes = map[reflect.Kind]string{
-	reflect.Int64: "an int64", reflect.Int32: "an int32", reflect.Bool: "true or false", reflect.String: "a string",
-}
-
-// missing is the error of a field that decoded to nil: absent, or null.
-func missing(data []byte, field string) error {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(data, &fields) == nil && fields[field] != nil {
-		return fmt.Errorf("%s: must not be null", field)
+// decodeValue decodes the JSON value v, not null, into to, or says, as encoding/json would,
+// what v is instead: an integer field names the number.
+func decodeValue(to any, v []byte) error {
+	var want string
+	var number bool
+	switch to := to.(type) {
+	case *int64:
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err == nil {
+			*to = n
+			return nil
+		}
+		want, number = "an int64", true
+	case *int32:
+		n, err := strconv.ParseInt(string(v), 10, 32)
+		if err == nil {
+			*to = int32(n)
+			return nil
+		}
+		want, number = "an int32", true
+	case *bool:
+		if v[0] == 't' || v[0] == 'f' {
+			*to = v[0] == 't'
+			return nil
+		}
+		want = "true or false"
+	case *string:
+		if v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+			*to = string(v[1 : len(v)-1])
+			return nil
+		}
+		if v[0] == '"' { // escapes, or bytes that are not UTF-8
+			var s string
+			err := json.Unmarshal(v, &s)
+			*to = s
+			return err
+		}
+		want = "a string"
 	}
-	return fmt.Errorf("%s missing", field)
+	got := "number"
+	switch v[0] {
+	case '"':
+		got = "string"
+	case '{':
+		got = "object"
+	case '[':
+		got = "array"
+	case 't', 'f':
+		got = "bool"
+	default:
+		if number {
+			got += " " + string(v)
+		}
+	}
+	return fmt.Errorf("want %s, got %s", want, got)
 }
 
 // recordError prefixes err with the record's kind and, when it has a valid one, its id: the
 // value of its one member named "id" exactly (not of "ID", nor of either of two "id").
 func recordError(kind string, data []byte, err error) error {
-	ids := 0
-	var fields map[string]json.RawMessage // exact names; of a repeated one, the last value
-	if json.Unmarshal(data, &fields) == nil {
-		eachName(data, func(name []byte) error {
-			if string(name) == "id" {
-				ids++
-			}
-			return nil
-		})
+	var ids int
+	var id []byte
+	jsonfile.Members(data, func(name, value []byte) error {
+		if string(name) == "id" {
+			ids, id = ids+1, value
+		}
+		return nil
+	})
+	if n, perr := strconv.ParseInt(string(id), 10, 64); ids == 1 && perr == nil {
+		return fmt.Errorf("%s %d: %w", kind, n, err)
 	}
-	var id *int64
-	if ids != 1 || json.Unmarshal(fields["id"], &id) != nil || id == nil {
-		return fmt.Errorf("%s: %w", kind, err)
-	}
-	return fmt.Errorf("%s %d: %w", kind, *id, err)
+	return fmt.Errorf("%s: %w", kind, err)
 }
 
 func parseShipDate(s string) (time.Time, error) {

@@ -1,7 +1,9 @@
 package order_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,9 +172,9 @@ func TestPetJSON(t *testing.T) {
 
 // importFile reads data as `orderd import` reads a file named name: jsonfile.Each, checking
 // each record with order.CheckEach.
-func importFile[T order.Record](name, data string) ([]T, error) {
+func importFile[T order.Record, R jsonfile.Record[T]](name, data string) ([]T, error) {
 	var out []T
-	err := jsonfile.Each(name, strings.NewReader(data), order.CheckEach[T](), 2, func(batch []T) error {
+	err := jsonfile.Each[T, R](name, strings.NewReader(data), order.CheckEach[T](), 2, func(batch []T) error {
 		out = append(out, batch...)
 		return nil
 	})
@@ -212,7 +214,6 @@ func TestImportFieldNamesAreExactAndOnce(t *testing.T) {
 			`orders.json:3:1: order 4: repeated field "status"`},
 		"order complete twice, the same": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"status":"pending","complete":false}`),
 			`orders.json:3:1: order 4: repeated field "complete"`},
-		// An escape makes the element not plain: the decoder frames it, not jsonfile's fast path.
 		"order status twice, escaped": {true, file(`{"id":4,"petId":1004,"quantity":1,` + date + `,"complete":false,"status":"p\u0065nding","status":"cancelled"}`),
 			`orders.json:3:1: order 4: repeated field "status"`},
 		// Nor in an object value: the name in it is none of the record's.
@@ -268,4 +269,54 @@ func TestImportFieldNamesAreExactAndOnce(t *testing.T) {
 			t.Errorf("%s: read %+v, %v; want pet 1 and pet 7 named %s", name, got, err, tc.name)
 		}
 	}
+}
+
+// FuzzOrderJSON: an order UnmarshalJSON takes has the contract's six names, each once, and the
+// values encoding/json reads from the same bytes.
+func FuzzOrderJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"petId":1001,"quantity":2,"shipDate":"2026-01-02T00:00:00Z","complete":true,"status":"shipped"}`,
+		"{ \"status\" : \"x\" ,\n\t\"complete\":false,\"shipDate\":\"2026-01-02T00:00:00.5+01:00\",\"quantity\":0,\"petId\":0,\"id\":-0 }",
+		`{"id":9223372036854775807,"petId":-1,"quantity":2147483647,"shipDate":"9999-12-31T23:59:59Z","complete":true,"status":""}`,
+		`{"id":1,"petId":1,"quantity":1,"shipDate":"2026-01-02T00:00:00Z","complete":true,"status":"pend\u0069ng","\u0069d":2}`,
+		`{"id":1,"petId":{"id":1},"quantity":1,"shipDate":"2026-01-02T00:00:00Z","complete":true,"status":"` + "\xff" + `"}`,
+		`{"id":1,"petId":1,"quantity":1,"shipDate":"2026-01-02T00:00:00Z","complete":true,"status":"a\"b","Status":"c"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var o order.Order
+		if json.Unmarshal(data, &o) != nil {
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		var names []string
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			t.Fatalf("%q: taken, but not an object", data)
+		}
+		for dec.More() {
+			name, _ := dec.Token()
+			names = append(names, name.(string))
+			dec.Decode(new(json.RawMessage))
+		}
+		if slices.Sort(names); !slices.Equal(names, []string{"complete", "id", "petId", "quantity", "shipDate", "status"}) {
+			t.Fatalf("%q: taken with the names %q", data, names)
+		}
+		var want struct {
+			ID       int64  `json:"id"`
+			PetID    int64  `json:"petId"`
+			Quantity int32  `json:"quantity"`
+			ShipDate string `json:"shipDate"`
+			Complete bool   `json:"complete"`
+			Status   string `json:"status"`
+		}
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("%q: taken as %+v, refused by encoding/json: %v", data, o, err)
+		}
+		date, err := time.Parse(time.RFC3339, want.ShipDate)
+		if err != nil || !date.Equal(o.ShipDate) || o.ID != want.ID || o.PetID != want.PetID || o.Quantity != want.Quantity ||
+			o.Complete != want.Complete || string(o.Status) != want.Status {
+			t.Fatalf("%q: taken as %+v; encoding/json reads %+v", data, o, want)
+		}
+	})
 }

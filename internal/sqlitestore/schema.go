@@ -164,6 +164,13 @@ ALTER TABLE order_events_5 RENAME TO order_events;
 DROP TRIGGER orders_insert_records_event;
 DROP TRIGGER orders_update_records_event;
 ` + recordsEvents(nextEventID),
+	// 6 → 7: orders are read from memory (order.View), by id only: no query reads these
+	// indexes any more, and every write to orders paid for them.
+	`
+DROP INDEX orders_by_status;
+DROP INDEX orders_by_pet;
+DROP INDEX orders_by_ship_date;
+`,
 }
 
 // migrate brings the schema up to date in a write transaction: once, should two processes race.
