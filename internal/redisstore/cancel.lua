@@ -1,10 +1,8 @@
 -- Cancels one order atomically: pending becomes cancelled, exactly once across every
--- instance, and the order moves from the pending index to the cancelled one in the same
--- step, and its order.cancelled event is appended to the log (events.go). The id stays a
--- string: a Lua number is a double and would round an int64.
--- KEYS: status hash, version counter, data hash, generation, by-status:pending,
--- by-status:cancelled, events stream.
--- ARGV: order id, a new generation (set with the change), the id's index member (names.go, member).
+-- instance, and its order.cancelled event is appended to the log (events.go) in the same step.
+-- The id stays a string: a Lua number is a double and would round an int64.
+-- KEYS: status hash, version counter, data hash, generation, events stream.
+-- ARGV: order id, a new generation (set with the change).
 -- Returns {outcome, data, counter, generation}: outcome is "cancelled" (this call moved it),
 -- "already-cancelled", "shipped", "missing" (neither hash has the id), or "no-data" /
 -- "no-status" (one of the two halves of the order is missing: the order does not exist, and
@@ -25,14 +23,10 @@ elseif not data then
 elseif not status then
   outcome = 'no-status'
 elseif status == 'pending' then
-  expectType(KEYS[5], 'zset')
-  expectType(KEYS[6], 'zset')
-  expectType(KEYS[7], 'stream')
   expectCounter(KEYS[2])
-  redis.call('XADD', KEYS[7], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
+  -- The first write: a stream key of another type fails it, and the script, before any other.
+  redis.call('XADD', KEYS[5], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
   redis.call('HSET', KEYS[1], ARGV[1], 'cancelled')
-  redis.call('ZREM', KEYS[5], ARGV[3])
-  redis.call('ZADD', KEYS[6], 0, ARGV[3])
   redis.call('INCR', KEYS[2])
   redis.call('SET', KEYS[4], ARGV[2])
   outcome = 'cancelled'

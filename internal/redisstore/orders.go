@@ -36,43 +36,74 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 // LogTo sends the reports of records the store cannot serve to log, not SetLogger's.
 func (s *Orders) LogTo(log *slog.Logger) { s.halves.log.Store(log) }
 
-// Load reads the log's newest position, then the orders a chunk at a time through the ids
-// index, each round trip HMGET of both hashes for one chunk's ids and ZRANGEBYLEX of the next
-// chunk, so that no call holds Redis long from the other requests of every instance. A change
-// made while it reads has its event after the position: the View applies it after the load.
-// A half-written order is absent, and reported.
+// Load reads the log's newest position, then the orders a chunk at a time, so that no call
+// holds Redis long from the other requests of every instance: HSCAN of the status hash, and
+// HMGET of the data of each chunk while the next is scanned. A change made while it reads has
+// its event after the position: the View applies it after the load. HSCAN returns every field
+// held throughout the scan (orders are never deleted), but in no order and perhaps twice: Load
+// sorts them and keeps one of each. A half-written order is absent, and reported when it has a
+// status.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
 	position, err := s.events().LastEventID(ctx)
 	if err != nil {
 		return order.Mark{}, err
 	}
-	ctx, stop := context.WithCancel(ctx) // a failed stage stops the other
-	defer stop()
-	chunks := make(chan listedChunk, 4)
-	var decodeErr error
-	done := make(chan struct{})
-	go func() { // decodes each chunk while the next is read
-		defer close(done)
-		for c := range chunks {
-			for i, id := range c.ids {
-				o, ok, err := s.whole(c.fields[i], c.data[i], c.statuses[i])
-				if err != nil && decodeErr == nil {
-					decodeErr = fmt.Errorf("order %d: %w", id, err)
-					stop()
-				}
-				if ok && decodeErr == nil {
-					add(o)
+	ctx, stop := context.WithCancelCause(ctx) // a stage that fails stops the others
+	defer stop(nil)
+	scanned, read := make(chan listedChunk, 4), make(chan listedChunk, 4)
+	var orders []order.Order
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(read)
+		for c := range scanned {
+			if err := s.readData(ctx, &c); err != nil {
+				stop(err)
+			} else {
+				read <- c
+			}
+		}
+	})
+	wg.Go(func() { // decodes each chunk while the next is read
+		for c := range read {
+			if orders == nil {
+				orders = make([]order.Order, 0, c.held) // no copy as it grows
+			}
+			for i, field := range c.fields {
+				o, ok, err := s.whole(field, c.data[i], c.statuses[i])
+				if err != nil {
+					stop(err)
+				} else if ok {
+					orders = append(orders, o)
 				}
 			}
 		}
-	}()
-	err = s.readChunks(ctx, chunks)
-	close(chunks)
-	<-done
-	if err = cmp.Or(decodeErr, err); err != nil {
+	})
+	if err := s.scan(ctx, scanned); err != nil {
+		stop(err)
+	}
+	close(scanned)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
 		return order.Mark{}, err
 	}
+	// Sorting the ids alone takes a sixth of the time of sorting the orders.
+	ids := make([]idAt, len(orders))
+	for i, o := range orders {
+		ids[i] = idAt{o.ID, i}
+	}
+	slices.SortFunc(ids, func(a, b idAt) int { return cmp.Compare(a.id, b.id) })
+	for i, k := range ids {
+		if i == 0 || k.id != ids[i-1].id {
+			add(orders[k.at])
+		}
+	}
 	return order.Mark{Position: position}, nil
+}
+
+// idAt is an order's id and its place in Load's orders.
+type idAt struct {
+	id int64
+	at int
 }
 
 // Since reads the log after m.
@@ -88,88 +119,56 @@ func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) ([]order.Ev
 // events is the log of the same deployment.
 func (s *Orders) events() *Events { return &Events{conn: s.conn} }
 
-// idsOf reads index members: each an id in decimal, zero-padded to 19 digits. fields are the
-// ids as the hashes name them, without the zeros.
-func idsOf(members []string) (ids []int64, fields []string, err error) {
-	ids, fields = make([]int64, len(members)), make([]string, len(members))
-	for i, m := range members {
-		id, err := strconv.ParseInt(m, 10, 64)
-		if err != nil || len(m) != 19 || m[0] < '0' || m[0] > '9' {
-			return nil, nil, fmt.Errorf("%w: index member %q", errBadRecord, m)
-		}
-		ids[i], fields[i] = id, strconv.FormatInt(id, 10)
-	}
-	return ids, fields, nil
-}
-
-// listChunk is the orders one round trip of Load reads: half a millisecond of Redis a command.
+// listChunk is the fields one HSCAN of Load asks for: a fraction of a millisecond of Redis.
 var listChunk int64 = 1000
 
-// listedChunk is a chunk of the ids index and what HMGET read of both hashes for it.
+// listedChunk is what an HSCAN read of the status hash, and HMGET of the data hash for it.
 type listedChunk struct {
-	ids            []int64
-	fields         []string
-	data, statuses []string // "" where a field is missing
+	held                   int // the status hash's fields (HLEN) when the scan began
+	fields, statuses, data []string
 }
 
-// readChunks sends the index, listChunk members at a time, and both halves of their orders
-// to chunks, in id order.
-func (s *Orders) readChunks(ctx context.Context, chunks chan<- listedChunk) error {
-	var c listedChunk
-	after := "-"
-	for {
+// scan sends the status hash to scanned, about listChunk fields a call.
+func (s *Orders) scan(ctx context.Context, scanned chan<- listedChunk) error {
+	cctx, cancel := callContext(ctx, s.timeout)
+	held, err := s.rdb.HLen(cctx, s.k.ordersStatus).Result()
+	err = classify(cctx, err)
+	cancel()
+	var cursor uint64
+	for first := true; err == nil && (first || cursor != 0); first = false {
 		cctx, cancel := callContext(ctx, s.timeout)
-		pipe := s.rdb.Pipeline()
-		var data, statuses *redis.StringSliceCmd
-		if len(c.fields) > 0 {
-			data, statuses = hmget(cctx, pipe, s.k.ordersData, c.fields), hmget(cctx, pipe, s.k.ordersStatus, c.fields)
-		}
-		var next *redis.StringSliceCmd
-		if after != "" {
-			next = pipe.ZRangeByLex(cctx, s.k.ordersIDs, &redis.ZRangeBy{Min: after, Max: "+", Count: listChunk})
-		}
-		_, err := pipe.Exec(cctx)
+		var pairs []string
+		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
 		err = classify(cctx, err)
 		cancel()
-		if err != nil {
-			return err
-		}
 		if s.afterChunk != nil {
 			s.afterChunk()
 		}
-		if data != nil {
-			c.data, c.statuses = data.Val(), statuses.Val()
-			chunks <- c
+		c := listedChunk{held: int(held), fields: make([]string, 0, len(pairs)/2), statuses: make([]string, 0, len(pairs)/2)}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			c.fields, c.statuses = append(c.fields, pairs[i]), append(c.statuses, pairs[i+1])
 		}
-		if next == nil {
-			return nil
-		}
-		members := next.Val()
-		if c.ids, c.fields, err = idsOf(members); err != nil {
-			return err
-		}
-		switch {
-		case len(members) == 0:
-			return nil
-		case int64(len(members)) < listChunk:
-			after = "" // the last chunk: no range after it
-		default:
-			after = "(" + members[len(members)-1]
+		if len(c.fields) > 0 {
+			scanned <- c
 		}
 	}
+	return err
 }
 
-// hmget queues HMGET of fields, read as strings with "" for a missing field: go-redis's HMGet
-// puts each value in an interface, an allocation per field (8% of a list's build).
-func hmget(ctx context.Context, pipe redis.Pipeliner, key string, fields []string) *redis.StringSliceCmd {
-	args := make([]any, 0, 2+len(fields))
-	args = append(args, "hmget", key)
-	for _, f := range fields {
+// readData reads the data of c's fields with HMGET, as strings with "" for a missing field:
+// go-redis's HMGet puts each value in an interface, an allocation per field (8% of a load).
+func (s *Orders) readData(ctx context.Context, c *listedChunk) error {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	args := make([]any, 0, 2+len(c.fields))
+	args = append(args, "hmget", s.k.ordersData)
+	for _, f := range c.fields {
 		args = append(args, f)
 	}
 	cmd := redis.NewStringSliceCmd(ctx, args...)
-	_ = pipe.Process(ctx, cmd) // queued: its error comes with Exec's
-	return cmd
+	_ = s.rdb.Process(ctx, cmd)
+	c.data = cmd.Val()
+	return classify(ctx, cmd.Err())
 }
 
 // Version is the orders' version read in the request's round trip, or else read now.
@@ -198,8 +197,7 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	field := strconv.FormatInt(id, 10)
 	res, err := s.batch.runScript(ctx, cancelScript, []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData, s.k.ordersGeneration,
-		s.k.ordersByStatus[order.StatusPending], s.k.ordersByStatus[order.StatusCancelled], s.k.ordersEvents},
-		field, newGeneration(), member(id)).Slice()
+		s.k.ordersEvents}, field, newGeneration()).Slice()
 	if err != nil {
 		return order.Order{}, false, classify(ctx, err)
 	}
@@ -224,11 +222,14 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	return order.Order{}, false, fmt.Errorf("%w: order %s has status %q", errBadRecord, field, outcome)
 }
 
-// importChunk is how many orders one import.lua (or ids one reindex.lua) has; a batch
-// sends several in one pipeline, which Redis runs while the next batch is read.
+// importChunk is how many orders one import.lua has; a batch sends several in one pipeline,
+// which Redis runs while the next batch is read.
 const importChunk = 1000
 
-// Import loads orders with import.lua in batches, returns how many fields changed, and reindexes.
+// importPipelines is how many pipelines of import.lua are in flight at once.
+const importPipelines = 2
+
+// Import loads orders with import.lua in batches, and returns how many fields changed.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
@@ -239,86 +240,24 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 // ImportBatches is Import of orders read in batches, each checked as it is read (by
 // order.CheckEach): the batch of a refused order and those after it are not written.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
-	keys := append([]string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersIDs}, s.k.statusSets()...)
-	keys = append(keys, s.k.ordersEvents)
+	keys := []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersEvents}
 	calls := newInFlight(importPipelines)
-	var imported order.IDSet // indexed by import.lua: Reindex passes them by
+	var buf []byte
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
-		for _, o := range batch {
-			imported.Add(o.ID)
-		}
 		var chunks [][]any
-		var buf []byte
 		for part := range slices.Chunk(batch, importChunk) {
-			args := make([]any, 0, 1+4*len(part))
+			args := make([]any, 0, 1+3*len(part))
 			args = append(args, newGeneration())
 			for _, o := range part {
 				buf = appendData(buf[:0], orderData{o.PetID, o.Quantity, o.ShipDate, o.Complete})
-				args = append(args, strconv.FormatInt(o.ID, 10), member(o.ID), string(buf), string(o.Status))
+				args = append(args, strconv.FormatInt(o.ID, 10), string(buf), string(o.Status))
 			}
 			chunks = append(chunks, args)
 		}
 		return calls.run(func() (int64, error) { return s.runScripts(ctx, importScript, keys, chunks) })
 	})
 	changed, callErr := calls.wait()
-	if err = cmp.Or(err, callErr); err != nil {
-		return changed, err
-	}
-	// When the status hash holds the file's orders only, there is nothing else to reindex.
-	callCtx, cancel := callContext(ctx, s.timeout)
-	held, err := s.rdb.HLen(callCtx, s.k.ordersStatus).Result()
-	err = classify(callCtx, err)
-	cancel()
-	if err == nil && held != int64(imported.Len()) {
-		_, err = s.reindex(ctx, imported.Has)
-	}
-	if err != nil {
-		return changed, fmt.Errorf("orders imported, indexes not rebuilt: %w", err)
-	}
-	return changed, nil
-}
-
-// importPipelines is how many pipelines of import.lua or reindex.lua are in flight at once.
-const importPipelines = 2
-
-// reindexScan is how many fields an HSCAN of Reindex asks for: several reindex.lua's worth.
-const reindexScan = 8 * importChunk
-
-// Reindex indexes every order by status and returns how many entries moved; no order changes.
-// The ids of each HSCAN go to reindex.lua in a pipeline of their own while the next HSCAN runs.
-func (s *Orders) Reindex(ctx context.Context) (int64, error) {
-	return s.reindex(ctx, func(int64) bool { return false })
-}
-
-// reindex is Reindex of the orders whose ids skip refuses.
-func (s *Orders) reindex(ctx context.Context, skip func(int64) bool) (int64, error) {
-	keys := append([]string{s.k.ordersStatus, s.k.ordersIDs}, s.k.statusSets()...)
-	keys = append(keys, s.k.ordersVersion, s.k.ordersGeneration)
-	calls := newInFlight(importPipelines)
-	var cursor uint64
-	var err error
-	for first := true; err == nil && (first || cursor != 0); first = false {
-		callCtx, cancel := callContext(ctx, s.timeout)
-		var fields []string
-		fields, cursor, err = s.rdb.HScan(callCtx, s.k.ordersStatus, cursor, "", reindexScan).Result()
-		err = classify(callCtx, err) // before cancel, which would make any error look like the caller's
-		cancel()
-		var args []any
-		for i := 0; err == nil && i+1 < len(fields); i += 2 {
-			if id, err := strconv.ParseInt(fields[i], 10, 64); err == nil && id >= 0 && !skip(id) {
-				args = append(args, fields[i], member(id)) // others are no order: never listed
-			}
-		}
-		if len(args) > 0 {
-			var chunks [][]any
-			for chunk := range slices.Chunk(args, 2*importChunk) {
-				chunks = append(chunks, append([]any{newGeneration()}, chunk...))
-			}
-			err = calls.run(func() (int64, error) { return s.runScripts(ctx, reindexScript, keys, chunks) })
-		}
-	}
-	moved, callErr := calls.wait()
-	return moved, cmp.Or(err, callErr)
+	return changed, cmp.Or(err, callErr)
 }
 
 // errBadRecord is data that another writer left in a form the layout does not allow.
@@ -326,7 +265,7 @@ var errBadRecord = fmt.Errorf("%w: bad order record in redis", store.ErrCorrupt)
 
 func decodeOrder(field, data, status string) (order.Order, error) {
 	id, err := strconv.ParseInt(field, 10, 64)
-	if err != nil {
+	if err != nil || strconv.FormatInt(id, 10) != field { // another spelling is another field
 		return order.Order{}, fmt.Errorf("%w: id %q", errBadRecord, field)
 	}
 	d, err := decodeData(data)
