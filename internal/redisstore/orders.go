@@ -144,8 +144,10 @@ func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) ([]order.Ev
 // events is the log of the same deployment.
 func (s *Orders) events() *Events { return &Events{conn: s.conn} }
 
-// listChunk is the fields one HSCAN of Load asks for: a fraction of a millisecond of Redis.
-var listChunk int64 = 1000
+// listChunk is the fields one HSCAN of Load asks for. An HSCAN's time in Redis, and its
+// chunk's HMGET's, is their fields' (about 0.7 µs each at a million orders, whatever the
+// COUNT), so a small chunk costs a load no Redis time, and keeps each command near 0.4 ms.
+var listChunk int64 = 500
 
 // listedChunk is what an HSCAN read of the status hash, and HMGET of the data hash for it.
 type listedChunk struct {
