@@ -3,14 +3,9 @@
 -- The id stays a string: a Lua number is a double and would round an int64.
 -- KEYS: status hash, version counter, data hash, generation, events stream.
 -- ARGV: order id, a new generation (set with the change).
--- Returns {outcome, data, counter, generation}: outcome is "cancelled" (this call moved it),
--- "already-cancelled", "shipped", "missing" (neither hash has the id), or "no-data" /
--- "no-status" (one of the two halves of the order is missing: the order does not exist, and
--- nothing is written). counter and generation are the orders' version as the script leaves
--- it, read in the same atomic step (after the change, when there is one): the outcome is
--- the id's state at that version, which Orders keeps for it (orders.go). They are read with
--- MGET, as the limiter's round trip reads them, so that both reads of one version agree (a
--- missing key is false, and so is one of another type, where GET would fail the script).
+-- Returns {outcome, data}: outcome is "cancelled" (this call moved it), "already-cancelled",
+-- "shipped", "missing" (neither hash has the id), or "no-data" / "no-status" (one of the two
+-- halves of the order is missing: the order does not exist, and nothing is written).
 local status = redis.call('HGET', KEYS[1], ARGV[1])
 local data = redis.call('HGET', KEYS[3], ARGV[1])
 if status == '' then status = false end -- an empty half is a missing one (docs/redis-layout.md)
@@ -35,5 +30,4 @@ elseif status == 'cancelled' then
 else
   outcome = status
 end
-local version = redis.call('MGET', KEYS[2], KEYS[4])
-return {outcome, data, version[1], version[2]}
+return {outcome, data}
