@@ -253,9 +253,6 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 // which Redis runs while the next batch is read.
 const importChunk = 1000
 
-// importPipelines is how many pipelines of import.lua are in flight at once.
-const importPipelines = 2
-
 // Import loads orders with import.lua in batches, and returns how many fields changed.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
@@ -265,10 +262,27 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 }
 
 // ImportBatches is Import of orders read in batches, each checked as it is read (by
-// order.CheckEach): the batch of a refused order and those after it are not written.
+// order.CheckEach): the batch of a refused order and those after it are not written, nor
+// are those after a batch that failed.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	keys := []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersEvents}
-	calls := newInFlight(importPipelines)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	pipelines := make(chan [][]any)
+	var changed int64
+	done := make(chan struct{})
+	go func() { // runs each batch's pipeline while the next batch is read and made
+		defer close(done)
+		for chunks := range pipelines {
+			if ctx.Err() == nil {
+				n, err := s.runScripts(ctx, importScript, keys, chunks)
+				changed += n
+				if err != nil {
+					stop(err)
+				}
+			}
+		}
+	}()
 	var buf []byte
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
 		var chunks [][]any
@@ -281,10 +295,16 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 			}
 			chunks = append(chunks, args)
 		}
-		return calls.run(func() (int64, error) { return s.runScripts(ctx, importScript, keys, chunks) })
+		select {
+		case pipelines <- chunks:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	})
-	changed, callErr := calls.wait()
-	return changed, cmp.Or(err, callErr)
+	close(pipelines)
+	<-done
+	return changed, cmp.Or(err, context.Cause(ctx))
 }
 
 // errBadRecord is data that another writer left in a form the layout does not allow.
