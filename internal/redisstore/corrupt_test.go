@@ -102,15 +102,20 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 	})
 
 	// An id is a field in decimal, as FormatInt writes it: "007" would list as order 7, which
-	// a cancel of 7 (field "7") would not find.
-	t.Run("IDNotInTheLayout", func(t *testing.T) {
-		p := redistest.Prefix(t)
-		s := ordersWithPrefix(t, rdb, p)
-		rdb.HSet(ctx, "{"+p+":orders}:data", "007", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
-		rdb.HSet(ctx, "{"+p+":orders}:status", "007", string(order.StatusPending))
-		_, err := ordertest.Fresh(s).List(ctx)
-		wantCorrupt(t, "List", err)
-	})
+	// a cancel of 7 (field "7") would not find; and a status field that is no id, with data or
+	// without, cannot be placed among the ids.
+	for _, field := range []string{"007", "+7", "x7"} {
+		t.Run("IDNotInTheLayout"+field, func(t *testing.T) {
+			p := redistest.Prefix(t)
+			s := ordersWithPrefix(t, rdb, p)
+			if field != "x7" {
+				rdb.HSet(ctx, "{"+p+":orders}:data", field, `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
+			}
+			rdb.HSet(ctx, "{"+p+":orders}:status", field, string(order.StatusPending))
+			_, err := ordertest.Fresh(s).List(ctx)
+			wantCorrupt(t, "List", err)
+		})
+	}
 }
 
 // TestVersionThatDoesNotParseIsCorrupt: a version counter that is no number, read by a

@@ -24,7 +24,7 @@ var _ order.Store = (*Orders)(nil)
 type Orders struct {
 	conn
 	halves     halfRecords
-	afterChunk func() // after each round trip of Load's read; tests change the orders there
+	afterChunk func() // after each HSCAN of Load; tests change the orders there
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
@@ -69,10 +69,13 @@ func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, e
 	at := 0
 	for data := range chunks {
 		for i, d := range data {
+			if ctx.Err() != nil {
+				break
+			}
 			o, ok, err := s.whole(int64(held[at+i].id), d, string(held[at+i].status))
 			if err != nil {
 				stop(err)
-			} else if ok && ctx.Err() == nil {
+			} else if ok {
 				add(o)
 			}
 		}
@@ -133,8 +136,8 @@ func (s *Orders) events() *Events { return &Events{conn: s.conn} }
 // costs a load no Redis time, and keeps each command well under a millisecond.
 var listChunk int64 = 500
 
-// dataChunks is how many HMGETs of listChunk fields a round trip of Load sends: the round
-// trips, not Redis, bound the reading of the data.
+// dataChunks is how many HMGETs of listChunk fields a round trip of Load sends: a round trip
+// costs more than Redis's time for one.
 const dataChunks = 4
 
 // scanStatuses reads the status hash, about listChunk fields an HSCAN, and returns its fields
