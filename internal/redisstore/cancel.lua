@@ -1,18 +1,11 @@
 -- Cancels one order atomically: pending becomes cancelled, exactly once across every
--- instance, and the order moves from the pending index to the cancelled one in the same
--- step, and its order.cancelled event is appended to the log (events.go). The id stays a
--- string: a Lua number is a double and would round an int64.
--- KEYS: status hash, version counter, data hash, generation, by-status:pending,
--- by-status:cancelled, events stream.
--- ARGV: order id, a new generation (set with the change), the id's index member (names.go, member).
--- Returns {outcome, data, counter, generation}: outcome is "cancelled" (this call moved it),
--- "already-cancelled", "shipped", "missing" (neither hash has the id), or "no-data" /
--- "no-status" (one of the two halves of the order is missing: the order does not exist, and
--- nothing is written). counter and generation are the orders' version as the script leaves
--- it, read in the same atomic step (after the change, when there is one): the outcome is
--- the id's state at that version, which Orders keeps for it (orders.go). They are read with
--- MGET, as the limiter's round trip reads them, so that both reads of one version agree (a
--- missing key is false, and so is one of another type, where GET would fail the script).
+-- instance, and its order.cancelled event is appended to the log (events.go) in the same step.
+-- The id stays a string: a Lua number is a double and would round an int64.
+-- KEYS: status hash, version counter, data hash, generation, events stream.
+-- ARGV: order id, a new generation (set with the change).
+-- Returns {outcome, data}: outcome is "cancelled" (this call moved it), "already-cancelled",
+-- "shipped", "missing" (neither hash has the id), or "no-data" / "no-status" (one of the two
+-- halves of the order is missing: the order does not exist, and nothing is written).
 local status = redis.call('HGET', KEYS[1], ARGV[1])
 local data = redis.call('HGET', KEYS[3], ARGV[1])
 if status == '' then status = false end -- an empty half is a missing one (docs/redis-layout.md)
@@ -25,14 +18,10 @@ elseif not data then
 elseif not status then
   outcome = 'no-status'
 elseif status == 'pending' then
-  expectType(KEYS[5], 'zset')
-  expectType(KEYS[6], 'zset')
-  expectType(KEYS[7], 'stream')
   expectCounter(KEYS[2])
-  redis.call('XADD', KEYS[7], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
+  -- The first write: a stream key of another type fails it, and the script, before any other.
+  redis.call('XADD', KEYS[5], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
   redis.call('HSET', KEYS[1], ARGV[1], 'cancelled')
-  redis.call('ZREM', KEYS[5], ARGV[3])
-  redis.call('ZADD', KEYS[6], 0, ARGV[3])
   redis.call('INCR', KEYS[2])
   redis.call('SET', KEYS[4], ARGV[2])
   outcome = 'cancelled'
@@ -41,5 +30,4 @@ elseif status == 'cancelled' then
 else
   outcome = status
 end
-local version = redis.call('MGET', KEYS[2], KEYS[4])
-return {outcome, data, version[1], version[2]}
+return {outcome, data}

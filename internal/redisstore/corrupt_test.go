@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
@@ -82,7 +80,6 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 		rdb.HSet(ctx, "{"+p+":orders}:status", "7", string(order.StatusPending))
-		rdb.ZAdd(ctx, "{"+p+":orders}:ids", redis.Z{Member: "0000000000000000007"}) // as a writer creating it does
 		_, err := ordertest.Fresh(s).List(ctx)
 		wantCorrupt(t, "List", err)
 	})
@@ -104,13 +101,21 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		wantCorrupt(t, "List", err)
 	})
 
-	t.Run("IndexMemberNotInTheLayout", func(t *testing.T) {
-		p := redistest.Prefix(t)
-		s := ordersWithPrefix(t, rdb, p)
-		rdb.ZAdd(ctx, "{"+p+":orders}:ids", redis.Z{Member: "7"})
-		_, err := ordertest.Fresh(s).List(ctx)
-		wantCorrupt(t, "List", err)
-	})
+	// An id is a field in decimal, as FormatInt writes it: "007" would list as order 7, which
+	// a cancel of 7 (field "7") would not find; and a status field that is no id, with data or
+	// without, cannot be placed among the ids.
+	for _, field := range []string{"007", "+7", "x7"} {
+		t.Run("IDNotInTheLayout"+field, func(t *testing.T) {
+			p := redistest.Prefix(t)
+			s := ordersWithPrefix(t, rdb, p)
+			if field != "x7" {
+				rdb.HSet(ctx, "{"+p+":orders}:data", field, `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)
+			}
+			rdb.HSet(ctx, "{"+p+":orders}:status", field, string(order.StatusPending))
+			_, err := ordertest.Fresh(s).List(ctx)
+			wantCorrupt(t, "List", err)
+		})
+	}
 }
 
 // TestVersionThatDoesNotParseIsCorrupt: a version counter that is no number, read by a

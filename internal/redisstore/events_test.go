@@ -61,10 +61,10 @@ func eventHarness(rdb redis.UniversalClient) ordertest.EventHarness {
 			return err
 		},
 		Create: func(tb testing.TB, s ordertest.EventStore, o order.Order) {
-			snippet(tb, s, "create", strconv.FormatInt(o.ID, 10), dataJSON(o), fmt.Sprintf("%019d", o.ID))
+			snippet(tb, s, "create", strconv.FormatInt(o.ID, 10), dataJSON(o))
 		},
 		Ship: func(tb testing.TB, s ordertest.EventStore, id int64) {
-			snippet(tb, s, "ship", strconv.FormatInt(id, 10), fmt.Sprintf("%019d", id))
+			snippet(tb, s, "ship", strconv.FormatInt(id, 10))
 		},
 		Update: func(tb testing.TB, s ordertest.EventStore, o order.Order) {
 			snippet(tb, s, "update", strconv.FormatInt(o.ID, 10), dataJSON(o))
@@ -205,7 +205,7 @@ func TestSnippetsLeaveWhatTheLayoutCallsMissingOrCorrupt(t *testing.T) {
 		{"UpdateOfStatusNoState", "status", "1", "lost", "update", []any{"1", dataJSON(o1)}},
 		{"UpdateOfEmptyStatus", "status", "1", "", "update", []any{"1", dataJSON(o1)}},
 		{"UpdateOfEmptyData", "data", "1", "", "update", []any{"1", dataJSON(o1)}},
-		{"ShipOfEmptyData", "data", "0", "", "ship", []any{"0", "0000000000000000000"}},
+		{"ShipOfEmptyData", "data", "0", "", "ship", []any{"0"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := eventHarness(rdb).New(t, ordertest.Fixture()).(*eventStore)
@@ -217,9 +217,6 @@ func TestSnippetsLeaveWhatTheLayoutCallsMissingOrCorrupt(t *testing.T) {
 				var b strings.Builder
 				for _, h := range []string{"data", "status"} {
 					fmt.Fprintln(&b, rdb.HGetAll(ctx, key(h)).Val())
-				}
-				for _, z := range []string{"ids", "by-status:pending", "by-status:shipped"} {
-					fmt.Fprintln(&b, rdb.ZRange(ctx, key(z), 0, -1).Val())
 				}
 				fmt.Fprintln(&b, rdb.MGet(ctx, key("version"), key("generation")).Val(), rdb.XLen(ctx, key("events")).Val())
 				return b.String()

@@ -2,8 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestListNeverSeesAChangeHalfDone: orders cancelled while Load reads its chunks are either
@@ -66,11 +63,11 @@ func TestListNeverSeesAChangeHalfDone(t *testing.T) {
 	}
 }
 
-// TestListReadsInChunks: a list of many orders is read a chunk at a time (a range of the ids
-// index, then HMGET of its ids), never with one command that reads a whole hash or set: the
-// other requests of every instance would wait behind it (at a million orders, about a
-// second). TestListHoldsRedisBriefly, tagged "million", measures the commands' time at that
-// size.
+// TestListReadsInChunks: a list of many orders is read a chunk at a time (HSCAN of the
+// status hash, then HMGET of the data of its fields), never with one command that reads a
+// whole hash: the other requests of every instance would wait behind it (at a million
+// orders, about a second). TestLoadHoldsRedisBriefly, tagged "million", measures the
+// commands' time at that size.
 func TestListReadsInChunks(t *testing.T) {
 	const n = 20_000
 	s := manyOrders(t, n)
@@ -82,16 +79,34 @@ func TestListReadsInChunks(t *testing.T) {
 	}
 	stats := s.rdb.Info(ctx, "commandstats").Val()
 	const most = 5000 // fields a call may read: a few milliseconds of Redis
-	if calls := commandCalls(stats, "zrangebylex"); calls < n/most {
-		t.Errorf("%d ZRANGEBYLEX calls for an index of %d members: more than %d members a call", calls, n, most)
+	for _, chunked := range []string{"hscan", "hmget"} {
+		if calls := commandCalls(stats, chunked); calls < n/most {
+			t.Errorf("%d %s calls for a hash of %d fields: more than %d fields a call", calls, strings.ToUpper(chunked), n, most)
+		}
 	}
-	if calls := commandCalls(stats, "hmget"); calls < 2*n/most {
-		t.Errorf("%d HMGET calls for two hashes of %d fields: more than %d fields a call", calls, n, most)
-	}
-	for _, whole := range []string{"hgetall", "hvals", "hkeys", "zrange", "hscan"} {
+	for _, whole := range []string{"hgetall", "hvals", "hkeys"} {
 		if calls := commandCalls(stats, whole); calls > 0 {
 			t.Errorf("%d calls of %s, which reads a whole hash", calls, strings.ToUpper(whole))
 		}
+	}
+}
+
+// TestLoadGivesOrdersInIDOrderOnceEach: HSCAN reads a hash in the order of its buckets, but
+// Load gives the orders in id order, as the View's load wants them, each once.
+func TestLoadGivesOrdersInIDOrderOnceEach(t *testing.T) {
+	const n = 5000
+	s := manyOrders(t, n)
+	var ids []int64
+	if _, err := s.Load(context.Background(), func(o order.Order) { ids = append(ids, o.ID) }); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int64, 0, n)
+	for _, o := range ordertest.Many(n) {
+		want = append(want, o.ID)
+	}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("Load gave %d orders, %v...; want the %d ids in order, %v...", len(ids), ids[:min(len(ids), 10)], n, want[:10])
 	}
 }
 
@@ -107,7 +122,7 @@ func commandCalls(info, cmd string) int {
 }
 
 // manyOrders is a store of n orders, written straight into Redis in the layout (many
-// fields per HSET, members per ZADD): the import checks each order, which a test of the list
+// fields per HSET): the import checks each order, which a test of the list
 // need not wait for.
 func manyOrders(t *testing.T, n int) *Orders {
 	t.Helper()
@@ -121,17 +136,15 @@ func manyOrders(t *testing.T, n int) *Orders {
 	orders := ordertest.Many(n)
 	p := rdb.Pipeline()
 	for start := 0; start < n; start += 1000 {
-		data, statuses, members := []any{}, []any{}, []redis.Z{}
+		data, statuses := []any{}, []any{}
 		for _, o := range orders[start:min(start+1000, n)] {
 			id := strconv.FormatInt(o.ID, 10)
-			members = append(members, redis.Z{Member: member(o.ID)})
 			data = append(data, id, `{"petId":`+strconv.FormatInt(o.PetID, 10)+`,"quantity":`+strconv.Itoa(int(o.Quantity))+
 				`,"shipDate":"`+o.ShipDate.Format(time.RFC3339)+`","complete":`+strconv.FormatBool(o.Complete)+`}`)
 			statuses = append(statuses, id, string(o.Status))
 		}
 		p.HSet(ctx, s.k.ordersData, data...)
 		p.HSet(ctx, s.k.ordersStatus, statuses...)
-		p.ZAdd(ctx, s.k.ordersIDs, members...)
 	}
 	p.Incr(ctx, s.k.ordersVersion)
 	p.Set(ctx, s.k.ordersGeneration, newGeneration(), 0)
@@ -145,22 +158,4 @@ func setListChunk(n int64) (restore func()) {
 	was := listChunk
 	listChunk = n
 	return func() { listChunk = was }
-}
-
-// TestIDsOf: an index member is exactly 19 decimal digits of an int64, and names the hashes'
-// field without its zeros; any other member is a corrupt record.
-func TestIDsOf(t *testing.T) {
-	ids, fields, err := idsOf([]string{"0000000000000000000", "0000000000000000042", "9223372036854775807", "1000000000000000000"})
-	if want := []int64{0, 42, math.MaxInt64, 1e18}; err != nil || !slices.Equal(ids, want) {
-		t.Fatalf("ids %v, %v; want %v", ids, err, want)
-	}
-	if want := []string{"0", "42", "9223372036854775807", "1000000000000000000"}; !slices.Equal(fields, want) {
-		t.Fatalf("fields %q; want %q", fields, want)
-	}
-	for _, bad := range []string{"42", "000000000000000042", "00000000000000000042", "9223372036854775808", "9999999999999999999",
-		"-000000000000000042", "+000000000000000042", "00000000000000004a2", "000000000000000004 ", ""} {
-		if _, _, err := idsOf([]string{"0000000000000000001", bad}); !errors.Is(err, store.ErrCorrupt) {
-			t.Errorf("idsOf(%q): %v; want store.ErrCorrupt", bad, err)
-		}
-	}
 }

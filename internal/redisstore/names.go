@@ -3,8 +3,6 @@ package redisstore
 import (
 	"fmt"
 	"regexp"
-
-	"github.com/petstore/orderd/internal/order"
 )
 
 // names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).
@@ -14,9 +12,7 @@ type names struct {
 	petsData                                string
 	keysByHash, keysByName, keysVersion     string
 	ordersGeneration, keysGeneration        string
-	ordersIDs                               string
 	ordersEvents                            string
-	ordersByStatus                          map[order.Status]string
 	pageTokenSecret                         string
 	webhookIDs                              string
 }
@@ -38,20 +34,14 @@ func newNames(prefix string) (names, error) {
 		ordersStatus:     orders + ":status",
 		ordersVersion:    orders + ":version",
 		ordersGeneration: orders + ":generation",
-		ordersIDs:        orders + ":ids",
 		ordersEvents:     orders + ":events",
-		ordersByStatus: map[order.Status]string{
-			order.StatusPending:   orders + ":by-status:pending",
-			order.StatusShipped:   orders + ":by-status:shipped",
-			order.StatusCancelled: orders + ":by-status:cancelled",
-		},
-		petsData:        pets + ":data",
-		keysByHash:      keys + ":by-hash",
-		keysByName:      keys + ":by-name",
-		keysVersion:     keys + ":version",
-		keysGeneration:  keys + ":generation",
-		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
-		webhookIDs:      "{" + prefix + ":webhooks}:ids",
+		petsData:         pets + ":data",
+		keysByHash:       keys + ":by-hash",
+		keysByName:       keys + ":by-name",
+		keysVersion:      keys + ":version",
+		keysGeneration:   keys + ":generation",
+		pageTokenSecret:  "{" + prefix + ":settings}:page-token-secret",
+		webhookIDs:       "{" + prefix + ":webhooks}:ids",
 	}, nil
 }
 
@@ -61,11 +51,3 @@ func (n names) webhookLease(id string) string { return "{" + n.prefix + ":webhoo
 
 // rateLimit is caller's hash; caller ids hold no brace.
 func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }
-
-// statusSets are the states' index sets in import.lua's and reindex.lua's order.
-func (n names) statusSets() []string {
-	return []string{n.ordersByStatus[order.StatusPending], n.ordersByStatus[order.StatusShipped], n.ordersByStatus[order.StatusCancelled]}
-}
-
-// member is id in the index sets: zero-padded, so that their bytes sort as the ids.
-func member(id int64) string { return fmt.Sprintf("%019d", id) }

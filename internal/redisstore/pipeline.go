@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -60,43 +59,4 @@ func (q queued) EvalSha(ctx context.Context, sha1 string, keys []string, args ..
 	cmd := scriptCmd(ctx, "evalsha", sha1, keys, args)
 	q.Process(ctx, sentOnce{cmd})
 	return cmd
-}
-
-// inFlight runs calls to Redis up to n at a time, each on a connection of its own, so that
-// Redis has the next batch of work while this process reads the reply of one and makes the
-// next. The calls must commute: chunks of distinct ids do.
-type inFlight struct {
-	slots chan struct{}
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	sum   int64
-	err   error
-}
-
-func newInFlight(n int) *inFlight { return &inFlight{slots: make(chan struct{}, n)} }
-
-// run starts call once a slot is free, and returns the first error of those done so far.
-func (f *inFlight) run(call func() (int64, error)) error {
-	f.slots <- struct{}{}
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		n, err := call()
-		f.mu.Lock()
-		f.sum += n
-		if f.err == nil {
-			f.err = err
-		}
-		f.mu.Unlock()
-		<-f.slots
-	}()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
-}
-
-// wait waits for every call, and returns the sum of their replies and the first error.
-func (f *inFlight) wait() (int64, error) {
-	f.wg.Wait()
-	return f.sum, f.err
 }

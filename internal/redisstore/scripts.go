@@ -15,8 +15,7 @@ var (
 	eventsScript    = script("events.lua")
 	trimScript      = script("trim.lua")
 	cancelScript    = script("writes.lua", "cancel.lua")
-	importScript    = script("writes.lua", "index.lua", "import.lua")
-	reindexScript   = script("writes.lua", "index.lua", "reindex.lua")
+	importScript    = script("writes.lua", "import.lua")
 	addKeyScript    = script("writes.lua", "addkey.lua")
 	revokeKeyScript = script("writes.lua", "revokekey.lua")
 
