@@ -1,12 +1,10 @@
 package order
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,9 +32,9 @@ var ErrReload = errors.New("the orders changed in a way the log does not record"
 type Store interface {
 	// Version changes whenever the orders do. Cheap: every request reads it.
 	Version(ctx context.Context) (uint64, error)
-	// Load calls add with every order, in any order, and returns the Mark they reflect. It
-	// may read while others write, so long as every change it may have missed has an event
-	// after the Mark's position.
+	// Load calls add with every order, in id order and once each, and returns the Mark they
+	// reflect. It may read while others write, so long as every change it may have missed has
+	// an event after the Mark's position.
 	Load(ctx context.Context, add func(Order)) (Mark, error)
 	// Since returns the events after m, examining at most limit, the Mark after them, and
 	// whether more may follow. ErrEventsExpired or ErrReload: Load again.
@@ -139,17 +137,25 @@ func (v *View) catchUp(ctx context.Context, s *Snapshot) (*Snapshot, error) {
 // load reads every order, then what changed while it read.
 func (v *View) load(ctx context.Context) (*Snapshot, error) {
 	s := newSnapshot()
-	var byStatus, byPet []indexKey
+	var byStatus [len(states)][]int64
+	var byPet []indexKey
 	mark, err := v.store.Load(ctx, func(o Order) {
 		r := rowOf(o)
-		s.byID.Load(r) // stores give the orders in id order, once each: appended
-		byStatus = append(byStatus, indexKey{int64(r.status), r.id})
+		s.byID.Load(r) // in id order: appended
+		byStatus[r.status] = append(byStatus[r.status], r.id)
 		byPet = append(byPet, indexKey{r.pet, r.id})
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.byStatus, s.byPet = loadIndex(byStatus), loadIndex(byPet)
+	for st, ids := range byStatus { // each in id order already
+		for _, id := range ids {
+			s.byStatus.Load(indexKey{int64(st), id})
+		}
+	}
+	for _, k := range sortByKey(byPet) {
+		s.byPet.Load(k)
+	}
 	s.Mark = mark
 	for read := 0; ; read += sinceLimit {
 		if read >= loadAfter {
@@ -218,14 +224,29 @@ func newSnapshot() *Snapshot {
 	}
 }
 
-// loadIndex makes an index of keys, sorted first: sorted input is appended, not searched.
-func loadIndex(keys []indexKey) *btree.BTreeG[indexKey] {
-	t := btree.NewBTreeGOptions(byKeyThenID, treeOptions)
-	slices.SortFunc(keys, func(a, b indexKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
-	for _, k := range keys {
-		t.Load(k)
+// sortByKey sorts keys in id order by key, keeping the ids' order among equal keys: 16 bits
+// a pass from the lowest (a stable radix sort), passing over the bits every key shares.
+func sortByKey(keys []indexKey) []indexKey {
+	spare := make([]indexKey, len(keys))
+	for shift := 0; shift < 64 && len(keys) > 0; shift += 16 {
+		var at [1 << 16]int
+		for _, k := range keys {
+			at[uint64(k.key)>>shift&0xffff]++
+		}
+		if at[uint64(keys[0].key)>>shift&0xffff] == len(keys) {
+			continue
+		}
+		for d, sum := 0, 0; d < len(at); d++ {
+			at[d], sum = sum, sum+at[d]
+		}
+		for _, k := range keys {
+			d := uint64(k.key) >> shift & 0xffff
+			spare[at[d]] = k
+			at[d]++
+		}
+		keys, spare = spare, keys
 	}
-	return t
+	return keys
 }
 
 // copy returns a copy that shares s's trees until it writes them.
