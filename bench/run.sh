@@ -70,11 +70,7 @@ for s in embedded embedded-mix redis redis-mix; do wait_up "${ADDR[$s]}"; done
 # floor is the same ceiling asking orderd's Redis for the shared limiter's decision first.
 ADDR[ceiling]=127.0.0.1:$(free_port); KEY[ceiling]=${KEY[embedded]}
 ADDR[floor]=127.0.0.1:$(free_port); KEY[floor]=${KEY[embedded]}
-# A find by petId is answered differently by the two stores: the ceiling records both, and
-# answers a request with the Redis orderd's key with the Redis one (ceiling-redis).
-ADDR[ceiling-redis]=${ADDR[ceiling]}; KEY[ceiling-redis]=${KEY[redis]}
-ceil_flags=(--from "http://${ADDR[embedded]}" --key "${KEY[embedded]}" --pet "$PET" --ship-from "$SHIP_FROM"
-  --redis-from "http://${ADDR[redis]}" --redis-key "${KEY[redis]}")
+ceil_flags=(--from "http://${ADDR[embedded]}" --key "${KEY[embedded]}" --pet "$PET" --ship-from "$SHIP_FROM")
 "$work/ceiling" --addr "${ADDR[ceiling]}" "${ceil_flags[@]}" 2>/dev/null & pids+=($!)
 "$work/ceiling" --addr "${ADDR[floor]}" "${ceil_flags[@]}" --redis-url "redis://127.0.0.1:$rport/0" 2>/dev/null & pids+=($!)
 wait_up "${ADDR[ceiling]}"; wait_up "${ADDR[floor]}"
@@ -103,13 +99,10 @@ declare -A REF_OF=([list-cancels]=list [nocache-cancels]=nocache)
 targets_of() {
   case $1 in
     cached) echo ceiling embedded redis floor ;;
-    nocache-pet) echo ceiling embedded ceiling-redis redis ;;
-    nocache) echo ceiling embedded redis ;;
+    nocache|nocache-pet) echo ceiling embedded redis ;;
     mixed) echo embedded redis ;;
   esac
 }
-# ceiling_for KIND TARGET: the ceiling a row of KIND on TARGET is measured against.
-ceiling_for() { if [ "$1" = nocache-pet ] && [ "$2" = redis ]; then echo ceiling-redis; else echo ceiling; fi; }
 # server KIND TARGET: the instance a row of KIND measures as TARGET.
 server() { if [ "$1" = mixed ] && [ "$2" != ceiling ]; then echo "$2-mix"; else echo "$2"; fi; }
 
@@ -148,8 +141,8 @@ for entry in "${rows[@]}"; do
       | sort >> "$work/body.$target"
   done
   for target in $(targets_of "$kind"); do
-    [[ $target = ceiling* ]] && continue
-    c=$(ceiling_for "$kind" "$target")
+    [ "$target" = ceiling ] && continue
+    c=ceiling
     cmp -s "$work/body.$c" "$work/body.$target" || {
       echo "bench: $name: the ceiling's answer is not orderd's ($target):" >&2
       diff -a <(cut -c1-200 "$work/body.$c") <(cut -c1-200 "$work/body.$target") | cut -c1-300 | head -20 >&2 || true
@@ -193,8 +186,8 @@ for round in $(seq "$ROUNDS"); do
     done
     ref=${REF_OF[$name]:-$name}
     for target in $(targets_of "$kind"); do
-      [[ $target = ceiling* ]] && continue
-      c=$(ceiling_for "$kind" "$target")
+      [ "$target" = ceiling ] && continue
+      c=ceiling
       RATIOS[$name,$target]+="$(awk -v a="${R[$round,$name,$target]%% *}" -v b="${R[$round,$ref,$c]%% *}" 'BEGIN{printf "%.3f", a/b}') "
     done
   done
@@ -253,8 +246,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   echo "file (embedded) and an empty Redis, each served by \`orderd serve\` (defaults; access log to /dev/null) and asked with an"
   echo "enterprise key whose limits no run reaches. The *ceiling* (bench/ceiling: orderd's echo stack and http.Server settings,"
   echo "no middleware) answers each row with the status, header fields and body it recorded once from the embedded orderd (for"
-  echo "a no-cache row, one page of the row's query shape; for nocache-pet on Redis, the Redis orderd's, whose find by pet"
-  echo "differs); the *floor* is the ceiling plus the Redis rate-limit round trip of every Redis request. Each row is \`wrk -t2"
+  echo "a no-cache row, one page of the row's query shape); the *floor* is the ceiling plus the Redis rate-limit round trip of every Redis request. Each row is \`wrk -t2"
   echo "-c$CONNECTIONS -d$DURATION\` with \`Authorization: Bearer KEY\`, after one request per row and server checking that the ceiling"
   echo "answers as orderd does (status and header field names; the body too for cached rows). $ROUNDS interleaved round(s): every"
   echo "row on every server, then the walks, then the next round. A ratio is orderd's requests/s ÷ the ceiling's in the same"
@@ -287,7 +279,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
     esac
     e=$(median_round ${RATIOS[$name,embedded]}); r=$(median_round ${RATIOS[$name,redis]})
     f="" ; [ "$kind" = cached ] && f=$(ratio "$name" floor)
-    c=$(rps "$e" "$ref" ceiling); [ "$kind" = nocache-pet ] && c="$c / $(rps "$r" "$ref" ceiling-redis)"
+    c=$(rps "$e" "$ref" ceiling)
     echo "| $name | $what | $c | $(rps "$e" "$name" embedded) | $(ratio "$name" embedded) | $(rps "$r" "$name" redis) | $(ratio "$name" redis) | $f |"
   done
   echo

@@ -5,10 +5,7 @@
 //
 // v2's find answers by the query's shape, each with one page recorded for that shape (--pet,
 // --ship-from): a petId, a status with a shipDateFrom, a status, or none; any other parameter
-// (the unique one of a row that no cache may hold) is ignored, as orderd ignores it. A find by
-// petId differs between the stores (Redis has no index by pet: its first page usually ends
-// with a token to go on, the embedded one's not), so with --redis-from and --redis-key the
-// ceiling also records the Redis orderd's, and sends it to requests made with that key.
+// (the unique one of a row that no cache may hold) is ignored, as orderd ignores it.
 //
 // Each answer of the benchmark's rows is recorded once, at start, from a running orderd
 // (--from, --key): its status, its header fields and its body, plain or gzipped as orderd
@@ -48,18 +45,11 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18200", "address to listen on")
 	from := flag.String("from", "", "a running orderd (http://host:port) to record the answers from, once")
 	key := flag.String("key", "", "an API key of that orderd")
-	redisFrom := flag.String("redis-from", "", "a running orderd on Redis to record the find by petId from")
-	redisKey := flag.String("redis-key", "", "an API key of that orderd")
 	redisURL := flag.String("redis-url", "", "decide each request in this Redis first, as orderd's limiter does (the floor of a Redis deployment)")
 	pet := flag.String("pet", "", "the pet whose first page answers every find by petId")
 	shipFrom := flag.String("ship-from", "", "the shipDateFrom whose first page (status=pending) answers every find by status and shipDateFrom")
 	flag.Parse()
 	a, err := record(*from, *key, *pet, *shipFrom)
-	var redisPetPage answer
-	if err == nil && *redisFrom != "" {
-		redisPetPage, err = fetch(http.MethodGet, *redisFrom+pagePath+"&petId="+url.QueryEscape(*pet), *redisKey, http.StatusOK)
-	}
-	redisAuth := "Bearer " + *redisKey
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)
 		os.Exit(2)
@@ -91,9 +81,6 @@ func main() {
 	e.GET("/v2/store/orders", func(c echo.Context) error {
 		switch q := c.Request().URL.RawQuery; {
 		case strings.Contains(q, "petId="):
-			if *redisFrom != "" && c.Request().Header.Get("Authorization") == redisAuth {
-				return redisPetPage.send(c)
-			}
 			return a.petPage.send(c)
 		case strings.Contains(q, "shipDateFrom="):
 			return a.statusFromPage.send(c)

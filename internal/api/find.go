@@ -27,11 +27,14 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 	}
 	query := requestOf(ctx).URL.RawQuery
 	pg, ok := s.pages.get(snap, query)
-	if !ok || !s.tokensHold(ctx, pg, p.PageToken, f) {
+	if !ok || pg.secret != nil && pg.secret != s.tokens.InUse() {
+		secret := s.tokens.InUse()
 		if pg, err = s.findPage(ctx, snap, p, f, query); err != nil {
 			return nil, err
 		}
-		s.pages.put(snap, query, pg)
+		if pg.secret == nil || pg.secret == secret { // not when the secret changed meanwhile
+			s.pages.put(snap, query, pg)
+		}
 	}
 	if p.IfNoneMatch != nil && etagMatches(*p.IfNoneMatch, pg.etag) {
 		return notModified{pg.etag, pg.eventID}, nil
@@ -66,28 +69,20 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 		}
 		pg.link = nextLink("/store/orders", query, findQueryParameters, "pageToken", pg.next)
 	}
+	if p.PageToken != nil || !found.End {
+		pg.secret = s.tokens.InUse() // the page's tokens verify under it, unless it changed
+	}
 	pg.encoded = newEncoded(appendPage(make([]byte, 0, 128*len(found.Orders)+96), found.Orders, pg.next), pageLevel)
 	return pg, nil
-}
-
-// tokensHold reports whether a cached page's tokens verify under the secret now in use.
-func (s *ServerV2) tokensHold(ctx context.Context, pg *encodedPage, sent *string, f order.Filter) bool {
-	for _, t := range []*string{sent, &pg.next} {
-		if t != nil && *t != "" {
-			if _, err := s.tokens.Read(ctx, *t, f); err != nil {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // encodedPage is one page of a find, as encoded when found.
 type encodedPage struct {
 	*encoded
-	next    string // the next page's token, or "" on the last page
-	link    string // its Link header
-	eventID string // Orders-Event-Id, read before the page
+	secret  *[]byte // the page-token secret its tokens verify under; nil when it has none
+	next    string  // the next page's token, or "" on the last page
+	link    string  // its Link header
+	eventID string  // Orders-Event-Id, read before the page
 }
 
 type pageAnswer struct{ *encodedPage }

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -142,7 +141,7 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 			reset++
 		}
 		h.Set("X-Ratelimit-Reset", strconv.FormatInt(reset, 10))
-		h.Set("Ratelimit", fmt.Sprintf(`"%s";r=%d;t=%d`, w.Name, w.Remaining, secs))
+		h.Set("Ratelimit", `"`+w.Name+`";r=`+strconv.FormatInt(w.Remaining, 10)+";t="+strconv.FormatInt(secs, 10))
 		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
 		if status == http.StatusTooManyRequests && !ex.noRetryAfter {
 			h.Set("Retry-After", strconv.FormatInt(secs, 10))
@@ -172,7 +171,7 @@ func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *htt
 
 // policyItem is w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
 func policyItem(w ratelimit.Window) string {
-	return fmt.Sprintf(`"%s";q=%d;w=%d`, w.Name, w.Limit, w.Seconds())
+	return `"` + w.Name + `";q=` + strconv.FormatInt(w.Limit, 10) + ";w=" + strconv.FormatInt(w.Seconds(), 10)
 }
 
 // validRequestID accepts ids a client may choose: short, none that forges a log line.

@@ -136,6 +136,10 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
 }
 
+// InUse names the secret now in use (nil before the first is known): a token that verified
+// under it, or was made under it, verifies while it is the one in use.
+func (c *Codec) InUse() *[]byte { return c.secret.Load() }
+
 // current returns the secret in use, lock-free once one is known.
 func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	if p := c.secret.Load(); p != nil {
