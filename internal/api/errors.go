@@ -3,11 +3,13 @@ package api
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -127,10 +129,38 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if p.status == http.StatusUnauthorized {
 			h.Set("WWW-Authenticate", `Bearer realm="orders"`)
 		}
-		if err := c.JSON(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}); err != nil {
-			log.Debug("writing an error answer failed", slog.String("error", err.Error()))
+		var werr error
+		if c.QueryParams().Has("pretty") { // echo's indented JSON, as its own answers give it
+			werr = c.JSONPretty(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}, "  ")
+		} else {
+			h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+			c.Response().WriteHeader(p.status)
+			_, werr = c.Response().Write(appendError(make([]byte, 0, 64+len(p.message)), p))
+		}
+		if werr != nil {
+			log.Debug("writing an error answer failed", slog.String("error", werr.Error()))
 		}
 	}
+}
+
+// appendError writes p as encoding/json writes the contract's Error, byte for byte (tested).
+func appendError(b []byte, p *problem) []byte {
+	b = append(append(append(b, `{"code":"`...), p.code...), `","message":`...) // codes are [a-z_]
+	b = appendJSONString(b, p.message)
+	b = strconv.AppendInt(append(b, `,"status":`...), int64(p.status), 10)
+	return append(b, "}\n"...)
+}
+
+// appendJSONString writes s as encoding/json does: printable ASCII as it is, but for the
+// characters it escapes, for which it asks encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			quoted, _ := json.Marshal(s)
+			return append(b, quoted...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // requestErrorMessage names the parameter, what it must be, and doc, which says so.
