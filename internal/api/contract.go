@@ -172,7 +172,7 @@ func callHandler(next echo.HandlerFunc, c echo.Context, doc string) error {
 }
 
 // passed remembers the inputs of one operation's requests that validation passed: the check
-// is a function of them alone, and was the largest cost of a small answer (bench/ablation.md).
+// is a function of them alone, and was the largest cost of a small answer.
 // At most maxPassed, forgotten all at once when full.
 type passed struct {
 	mu     sync.RWMutex

@@ -119,7 +119,7 @@ func (r listAnswer) VisitListOrdersResponse(w http.ResponseWriter) error {
 const ordersEventID = "Orders-Event-Id"
 
 // notModified is a 304 with its tag. The generated one would set every header it declares,
-// blank, for writeHeaders to set again (bench/ablation.md).
+// blank, for writeHeaders to set again.
 type notModified struct{ etag, eventID string }
 
 func (r notModified) VisitListOrdersResponse(w http.ResponseWriter) error { return r.write(w) }

@@ -65,8 +65,8 @@ func observe(log *slog.Logger, access io.Writer, obs Observer, ct *contract, sun
 			if access == nil || !log.Enabled(req.Context(), slog.LevelInfo) {
 				return nil
 			}
-			// Written by hand in slog's JSON form (time, level and msg first, then the fields):
-			// through slog it cost a twentieth of the list's throughput (bench/ablation.md).
+			// Written by hand in slog's JSON form (time, level and msg first, then the fields),
+			// cheaper than slog's handler on every request.
 			line := append(make([]byte, 0, 512), `{"time":"`...)
 			line = time.Now().AppendFormat(line, time.RFC3339Nano)
 			line = append(line, `","level":"INFO","msg":"request"`...)
