@@ -28,8 +28,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/service"
@@ -209,10 +208,10 @@ func redisDecision(url string) (echo.MiddlewareFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	unlimited := plan.Limits{PerMinute: plan.MaxLimit, PerDay: plan.MaxLimit}
+	unlimited := order.Limits{PerMinute: order.MaxLimit, PerDay: order.MaxLimit}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			caller := ratelimit.KeyCaller(string(auth.HashOf(c.Request().Header.Get("Authorization"))))
+			caller := ratelimit.KeyCaller(string(order.HashOf(c.Request().Header.Get("Authorization"))))
 			if _, err := limiter.Allow(c.Request().Context(), caller, unlimited); err != nil {
 				return c.NoContent(http.StatusServiceUnavailable)
 			}

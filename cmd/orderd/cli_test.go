@@ -36,7 +36,6 @@ func TestHelpShowsEachCommandsOwnFlags(t *testing.T) {
 		{[]string{"webhooks", "create", "--help"}, append([]string{"--url", "--types"}, store...), []string{"--addr", "--plan"}},
 		{[]string{"webhooks", "list", "--help"}, store, []string{"--url", "--types"}},
 		{[]string{"serve", "--help"}, []string{"--webhooks-allow-private", "--webhooks-retry", "--webhooks-give-up", "--webhooks-lease"}, nil},
-		{[]string{"contract-check", "--help"}, []string{"--base", "--key", "--timeout"}, []string{"--db"}},
 		{[]string{"help"}, []string{"Commands:", "orderd version"}, nil},
 		{[]string{"--help"}, []string{"Commands:"}, nil},
 	} {
@@ -103,9 +102,6 @@ func TestBadSettingsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"serve", "--redis-url", "http://127.0.0.1:6379"}, "--redis-url"},
 		{[]string{"keys", "list", "--redis-url", "redis://127.0.0.1:6379/x"}, "--redis-url"},
 		{[]string{"import", "--orders", "x.json", "--redis-url", "ftp://h"}, "--redis-url"},
-		{[]string{"contract-check", "--base", "notaurl", "--key", "k"}, "--base"},
-		{[]string{"contract-check", "--base", "ftp://h", "--key", "k"}, "--base"},
-		{[]string{"contract-check", "--base", "http://h", "--key", "k", "--timeout", "0s"}, "--timeout"},
 		{[]string{"serve", "--db", db, "--webhooks-retry", "5s,x"}, "webhooks-retry"},
 		{[]string{"serve", "--db", db, "--webhooks-retry", "5s,0s"}, "--webhooks-retry"},
 		{[]string{"serve", "--db", db, "--webhooks-retry", "30s,5s"}, "--webhooks-retry"},
@@ -118,15 +114,6 @@ func TestBadSettingsExit2NamingTheFlag(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line naming %s", tc.args, code, out, errOut, tc.want)
 		}
-	}
-}
-
-// TestContractCheckWhenNothingAnswers says so, rather than that the answers break the
-// contract.
-func TestContractCheckWhenNothingAnswers(t *testing.T) {
-	_, errOut, code := orderd(t, nil, "contract-check", "--base", "http://127.0.0.1:1", "--key", "k")
-	if code != 1 || !strings.Contains(errOut, "nothing answered at http://127.0.0.1:1/v1") || !strings.Contains(errOut, "refused") {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
 

@@ -10,8 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/service"
 )
 
@@ -32,15 +31,15 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	var (
 		sc             service.StoreConfig
 		planName, name string
-		p              plan.Plan
-		custom         plan.Limits
+		p              order.Plan
+		custom         order.Limits
 	)
 	// Each subcommand has only its own flags: list and revoke take the store's alone.
 	if args[0] == "create" {
 		fs.StringVar(&planName, "plan", "", "free, pro, business or enterprise; required")
-		fs.Int64Var(&custom.PerMinute, "per-minute", 0, fmt.Sprintf("enterprise only: requests per UTC minute, 1 to %d", plan.MaxLimit))
-		fs.Int64Var(&custom.PerDay, "per-day", 0, fmt.Sprintf("enterprise only: requests per UTC day, 1 to %d", plan.MaxLimit))
-		fs.StringVar(&name, "name", "", fmt.Sprintf("a name for the key: 1 to %d bytes of printable text, not starting osk_ (default: key-<prefix>)", auth.MaxNameLen))
+		fs.Int64Var(&custom.PerMinute, "per-minute", 0, fmt.Sprintf("enterprise only: requests per UTC minute, 1 to %d", order.MaxLimit))
+		fs.Int64Var(&custom.PerDay, "per-day", 0, fmt.Sprintf("enterprise only: requests per UTC day, 1 to %d", order.MaxLimit))
+		fs.StringVar(&name, "name", "", fmt.Sprintf("a name for the key: 1 to %d bytes of printable text, not starting osk_ (default: key-<prefix>)", order.MaxNameLen))
 	}
 	registerStore(fs, &sc)
 	fs.Usage = flagUsage(fs, keysSynopses[i])
@@ -56,14 +55,14 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	// The plan and the name are checked before the store is opened, which may create the file.
 	if args[0] == "create" {
-		if p, err = plan.Parse(planName); err != nil {
+		if p, err = order.ParsePlan(planName); err != nil {
 			return usageErrorf("keys create: --plan: %w", err)
 		}
-		if _, err := plan.LimitsFor(p, custom); err != nil {
+		if _, err := order.LimitsFor(p, custom); err != nil {
 			return usageErrorf("keys create: %w", err)
 		}
 		if name != "" {
-			if err := auth.CheckName(name); err != nil {
+			if err := order.CheckName(name); err != nil {
 				return usageErrorf("keys create: --name: %w", err)
 			}
 		}
@@ -77,12 +76,12 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	defer stores.Close()
 	switch args[0] {
 	case "create":
-		key, rec, err := auth.NewKey(name, p, custom, time.Now())
+		key, rec, err := order.NewKey(name, p, custom, time.Now())
 		if err != nil {
 			return err
 		}
 		if rec.Name == "" {
-			rec.Name = auth.DefaultName(rec.Prefix)
+			rec.Name = order.DefaultName(rec.Prefix)
 		}
 		if err := stores.Keys.Add(ctx, rec); err != nil {
 			return keysError("create", err)
@@ -101,7 +100,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 		for _, k := range list {
 			l := k.Limits()
 			name := k.Name
-			if !auth.Printable(name) { // stored before CheckName: quoted, so it cannot break or fake a row
+			if !order.Printable(name) { // stored before CheckName: quoted, so it cannot break or fake a row
 				name = strconv.Quote(name)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", name, k.Plan, l.PerMinute, l.PerDay, k.Prefix, k.CreatedAt.Format(time.RFC3339))
@@ -123,7 +122,7 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 // keysError is the failure of a keys command's store call: a name taken or a key not found
 // is the operator's to fix (exit status 2); a store failing at its work may not be (1).
 func keysError(cmd string, err error) error {
-	if errors.Is(err, auth.ErrNameTaken) || errors.Is(err, auth.ErrKeyNotFound) {
+	if errors.Is(err, order.ErrNameTaken) || errors.Is(err, order.ErrKeyNotFound) {
 		return usageErrorf("keys %s: %w", cmd, err)
 	}
 	return fmt.Errorf("keys %s: %w", cmd, err)

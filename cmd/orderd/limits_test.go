@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
@@ -17,7 +16,7 @@ func TestAnonymousLimitFlags(t *testing.T) {
 		return func(k string) string { return vars[k] }
 	}
 	cfg, _, err := parseServe(redis, env(nil), io.Discard)
-	if err != nil || cfg.IPv6Prefix != ratelimit.DefaultIPv6Prefix || cfg.MaxAnonymousCallers != inmem.DefaultMaxAnonymous {
+	if err != nil || cfg.IPv6Prefix != ratelimit.DefaultIPv6Prefix || cfg.MaxAnonymousCallers != ratelimit.DefaultMaxAnonymous {
 		t.Fatalf("defaults: %v, prefix %d, cap %d", err, cfg.IPv6Prefix, cfg.MaxAnonymousCallers)
 	}
 	cfg, _, err = parseServe(append(redis, "--ipv6-prefix", "56", "--anonymous-callers-max", "5000"), env(nil), io.Discard)

@@ -23,7 +23,6 @@ Commands:
   orderd webhooks delete ID [flags]         delete an endpoint
   orderd webhooks enable ID [flags]         make a failing or disabled endpoint active again
   orderd import --orders F [--pets F]       load orders and pets into the store
-  orderd contract-check --base URL --key K  check a running instance against openapi.yaml
   orderd version                            print the version, the commit and the Go version
   orderd help [COMMAND [SUBCOMMAND]]        this text, or a command's flags (orderd help keys create)
 
@@ -48,8 +47,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return webhooks(ctx, rest, getenv, stdout, stderr)
 	case "import":
 		return importData(ctx, rest, getenv, stdout, stderr)
-	case "contract-check":
-		return contractCheck(ctx, rest, getenv, stdout)
 	case "version", "--version", "-version":
 		if len(rest) > 0 {
 			return usageErrorf("version: unexpected argument %q", rest[0])
@@ -64,7 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// `orderd help serve` is `orderd serve --help`: the command's own flags.
 		return run(ctx, append(rest, "--help"), getenv, stdout, stderr)
 	default:
-		return usageErrorf("unknown command %q (want serve, keys, webhooks, import, contract-check, version or help)", cmd)
+		return usageErrorf("unknown command %q (want serve, keys, webhooks, import, version or help)", cmd)
 	}
 }
 

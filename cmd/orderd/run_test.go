@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // orderd runs the program as main would, with env as its environment.
@@ -177,7 +176,7 @@ func TestKeysCommands(t *testing.T) {
 	if strings.Contains(out, key) || strings.Contains(out, key[10:]) || fileContains(t, db, key) {
 		t.Fatal("the key itself appears in the listing or the file")
 	}
-	if hash := string(auth.HashOf(key)); strings.Contains(out, hash) || !fileContains(t, db, hash) {
+	if hash := string(order.HashOf(key)); strings.Contains(out, hash) || !fileContains(t, db, hash) {
 		t.Fatal("the listing shows a hash, or the file does not hold it")
 	}
 	if _, _, code := orderd(t, nil, "keys", "revoke", key[:10], "--db", db); code != 0 {
@@ -199,7 +198,7 @@ func TestKeysStoredUnderOldNames(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "orderd.db")
 	createKey(t, db, "--plan", "free", "--name", "ops")
 	const name = "old\nfake  enterprise  1  1  osk_Ku2xWs"
-	_, k, err := auth.NewKey(name, plan.Pro, plan.Limits{}, time.Now())
+	_, k, err := order.NewKey(name, order.Pro, order.Limits{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,12 @@ import (
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
 // findService serves the real service holding orders, with one key of plan p.
-func findService(t *testing.T, orders []order.Order, p plan.Plan, limits plan.Limits, clock *ratelimittest.Clock) (base, key string) {
+func findService(t *testing.T, orders []order.Order, p order.Plan, limits order.Limits, clock *ratelimittest.Clock) (base, key string) {
 	t.Helper()
 	cfg := servicetest.Embedded(t, orders, nil)
 	if clock != nil {
@@ -44,7 +43,7 @@ func wantFind(orders []order.Order, f order.Filter) string {
 // sparse enough that some pages come back short or empty, prints exactly the model.
 func TestFindWalksEveryPage(t *testing.T) {
 	orders := ordertest.Many(2500)
-	base, key := findService(t, orders, plan.Enterprise, plan.Limits{PerMinute: 100000, PerDay: 1000000}, nil)
+	base, key := findService(t, orders, order.Enterprise, order.Limits{PerMinute: 100000, PerDay: 1000000}, nil)
 	day := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
 	pet := int64(3)
 	for _, tc := range []struct {
@@ -76,7 +75,7 @@ func TestFindWaitsOutRetryAfter(t *testing.T) {
 	start := time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC)
 	clock := ratelimittest.NewClock(start)
 	orders := ordertest.Fixture()
-	base, key := findService(t, orders, plan.Enterprise, plan.Limits{PerMinute: 3, PerDay: 100}, clock)
+	base, key := findService(t, orders, order.Enterprise, order.Limits{PerMinute: 3, PerDay: 100}, clock)
 
 	answers := &seen{next: &http.Transport{}}
 	doer := newRetryDoer(&http.Client{Transport: answers})

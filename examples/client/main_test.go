@@ -15,7 +15,6 @@ import (
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/service/servicetest"
@@ -30,7 +29,7 @@ type instance struct {
 
 // newService serves the real service with one key of plan p. With a clock, the limiter and
 // the handler read it instead of the wall clock, so a test can move time past a Retry-After.
-func newService(t *testing.T, p plan.Plan, limits plan.Limits, clock *ratelimittest.Clock) *instance {
+func newService(t *testing.T, p order.Plan, limits order.Limits, clock *ratelimittest.Clock) *instance {
 	t.Helper()
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
 	if clock != nil {
@@ -72,7 +71,7 @@ func wantListing(changed map[int64]order.Status) string {
 }
 
 func TestListPrintsEveryOrderExactly(t *testing.T) {
-	s := newService(t, plan.Free, plan.Limits{}, nil)
+	s := newService(t, order.Free, order.Limits{}, nil)
 	out, err := s.run(t)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +89,7 @@ func TestListPrintsEveryOrderExactly(t *testing.T) {
 }
 
 func TestKeyFlagWinsOverEnvironment(t *testing.T) {
-	s := newService(t, plan.Free, plan.Limits{}, nil)
+	s := newService(t, order.Free, order.Limits{}, nil)
 	var stdout, stderr bytes.Buffer
 	getenv := func(string) string { return "osk_not-a-key" }
 	if err := run(context.Background(), []string{"--base", s.base, "--key", s.key}, getenv, &stdout, &stderr); err != nil {
@@ -102,7 +101,7 @@ func TestKeyFlagWinsOverEnvironment(t *testing.T) {
 }
 
 func TestCancelPendingOrder(t *testing.T) {
-	s := newService(t, plan.Free, plan.Limits{}, nil)
+	s := newService(t, order.Free, order.Limits{}, nil)
 	out, err := s.run(t, "--cancel", "1")
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +125,7 @@ func TestCancelPendingOrder(t *testing.T) {
 }
 
 func TestCancelMaxInt64IsExact(t *testing.T) {
-	s := newService(t, plan.Free, plan.Limits{}, nil)
+	s := newService(t, order.Free, order.Limits{}, nil)
 	id := strconv.FormatInt(math.MaxInt64, 10)
 	out, err := s.run(t, "--cancel", id)
 	if err != nil {
@@ -138,7 +137,7 @@ func TestCancelMaxInt64IsExact(t *testing.T) {
 }
 
 func TestCancelRefusalsAreErrors(t *testing.T) {
-	s := newService(t, plan.Free, plan.Limits{}, nil)
+	s := newService(t, order.Free, order.Limits{}, nil)
 	for _, tc := range []struct {
 		id, want string
 	}{
@@ -166,7 +165,7 @@ func TestCancelRefusalsAreErrors(t *testing.T) {
 }
 
 func TestWrongKeyIsUnauthorized(t *testing.T) {
-	s := newService(t, plan.Free, plan.Limits{}, nil)
+	s := newService(t, order.Free, order.Limits{}, nil)
 	out, err := s.run(t, "--key", "osk_not-a-key")
 	if err == nil || !strings.Contains(err.Error(), "401 unauthorized") || out != "" {
 		t.Fatalf("got %q, %v; want a 401 unauthorized error", out, err)
@@ -228,7 +227,7 @@ func TestRetryAfterOfTheRealService(t *testing.T) {
 	// Half a minute into the UTC minute, so that the minute window, not the day, binds.
 	start := time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC)
 	clock := ratelimittest.NewClock(start)
-	s := newService(t, plan.Enterprise, plan.Limits{PerMinute: 1, PerDay: 100}, clock)
+	s := newService(t, order.Enterprise, order.Limits{PerMinute: 1, PerDay: 100}, clock)
 
 	// Spend the minute.
 	req, err := http.NewRequest(http.MethodGet, s.base+"/store/orders", nil)

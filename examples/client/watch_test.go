@@ -11,7 +11,6 @@ import (
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
@@ -71,7 +70,7 @@ func nextLine(t *testing.T, ch <-chan string) string {
 // again and follow on, with no event lost.
 func TestWatchFollowsFromNowAndResyncsWhenExpired(t *testing.T) {
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
-	key := servicetest.AddKey(t, cfg.Store, "example", plan.Business, plan.Limits{})
+	key := servicetest.AddKey(t, cfg.Store, "example", order.Business, order.Limits{})
 	base := servicetest.Run(t, cfg).URL() + api.BasePathV2
 	cancel := func(id string) {
 		t.Helper()

@@ -10,18 +10,16 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/gen"
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // anonymousLimits apply to callers without a valid key, by address: they slow key guessing.
-var anonymousLimits, _ = plan.LimitsFor(plan.Free, plan.Limits{})
+var anonymousLimits, _ = order.LimitsFor(order.Free, order.Limits{})
 
 // admit decides whether a request under a version's base may reach its route (docs/design.md,
 // "Admission, in one step"); before validation, so an unknown route or method counts too.
-func admit(keys auth.KeyStore, limiter ratelimit.Limiter, streams *streams, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
+func admit(keys order.KeyStore, limiter ratelimit.Limiter, streams *streams, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
@@ -34,22 +32,22 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, streams *streams, ct *
 			}
 			ex.caller.Addr = c.RealIP()
 			if ex.op != nil && ex.op.unlimited {
-				c.SetRequest(req.WithContext(auth.WithCaller(req.Context(), &ex.caller)))
+				c.SetRequest(req.WithContext(WithCaller(req.Context(), &ex.caller)))
 				return next(c)
 			}
 			// The lookup may answer provisionally; the limiter's round trip confirms it.
-			ex.trip = store.Trip{Context: req.Context()}
+			ex.trip = order.Trip{Context: req.Context()}
 			ctx := context.Context(&ex.trip)
 			caller := &ex.caller
 			var keyErr error
-			if token, err := auth.BearerToken(req.Header.Values("Authorization")); err != nil {
+			if token, err := BearerToken(req.Header.Values("Authorization")); err != nil {
 				keyErr = err
-			} else if ex.key, err = keys.Lookup(ctx, auth.HashOf(token)); err != nil {
+			} else if ex.key, err = keys.Lookup(ctx, order.HashOf(token)); err != nil {
 				keyErr = lookupError(ctx, err)
 			} else {
 				caller.Key = &ex.key
 			}
-			c.SetRequest(req.WithContext(auth.WithCaller(ctx, caller)))
+			c.SetRequest(req.WithContext(WithCaller(ctx, caller)))
 			id, limits := rateLimitKey(caller, ipv6Prefix)
 			if noDecision(ctx, keyErr) {
 				// Who calls is unknown: no limiting by address (docs/design.md).
@@ -67,7 +65,7 @@ func admit(keys auth.KeyStore, limiter ratelimit.Limiter, streams *streams, ct *
 			}
 			d, err := decide(ctx, id, limits)
 			if err == nil && caller.Key != nil {
-				if cerr := store.Confirm(ctx); cerr != nil {
+				if cerr := order.Confirm(ctx); cerr != nil {
 					// The key changed since the lookup: no valid key (or a 503).
 					caller.Key, keyErr = nil, lookupError(ctx, cerr)
 					id, limits = rateLimitKey(caller, ipv6Prefix)
@@ -113,12 +111,12 @@ func (ex *exchange) rateLimited(obs Observer, outcome string) {
 
 // noDecision reports whether err leaves the request without a rate-limit decision.
 func noDecision(ctx context.Context, err error) bool {
-	return errors.Is(err, store.ErrUnavailable) || requestEnded(ctx, err)
+	return errors.Is(err, order.ErrUnavailable) || requestEnded(ctx, err)
 }
 
 // undecided ends a request no decision could be made for. Its headers describe the plan as if
 // nothing had been counted: the counts are unknown, and it claims no quota unspent.
-func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.Time, obs Observer, err error) error {
+func undecided(ctx context.Context, ex *exchange, limits order.Limits, now time.Time, obs Observer, err error) error {
 	d := ratelimit.Decide(ratelimit.Outcome{}, limits, now)
 	ex.limit = &d
 	if !requestEnded(ctx, err) {
@@ -129,17 +127,17 @@ func undecided(ctx context.Context, ex *exchange, limits plan.Limits, now time.T
 
 func lookupError(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, auth.ErrKeyNotFound):
-		return auth.ErrUnknownKey
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrCorrupt), requestEnded(ctx, err):
+	case errors.Is(err, order.ErrKeyNotFound):
+		return ErrUnknownKey
+	case errors.Is(err, order.ErrUnavailable), errors.Is(err, order.ErrCorrupt), requestEnded(ctx, err):
 		return err
 	}
-	// A KeyStore fails only in the ways package store names: anything else is a 500.
+	// A KeyStore fails only in the ways package order names: anything else is a 500.
 	return fmt.Errorf("looking up a key: %w", err)
 }
 
 // rateLimitKey names the caller to the limiter: the key, or else the client's network.
-func rateLimitKey(c *auth.Caller, ipv6Prefix int) (string, plan.Limits) {
+func rateLimitKey(c *Caller, ipv6Prefix int) (string, order.Limits) {
 	if c.Key != nil {
 		return ratelimit.KeyCaller(string(c.Key.Hash)), c.Key.Limits()
 	}

@@ -12,26 +12,26 @@ import (
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // failingKeys is a KeyStore whose Lookup fails with err: the HTTP layer's view of a key store
 // that cannot be reached, or that holds a record it cannot use.
 type failingKeys struct {
-	auth.KeyStore
+	order.KeyStore
 	err error
 }
 
-func (k failingKeys) Lookup(context.Context, auth.Hash) (auth.Key, error) { return auth.Key{}, k.err }
+func (k failingKeys) Lookup(context.Context, order.Hash) (order.Key, error) {
+	return order.Key{}, k.err
+}
 
 // TestCorruptKeyRecordIsInternalError: a key whose record cannot be read is a 500 that says
 // nothing of the record, never a 503 (retrying cannot mend it); the log line names the record.
 func TestCorruptKeyRecordIsInternalError(t *testing.T) {
 	logs := &apitest.Log{}
-	corrupt := fmt.Errorf("key record osk_s3RBqd (hash 1f2e…): %w: plan %q is unknown", store.ErrCorrupt, "gold")
+	corrupt := fmt.Errorf("key record osk_s3RBqd (hash 1f2e…): %w: plan %q is unknown", order.ErrCorrupt, "gold")
 	h := newHarness(t, func(c *api.Config) {
 		c.Keys = failingKeys{c.Keys, corrupt}
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
@@ -71,7 +71,7 @@ func TestCorruptKeyRecordIsInternalError(t *testing.T) {
 func TestKeyStoreUnavailable(t *testing.T) {
 	logs := &apitest.Log{}
 	h := newHarness(t, func(c *api.Config) {
-		c.Keys = failingKeys{c.Keys, errors.Join(store.ErrUnavailable, errors.New("dial tcp 10.1.2.3:6379: i/o timeout"))}
+		c.Keys = failingKeys{c.Keys, errors.Join(order.ErrUnavailable, errors.New("dial tcp 10.1.2.3:6379: i/o timeout"))}
 		c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	// While the store is out every request is a 503: its cause is logged at debug level, not
@@ -118,11 +118,11 @@ func TestKeyStoreUnavailable(t *testing.T) {
 // unavailableLimiter is a Limiter whose storage cannot be reached.
 type unavailableLimiter struct{}
 
-func (unavailableLimiter) Allow(context.Context, string, plan.Limits) (ratelimit.Decision, error) {
-	return ratelimit.Decision{}, fmt.Errorf("limiter: %w", store.ErrUnavailable)
+func (unavailableLimiter) Allow(context.Context, string, order.Limits) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, fmt.Errorf("limiter: %w", order.ErrUnavailable)
 }
 
-func (l unavailableLimiter) Peek(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+func (l unavailableLimiter) Peek(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
 	return l.Allow(ctx, caller, limits)
 }
 
@@ -131,7 +131,7 @@ func (l unavailableLimiter) Peek(ctx context.Context, caller string, limits plan
 // for a caller who may have requests left.
 func TestLimiterUnavailable(t *testing.T) {
 	h := newHarness(t, func(c *api.Config) { c.Limiter = unavailableLimiter{} })
-	key := h.addKey(t, "pro", plan.Pro, plan.Limits{})
+	key := h.addKey(t, "pro", order.Pro, order.Limits{})
 	res, body := h.do(t, "DELETE", "/v1/store/orders/1", "Authorization", "Bearer "+key)
 	wantError(t, res, body, 503, gen.ErrorCodeServiceUnavailable)
 	got := parseRateHeaders(t, res)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
@@ -20,10 +19,10 @@ import (
 func TestAnonymousCallersByNetwork(t *testing.T) {
 	const maxCallers = 64
 	m := metrics.New()
-	var limiter *inmem.Limiter
+	var limiter *ratelimit.Memory
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	h := newHarness(t, func(c *api.Config) {
-		limiter = inmem.NewLimiter(c.Now, ratelimit.DefaultBanPolicy, inmem.MaxAnonymous(maxCallers), inmem.OnForget(m.ForgottenCaller))
+		limiter = ratelimit.NewMemory(c.Now, ratelimit.DefaultBanPolicy, ratelimit.MaxAnonymous(maxCallers), ratelimit.OnForget(m.ForgottenCaller))
 		c.Limiter, c.Observer, c.Metrics = limiter, m, m.Handler()
 		c.TrustedProxies = []*net.IPNet{loopback}
 	})

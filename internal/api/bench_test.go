@@ -9,8 +9,8 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/metrics"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
@@ -18,7 +18,7 @@ import (
 // service per request without the network.
 func BenchmarkChain(b *testing.B) {
 	h := newHarness(b)
-	key := h.addKey(b, "bench", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
+	key := h.addKey(b, "bench", order.Enterprise, order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	handler := h.srv.Config.Handler
 	for _, bc := range []struct {
 		name, method, path string
@@ -71,7 +71,7 @@ func BenchmarkChainList100(b *testing.B) {
 		c.Logger, c.AccessLog = slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard
 		c.Observer = metrics.New()
 	})
-	key := h.addKey(b, "bench", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
+	key := h.addKey(b, "bench", order.Enterprise, order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	handler := h.srv.Config.Handler
 	first := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/v1/store/orders", nil)
@@ -113,7 +113,7 @@ func BenchmarkChainLogged(b *testing.B) {
 	h := newHarness(b, func(c *api.Config) {
 		c.Logger, c.AccessLog = slog.New(slog.NewJSONHandler(io.Discard, nil)), io.Discard
 	})
-	key := h.addKey(b, "bench", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
+	key := h.addKey(b, "bench", order.Enterprise, order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	handler := h.srv.Config.Handler
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

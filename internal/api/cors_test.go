@@ -8,7 +8,7 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 )
 
 const shop = "https://shop.example"
@@ -127,7 +127,7 @@ func TestCORSExposesTheHeaders(t *testing.T) {
 	answers := map[int]*http.Response{200: res}
 	answers[304], _ = h.authed(t, "GET", "/v1/store/orders", "Origin", shop, "If-None-Match", etag)
 	answers[401], _ = h.do(t, "GET", "/v2/store/orders", "Origin", shop, "Authorization", "Bearer nope")
-	key := h.addKey(t, "small", plan.Enterprise, plan.Limits{PerMinute: 1, PerDay: 10})
+	key := h.addKey(t, "small", order.Enterprise, order.Limits{PerMinute: 1, PerDay: 10})
 	h.do(t, "GET", "/v1/store/orders", "Authorization", "Bearer "+key)
 	answers[429], _ = h.do(t, "GET", "/v1/store/orders", "Origin", shop, "Authorization", "Bearer "+key)
 	// A GET needs no preflight, and v1 only cancels an order: the 405's message says to see Allow.

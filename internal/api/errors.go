@@ -17,10 +17,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/gen"
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // problem is an answer as an Error object: returned by any step, rendered by errorHandler.
@@ -52,9 +50,9 @@ var errorTable = []struct {
 	{order.ErrNotFound, http.StatusNotFound, gen.ErrorCodeOrderNotFound, ""},
 	{order.ErrAlreadyShipped, http.StatusConflict, gen.ErrorCodeOrderAlreadyShipped, ""},
 	{order.ErrPetNotFound, http.StatusNotFound, gen.ErrorCodePetNotFound, ""},
-	{auth.ErrNoCredentials, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
-	{auth.ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
-	{auth.ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
+	{ErrNoCredentials, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
+	{ErrMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
+	{ErrUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
 	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset, ""},
 	{order.ErrEventsExpired, http.StatusGone, gen.ErrorCodeEventsExpired, ""},
 	{order.ErrBadRequest, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""},
@@ -64,9 +62,9 @@ var errorTable = []struct {
 	{pagetoken.ErrOtherFilter, http.StatusBadRequest, gen.ErrorCodeInvalidRequest,
 		"pageToken was made with other filters than status, petId, shipDateFrom and shipDateBefore as sent; see openapi-v2.yaml"},
 	{pagetoken.ErrInvalid, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is invalid; see openapi-v2.yaml"},
-	{store.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
+	{order.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
 	// Retrying cannot mend a damaged record: a 500.
-	{store.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
+	{order.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
 	// The request's own end (requestEnded): an answer the contract allows every operation,
 	// "not answered now, nothing changed", and no outage: not counted, not logged.
 	{context.Canceled, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
@@ -118,7 +116,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 			// A 500 is a fault to look into. A 503 and a store's fault are told already by
 			// the access line, the metrics and the stores' own warnings: debug level.
 			level := slog.LevelError
-			var fault *store.Fault
+			var fault *order.Fault
 			if p.status == http.StatusServiceUnavailable || errors.As(err, &fault) {
 				level = slog.LevelDebug
 			}

@@ -10,7 +10,6 @@ import (
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestErrorTable walks the service's error table (each error code with its status, as the
@@ -223,7 +222,7 @@ func (s brokenStore) Cancel(context.Context, int64) (order.Order, bool, error) {
 func TestStoreFailures(t *testing.T) {
 	secret := errors.New("dial tcp 10.1.2.3:6379: connection refused")
 	t.Run("Unavailable", func(t *testing.T) {
-		h := newHarness(t, func(c *api.Config) { c.Orders = brokenStore{errors.Join(store.ErrUnavailable, secret)} })
+		h := newHarness(t, func(c *api.Config) { c.Orders = brokenStore{errors.Join(order.ErrUnavailable, secret)} })
 		for _, m := range []struct{ method, path string }{{"GET", "/v1/store/orders"}, {"DELETE", "/v1/store/orders/1"}} {
 			res, body := h.authed(t, m.method, m.path)
 			e := wantError(t, res, body, 503, gen.ErrorCodeServiceUnavailable)

@@ -14,7 +14,6 @@ import (
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/sqlitestore"
@@ -342,7 +341,7 @@ func TestARevokedOrBannedKeyLosesItsStreams(t *testing.T) {
 	t.Run("Banned", func(t *testing.T) {
 		h := newHarness(t, func(c *api.Config) {
 			c.StreamRecheck = recheck
-			c.Limiter = inmem.NewLimiter(c.Now, ratelimit.BanPolicy{After: 1, For: time.Hour})
+			c.Limiter = ratelimit.NewMemory(c.Now, ratelimit.BanPolicy{After: 1, For: time.Hour})
 		})
 		s := h.stream(t, "/v2/store/events")
 		s.Next(t)

@@ -13,8 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
@@ -22,10 +21,10 @@ import (
 type wrappedContext struct{ echo.Context }
 
 // noKeys knows no key.
-type noKeys struct{ auth.KeyStore }
+type noKeys struct{ order.KeyStore }
 
-func (noKeys) Lookup(context.Context, auth.Hash) (auth.Key, error) {
-	return auth.Key{}, auth.ErrKeyNotFound
+func (noKeys) Lookup(context.Context, order.Hash) (order.Key, error) {
+	return order.Key{}, order.ErrKeyNotFound
 }
 
 // TestAStepThatReplacesTheContext: a middleware between observe and admit that passes on a
@@ -38,7 +37,7 @@ func TestAStepThatReplacesTheContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	limiter := inmem.NewLimiter(time.Now, ratelimit.DefaultBanPolicy)
+	limiter := ratelimit.NewMemory(time.Now, ratelimit.DefaultBanPolicy)
 	replace := func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error { return next(wrappedContext{c}) }
 	}

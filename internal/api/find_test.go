@@ -24,7 +24,6 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
 )
@@ -46,7 +45,7 @@ func newFindHarness(tb testing.TB, orders []order.Order) *findHarness {
 	}
 	store := sqlitestore.NewOrders(db)
 	h := newHarness(tb, func(c *api.Config) { c.Orders = store })
-	key := h.addKey(tb, "walker", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
+	key := h.addKey(tb, "walker", order.Enterprise, order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	return &findHarness{harness: h, orders: orders, store: store, auth: []string{"Authorization", "Bearer " + key}}
 }
 
@@ -595,7 +594,7 @@ func TestV2Orders(t *testing.T) {
 // TestV1AndV2ShareOneQuota: a key's requests to /v1 and /v2 count in the same windows.
 func TestV1AndV2ShareOneQuota(t *testing.T) {
 	h := newHarness(t)
-	key := []string{"Authorization", "Bearer " + h.addKey(t, "shared", plan.Enterprise, plan.Limits{PerMinute: 10, PerDay: 100})}
+	key := []string{"Authorization", "Bearer " + h.addKey(t, "shared", order.Enterprise, order.Limits{PerMinute: 10, PerDay: 100})}
 	for i := 1; i <= 10; i++ {
 		path := "/v1/store/orders"
 		if i%2 == 0 {
@@ -631,7 +630,7 @@ func TestCachedPageFollowsANewSecret(t *testing.T) {
 	}
 	store, codec := sqlitestore.NewOrders(db), pagetoken.FromStore(sqlitestore.NewSecrets(db))
 	h := &findHarness{harness: newHarness(t, func(c *api.Config) { c.Orders, c.PageTokens = store, codec })}
-	h.auth = []string{"Authorization", "Bearer " + h.addKey(t, "walker", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})}
+	h.auth = []string{"Authorization", "Bearer " + h.addKey(t, "walker", order.Enterprise, order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})}
 	first := h.find(t, "/v2/store/orders?pageSize=5")
 	if first.status != 200 || first.body.NextPageToken == nil {
 		t.Fatalf("first page: %d %s", first.status, first.raw)

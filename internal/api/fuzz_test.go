@@ -14,7 +14,7 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // fuzzTarget is the whole handler, in process, with a key whose limits fuzzing cannot spend.
@@ -26,7 +26,7 @@ type fuzzTarget struct {
 
 func newFuzzTarget(f *testing.F) *fuzzTarget {
 	h := newHarness(f)
-	key := h.addKey(f, "fuzz", plan.Enterprise, plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
+	key := h.addKey(f, "fuzz", order.Enterprise, order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40})
 	return &fuzzTarget{handler: h.srv.Config.Handler, key: key, contract: h.contract}
 }
 

@@ -18,12 +18,10 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/genv2"
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/docs"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // The bases of openapi.yaml's and openapi-v2.yaml's operations.
@@ -44,7 +42,7 @@ type Config struct {
 	PageTokens *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
 	Events     order.EventLog   // the log of changes to Orders, kept by the same store
 	Pets       order.PetStore
-	Keys       auth.KeyStore
+	Keys       order.KeyStore
 	Limiter    ratelimit.Limiter
 	Sunset     Sunset
 	// CORSAllowOrigins are the origins whose pages may call the API (scheme://host[:port]); none: CORS off.
@@ -265,7 +263,7 @@ func health(e routes, ready func(context.Context) error, draining <-chan struct{
 			defer cancel()
 			if err := ready(ctx); err != nil {
 				msg := msgUnavailable
-				if fault := (*store.Fault)(nil); errors.As(err, &fault) {
+				if fault := (*order.Fault)(nil); errors.As(err, &fault) {
 					msg = "not ready: " + fault.Public
 				}
 				return &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msg}

@@ -13,11 +13,8 @@ import (
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/contract"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
@@ -25,11 +22,11 @@ import (
 // then as the Redis stores do (redisstore's classify): with the context's own error.
 type waitingLimiter struct{ entered chan struct{} }
 
-func (l waitingLimiter) Peek(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+func (l waitingLimiter) Peek(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
 	return l.Allow(ctx, caller, limits)
 }
 
-func (l waitingLimiter) Allow(ctx context.Context, _ string, _ plan.Limits) (ratelimit.Decision, error) {
+func (l waitingLimiter) Allow(ctx context.Context, _ string, _ order.Limits) (ratelimit.Decision, error) {
 	close(l.entered)
 	<-ctx.Done()
 	return ratelimit.Decision{}, ctx.Err()
@@ -37,14 +34,14 @@ func (l waitingLimiter) Allow(ctx context.Context, _ string, _ plan.Limits) (rat
 
 // waitingKeys is the same for the key store.
 type waitingKeys struct {
-	auth.KeyStore
+	order.KeyStore
 	entered chan struct{}
 }
 
-func (k waitingKeys) Lookup(ctx context.Context, _ auth.Hash) (auth.Key, error) {
+func (k waitingKeys) Lookup(ctx context.Context, _ order.Hash) (order.Key, error) {
 	close(k.entered)
 	<-ctx.Done()
-	return auth.Key{}, ctx.Err()
+	return order.Key{}, ctx.Err()
 }
 
 // TestHungUpRequestIsNoOutage: a request whose client hangs up while the key store or the
@@ -52,7 +49,7 @@ func (k waitingKeys) Lookup(ctx context.Context, _ auth.Hash) (auth.Key, error) 
 // the rate-limit headers), but it is not an outage: no error line, no store error, no
 // "unavailable" decision in the metrics.
 func TestHungUpRequestIsNoOutage(t *testing.T) {
-	checker, err := contract.New("/v1")
+	checker, err := apitest.New("/v1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +88,7 @@ func TestHungUpRequestIsNoOutage(t *testing.T) {
 				res.Header.Get("Retry-After") == "" {
 				t.Fatalf("answer %d %s, Retry-After %q", res.StatusCode, body, res.Header.Get("Retry-After"))
 			}
-			for _, name := range contract.RateLimitHeaders {
+			for _, name := range apitest.RateLimitHeaders {
 				if res.Header.Get(name) == "" {
 					t.Errorf("no %s", name)
 				}

@@ -13,12 +13,9 @@ import (
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/pagetoken"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/sqlitestore"
@@ -57,7 +54,7 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	}
 	keys := sqlitestore.NewKeys(db)
 	h := &harness{path: path, contract: apitest.Load(tb), keys: keys, clock: ratelimittest.NewClock(testStart)}
-	h.key = h.addKey(tb, "test-free", plan.Free, plan.Limits{})
+	h.key = h.addKey(tb, "test-free", order.Free, order.Limits{})
 	orders := sqlitestore.NewOrders(db)
 	h.events = sqlitestore.NewEvents(db)
 	tokens, err := pagetoken.New(testSecret)
@@ -67,7 +64,7 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	cfg := api.Config{
 		Orders: orders, Events: h.events, PageTokens: tokens,
 		Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,
-		Limiter: inmem.NewLimiter(h.clock.Now, ratelimit.DefaultBanPolicy),
+		Limiter: ratelimit.NewMemory(h.clock.Now, ratelimit.DefaultBanPolicy),
 	}
 	for _, c := range change {
 		c(&cfg)
@@ -98,9 +95,9 @@ func openDBAt(tb testing.TB, path string) *sqlitestore.DB {
 	return db
 }
 
-func (h *harness) addKey(tb testing.TB, name string, p plan.Plan, custom plan.Limits) string {
+func (h *harness) addKey(tb testing.TB, name string, p order.Plan, custom order.Limits) string {
 	tb.Helper()
-	k, rec, err := auth.NewKey(name, p, custom, time.Now())
+	k, rec, err := order.NewKey(name, p, custom, time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,9 +15,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // observe is the outermost step: request id, header hook, the error rendered (for the status),
@@ -76,7 +75,7 @@ func observe(log *slog.Logger, access io.Writer, obs Observer, ct *contract, sun
 			line = strconv.AppendInt(append(line, `,"status":`...), int64(res.Status), 10)
 			line = strconv.AppendFloat(append(line, `,"duration_ms":`...), float64(took.Microseconds())/1000, 'f', -1, 64)
 			line = strconv.AppendInt(append(line, `,"bytes":`...), res.Size, 10)
-			if caller := auth.CallerFrom(req.Context()); caller != nil && caller.Key != nil {
+			if caller := CallerFrom(req.Context()); caller != nil && caller.Key != nil {
 				line = appendField(line, "key_name", caller.Key.Name)
 				line = appendField(line, "key_prefix", caller.Key.Prefix)
 			} else if caller != nil {
@@ -115,9 +114,9 @@ type exchange struct {
 	limit     *ratelimit.Decision // nil outside the versions' bases
 	sunset    *Sunset
 	cors      origins // under a version's base with CORS on, else nil
-	caller    auth.Caller
-	key       auth.Key
-	trip      store.Trip
+	caller    Caller
+	key       order.Key
+	trip      order.Trip
 	rateLimit string    // admit's outcome, as Observer.RateLimit is told; "" when none was decided
 	opened    time.Time // when an event stream's status was written; zero for any other answer
 	// noRetryAfter: a 429 that says nothing of when to retry (too_many_streams).

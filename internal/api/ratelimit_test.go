@@ -12,8 +12,7 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
@@ -123,7 +122,7 @@ func TestEveryStatusCarriesTheHeaders(t *testing.T) {
 // TestBurstAdmitsExactlyTheLimit: 150 concurrent requests with a fresh free key.
 func TestBurstAdmitsExactlyTheLimit(t *testing.T) {
 	h := newHarness(t)
-	key := h.addKey(t, "burst", plan.Free, plan.Limits{})
+	key := h.addKey(t, "burst", order.Free, order.Limits{})
 	var mu sync.Mutex
 	admitted, refused := 0, 0
 	seen := map[int64]int{}
@@ -165,7 +164,7 @@ func TestBurstAdmitsExactlyTheLimit(t *testing.T) {
 // the next UTC midnight.
 func TestEnterpriseDayLimit(t *testing.T) {
 	h := newHarness(t)
-	key := h.addKey(t, "big", plan.Enterprise, plan.Limits{PerMinute: 50, PerDay: 50})
+	key := h.addKey(t, "big", order.Enterprise, order.Limits{PerMinute: 50, PerDay: 50})
 	auth := []string{"Authorization", "Bearer " + key}
 	for i := 1; i <= 50; i++ {
 		if res, _ := h.do(t, "GET", "/v1/store/orders", auth...); res.StatusCode != 200 {
@@ -188,7 +187,7 @@ func TestEnterpriseDayLimit(t *testing.T) {
 // 30th too-early request, until the ban ends; other keys are unaffected.
 func TestBanAfterThirtyTooEarlyRequests(t *testing.T) {
 	h := newHarness(t)
-	other := h.addKey(t, "other", plan.Free, plan.Limits{})
+	other := h.addKey(t, "other", order.Free, order.Limits{})
 	for range 60 {
 		h.authed(t, "GET", "/v1/store/orders")
 	}
@@ -245,7 +244,7 @@ func TestUnauthenticatedCallersAreLimitedByAddress(t *testing.T) {
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	behindProxy := newHarness(t, func(c *api.Config) {
 		c.TrustedProxies = []*net.IPNet{loopback}
-		c.Limiter = inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
+		c.Limiter = ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy)
 	})
 	for i := range 70 {
 		res, _ := behindProxy.do(t, "GET", "/v1/store/orders", "X-Forwarded-For", "203.0.113."+strconv.Itoa(i))
@@ -262,7 +261,7 @@ func TestClientsBehindAProxyThatWritesPorts(t *testing.T) {
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	h := newHarness(t, func(c *api.Config) {
 		c.TrustedProxies = []*net.IPNet{loopback}
-		c.Limiter = inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
+		c.Limiter = ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy)
 	})
 	client := func(i int) string {
 		if i%2 == 0 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/genv2"
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
 	"github.com/petstore/orderd/internal/ratelimit"
@@ -45,7 +44,7 @@ type streams struct {
 	closing      <-chan struct{}
 	logger       *slog.Logger
 	obs          Observer
-	keys         auth.KeyStore
+	keys         order.KeyStore
 	limiter      ratelimit.Limiter
 	recheck      time.Duration // how often a stream checks its key: DefaultStreamRecheck
 	writeTimeout time.Duration // streamWriteTimeout; shorter in tests
@@ -87,7 +86,7 @@ func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv
 	if head {
 		return streamHead{}, nil
 	}
-	return &eventStream{streams: s, ctx: ctx, key: auth.CallerFrom(ctx).Key, q: q, page: first, changed: changed}, nil
+	return &eventStream{streams: s, ctx: ctx, key: CallerFrom(ctx).Key, q: q, page: first, changed: changed}, nil
 }
 
 // streamHead is a HEAD's answer where its GET would stream: the same status and headers.
@@ -132,7 +131,7 @@ func (s *streams) release(key string) {
 type eventStream struct {
 	*streams
 	ctx     context.Context
-	key     *auth.Key
+	key     *order.Key
 	q       order.EventQuery
 	page    order.EventPage // read, not yet sent
 	changed *logMove        // closed at the log's next move
@@ -258,7 +257,7 @@ func (st *eventStream) keyAllowed() bool {
 	defer stop()
 	k, err := st.keys.Lookup(ctx, st.key.Hash)
 	switch {
-	case errors.Is(err, auth.ErrKeyNotFound):
+	case errors.Is(err, order.ErrKeyNotFound):
 		st.logger.Info("event stream ended: its key was revoked", slog.String("key_name", st.key.Name))
 		return false
 	case err != nil:

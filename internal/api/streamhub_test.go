@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/genv2"
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
@@ -55,7 +54,7 @@ func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *stre
 }
 
 func keyContext(ctx context.Context) context.Context {
-	return auth.WithCaller(ctx, &auth.Caller{Key: &auth.Key{Name: "k"}})
+	return WithCaller(ctx, &Caller{Key: &order.Key{Name: "k"}})
 }
 
 var errGone = errors.New("the client left")

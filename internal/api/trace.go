@@ -9,8 +9,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/petstore/orderd/internal/auth"
 )
 
 // traced is the step before observe when tracing is on (New adds it only then): a server span
@@ -42,7 +40,7 @@ func traced(tr trace.Tracer) echo.MiddlewareFunc {
 			err := next(c) // observe has answered any error
 			status := c.Response().Status
 			span.SetAttributes(attribute.Int("http.response.status_code", status))
-			if caller := auth.CallerFrom(c.Request().Context()); caller != nil && caller.Key != nil {
+			if caller := CallerFrom(c.Request().Context()); caller != nil && caller.Key != nil {
 				span.SetAttributes(attribute.String("orderd.caller", "key"))
 			} else if caller != nil {
 				span.SetAttributes(attribute.String("orderd.caller", "address"))

@@ -6,18 +6,14 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/auth/authtest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 	"github.com/petstore/orderd/internal/webhook"
 	"github.com/petstore/orderd/internal/webhook/webhooktest"
 )
@@ -54,13 +50,13 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 		ordertest.RunFind(t, func(tb testing.TB, orders []order.Order) order.Store { return newOrders(tb, orders) })
 	})
 	t.Run("Keys", func(t *testing.T) {
-		authtest.Run(t, func(tb testing.TB) authtest.Store {
+		ordertest.RunKeys(t, func(tb testing.TB) ordertest.KeyHarness {
 			p := redistest.Prefix(tb)
 			s, err := redisstore.NewKeys(rdb, p, 2*time.Second)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			return authtest.Store{KeyStore: s, Plant: func(tb testing.TB, k auth.Key) { redistest.PlantKey(tb, rdb, p, k) }}
+			return ordertest.KeyHarness{KeyStore: s, Plant: func(tb testing.TB, k order.Key) { redistest.PlantKey(tb, rdb, p, k) }}
 		})
 	})
 	t.Run("Webhooks", func(t *testing.T) {
@@ -81,11 +77,11 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix, Timeout: 2 * time.Second})
-		ctx := store.Begin(t.Context())
-		if d, err := l.Allow(ctx, "addr:192.0.2.1", plan.Limits{PerMinute: 10, PerDay: 10}); err != nil || !d.Allowed {
+		ctx := order.Begin(t.Context())
+		if d, err := l.Allow(ctx, "addr:192.0.2.1", order.Limits{PerMinute: 10, PerDay: 10}); err != nil || !d.Allowed {
 			t.Fatalf("Allow = %+v, %v", d, err)
 		}
-		if store.TripOf(ctx).Carried == nil {
+		if order.TripOf(ctx).Carried == nil {
 			t.Fatal("the limiter's round trip carried nothing")
 		}
 		carried, err := orders.Version(ctx)
@@ -95,7 +91,7 @@ func TestConformanceOnRedisCluster(t *testing.T) {
 		if plain, err := orders.Version(t.Context()); err != nil || plain != carried {
 			t.Fatalf("version read with the script %d, alone %d (%v)", carried, plain, err)
 		}
-		if err := store.Confirm(ctx); err != nil {
+		if err := order.Confirm(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/petstore/orderd/internal/contract"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 )
@@ -47,7 +47,7 @@ func TestRedisErrorReplies(t *testing.T) {
 			t.Run(f.name+"/"+string(fallback), func(t *testing.T) {
 				srv := redistest.Start(t)
 				d := newDeployment(t, srv, nil)
-				key := d.key(t, "shop", plan.Pro)
+				key := d.key(t, "shop", order.Pro)
 				d.cfg.Store.RedisURL = f.apply(t, srv)
 				in := d.instance(t, fallback)
 
@@ -62,7 +62,7 @@ func TestRedisErrorReplies(t *testing.T) {
 					if r.key == "" {
 						what += " without a key"
 					}
-					for _, name := range contract.RateLimitHeaders {
+					for _, name := range apitest.RateLimitHeaders {
 						if res.Header.Get(name) == "" {
 							t.Errorf("%s: %d without %s", what, res.StatusCode, name)
 						}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
@@ -46,7 +45,7 @@ func orderJSON(id int64, status order.Status) []byte {
 func TestCancelOnOneIsListedAtOnceOnTheOther(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
-	key := d.key(t, "rounds", plan.Business)
+	key := d.key(t, "rounds", order.Business)
 	ship := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	for i := range int64(200) {
 		id := 1000 + i
@@ -76,7 +75,7 @@ func TestCancelOnOneIsListedAtOnceOnTheOther(t *testing.T) {
 func TestRefilledRedisIsNotTakenForTheOldOne(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
-	old := d.key(t, "before", plan.Business)
+	old := d.key(t, "before", order.Business)
 	ctx := context.Background()
 	counter := func(set string) int64 {
 		n, err := d.rdb.Get(ctx, "{"+d.cfg.Store.RedisPrefix+":"+set+"}:version").Int64()
@@ -105,7 +104,7 @@ func TestRefilledRedisIsNotTakenForTheOldOne(t *testing.T) {
 	}
 	var fresh string
 	for n := int64(0); n < keysAt; n++ {
-		fresh = d.key(t, "after-"+strconv.FormatInt(n, 10), plan.Business)
+		fresh = d.key(t, "after-"+strconv.FormatInt(n, 10), order.Business)
 	}
 	if counter("orders") != ordersAt || counter("keys") != keysAt {
 		t.Fatalf("counters %d, %d; the test wants them back at %d, %d", counter("orders"), counter("keys"), ordersAt, keysAt)
@@ -128,7 +127,7 @@ func TestRefilledRedisIsNotTakenForTheOldOne(t *testing.T) {
 func TestHalfWrittenOrdersAreAbsent(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	in := d.instance(t, service.FallbackFail)
-	key := d.key(t, "halves", plan.Business)
+	key := d.key(t, "halves", order.Business)
 	ctx := context.Background()
 	p := "{" + d.cfg.Store.RedisPrefix + ":orders}"
 	if err := d.rdb.HSet(ctx, p+":data", "5001", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`).Err(); err != nil {
@@ -170,7 +169,7 @@ func TestHalfWrittenOrdersAreAbsent(t *testing.T) {
 func TestAnotherSystemsWritesAreSeenAtOnce(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	in := d.instance(t, service.FallbackFail)
-	key := d.key(t, "watcher", plan.Business)
+	key := d.key(t, "watcher", order.Business)
 	ctx := context.Background()
 	if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
 		t.Fatalf("list: %d", res.StatusCode)

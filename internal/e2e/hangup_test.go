@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
@@ -22,8 +22,8 @@ func TestHungUpClientsChangeNothing(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	d := newDeployment(t, redistest.Start(t), clock.Now)
 	a, b := d.instance(t, service.FallbackMemory), d.instance(t, service.FallbackMemory)
-	banned := d.key(t, "pushy", plan.Free)
-	busy := d.key(t, "busy", plan.Business)
+	banned := d.key(t, "pushy", order.Free)
+	busy := d.key(t, "busy", order.Business)
 
 	for range 60 {
 		a.do(t, "GET", "/v1/store/orders", banned)
@@ -82,7 +82,7 @@ func TestHungUpClientsChangeNothing(t *testing.T) {
 	}
 
 	// A burst of a fresh free key across both instances admits exactly its minute's 60.
-	fresh := d.key(t, "fresh", plan.Free)
+	fresh := d.key(t, "fresh", order.Free)
 	var mu sync.Mutex
 	counts := map[int]int{}
 	for i := range 150 {

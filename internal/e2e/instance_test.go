@@ -9,9 +9,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
@@ -72,9 +71,9 @@ func (d *deployment) instance(t *testing.T, fallback service.Fallback) *instance
 }
 
 // key creates a key through the admin stores, as `orderd keys create --redis-url` does.
-func (d *deployment) key(t *testing.T, name string, p plan.Plan) string {
+func (d *deployment) key(t *testing.T, name string, p order.Plan) string {
 	t.Helper()
-	k, rec, err := auth.NewKey(name, p, plan.Limits{}, time.Now())
+	k, rec, err := order.NewKey(name, p, order.Limits{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

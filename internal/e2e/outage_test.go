@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 )
@@ -25,7 +24,7 @@ func TestRedisOutage(t *testing.T) {
 	d.cfg.Store.RedisTimeout = 500 * time.Millisecond
 	in := d.instance(t, service.FallbackMemory)
 	strict := d.instance(t, service.FallbackFail)
-	key := d.key(t, "steady", plan.Business)
+	key := d.key(t, "steady", order.Business)
 
 	if res, _ := in.do(t, "DELETE", "/v1/store/orders/1", key); res.StatusCode != 204 {
 		t.Fatalf("cancel before the outage: %d", res.StatusCode)
@@ -36,7 +35,7 @@ func TestRedisOutage(t *testing.T) {
 	// are out of its reach: a failure to reach Redis is answered at once (nothing is sent
 	// twice, see redisstore.Open), so the load sends more than a plan's minute while Redis
 	// is out, which the memory fallback would rightly answer 429.
-	loadKey, loadRec, err := auth.NewKey("load", plan.Enterprise, plan.Limits{PerMinute: 1_000_000_000, PerDay: 1_000_000_000}, time.Now())
+	loadKey, loadRec, err := order.NewKey("load", order.Enterprise, order.Limits{PerMinute: 1_000_000_000, PerDay: 1_000_000_000}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 )
@@ -34,7 +33,7 @@ func TestPagesWalkAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	instances := []*instance{d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)}
-	key := d.key(t, "walker", plan.Business)
+	key := d.key(t, "walker", order.Business)
 
 	// Every order the deployment holds: the fixture newDeployment imported, and these.
 	all := append(ordertest.Fixture(), orders...)

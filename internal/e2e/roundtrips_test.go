@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 )
@@ -68,7 +68,7 @@ func countedInstance(t *testing.T) (*instance, *roundTripCounter, string) {
 	// The webhook deliverer lists the endpoints when the instance starts, then each Poll: an
 	// hour keeps its own reads out of the requests' counts.
 	d.cfg.Webhooks.Poll = time.Hour
-	key := d.key(t, "counted", plan.Business)
+	key := d.key(t, "counted", order.Business)
 	return d.instance(t, service.FallbackFail), proxy, key
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
@@ -28,7 +27,7 @@ func TestBurstAcrossTwoInstances(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC))
 	d := newDeployment(t, redistest.Start(t), clock.Now)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
-	key := d.key(t, "burst", plan.Free)
+	key := d.key(t, "burst", order.Free)
 	var mu sync.Mutex
 	counts := map[int]int{}
 	remaining := map[string]int{}
@@ -66,7 +65,7 @@ func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	d := newDeployment(t, redistest.Start(t), clock.Now)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
-	key, other := d.key(t, "pushy", plan.Free), d.key(t, "other", plan.Free)
+	key, other := d.key(t, "pushy", order.Free), d.key(t, "other", order.Free)
 	for range 60 {
 		a.do(t, "GET", "/v1/store/orders", key)
 	}
@@ -92,7 +91,7 @@ func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
 func TestCancelsAcrossInstances(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
-	key := d.key(t, "big", plan.Business)
+	key := d.key(t, "big", order.Business)
 	if res, _ := a.do(t, "DELETE", "/v1/store/orders/9223372036854775807", key); res.StatusCode != 204 {
 		t.Fatalf("cancel: %d", res.StatusCode)
 	}
@@ -140,7 +139,7 @@ func TestCancelsAcrossInstances(t *testing.T) {
 func TestCancelAnsweredFromMemoryFollowsEveryWrite(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
-	key := d.key(t, "retrier", plan.Business)
+	key := d.key(t, "retrier", order.Business)
 	ctx := context.Background()
 	ship := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	cancel := func(in *instance, id int64, want int) {
@@ -194,7 +193,7 @@ func TestCancelAnsweredFromMemoryFollowsEveryWrite(t *testing.T) {
 func TestRevokedKeyIsRefusedEverywhereAtOnce(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
-	key := d.key(t, "leaving", plan.Pro)
+	key := d.key(t, "leaving", order.Pro)
 	for _, in := range []*instance{a, b} {
 		if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
 			t.Fatalf("before: %d", res.StatusCode)
@@ -240,7 +239,7 @@ func TestARevokedOrBannedKeyLosesItsStreamsEverywhere(t *testing.T) {
 		}
 	}
 	t.Run("Revoked", func(t *testing.T) {
-		key := d.key(t, "leaving", plan.Pro)
+		key := d.key(t, "leaving", order.Pro)
 		ended := open(t, key)
 		if _, err := d.admin.Keys.Revoke(context.Background(), "leaving"); err != nil {
 			t.Fatal(err)
@@ -251,7 +250,7 @@ func TestARevokedOrBannedKeyLosesItsStreamsEverywhere(t *testing.T) {
 		}
 	})
 	t.Run("Banned", func(t *testing.T) {
-		key := d.key(t, "flooding", plan.Free)
+		key := d.key(t, "flooding", order.Free)
 		ended := open(t, key)
 		for i := 0; ; i++ {
 			if _, body := a.do(t, "GET", "/v2/store/events", key); bytes.Contains(body, []byte(`"api_key_banned"`)) {

@@ -99,13 +99,13 @@ func (m *Metrics) Cancel(outcome string) { m.cancels.WithLabelValues(outcome).In
 // StoreError counts one operation that could not reach its store.
 func (m *Metrics) StoreError(operation string) { m.storeErrors.WithLabelValues(operation).Inc() }
 
-// StoreFault counts one fault of the store (store.Fault), by its kind.
+// StoreFault counts one fault of the store (order.Fault), by its kind.
 func (m *Metrics) StoreFault(kind string) { m.storeFaults.WithLabelValues(kind).Inc() }
 
 // Fallback counts one decision of the fallback limiter.
 func (m *Metrics) Fallback() { m.fallbacks.Inc() }
 
-// ForgottenCaller counts one anonymous caller the instance's limiter forgot (inmem.OnForget).
+// ForgottenCaller counts one anonymous caller the instance's limiter forgot (ratelimit.OnForget).
 func (m *Metrics) ForgottenCaller() { m.forgotten.Inc() }
 
 // Streams counts streams of events opened (1) and ended (-1).

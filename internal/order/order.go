@@ -61,7 +61,7 @@ func (o Order) Cancel() (Order, error) {
 	return o, nil
 }
 
-// A Store's refusals; a failure of the storage itself is one of package store's errors.
+// A Store's refusals; a failure of the storage itself is ErrUnavailable or ErrCorrupt.
 var (
 	ErrNotFound       = errors.New("no such order")
 	ErrAlreadyShipped = errors.New("already shipped, so it cannot be cancelled")

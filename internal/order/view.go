@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/tidwall/btree"
-
-	"github.com/petstore/orderd/internal/store"
 )
 
 // Mark is where a View stands in its store's history.
@@ -159,7 +157,7 @@ func (v *View) load(ctx context.Context) (*Snapshot, error) {
 	s.Mark = mark
 	for read := 0; ; read += sinceLimit {
 		if read >= loadAfter {
-			return nil, fmt.Errorf("%w: the orders changed faster than they could be read", store.ErrUnavailable)
+			return nil, fmt.Errorf("%w: the orders changed faster than they could be read", ErrUnavailable)
 		}
 		events, mark, more, err := v.store.Since(ctx, s.Mark, sinceLimit)
 		if err != nil {

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // Bans remembers the bans a shared limiter (Redis) decided, so that an instance answers a
@@ -17,7 +17,7 @@ type Bans struct {
 }
 
 type ban struct {
-	limits                plan.Limits
+	limits                order.Limits
 	until                 time.Time
 	minuteCount, dayCount int64
 	minuteEnd, dayEnd     time.Time // of the windows the counts are in
@@ -27,7 +27,7 @@ type ban struct {
 func NewBans(max int) *Bans { return &Bans{max: max, m: map[string]ban{}} }
 
 // Decision returns the decision for caller at now if a remembered ban, for limits, runs then.
-func (b *Bans) Decision(caller string, limits plan.Limits, now time.Time) (Decision, bool) {
+func (b *Bans) Decision(caller string, limits order.Limits, now time.Time) (Decision, bool) {
 	b.mu.Lock()
 	x, ok := b.m[caller]
 	if ok && !now.Before(x.until) {
@@ -50,7 +50,7 @@ func (b *Bans) Decision(caller string, limits plan.Limits, now time.Time) (Decis
 }
 
 // Remember keeps the ban that outcome o, decided for caller at now, says is running.
-func (b *Bans) Remember(caller string, limits plan.Limits, o Outcome, now time.Time) {
+func (b *Bans) Remember(caller string, limits order.Limits, o Outcome, now time.Time) {
 	if o.BannedUntil.IsZero() || !now.Before(o.BannedUntil) {
 		return
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
@@ -13,7 +13,7 @@ import (
 // with, until its end; past its bound, a memory takes no more bans until one ends.
 func TestBansHoldTheirLimitsAndEnd(t *testing.T) {
 	now := time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC)
-	limits := plan.Limits{PerMinute: 5, PerDay: 50}
+	limits := order.Limits{PerMinute: 5, PerDay: 50}
 	b := ratelimit.NewBans(2)
 	o := ratelimit.Outcome{MinuteCount: 5, DayCount: 7, BannedUntil: now.Add(time.Minute)}
 	b.Remember("a", limits, o, now)
@@ -25,7 +25,7 @@ func TestBansHoldTheirLimitsAndEnd(t *testing.T) {
 	if d, _ := b.Decision("a", limits, now.Add(40*time.Second)); d.Minute.Remaining != 5 || d.Day.Remaining != 43 {
 		t.Fatalf("in the next minute: %+v", d)
 	}
-	if _, ok := b.Decision("a", plan.Limits{PerMinute: 6, PerDay: 50}, now); ok {
+	if _, ok := b.Decision("a", order.Limits{PerMinute: 6, PerDay: 50}, now); ok {
 		t.Fatal("a ban answered for other limits")
 	}
 	if _, ok := b.Decision("a", limits, now.Add(time.Minute)); ok {

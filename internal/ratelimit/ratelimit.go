@@ -7,17 +7,17 @@ import (
 	"context"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // Limiter makes one decision for one request of one caller.
 type Limiter interface {
 	// Allow decides for a request of caller; only an admitted request counts.
-	Allow(ctx context.Context, caller string, limits plan.Limits) (Decision, error)
+	Allow(ctx context.Context, caller string, limits order.Limits) (Decision, error)
 	// Peek returns what Allow would decide now, counting nothing and moving nothing toward a
 	// ban: for answers that are not requests of the quota (a refused stream) and for
 	// checking that a caller is not banned.
-	Peek(ctx context.Context, caller string, limits plan.Limits) (Decision, error)
+	Peek(ctx context.Context, caller string, limits order.Limits) (Decision, error)
 }
 
 // BanPolicy says when a caller that ignores Retry-After is banned, and for how long.
@@ -82,7 +82,7 @@ type Outcome struct {
 }
 
 // Decide turns an outcome at now into a decision, the same way for every implementation.
-func Decide(o Outcome, limits plan.Limits, now time.Time) Decision {
+func Decide(o Outcome, limits order.Limits, now time.Time) Decision {
 	minuteEnd, dayEnd := WindowEnds(now)
 	// The windows counted in end when they do, not when now's would: else a Retry-After
 	// would point early, and a client that waited for it would still be refused.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 )
 
 func TestWindowEnds(t *testing.T) {
@@ -26,11 +26,11 @@ func TestWindowEnds(t *testing.T) {
 
 func TestDecideBindingWindow(t *testing.T) {
 	now := time.Date(2026, 11, 23, 10, 0, 17, 500_000_000, time.UTC)
-	free := plan.Limits{PerMinute: 60, PerDay: 1000}
+	free := order.Limits{PerMinute: 60, PerDay: 1000}
 	for _, tc := range []struct {
 		name           string
 		o              Outcome
-		limits         plan.Limits
+		limits         order.Limits
 		binding        string
 		remaining      int64
 		retryAfterSecs int64

@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestRememberedBanIsRedisDecision: once a limiter has been told by Redis that a caller is
@@ -35,7 +34,7 @@ func TestRememberedBanIsRedisDecision(t *testing.T) {
 	}
 	a := open()
 	ctx := context.Background()
-	limits := plan.Limits{PerMinute: 2, PerDay: 100}
+	limits := order.Limits{PerMinute: 2, PerDay: 100}
 	// Two admitted, a first 429, then too-early requests until the ban.
 	var d ratelimit.Decision
 	for i := 0; i < 20 && !d.Banned; i++ {
@@ -85,7 +84,7 @@ func TestRememberedBanCostsRedisNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	limits := plan.Limits{PerMinute: 1, PerDay: 100}
+	limits := order.Limits{PerMinute: 1, PerDay: 100}
 	for i := 0; i < 10; i++ {
 		if d, err := l.Allow(ctx, "addr:192.0.2.1", limits); err != nil {
 			t.Fatal(err)
@@ -101,7 +100,7 @@ func TestRememberedBanCostsRedisNothing(t *testing.T) {
 			t.Fatalf("a banned caller while Redis is paused: %+v, %v", d, err)
 		}
 	}
-	if _, err := l.Allow(ctx, "addr:192.0.2.2", limits); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("another caller while Redis is paused: %v, want %v", err, store.ErrUnavailable)
+	if _, err := l.Allow(ctx, "addr:192.0.2.2", limits); !errors.Is(err, order.ErrUnavailable) {
+		t.Fatalf("another caller while Redis is paused: %v, want %v", err, order.ErrUnavailable)
 	}
 }

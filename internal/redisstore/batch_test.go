@@ -9,10 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestSharedPipelinesStayExact: concurrent requests through two limiters on two clients
@@ -32,7 +31,7 @@ func TestSharedPipelinesStayExact(t *testing.T) {
 		}
 		limiters = append(limiters, l)
 	}
-	limits := plan.Limits{PerMinute: 150, PerDay: 1000}
+	limits := order.Limits{PerMinute: 150, PerDay: 1000}
 	const n = 400
 	var mu sync.Mutex
 	admitted, seen := 0, map[int64]int{}
@@ -43,7 +42,7 @@ func TestSharedPipelinesStayExact(t *testing.T) {
 			// half alone.
 			ctx := context.Background()
 			if i%4 < 2 {
-				ctx = store.Begin(ctx)
+				ctx = order.Begin(ctx)
 			}
 			d, err := limiters[i%2].Allow(ctx, "key:burst", limits)
 			if err != nil {
@@ -79,7 +78,7 @@ func TestClosingTheClientFailsWaitingRequests(t *testing.T) {
 		go func() {
 			ctx := context.Background()
 			if i%2 == 0 {
-				ctx = store.Begin(ctx)
+				ctx = order.Begin(ctx)
 			}
 			_, err := l.Allow(ctx, "key:a", limits)
 			errs <- err
@@ -91,8 +90,8 @@ func TestClosingTheClientFailsWaitingRequests(t *testing.T) {
 	for range n {
 		select {
 		case err := <-errs:
-			if !errors.Is(err, store.ErrUnavailable) {
-				t.Errorf("%v; want store.ErrUnavailable", err)
+			if !errors.Is(err, order.ErrUnavailable) {
+				t.Errorf("%v; want order.ErrUnavailable", err)
 			}
 		case <-timeout:
 			t.Fatal("requests still waiting after the client was closed")
@@ -114,7 +113,7 @@ func TestQueuedRequestsEndWithinTheirTimeout(t *testing.T) {
 	}
 	allow := func(results chan<- result) {
 		start := time.Now()
-		_, err := l.Allow(store.Begin(context.Background()), "key:a", limits)
+		_, err := l.Allow(order.Begin(context.Background()), "key:a", limits)
 		results <- result{time.Since(start), err}
 	}
 	first := make(chan result, 1)
@@ -131,8 +130,8 @@ func TestQueuedRequestsEndWithinTheirTimeout(t *testing.T) {
 	const slack = 700 * time.Millisecond
 	check := func(r result) {
 		t.Helper()
-		if !errors.Is(r.err, store.ErrUnavailable) {
-			t.Errorf("%v; want store.ErrUnavailable", r.err)
+		if !errors.Is(r.err, order.ErrUnavailable) {
+			t.Errorf("%v; want order.ErrUnavailable", r.err)
 		}
 		if r.took > timeout+slack {
 			t.Errorf("ended %v after it began; want within the timeout, %v", r.took, timeout)
@@ -147,7 +146,7 @@ func TestQueuedRequestsEndWithinTheirTimeout(t *testing.T) {
 // limiterOnPausedRedis is a limiter with timeout on its own client to a redis-server that
 // has answered it once (connected, script loaded) and is then paused (SIGSTOP) until the
 // test ends: what it is sent next is never answered.
-func limiterOnPausedRedis(t *testing.T, timeout time.Duration) (*redisstore.Limiter, *redis.Client, plan.Limits) {
+func limiterOnPausedRedis(t *testing.T, timeout time.Duration) (*redisstore.Limiter, *redis.Client, order.Limits) {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
@@ -155,7 +154,7 @@ func limiterOnPausedRedis(t *testing.T, timeout time.Duration) (*redisstore.Limi
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
+	limits := order.Limits{PerMinute: 100, PerDay: 1000}
 	if _, err := l.Allow(context.Background(), "key:a", limits); err != nil {
 		t.Fatal(err)
 	}

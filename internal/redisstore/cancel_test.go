@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/inmem"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestCallerGoneIsNotAnOutage: a request whose own context ends (the client hung up, or its
@@ -23,14 +21,14 @@ import (
 // fallback is neither used for that request nor for the next.
 func TestCallerGoneIsNotAnOutage(t *testing.T) {
 	srv := redistest.Start(t)
-	limits := plan.Limits{PerMinute: 100, PerDay: 1000}
+	limits := order.Limits{PerMinute: 100, PerDay: 1000}
 	type setup struct {
 		l         *redisstore.Limiter
-		memory    *inmem.Limiter
+		memory    *ratelimit.Memory
 		fallbacks *atomic.Int64
 	}
 	newLimiter := func(t *testing.T, timeout time.Duration) setup {
-		s := setup{memory: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy), fallbacks: new(atomic.Int64)}
+		s := setup{memory: ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy), fallbacks: new(atomic.Int64)}
 		s.l, _ = redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t),
 			Timeout: timeout, Fallback: s.memory, RetryEvery: time.Hour, OnFallback: func() { s.fallbacks.Add(1) }})
 		return s
@@ -51,7 +49,7 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 		s := newLimiter(t, 2*time.Second)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := s.l.Allow(ctx, "addr:192.0.2.1", limits); !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+		if _, err := s.l.Allow(ctx, "addr:192.0.2.1", limits); !errors.Is(err, context.Canceled) || errors.Is(err, order.ErrUnavailable) {
 			t.Fatalf("err %v, want context.Canceled alone", err)
 		}
 		redisDecidesNext(t, s)
@@ -67,7 +65,7 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 		time.AfterFunc(100*time.Millisecond, cancel)
 		_, err := s.l.Allow(ctx, "addr:192.0.2.1", limits)
 		srv.Resume(t)
-		if !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+		if !errors.Is(err, context.Canceled) || errors.Is(err, order.ErrUnavailable) {
 			t.Fatalf("err %v, want context.Canceled alone", err)
 		}
 		redisDecidesNext(t, s)
@@ -80,7 +78,7 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 		defer cancel()
 		_, err := s.l.Allow(ctx, "addr:192.0.2.1", limits)
 		srv.Resume(t)
-		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrUnavailable) {
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, order.ErrUnavailable) {
 			t.Fatalf("err %v, want context.DeadlineExceeded alone", err)
 		}
 		redisDecidesNext(t, s)
@@ -107,7 +105,7 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 				defer wg.Done()
 				d, err := s.l.Allow(ctx, caller, limits)
 				switch {
-				case leaves && (!errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable)):
+				case leaves && (!errors.Is(err, context.Canceled) || errors.Is(err, order.ErrUnavailable)):
 					failures <- fmt.Sprintf("a request that hung up: %v; want context.Canceled alone", err)
 				case !leaves && (err != nil || !d.Allowed):
 					failures <- fmt.Sprintf("a request that waited: %+v, %v; want admitted by Redis", d, err)
@@ -141,7 +139,7 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 			t.Fatalf("%+v, %v, %d fallback decisions; want the fallback's", d, err, s.fallbacks.Load())
 		}
 		_, err := bare.Allow(ctx, "addr:192.0.2.1", limits)
-		if !errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		if !errors.Is(err, order.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("without a fallback: %v; want ErrUnavailable, not a context error", err)
 		}
 	})
@@ -157,7 +155,7 @@ func TestStoresCallerGoneIsNotAnOutage(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, o := range ops {
-		if err := o.call(cancelled, d); !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+		if err := o.call(cancelled, d); !errors.Is(err, context.Canceled) || errors.Is(err, order.ErrUnavailable) {
 			t.Errorf("%s, cancelled: %v; want context.Canceled alone", o.name, err)
 		}
 	}
@@ -165,11 +163,11 @@ func TestStoresCallerGoneIsNotAnOutage(t *testing.T) {
 	defer srv.Resume(t)
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := ordertest.Fresh(d.orders).List(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, store.ErrUnavailable) {
+	if _, err := ordertest.Fresh(d.orders).List(short); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, order.ErrUnavailable) {
 		t.Errorf("caller's deadline: %v; want context.DeadlineExceeded alone", err)
 	}
 	slow, _ := redisstore.NewOrders(client(t, srv), prefix, 50*time.Millisecond)
-	if _, err := ordertest.Fresh(slow).List(context.Background()); !errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+	if _, err := ordertest.Fresh(slow).List(context.Background()); !errors.Is(err, order.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("our own bound: %v; want ErrUnavailable, not a context error", err)
 	}
 }
@@ -182,12 +180,12 @@ func TestWrongRecordIsNotAnOutage(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	var fallbacks atomic.Int64
 	l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix,
-		Fallback: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy), OnFallback: func() { fallbacks.Add(1) }})
+		Fallback: ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy), OnFallback: func() { fallbacks.Add(1) }})
 	if err := rdb.Set(context.Background(), "{"+prefix+":rl:key:x}", "not a hash", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := l.Allow(context.Background(), "key:x", plan.Limits{PerMinute: 1, PerDay: 1})
-	if !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) || fallbacks.Load() != 0 {
+	_, err := l.Allow(context.Background(), "key:x", order.Limits{PerMinute: 1, PerDay: 1})
+	if !errors.Is(err, order.ErrCorrupt) || errors.Is(err, order.ErrUnavailable) || fallbacks.Load() != 0 {
 		t.Fatalf("err %v, %d fallback decisions; want ErrCorrupt and none", err, fallbacks.Load())
 	}
 }

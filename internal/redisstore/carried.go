@@ -3,13 +3,11 @@ package redisstore
 import (
 	"context"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/store"
 )
 
-// carried is what a request's round trip (store.Trip) read, and a key answered before it.
+// carried is what a request's round trip (order.Trip) read, and a key answered before it.
 type carried struct {
 	prefix       string // the deployment whose versions these are
 	read         bool   // orders and keys hold the versions read in the round trip
@@ -17,15 +15,15 @@ type carried struct {
 	// A key answered from keyStore's cache, provisionally, while the cache was at answeredAt.
 	answered   bool
 	keyStore   *Keys
-	hash       auth.Hash
+	hash       order.Hash
 	answeredAt version
 }
 
-var _ store.Carried = (*carried)(nil)
+var _ order.Carried = (*carried)(nil)
 
 // carriedOf returns ctx's Trip's reads for prefix's deployment, or nil.
 func carriedOf(ctx context.Context, prefix string) *carried {
-	t := store.TripOf(ctx)
+	t := order.TripOf(ctx)
 	if t == nil {
 		return nil
 	}

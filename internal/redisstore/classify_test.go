@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/store"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // replyError is an error reply as go-redis gives it, for the codes no test can make a
@@ -24,15 +24,15 @@ func TestClassifyReplies(t *testing.T) {
 		reply string
 		want  error // nil: a plain error, a bug
 	}{
-		{"LOADING Redis is loading the dataset in memory", store.ErrUnavailable},
-		{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", store.ErrUnavailable},
-		{"CLUSTERDOWN The cluster is down", store.ErrUnavailable},
-		{"TRYAGAIN Multiple keys request during rehashing of slot", store.ErrUnavailable},
-		{"NOREPLICAS Not enough good replicas to write.", store.ErrUnavailable},
-		{"NOAUTH Authentication required.", store.ErrUnavailable},
-		{"ERR max number of clients reached", store.ErrUnavailable},
-		{"EXECABORT Transaction discarded because of: LOADING Redis is loading", store.ErrUnavailable},
-		{"WRONGTYPE Operation against a key holding the wrong kind of value", store.ErrCorrupt},
+		{"LOADING Redis is loading the dataset in memory", order.ErrUnavailable},
+		{"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", order.ErrUnavailable},
+		{"CLUSTERDOWN The cluster is down", order.ErrUnavailable},
+		{"TRYAGAIN Multiple keys request during rehashing of slot", order.ErrUnavailable},
+		{"NOREPLICAS Not enough good replicas to write.", order.ErrUnavailable},
+		{"NOAUTH Authentication required.", order.ErrUnavailable},
+		{"ERR max number of clients reached", order.ErrUnavailable},
+		{"EXECABORT Transaction discarded because of: LOADING Redis is loading", order.ErrUnavailable},
+		{"WRONGTYPE Operation against a key holding the wrong kind of value", order.ErrCorrupt},
 		{"ERR user_script:12: attempt to compare nil with number script: 3f2a…", nil},
 		{"ERR wrong number of arguments for 'hset' command", nil},
 		{"CROSSSLOT Keys in request don't hash to the same slot", nil},
@@ -40,7 +40,7 @@ func TestClassifyReplies(t *testing.T) {
 	} {
 		err := classify(ctx, replyError(tc.reply))
 		if tc.want == nil {
-			if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) || err == nil {
+			if errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) || err == nil {
 				t.Errorf("%q: %v; want a plain error", tc.reply, err)
 			}
 		} else if !errors.Is(err, tc.want) {

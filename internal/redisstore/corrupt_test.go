@@ -7,25 +7,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestRecordsThatDoNotParseAreCorrupt: an order or a key that another writer left in a form
-// the layout does not allow is store.ErrCorrupt, answered 500 and logged, not a plain error
+// the layout does not allow is order.ErrCorrupt, answered 500 and logged, not a plain error
 // nor an outage: retrying will not mend it.
 func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 	ctx := context.Background()
 	rdb := client(t, redistest.Start(t))
 	wantCorrupt := func(t *testing.T, what string, err error) {
 		t.Helper()
-		if !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) {
-			t.Errorf("%s: %v; want store.ErrCorrupt", what, err)
+		if !errors.Is(err, order.ErrCorrupt) || errors.Is(err, order.ErrUnavailable) {
+			t.Errorf("%s: %v; want order.ErrCorrupt", what, err)
 		}
 	}
 
@@ -50,7 +47,7 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := auth.HashOf("a key another system wrote")
+		h := order.HashOf("a key another system wrote")
 		if err := rdb.HSet(ctx, "{"+p+":keys}:by-hash", string(h), `{"name":`).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -59,11 +56,11 @@ func TestRecordsThatDoNotParseAreCorrupt(t *testing.T) {
 		_, err = s.List(ctx)
 		wantCorrupt(t, "List", err)
 		// Revoking a good key reads only what it needs, past the record that does not parse.
-		for _, by := range []func(auth.Key) string{
-			func(k auth.Key) string { return k.Name },
-			func(k auth.Key) string { return k.Prefix },
+		for _, by := range []func(order.Key) string{
+			func(k order.Key) string { return k.Name },
+			func(k order.Key) string { return k.Prefix },
 		} {
-			_, good, _ := auth.NewKey("good", plan.Pro, plan.Limits{}, time.Now())
+			_, good, _ := order.NewKey("good", order.Pro, order.Limits{}, time.Now())
 			if err := s.Add(ctx, good); err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +125,7 @@ func TestVersionThatDoesNotParseIsCorrupt(t *testing.T) {
 	if err := rdb.Set(ctx, "{"+p+":orders}:version", "not a number", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Version(ctx); !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("Version: %v; want store.ErrCorrupt only", err)
+	if _, err := s.Version(ctx); !errors.Is(err, order.ErrCorrupt) || errors.Is(err, order.ErrUnavailable) {
+		t.Fatalf("Version: %v; want order.ErrCorrupt only", err)
 	}
 }

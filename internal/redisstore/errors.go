@@ -6,18 +6,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/petstore/orderd/internal/store"
 )
 
 // errCallTimeout is the cause of a call's context that our own bound ended.
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
-// classify wraps an outage in store.ErrUnavailable (never a context error), WRONGTYPE in
-// store.ErrCorrupt, and returns the request's own end as its context error.
+// classify wraps an outage in order.ErrUnavailable (never a context error), WRONGTYPE in
+// order.ErrCorrupt, and returns the request's own end as its context error.
 func classify(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
+	if err == nil || errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
 		return err
 	}
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
@@ -35,19 +34,19 @@ func classify(ctx context.Context, err error) error {
 		// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
 		case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
 			"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
-			return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+			return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
 		case "ERR":
 			if strings.HasPrefix(msg, "ERR max number of clients reached") { // about the server
-				return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+				return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
 			}
 		case "WRONGTYPE":
-			return fmt.Errorf("%w: redis: %w", store.ErrCorrupt, err)
+			return fmt.Errorf("%w: redis: %w", order.ErrCorrupt, err)
 		}
 		return fmt.Errorf("redis: %w", err)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		// Our bound ended the call: keep the context error out of the chain.
-		return fmt.Errorf("%w: redis: %w (%v)", store.ErrUnavailable, errCallTimeout, err)
+		return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
 	}
-	return fmt.Errorf("%w: redis: %w", store.ErrUnavailable, err)
+	return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
 }

@@ -10,15 +10,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // deployment is every store and a limiter of one prefix, with data in Redis.
@@ -30,12 +26,12 @@ type deployment struct {
 	// limiter has no fallback; fallback is a limiter that falls back to memory.
 	limiter, fallback *redisstore.Limiter
 	fallbacks         atomic.Int64 // decisions the fallback made
-	memory            *inmem.Limiter
+	memory            *ratelimit.Memory
 }
 
 func newDeployment(t *testing.T, rdb redis.UniversalClient, prefix string) *deployment {
 	t.Helper()
-	d := &deployment{memory: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)}
+	d := &deployment{memory: ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy)}
 	var err error
 	if d.orders, err = redisstore.NewOrders(rdb, prefix, time.Second); err != nil {
 		t.Fatal(err)
@@ -59,7 +55,7 @@ func (d *deployment) fill(t *testing.T) {
 	if err := d.pets.Import(ctx, []order.Pet{{ID: 1, Name: "Rex", Status: order.PetAvailable}}); err != nil {
 		t.Fatal(err)
 	}
-	_, k, _ := auth.NewKey("old", plan.Free, plan.Limits{}, time.Now())
+	_, k, _ := order.NewKey("old", order.Free, order.Limits{}, time.Now())
 	if err := d.keys.Add(ctx, k); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +67,7 @@ func (d *deployment) fill(t *testing.T) {
 	}
 }
 
-var anyLimits = plan.Limits{PerMinute: 100, PerDay: 1000}
+var anyLimits = order.Limits{PerMinute: 100, PerDay: 1000}
 
 // op is one call of a store, whether it writes, and whether all it writes is deletions
 // (which Redis lets through when out of memory).
@@ -100,15 +96,15 @@ var ops = []op{
 		return d.pets.Import(ctx, []order.Pet{{ID: 2, Name: "Tom", Status: order.PetAvailable}})
 	}},
 	{"Keys.Lookup", false, false, func(ctx context.Context, d *deployment) error {
-		_, err := d.keys.Lookup(ctx, auth.HashOf("osk_unknown"))
-		if errors.Is(err, auth.ErrKeyNotFound) {
+		_, err := d.keys.Lookup(ctx, order.HashOf("osk_unknown"))
+		if errors.Is(err, order.ErrKeyNotFound) {
 			return nil
 		}
 		return err
 	}},
 	{"Keys.List", false, false, func(ctx context.Context, d *deployment) error { _, err := d.keys.List(ctx); return err }},
 	{"Keys.Add", true, false, func(ctx context.Context, d *deployment) error {
-		_, k, _ := auth.NewKey("new", plan.Free, plan.Limits{}, time.Now())
+		_, k, _ := order.NewKey("new", order.Free, order.Limits{}, time.Now())
 		return d.keys.Add(ctx, k)
 	}},
 	{"Keys.Revoke", true, true, func(ctx context.Context, d *deployment) error { _, err := d.keys.Revoke(ctx, "old"); return err }},
@@ -124,7 +120,7 @@ var ops = []op{
 	// Within a request's round trip, the script goes with the reads of the versions, in the
 	// batcher's shared pipeline (batch.go).
 	{"Limiter.Allow with the versions", true, false, func(ctx context.Context, d *deployment) error {
-		_, err := d.limiter.Allow(store.Begin(ctx), "key:x", anyLimits)
+		_, err := d.limiter.Allow(order.Begin(ctx), "key:x", anyLimits)
 		return err
 	}},
 }
@@ -137,7 +133,7 @@ var (
 )
 
 // checkOutage runs every operation against a Redis that refuses work one way: each one that
-// fails must fail with store.ErrUnavailable naming Redis's code, and each that refused says
+// fails must fail with order.ErrUnavailable naming Redis's code, and each that refused says
 // must fail; the limiter with a fallback must decide in memory instead.
 func checkOutage(t *testing.T, d *deployment, code string, refused func(op) bool) {
 	t.Helper()
@@ -148,8 +144,8 @@ func checkOutage(t *testing.T, d *deployment, code string, refused func(op) bool
 		switch {
 		case err == nil && mustFail:
 			t.Errorf("%s succeeded; want it refused with %s", o.name, code)
-		case err != nil && !errors.Is(err, store.ErrUnavailable):
-			t.Errorf("%s: %v; want store.ErrUnavailable", o.name, err)
+		case err != nil && !errors.Is(err, order.ErrUnavailable):
+			t.Errorf("%s: %v; want order.ErrUnavailable", o.name, err)
 		case err != nil && code != "" && !strings.Contains(err.Error(), code):
 			t.Errorf("%s: %v; want Redis's %s in the message", o.name, err, code)
 		}

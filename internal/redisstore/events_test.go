@@ -16,7 +16,6 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // eventStore is the orders and their log, of one prefix.
@@ -116,18 +115,18 @@ func TestBadEventsAreCorrupt(t *testing.T) {
 		prefix := redistest.Prefix(t)
 		e, _ := redisstore.NewEvents(rdb, prefix, time.Second)
 		srv.MustDo(t, append([]string{"XADD", "{" + prefix + ":orders}:events", "*"}, fields...)...)
-		if page, err := e.Events(ctx, order.EventQuery{Limit: 10}); !errors.Is(err, store.ErrCorrupt) {
-			t.Errorf("%s: %+v, %v; want store.ErrCorrupt", name, page, err)
+		if page, err := e.Events(ctx, order.EventQuery{Limit: 10}); !errors.Is(err, order.ErrCorrupt) {
+			t.Errorf("%s: %+v, %v; want order.ErrCorrupt", name, page, err)
 		}
 	}
 	prefix := redistest.Prefix(t)
 	e, _ := redisstore.NewEvents(rdb, prefix, time.Second)
 	srv.MustDo(t, "SET", "{"+prefix+":orders}:events", "x")
-	if _, err := e.LastEventID(ctx); !errors.Is(err, store.ErrCorrupt) {
-		t.Errorf("LastEventID of a string: %v; want store.ErrCorrupt", err)
+	if _, err := e.LastEventID(ctx); !errors.Is(err, order.ErrCorrupt) {
+		t.Errorf("LastEventID of a string: %v; want order.ErrCorrupt", err)
 	}
-	if _, err := e.Trim(ctx, order.Retention{MaxCount: 1}); !errors.Is(err, store.ErrCorrupt) {
-		t.Errorf("Trim of a string: %v; want store.ErrCorrupt", err)
+	if _, err := e.Trim(ctx, order.Retention{MaxCount: 1}); !errors.Is(err, order.ErrCorrupt) {
+		t.Errorf("Trim of a string: %v; want order.ErrCorrupt", err)
 	}
 }
 
@@ -150,8 +149,8 @@ func TestAnImportRefusesAnOrderWhoseStatusIsNoState(t *testing.T) {
 	o := ordertest.Fixture()[1]
 	o.ID = 5
 	_, err := s.Orders.Import(ctx, []order.Order{o, ordertest.Fixture()[2]})
-	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "order 5:") || !strings.Contains(err.Error(), "lost") {
-		t.Errorf("Import = %v; want store.ErrCorrupt naming order 5 and its status", err)
+	if !errors.Is(err, order.ErrCorrupt) || !strings.Contains(err.Error(), "order 5:") || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("Import = %v; want order.ErrCorrupt naming order 5 and its status", err)
 	}
 	if after := state(); after != before {
 		t.Errorf("the refused import wrote: %s, then %s", before, after)

@@ -11,13 +11,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestHalfWrittenOrdersAreLoggedOnce: data without a status and a status without data (or
@@ -66,7 +63,7 @@ func TestHalfWrittenOrdersAreLoggedOnce(t *testing.T) {
 }
 
 // TestKeyAnsweredFromTheCacheIsConfirmed: within a Trip, a key in the cache is answered
-// before the limiter's round trip, and store.Confirm refuses it when another store (another
+// before the limiter's round trip, and order.Confirm refuses it when another store (another
 // instance) revoked it before the request began. Without a Trip, Lookup reads Redis.
 func TestKeyAnsweredFromTheCacheIsConfirmed(t *testing.T) {
 	srv := redistest.Start(t)
@@ -75,7 +72,7 @@ func TestKeyAnsweredFromTheCacheIsConfirmed(t *testing.T) {
 	here, _ := redisstore.NewKeys(rdb, prefix, time.Second)
 	there, _ := redisstore.NewKeys(client(t, srv), prefix, time.Second)
 	l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix})
-	_, rec, err := auth.NewKey("cached", plan.Pro, plan.Limits{}, time.Now())
+	_, rec, err := order.NewKey("cached", order.Pro, order.Limits{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +80,12 @@ func TestKeyAnsweredFromTheCacheIsConfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	request := func() (lookupErr, confirmErr error) {
-		ctx := store.Begin(context.Background())
+		ctx := order.Begin(context.Background())
 		_, lookupErr = here.Lookup(ctx, rec.Hash)
 		if _, err := l.Allow(ctx, "key:"+string(rec.Hash), rec.Limits()); err != nil {
 			t.Fatal(err)
 		}
-		return lookupErr, store.Confirm(ctx)
+		return lookupErr, order.Confirm(ctx)
 	}
 	if lerr, cerr := request(); lerr != nil || cerr != nil { // read, and now in the cache
 		t.Fatalf("first request: %v, %v", lerr, cerr)
@@ -100,10 +97,10 @@ func TestKeyAnsweredFromTheCacheIsConfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	lerr, cerr := request()
-	if lerr != nil || !errors.Is(cerr, auth.ErrKeyNotFound) {
+	if lerr != nil || !errors.Is(cerr, order.ErrKeyNotFound) {
 		t.Fatalf("after the revocation: lookup %v, confirm %v; want the cache's answer, then ErrKeyNotFound", lerr, cerr)
 	}
-	if _, err := here.Lookup(context.Background(), rec.Hash); !errors.Is(err, auth.ErrKeyNotFound) {
+	if _, err := here.Lookup(context.Background(), rec.Hash); !errors.Is(err, order.ErrKeyNotFound) {
 		t.Fatalf("without a Trip: %v; want ErrKeyNotFound", err)
 	}
 }

@@ -11,18 +11,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/store"
 )
 
-var _ auth.KeyStore = (*Keys)(nil)
+var _ order.KeyStore = (*Keys)(nil)
 
-// Keys is an auth.KeyStore in Redis, with a cache of one version (docs/redis-layout.md).
+// Keys is an order.KeyStore in Redis, with a cache of one version (docs/redis-layout.md).
 type Keys struct {
 	conn
-	cache atomic.Pointer[atVersion[auth.Hash, auth.Key]]
+	cache atomic.Pointer[atVersion[order.Hash, order.Key]]
 }
 
 // NewKeys returns the store of the deployment whose keys start with prefix.
@@ -32,7 +30,7 @@ func NewKeys(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*
 }
 
 // Lookup returns the key with hash h, from the cache within a Trip (see Keys), else from Redis.
-func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
+func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 	if c, cur := carriedOf(ctx, s.k.prefix), s.cache.Load(); c != nil && cur != nil {
 		v := c.keys
 		if !c.read {
@@ -49,7 +47,7 @@ func (s *Keys) Lookup(ctx context.Context, h auth.Hash) (auth.Key, error) {
 }
 
 // read reads the version and the key in one pipeline (not MULTI: refused when out of memory).
-func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
+func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	var ver *redis.SliceCmd
@@ -60,14 +58,14 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return auth.Key{}, classify(ctx, err)
+		return order.Key{}, classify(ctx, err)
 	}
 	// Keys without a generation (Redis lost it) are answered and not kept.
 	v, verr := parseVersion(ver.Val())
 	if verr != nil && !errors.Is(verr, errNoGeneration) {
-		return auth.Key{}, classify(ctx, verr)
+		return order.Key{}, classify(ctx, verr)
 	}
-	keep := func(k *auth.Key) {
+	keep := func(k *order.Key) {
 		if verr == nil {
 			keepAt(&s.cache, v, h, k, math.MaxInt)
 		}
@@ -75,21 +73,21 @@ func (s *Keys) read(ctx context.Context, h auth.Hash) (auth.Key, error) {
 	raw, err := rec.Result()
 	if errors.Is(err, redis.Nil) {
 		keep(nil)
-		return auth.Key{}, auth.ErrKeyNotFound
+		return order.Key{}, order.ErrKeyNotFound
 	}
 	if err != nil {
-		return auth.Key{}, classify(ctx, err)
+		return order.Key{}, classify(ctx, err)
 	}
 	k, err := decodeKey(raw)
 	if err != nil {
-		return auth.Key{}, err
+		return order.Key{}, err
 	}
 	keep(&k)
 	return k, nil
 }
 
 // Add stores k if its name is unused.
-func (s *Keys) Add(ctx context.Context, k auth.Key) error {
+func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
@@ -105,20 +103,20 @@ func (s *Keys) Add(ctx context.Context, k auth.Key) error {
 		return classify(ctx, err)
 	}
 	if added == 0 {
-		return fmt.Errorf("%w: %q", auth.ErrNameTaken, k.Name)
+		return fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name)
 	}
 	return nil
 }
 
 // List returns every key, sorted by name.
-func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
+func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	keys := make([]auth.Key, 0, len(all))
+	keys := make([]order.Key, 0, len(all))
 	for _, raw := range all {
 		k, err := decodeKey(raw)
 		if err != nil {
@@ -126,7 +124,7 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 		}
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b auth.Key) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(keys, func(a, b order.Key) int { return cmp.Compare(a.Name, b.Name) })
 	return keys, nil
 }
 
@@ -135,44 +133,44 @@ func (s *Keys) List(ctx context.Context) ([]auth.Key, error) {
 // It reads only what it needs: by name, that name's record alone; by prefix, every record,
 // passing over those that do not decode (they match no prefix). So a bad record another
 // writer left never stops a revoke of a good key, a leaked one above all.
-func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (auth.Key, error) {
+func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, error) {
 	h, err := s.hashNamed(ctx, nameOrPrefix)
 	if err == nil {
-		return s.revoke(ctx, auth.Key{Name: nameOrPrefix, Hash: h})
+		return s.revoke(ctx, order.Key{Name: nameOrPrefix, Hash: h})
 	}
-	if !errors.Is(err, auth.ErrKeyNotFound) || !auth.LooksLikePrefix(nameOrPrefix) {
-		return auth.Key{}, err
+	if !errors.Is(err, order.ErrKeyNotFound) || !order.LooksLikePrefix(nameOrPrefix) {
+		return order.Key{}, err
 	}
 	k, err := s.firstWithPrefix(ctx, nameOrPrefix)
 	if err != nil {
-		return auth.Key{}, err
+		return order.Key{}, err
 	}
 	return s.revoke(ctx, k)
 }
 
 // hashNamed returns the hash the by-name index gives name, or ErrKeyNotFound.
-func (s *Keys) hashNamed(ctx context.Context, name string) (auth.Hash, error) {
+func (s *Keys) hashNamed(ctx context.Context, name string) (order.Hash, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	h, err := s.rdb.HGet(ctx, s.k.keysByName, name).Result()
 	if errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("%w: %q", auth.ErrKeyNotFound, name)
+		return "", fmt.Errorf("%w: %q", order.ErrKeyNotFound, name)
 	}
 	if err != nil {
 		return "", classify(ctx, err)
 	}
-	return auth.Hash(h), nil
+	return order.Hash(h), nil
 }
 
 // firstWithPrefix returns the key, first by name, whose shown prefix is prefix.
-func (s *Keys) firstWithPrefix(ctx context.Context, prefix string) (auth.Key, error) {
+func (s *Keys) firstWithPrefix(ctx context.Context, prefix string) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
 	if err != nil {
-		return auth.Key{}, classify(ctx, err)
+		return order.Key{}, classify(ctx, err)
 	}
-	var found *auth.Key
+	var found *order.Key
 	for _, raw := range all {
 		k, err := decodeKey(raw)
 		if err == nil && k.Prefix == prefix && (found == nil || k.Name < found.Name) {
@@ -180,33 +178,33 @@ func (s *Keys) firstWithPrefix(ctx context.Context, prefix string) (auth.Key, er
 		}
 	}
 	if found == nil {
-		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, prefix)
+		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, prefix)
 	}
 	return *found, nil
 }
 
-func (s *Keys) revoke(ctx context.Context, k auth.Key) (auth.Key, error) {
+func (s *Keys) revoke(ctx context.Context, k order.Key) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
 	raw, err := revokeKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
 		k.Name, string(k.Hash), newGeneration()).Text()
 	if errors.Is(err, redis.Nil) {
-		return auth.Key{}, fmt.Errorf("%w: %q", auth.ErrKeyNotFound, k.Name)
+		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, k.Name)
 	}
 	if err != nil {
-		return auth.Key{}, classify(ctx, err)
+		return order.Key{}, classify(ctx, err)
 	}
 	return decodeKey(raw)
 }
 
-func decodeKey(raw string) (auth.Key, error) {
-	var k auth.Key
+func decodeKey(raw string) (order.Key, error) {
+	var k order.Key
 	err := json.Unmarshal([]byte(raw), &k)
 	if err == nil {
 		err = k.ValidateStored() // a name from before CheckName's rules still reads
 	}
 	if err != nil {
-		return auth.Key{}, fmt.Errorf("%w: bad key record in redis: %w", store.ErrCorrupt, err)
+		return order.Key{}, fmt.Errorf("%w: bad key record in redis: %w", order.ErrCorrupt, err)
 	}
 	return k, nil
 }

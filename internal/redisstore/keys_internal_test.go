@@ -8,8 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
@@ -25,8 +24,8 @@ func TestRevokeTakesOnlyTheKeyItFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newKey := func() auth.Key {
-		_, k, err := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
+	newKey := func() order.Key {
+		_, k, err := order.NewKey("ops", order.Pro, order.Limits{}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +40,7 @@ func TestRevokeTakesOnlyTheKeyItFound(t *testing.T) {
 	}
 	again := newKey()
 
-	if _, err := s.revoke(ctx, found); !errors.Is(err, auth.ErrKeyNotFound) {
+	if _, err := s.revoke(ctx, found); !errors.Is(err, order.ErrKeyNotFound) {
 		t.Fatalf("revoking the key found, since replaced: %v; want ErrKeyNotFound", err)
 	}
 	if k, err := s.Lookup(ctx, again.Hash); err != nil || k.Hash != again.Hash {
@@ -64,7 +63,7 @@ func TestKeysWithoutAGenerationAreNotKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, k, err := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
+	_, k, err := order.NewKey("ops", order.Pro, order.Limits{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

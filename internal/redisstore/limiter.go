@@ -12,9 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
-	"github.com/petstore/orderd/internal/store"
 )
 
 var _ ratelimit.Limiter = (*Limiter)(nil)
@@ -25,7 +24,7 @@ type LimiterOptions struct {
 	Timeout    time.Duration    // bounds each decision's round trip
 	Clock      func() time.Time // time.Now when nil; rate.lua never moves a window backwards
 	Ban        ratelimit.BanPolicy
-	Fallback   ratelimit.Limiter // decides while Redis is out; nil: store.ErrUnavailable
+	Fallback   ratelimit.Limiter // decides while Redis is out; nil: order.ErrUnavailable
 	RetryEvery time.Duration     // Redis is left alone after a failure (default a second)
 	OnFallback func()            // called for every decision of the fallback
 	Logger     *slog.Logger
@@ -69,8 +68,8 @@ func NewLimiter(rdb limiterClient, o LimiterOptions) (*Limiter, error) {
 	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
 }
 
-// Allow runs rate.lua for caller (with a store.Trip's reads); only an outage, never a hang-up, falls back.
-func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+// Allow runs rate.lua for caller (with a order.Trip's reads); only an outage, never a hang-up, falls back.
+func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return ratelimit.Decision{}, err
 	}
@@ -110,7 +109,7 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits plan.Limits) 
 }
 
 // Peek reads the caller's hash and returns what rate.lua would decide now, writing nothing.
-func (l *Limiter) Peek(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+func (l *Limiter) Peek(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
 	now := l.o.Clock()
 	if d, ok := l.bans.Decision(caller, limits, now); ok {
 		return d, nil
@@ -144,8 +143,8 @@ func (l *Limiter) Peek(ctx context.Context, caller string, limits plan.Limits) (
 }
 
 // failed sends an outage to the fallback, when there is one, for RetryEvery.
-func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits, err error) (ratelimit.Decision, error) {
-	if !errors.Is(err, store.ErrUnavailable) {
+func (l *Limiter) failed(ctx context.Context, caller string, limits order.Limits, err error) (ratelimit.Decision, error) {
+	if !errors.Is(err, order.ErrUnavailable) {
 		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
 	}
 	if l.o.Fallback == nil {
@@ -159,7 +158,7 @@ func (l *Limiter) failed(ctx context.Context, caller string, limits plan.Limits,
 	return l.fallback(ctx, caller, limits)
 }
 
-func (l *Limiter) fallback(ctx context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+func (l *Limiter) fallback(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
 	if l.o.OnFallback != nil {
 		l.o.OnFallback()
 	}
@@ -172,6 +171,6 @@ func Ready(ctx context.Context, rdb limiterClient, prefix string, timeout time.D
 	if err != nil {
 		return err
 	}
-	_, err = l.Allow(ctx, "ready:probe", plan.Limits{PerMinute: 1 << 50, PerDay: 1 << 50})
+	_, err = l.Allow(ctx, "ready:probe", order.Limits{PerMinute: 1 << 50, PerDay: 1 << 50})
 	return err
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
@@ -16,7 +16,7 @@ func BenchmarkAllow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	limits := plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}
+	limits := order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

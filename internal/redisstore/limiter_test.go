@@ -8,13 +8,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // limiterClient fails fast and never retries, so that the outage tests see each failure.
@@ -65,7 +63,7 @@ func TestTwoLimitersShareOneCaller(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	a, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
 	b, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: clock.Now, Ban: ratelimit.BanPolicy{After: 3, For: time.Hour}})
-	limits := plan.Limits{PerMinute: 10, PerDay: 100}
+	limits := order.Limits{PerMinute: 10, PerDay: 100}
 	ctx := context.Background()
 	admitted := 0
 	for i := range 30 {
@@ -98,7 +96,7 @@ func TestLaggingClockCannotReopenAWindow(t *testing.T) {
 	behind := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 55, 0, time.UTC))
 	a, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: ahead.Now})
 	b, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: behind.Now})
-	limits := plan.Limits{PerMinute: 5, PerDay: 100}
+	limits := order.Limits{PerMinute: 5, PerDay: 100}
 	admitted := 0
 	for i := range 20 {
 		l := a
@@ -116,21 +114,21 @@ func TestLaggingClockCannotReopenAWindow(t *testing.T) {
 
 func TestOutage(t *testing.T) {
 	srv := redistest.Start(t)
-	limits := plan.Limits{PerMinute: 2, PerDay: 100}
+	limits := order.Limits{PerMinute: 2, PerDay: 100}
 	ctx := context.Background()
 
 	t.Run("WithoutFallbackFailsUnavailable", func(t *testing.T) {
 		l, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t)})
 		srv.Stop()
 		defer srv.Restart(t)
-		if _, err := l.Allow(ctx, "key:x", limits); !errors.Is(err, store.ErrUnavailable) {
+		if _, err := l.Allow(ctx, "key:x", limits); !errors.Is(err, order.ErrUnavailable) {
 			t.Fatalf("err %v, want ErrUnavailable", err)
 		}
 	})
 
 	t.Run("FallsBackAndReturns", func(t *testing.T) {
 		clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
-		fallback := inmem.NewLimiter(clock.Now, ratelimit.DefaultBanPolicy)
+		fallback := ratelimit.NewMemory(clock.Now, ratelimit.DefaultBanPolicy)
 		l, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t), Clock: clock.Now, Fallback: fallback, RetryEvery: time.Second})
 		if d, _ := l.Allow(ctx, "key:x", limits); !d.Allowed || d.Minute.Remaining != 1 {
 			t.Fatalf("before: %+v", d)
@@ -174,7 +172,7 @@ func TestCallerKeysExpireWhenNothingIsLeft(t *testing.T) {
 			l, _ := redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: prefix, Clock: clock.Now,
 				Ban: ratelimit.BanPolicy{After: 1, For: 15 * time.Minute}})
 			for range tc.reqs {
-				if _, err := l.Allow(ctx, "key:x", plan.Limits{PerMinute: 1, PerDay: 100}); err != nil {
+				if _, err := l.Allow(ctx, "key:x", order.Limits{PerMinute: 1, PerDay: 100}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -198,7 +196,7 @@ func TestAnInstanceBehindTellsTheStoredWindowsEnd(t *testing.T) {
 	a, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: ahead.Now, Ban: policy})
 	b, _ := redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: prefix, Clock: behind.Now, Ban: policy})
 	ctx := context.Background()
-	limits := plan.Limits{PerMinute: 1, PerDay: 100}
+	limits := order.Limits{PerMinute: 1, PerDay: 100}
 	if d, err := a.Allow(ctx, "key:x", limits); err != nil || !d.Allowed {
 		t.Fatalf("ahead: %+v, %v", d, err)
 	}

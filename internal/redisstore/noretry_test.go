@@ -8,11 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestALostReplyIsNotSentAgain: when the connection breaks after Redis ran a batch (its
@@ -30,9 +28,9 @@ func TestALostReplyIsNotSentAgain(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				limits := plan.Limits{PerMinute: 100, PerDay: 1000}
+				limits := order.Limits{PerMinute: 100, PerDay: 1000}
 				if marker == "evalsha" {
-					if _, err := l.Allow(store.Begin(context.Background()), "key:loader", limits); err != nil {
+					if _, err := l.Allow(order.Begin(context.Background()), "key:loader", limits); err != nil {
 						t.Fatal(err) // loads rate.lua, so that the next decision is one EVALSHA
 					}
 				}
@@ -40,11 +38,11 @@ func TestALostReplyIsNotSentAgain(t *testing.T) {
 				// The batch's EVALSHA, or the EVAL sent after its NOSCRIPT (RESP: "$4\r\neval\r\n").
 				cut.Cut(map[string]string{"evalsha": "evalsha", "eval": "\r\neval\r\n"}[marker])
 				// The decision with the reads of the versions, as within a request.
-				_, err = l.Allow(store.Begin(context.Background()), "key:a", limits)
+				_, err = l.Allow(order.Begin(context.Background()), "key:a", limits)
 				if cut.Cuts() != before+1 {
 					t.Fatal("the proxy cut nothing")
 				}
-				if !errors.Is(err, store.ErrUnavailable) {
+				if !errors.Is(err, order.ErrUnavailable) {
 					t.Fatalf("the decision whose reply was lost: %v; want an outage", err)
 				}
 				d, err := l.Allow(context.Background(), "key:a", limits)
@@ -112,16 +110,16 @@ func TestALostWriteReplyIsNotSentAgain(t *testing.T) {
 				}
 				ctx := context.Background()
 				if marker == "evalsha" {
-					_, first, _ := auth.NewKey("first", plan.Free, plan.Limits{}, time.Now())
+					_, first, _ := order.NewKey("first", order.Free, order.Limits{}, time.Now())
 					if err := keys.Add(ctx, first); err != nil {
 						t.Fatal(err) // loads the script, so that the next Add is one EVALSHA
 					}
 				}
 				before := cut.Cuts()
-				_, k, _ := auth.NewKey("second", plan.Free, plan.Limits{}, time.Now())
+				_, k, _ := order.NewKey("second", order.Free, order.Limits{}, time.Now())
 				// The EVALSHA, or the EVAL sent after its NOSCRIPT (RESP: "$4\r\neval\r\n").
 				cut.Cut(map[string]string{"evalsha": "evalsha", "eval": "\r\neval\r\n"}[marker])
-				if err := keys.Add(ctx, k); !errors.Is(err, store.ErrUnavailable) {
+				if err := keys.Add(ctx, k); !errors.Is(err, order.ErrUnavailable) {
 					t.Fatalf("the Add whose reply was lost: %v; want an outage", err)
 				}
 				if cut.Cuts() != before+1 {

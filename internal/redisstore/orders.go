@@ -15,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/store"
 )
 
 var _ order.Store = (*Orders)(nil)
@@ -317,7 +316,7 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 }
 
 // errBadRecord is data that another writer left in a form the layout does not allow.
-var errBadRecord = fmt.Errorf("%w: bad order record in redis", store.ErrCorrupt)
+var errBadRecord = fmt.Errorf("%w: bad order record in redis", order.ErrCorrupt)
 
 // parseID reads an order's id from its field: in decimal as FormatInt writes it, since
 // another spelling ("007", "+7") would be another field of the hashes.

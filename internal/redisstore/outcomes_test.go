@@ -10,15 +10,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // commandCounter counts the commands a client sends, alone or in pipelines.
@@ -65,11 +61,11 @@ func newCancelling(t *testing.T, srv *redistest.Server, prefix string) cancellin
 	// The round trip carries the versions only when both data sets have a generation: a
 	// deployment whose requests reach a cancel has keys.
 	keys, _ := redisstore.NewKeys(client(t, srv), prefix, time.Second)
-	_, rec, err := auth.NewKey("canceller", plan.Pro, plan.Limits{}, time.Now())
+	_, rec, err := order.NewKey("canceller", order.Pro, order.Limits{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := keys.Add(context.Background(), rec); err != nil && !errors.Is(err, auth.ErrNameTaken) {
+	if err := keys.Add(context.Background(), rec); err != nil && !errors.Is(err, order.ErrNameTaken) {
 		t.Fatal(err)
 	}
 	return in
@@ -86,8 +82,8 @@ type cancelResult struct {
 // request cancels id as a request does: within a Trip, after the limiter's round trip.
 func (in cancelling) request(t *testing.T, id int64) cancelResult {
 	t.Helper()
-	ctx := store.Begin(context.Background())
-	if d, err := in.limiter.Allow(ctx, "addr:192.0.2.1", plan.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}); err != nil || !d.Allowed {
+	ctx := order.Begin(context.Background())
+	if d, err := in.limiter.Allow(ctx, "addr:192.0.2.1", order.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}); err != nil || !d.Allowed {
 		t.Fatalf("Allow = %+v, %v", d, err)
 	}
 	return in.cancel(ctx, id)
@@ -261,7 +257,7 @@ func TestCancelWithoutACarriedVersionAsksRedis(t *testing.T) {
 	t.Cleanup(func() { unreachable.Close() })
 	var fallbacks atomic.Int64
 	down, err := redisstore.NewLimiter(unreachable, redisstore.LimiterOptions{Prefix: prefix, Timeout: time.Second,
-		Fallback: inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy), RetryEvery: time.Hour, OnFallback: func() { fallbacks.Add(1) }})
+		Fallback: ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy), RetryEvery: time.Hour, OnFallback: func() { fallbacks.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,9 +269,9 @@ func TestCancelWithoutACarriedVersionAsksRedis(t *testing.T) {
 	}{
 		{"NoTrip", 6001, func(*testing.T) context.Context { return ctx }},
 		{"FallbackDecided", 6002, func(t *testing.T) context.Context {
-			tctx := store.Begin(ctx)
+			tctx := order.Begin(ctx)
 			before := fallbacks.Load()
-			if d, err := down.Allow(tctx, "addr:192.0.2.1", plan.Limits{PerMinute: 100, PerDay: 100}); err != nil || !d.Allowed || fallbacks.Load() != before+1 {
+			if d, err := down.Allow(tctx, "addr:192.0.2.1", order.Limits{PerMinute: 100, PerDay: 100}); err != nil || !d.Allowed || fallbacks.Load() != before+1 {
 				t.Fatalf("Allow = %+v, %v; want the fallback's decision", d, err)
 			}
 			return tctx

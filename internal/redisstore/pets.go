@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/store"
 )
 
 var _ order.PetStore = (*Pets)(nil)
@@ -43,11 +42,11 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	}
 	var d petData
 	if err := json.Unmarshal([]byte(raw), &d); err != nil {
-		return order.Pet{}, fmt.Errorf("%w: pet %d in redis: %w", store.ErrCorrupt, id, err)
+		return order.Pet{}, fmt.Errorf("%w: pet %d in redis: %w", order.ErrCorrupt, id, err)
 	}
 	p := order.Pet{ID: id, Name: d.Name, Status: d.Status}
 	if err := p.Validate(); err != nil {
-		return order.Pet{}, fmt.Errorf("%w: in redis: %w", store.ErrCorrupt, err)
+		return order.Pet{}, fmt.Errorf("%w: in redis: %w", order.ErrCorrupt, err)
 	}
 	return p, nil
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
-	"github.com/petstore/orderd/internal/store"
 )
 
 var _ pagetoken.SecretStore = (*Secrets)(nil)
@@ -42,7 +42,7 @@ func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	}
 	if len(kept) < pagetoken.MinSecretLen {
 		return nil, fmt.Errorf("%w: page-token secret %s: %d bytes, want at least %d",
-			store.ErrCorrupt, s.k.pageTokenSecret, len(kept), pagetoken.MinSecretLen)
+			order.ErrCorrupt, s.k.pageTokenSecret, len(kept), pagetoken.MinSecretLen)
 	}
 	return []byte(kept), nil
 }

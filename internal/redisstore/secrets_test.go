@@ -14,7 +14,6 @@ import (
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 func newSecrets(tb testing.TB, srv *redistest.Server, prefix string) *redisstore.Secrets {
@@ -62,13 +61,13 @@ func TestSecretKey(t *testing.T) {
 	}
 
 	srv.MustDo(t, "SET", key, "short")
-	if _, err := s.PageTokenSecret(ctx); !errors.Is(err, store.ErrCorrupt) {
-		t.Fatalf("a 5-byte secret: %v, want store.ErrCorrupt", err)
+	if _, err := s.PageTokenSecret(ctx); !errors.Is(err, order.ErrCorrupt) {
+		t.Fatalf("a 5-byte secret: %v, want order.ErrCorrupt", err)
 	}
 	srv.MustDo(t, "DEL", key)
 	srv.MustDo(t, "HSET", key, "f", "v")
-	if _, err := s.PageTokenSecret(ctx); !errors.Is(err, store.ErrCorrupt) {
-		t.Fatalf("a hash at the secret's key: %v, want store.ErrCorrupt", err)
+	if _, err := s.PageTokenSecret(ctx); !errors.Is(err, order.ErrCorrupt) {
+		t.Fatalf("a hash at the secret's key: %v, want order.ErrCorrupt", err)
 	}
 }
 

@@ -11,13 +11,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/auth/authtest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 func client(tb testing.TB, srv *redistest.Server) *redis.Client {
@@ -52,13 +49,13 @@ func TestOrdersConformance(t *testing.T) {
 
 func TestKeysConformance(t *testing.T) {
 	rdb := client(t, redistest.Start(t))
-	authtest.Run(t, func(tb testing.TB) authtest.Store {
+	ordertest.RunKeys(t, func(tb testing.TB) ordertest.KeyHarness {
 		p := redistest.Prefix(tb)
 		s, err := redisstore.NewKeys(rdb, p, time.Second)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return authtest.Store{KeyStore: s, Plant: func(tb testing.TB, k auth.Key) { redistest.PlantKey(tb, rdb, p, k) }}
+		return ordertest.KeyHarness{KeyStore: s, Plant: func(tb testing.TB, k order.Key) { redistest.PlantKey(tb, rdb, p, k) }}
 	})
 }
 
@@ -135,8 +132,8 @@ func TestPets(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, _ := strconv.ParseInt(id, 10, 64)
-		if p, err := s.Pet(ctx, n); !errors.Is(err, store.ErrCorrupt) {
-			t.Errorf("pet %s written as %.40s: %+v, %v; want store.ErrCorrupt", id, raw, p, err)
+		if p, err := s.Pet(ctx, n); !errors.Is(err, order.ErrCorrupt) {
+			t.Errorf("pet %s written as %.40s: %+v, %v; want order.ErrCorrupt", id, raw, p, err)
 		}
 	}
 }
@@ -156,10 +153,10 @@ func TestUnreachableRedisIsUnavailable(t *testing.T) {
 	_, checks["List"] = ordertest.Fresh(orders).List(ctx)
 	_, _, checks["Cancel"] = orders.Cancel(ctx, 1)
 	_, checks["Pet"] = pets.Pet(ctx, 1)
-	_, checks["Lookup"] = keys.Lookup(ctx, auth.HashOf("osk_x"))
+	_, checks["Lookup"] = keys.Lookup(ctx, order.HashOf("osk_x"))
 	_, checks["PageTokenSecret"] = secrets.PageTokenSecret(ctx)
 	for op, err := range checks {
-		if !errors.Is(err, store.ErrUnavailable) {
+		if !errors.Is(err, order.ErrUnavailable) {
 			t.Errorf("%s: %v, want ErrUnavailable", op, err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/store"
 	"github.com/petstore/orderd/internal/webhook"
 )
 
@@ -240,7 +239,7 @@ func parseWebhook(id string, h map[string]string) (webhook.Endpoint, error) {
 	d.Attempts, d.LastStatus = int(integer("attempts")), int(integer("last_status"))
 	d.FirstFailure, d.NextAttempt, d.LastAttempt = webhookTime(integer("first_failure")), webhookTime(integer("next_attempt")), webhookTime(integer("last_attempt"))
 	if err := errors.Join(errs...); err != nil || e.URL == "" || e.CreatedAt.IsZero() {
-		return webhook.Endpoint{}, fmt.Errorf("%w: webhook %s: %v", store.ErrCorrupt, id, err)
+		return webhook.Endpoint{}, fmt.Errorf("%w: webhook %s: %v", order.ErrCorrupt, id, err)
 	}
 	return e, nil
 }

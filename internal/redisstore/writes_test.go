@@ -9,12 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestAWriteThatCannotFinishWritesNothing: Redis does not undo a script's writes when a later
@@ -33,8 +31,8 @@ func TestAWriteThatCannotFinishWritesNothing(t *testing.T) {
 	}
 	wantCorrupt := func(t *testing.T, err error) {
 		t.Helper()
-		if !errors.Is(err, store.ErrCorrupt) {
-			t.Fatalf("err %v; want store.ErrCorrupt", err)
+		if !errors.Is(err, order.ErrCorrupt) {
+			t.Fatalf("err %v; want order.ErrCorrupt", err)
 		}
 	}
 	// keysAt is the key store under prefix p, and opsKey a new key named ops.
@@ -46,9 +44,9 @@ func TestAWriteThatCannotFinishWritesNothing(t *testing.T) {
 		}
 		return s
 	}
-	opsKey := func(t *testing.T) auth.Key {
+	opsKey := func(t *testing.T) order.Key {
 		t.Helper()
-		_, k, err := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
+		_, k, err := order.NewKey("ops", order.Pro, order.Limits{}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

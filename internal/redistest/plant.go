@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/petstore/orderd/internal/auth"
 )
 
 // PlantKey writes k's record under prefix as docs/redis-layout.md lets another writer do,
 // without the checks of orderd's Add: both hashes, then a new version and generation, so
 // that every instance reads it at once.
-func PlantKey(tb testing.TB, rdb redis.UniversalClient, prefix string, k auth.Key) {
+func PlantKey(tb testing.TB, rdb redis.UniversalClient, prefix string, k order.Key) {
 	tb.Helper()
 	record, err := json.Marshal(k)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
@@ -114,7 +113,7 @@ func DefaultConfig() Config {
 		Ban:                 ratelimit.DefaultBanPolicy,
 		LimiterFallback:     FallbackMemory,
 		IPv6Prefix:          ratelimit.DefaultIPv6Prefix,
-		MaxAnonymousCallers: inmem.DefaultMaxAnonymous,
+		MaxAnonymousCallers: ratelimit.DefaultMaxAnonymous,
 		Sunset: api.Sunset{
 			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
 			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),

@@ -9,7 +9,6 @@ import (
 
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/service/servicetest"
 	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
 )
@@ -26,7 +25,7 @@ func TestCorruptFileIsAFault(t *testing.T) {
 		orders[i] = order.Order{ID: int64(i + 1), PetID: 1, Quantity: 1, ShipDate: ship, Status: order.StatusPending}
 	}
 	cfg := servicetest.Embedded(t, orders, nil)
-	key := servicetest.AddKey(t, cfg.Store, "test", plan.Enterprise, plan.Limits{PerMinute: 1000, PerDay: 100000})
+	key := servicetest.AddKey(t, cfg.Store, "test", order.Enterprise, order.Limits{PerMinute: 1000, PerDay: 100000})
 	sqlitetest.DamageLeafPage(t, cfg.Store.DB, "orders")
 	var logs apitest.Log
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))

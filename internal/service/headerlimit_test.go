@@ -7,7 +7,7 @@ import (
 
 	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
@@ -15,7 +15,7 @@ import (
 // alone lets through, by its 4 KiB of slack) is a 431 JSON Error; far past the limit, Go
 // answers 431 itself, before any handler, in plain text (docs/security.md lists this).
 func TestHeaderLimitOfTheServer(t *testing.T) {
-	cfg, key := embedded(t, plan.Free)
+	cfg, key := embedded(t, order.Free)
 	svc := servicetest.Run(t, cfg)
 	ct := apitest.Load(t)
 	send := func(pad int) (*http.Response, []byte) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/petstore/orderd/internal/api/apitest"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
@@ -19,7 +19,7 @@ import (
 // limiter: with a /48, addresses of two /64s in it share one quota; past the cap, the
 // forgotten callers are counted on /metrics.
 func TestAnonymousLimitSettings(t *testing.T) {
-	cfg, _ := embedded(t, plan.Free)
+	cfg, _ := embedded(t, order.Free)
 	_, loopback, _ := net.ParseCIDR("127.0.0.0/8")
 	cfg.TrustedProxies = []*net.IPNet{loopback}
 	cfg.IPv6Prefix = 48
@@ -72,7 +72,7 @@ func TestBadAnonymousLimitSettings(t *testing.T) {
 		{"NegativeCap", func(c *service.Config) { c.MaxAnonymousCallers = -5 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, _ := embedded(t, plan.Free)
+			cfg, _ := embedded(t, order.Free)
 			tc.change(&cfg)
 			svc, err := service.Open(t.Context(), cfg)
 			if err == nil {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/petstore/orderd/internal/store"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // warnEvery is how often a warning of a store outage or fault is repeated while it lasts.
@@ -53,9 +53,9 @@ type outageLog struct {
 	since   time.Time // when the outage began
 }
 
-// observe takes what a readiness check met; an error but store.ErrUnavailable is no outage.
+// observe takes what a readiness check met; an error but order.ErrUnavailable is no outage.
 func (o *outageLog) observe(err error) {
-	if err != nil && !errors.Is(err, store.ErrUnavailable) {
+	if err != nil && !errors.Is(err, order.ErrUnavailable) {
 		return
 	}
 	o.mu.Lock()
@@ -79,7 +79,7 @@ func (o *outageLog) observe(err error) {
 	}
 }
 
-// faultLog counts each store.Fault and logs at most one every warnEvery per kind: an error
+// faultLog counts each order.Fault and logs at most one every warnEvery per kind: an error
 // when it lasts until a restart, a warning when it ends by itself.
 type faultLog struct {
 	log     *slog.Logger
@@ -87,7 +87,7 @@ type faultLog struct {
 	repeats *repeats
 }
 
-func (l *faultLog) observe(f *store.Fault) {
+func (l *faultLog) observe(f *order.Fault) {
 	l.count(f.Kind)
 	ok, held := l.repeats.due(f.Kind, false)
 	if !ok {

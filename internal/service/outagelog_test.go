@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/store"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // TestOutageLogWarnsOnEnteringEveryMinuteAndOnRecovery: four failures a second for three
@@ -19,7 +19,7 @@ func TestOutageLogWarnsOnEnteringEveryMinuteAndOnRecovery(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
 	o := &outageLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), repeats: newRepeats(func() time.Time { return now })}
-	down := fmt.Errorf("%w: redis: connection refused", store.ErrUnavailable)
+	down := fmt.Errorf("%w: redis: connection refused", order.ErrUnavailable)
 
 	o.observe(nil) // no outage yet: nothing to say
 	for range 3 * 60 * 4 {
@@ -61,10 +61,10 @@ func TestFaultLogCountsEveryFaultAndLogsALineAMinutePerKind(t *testing.T) {
 	counted := map[string]int{}
 	l := &faultLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), repeats: newRepeats(func() time.Time { return now }),
 		count: func(kind string) { counted[kind]++ }}
-	corrupt := &store.Fault{Kind: "corrupt", Lasting: true, Public: "the database file is corrupt",
-		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database disk image is malformed (11)", store.ErrCorrupt)}
-	full := &store.Fault{Kind: "full", Public: "the disk of the database file is full",
-		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database or disk is full (13)", store.ErrUnavailable)}
+	corrupt := &order.Fault{Kind: "corrupt", Lasting: true, Public: "the database file is corrupt",
+		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database disk image is malformed (11)", order.ErrCorrupt)}
+	full := &order.Fault{Kind: "full", Public: "the disk of the database file is full",
+		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database or disk is full (13)", order.ErrUnavailable)}
 	for range 2 * 60 * 4 {
 		l.observe(corrupt)
 		l.observe(full)

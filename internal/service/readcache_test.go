@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/service"
 )
 
 // TestReadCacheIsLoggedOnce: the embedded mode says once, when it opens, whether the SQLite
 // file's read cache is on (it is, on the systems the tests run on), at info.
 func TestReadCacheIsLoggedOnce(t *testing.T) {
-	cfg, _ := embedded(t, plan.Free)
+	cfg, _ := embedded(t, order.Free)
 	var buf bytes.Buffer
 	cfg.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
 	cfg.Addr = "127.0.0.1:0"

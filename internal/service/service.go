@@ -12,13 +12,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/inmem"
 	"github.com/petstore/orderd/internal/metrics"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
-	"github.com/petstore/orderd/internal/store"
 	"github.com/petstore/orderd/internal/tracing"
 )
 
@@ -86,14 +84,14 @@ func (s *Service) open(ctx context.Context) error {
 	s.outage = outage
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
-		var fault *store.Fault
+		var fault *order.Fault
 		if !errors.As(err, &fault) { // a fault was logged when the store found it
 			outage.observe(err)
 		}
 		return err
 	}
 	_ = ready(ctx)
-	inProcess := inmem.NewLimiter(cfg.Now, cfg.Ban, inmem.MaxAnonymous(cfg.MaxAnonymousCallers), inmem.OnForget(m.ForgottenCaller))
+	inProcess := ratelimit.NewMemory(cfg.Now, cfg.Ban, ratelimit.MaxAnonymous(cfg.MaxAnonymousCallers), ratelimit.OnForget(m.ForgottenCaller))
 	limiter, err := s.stores.limiter(cfg, inProcess, m.Fallback)
 	if err != nil {
 		return err
@@ -280,7 +278,7 @@ func (s *Service) trimEvents(ctx context.Context) {
 		n, err := s.stores.Events.Trim(ctx, r)
 		switch {
 		case ctx.Err() != nil:
-		case errors.Is(err, store.ErrUnavailable):
+		case errors.Is(err, order.ErrUnavailable):
 			s.outage.observe(err) // one warning for the outage, as readiness gives it
 		case err != nil:
 			s.log.Warn("event log: the retention could not be applied; trying again in a minute", slog.String("error", err.Error()))

@@ -13,7 +13,6 @@ import (
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
@@ -21,10 +20,10 @@ import (
 )
 
 // embedded is a Config of the embedded mode holding the fixture, and a key of plan p in it.
-func embedded(t *testing.T, p plan.Plan) (service.Config, string) {
+func embedded(t *testing.T, p order.Plan) (service.Config, string) {
 	t.Helper()
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
-	return cfg, servicetest.AddKey(t, cfg.Store, "test", p, plan.Limits{})
+	return cfg, servicetest.AddKey(t, cfg.Store, "test", p, order.Limits{})
 }
 
 func get(t *testing.T, url, key string) (*http.Response, []byte) {
@@ -50,7 +49,7 @@ func get(t *testing.T, url, key string) (*http.Response, []byte) {
 
 func TestEmbedded(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
-		cfg, key := embedded(t, plan.Free)
+		cfg, key := embedded(t, order.Free)
 		svc := servicetest.Run(t, cfg)
 		req, _ := http.NewRequest("GET", svc.URL()+"/v1/store/orders", nil)
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -65,7 +64,7 @@ func TestEmbedded(t *testing.T) {
 		}
 	})
 	t.Run("MetricsOnTheirOwnAddress", func(t *testing.T) {
-		cfg, _ := embedded(t, plan.Free)
+		cfg, _ := embedded(t, order.Free)
 		cfg.MetricsAddr = "127.0.0.1:0"
 		svc := servicetest.Run(t, cfg)
 		if res, _ := get(t, "http://"+svc.MetricsAddr()+"/metrics", ""); res.StatusCode != 200 {
@@ -79,9 +78,9 @@ func TestEmbedded(t *testing.T) {
 		}
 	})
 	t.Run("KeysAddedAndRevokedElsewhereCountAtOnce", func(t *testing.T) {
-		cfg, _ := embedded(t, plan.Free)
+		cfg, _ := embedded(t, order.Free)
 		svc := servicetest.Run(t, cfg)
-		late := servicetest.AddKey(t, cfg.Store, "late", plan.Pro, plan.Limits{})
+		late := servicetest.AddKey(t, cfg.Store, "late", order.Pro, order.Limits{})
 		if res, body := get(t, svc.URL()+"/v1/store/orders", late); res.StatusCode != 200 {
 			t.Fatalf("a key added to the file: %d %s", res.StatusCode, body)
 		}

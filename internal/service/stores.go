@@ -12,13 +12,11 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
-	"github.com/petstore/orderd/internal/store"
 	"github.com/petstore/orderd/internal/webhook"
 )
 
@@ -27,7 +25,7 @@ type Stores struct {
 	Orders order.Store
 	Events order.EventLog // the log of Orders' changes, in the same storage
 	Pets   order.PetStore
-	Keys   auth.KeyStore
+	Keys   order.KeyStore
 	// Secrets holds the page-token secret used when Config.PageTokenSecret is empty.
 	Secrets pagetoken.SecretStore
 	// Webhooks are the endpoints Events are delivered to, and their delivery state.
@@ -48,7 +46,7 @@ type backend interface {
 	limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error)
 	// observe logs once whether reads are answered from memory, and sends the SQLite file's
 	// faults to report. (In Redis, a corrupt record fails its own request.)
-	observe(log *slog.Logger, report func(*store.Fault))
+	observe(log *slog.Logger, report func(*order.Fault))
 	// trace makes the stores' work for a request child spans of the request's: go-redis's own
 	// (redisotel), or the SQLite file's queries.
 	trace(tp trace.TracerProvider) error
@@ -153,7 +151,7 @@ func (r *redisStores) trace(tp trace.TracerProvider) error {
 
 func (r *redisStores) Mode() string                             { return "redis" }
 func (r *redisStores) Close() error                             { return r.rdb.Close() }
-func (r *redisStores) observe(*slog.Logger, func(*store.Fault)) {}
+func (r *redisStores) observe(*slog.Logger, func(*order.Fault)) {}
 
 // Ready lets Redis decide within its timeout: a Redis that answers PING but refuses the work
 // (out of memory, read-only, busy, not permitted) is not ready.
@@ -246,7 +244,7 @@ func (s sqliteStores) limiter(_ Config, inProcess ratelimit.Limiter, _ func()) (
 	return inProcess, nil
 }
 
-func (s sqliteStores) observe(log *slog.Logger, report func(*store.Fault)) {
+func (s sqliteStores) observe(log *slog.Logger, report func(*order.Fault)) {
 	s.OnFault(report)
 	err := s.ReadCache()
 	switch {

@@ -12,8 +12,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
@@ -86,7 +86,7 @@ func TestTracing(t *testing.T) {
 			if sc.RedisURL != "" {
 				cfg.Store = sc
 			}
-			key := servicetest.AddKey(t, cfg.Store, "traced", plan.Pro, plan.Limits{})
+			key := servicetest.AddKey(t, cfg.Store, "traced", order.Pro, order.Limits{})
 			if got := tracedRequest(t, cfg, key); got != clientTrace {
 				t.Errorf("access line's trace_id %v, want %s", got, clientTrace)
 			}
@@ -159,7 +159,7 @@ func TestTracingOff(t *testing.T) {
 			}
 			t.Setenv(env[0], env[1])
 			cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
-			key := servicetest.AddKey(t, cfg.Store, "untraced", plan.Pro, plan.Limits{})
+			key := servicetest.AddKey(t, cfg.Store, "untraced", order.Pro, order.Limits{})
 			if got := tracedRequest(t, cfg, key); got != nil {
 				t.Errorf("access line's trace_id %v, want none", got)
 			}
@@ -180,7 +180,7 @@ func TestTracingExportFailureIsLogged(t *testing.T) {
 	clearOTEL(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", refusing.URL)
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
-	key := servicetest.AddKey(t, cfg.Store, "refused", plan.Pro, plan.Limits{})
+	key := servicetest.AddKey(t, cfg.Store, "refused", order.Pro, order.Limits{})
 	var log apitest.Log
 	tracedRequestLogged(t, cfg, key, &log)
 	for _, rec := range log.At(t, "WARN") {

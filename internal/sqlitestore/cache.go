@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/petstore/orderd/internal/auth"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // readCache answers from earlier reads while the wal-index header read before them is unchanged.
@@ -13,7 +13,7 @@ type readCache struct {
 	wal     atomic.Pointer[walIndex] // nil: every read queries the file
 	off     error                    // why wal is nil since Open
 	version atomic.Pointer[headerCache[struct{}, uint64]]
-	keys    atomic.Pointer[headerCache[auth.Hash, auth.Key]] // found only: random keys add none
+	keys    atomic.Pointer[headerCache[order.Hash, order.Key]] // found only: random keys add none
 }
 
 // ReadCache reports why the read cache is off (every read queries the file), or nil.

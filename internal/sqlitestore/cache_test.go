@@ -13,10 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
@@ -53,7 +51,7 @@ func freshFile(t *testing.T) (path string, keys []string) {
 		t.Fatal(err)
 	}
 	for i := range cacheRounds + 1 {
-		k, rec, err := auth.NewKey(fmt.Sprintf("key-%d", i), plan.Pro, plan.Limits{}, time.Unix(1.7e9, 0).UTC())
+		k, rec, err := order.NewKey(fmt.Sprintf("key-%d", i), order.Pro, order.Limits{}, time.Unix(1.7e9, 0).UTC())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,8 +78,8 @@ func checkFreshness(t *testing.T, path string, keys []string, write writeFunc) {
 	}
 	found := func(i int) bool {
 		t.Helper()
-		k, err := keyStore.Lookup(ctx, auth.HashOf(keys[i]))
-		if errors.Is(err, auth.ErrKeyNotFound) {
+		k, err := keyStore.Lookup(ctx, order.HashOf(keys[i]))
+		if errors.Is(err, order.ErrKeyNotFound) {
 			return false
 		}
 		if err != nil || k.Name != fmt.Sprintf("key-%d", i) {

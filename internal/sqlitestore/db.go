@@ -131,7 +131,7 @@ func dsn(path string, busyTimeout time.Duration) string {
 	return "file:" + escape.Replace(filepath.Clean(path)) + fmt.Sprintf(settings, busyTimeout.Milliseconds())
 }
 
-// Close closes the file. Calls made after it fail with store.ErrUnavailable.
+// Close closes the file. Calls made after it fail with order.ErrUnavailable.
 func (db *DB) Close() error {
 	db.faults.unwatch()
 	db.pin.Close()

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/sqlitestore"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // smallDisk mounts a filesystem of size bytes (tmpfs) in a directory of the test's, for as long
@@ -67,8 +67,8 @@ func TestFullDiskIsNotReady(t *testing.T) {
 	filler := fill(t, dir)
 
 	_, err := db.Import(ctx, manyOrders(), nil)
-	var f *store.Fault
-	if !errors.Is(err, store.ErrUnavailable) || !errors.As(err, &f) || f.Kind != sqlitestore.FaultFull {
+	var f *order.Fault
+	if !errors.Is(err, order.ErrUnavailable) || !errors.As(err, &f) || f.Kind != sqlitestore.FaultFull {
 		t.Fatalf("Import on a full disk: %v; want ErrUnavailable, a full fault", err)
 	}
 	if err := db.Ready(ctx); !errors.As(err, &f) || f.Kind != sqlitestore.FaultFull {

@@ -10,25 +10,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // calls makes one call of every store method on db.
 func calls(ctx context.Context, db *sqlitestore.DB) map[string]error {
 	orders, pets, keys := sqlitestore.NewOrders(db), sqlitestore.NewPets(db), sqlitestore.NewKeys(db)
-	_, rec, _ := auth.NewKey("new", plan.Free, plan.Limits{}, time.Now())
+	_, rec, _ := order.NewKey("new", order.Free, order.Limits{}, time.Now())
 	errs := map[string]error{}
 	_, errs["Orders.List"] = ordertest.Fresh(orders).List(ctx)
 	_, errs["Orders.Version"] = orders.Version(ctx)
 	_, _, errs["Orders.Cancel"] = orders.Cancel(ctx, 1)
 	_, errs["Import"] = db.Import(ctx, ordertest.Fixture(), nil)
 	_, errs["Pets.Pet"] = pets.Pet(ctx, 1)
-	_, errs["Keys.Lookup"] = keys.Lookup(ctx, auth.HashOf("osk_x"))
+	_, errs["Keys.Lookup"] = keys.Lookup(ctx, order.HashOf("osk_x"))
 	errs["Keys.Add"] = keys.Add(ctx, rec)
 	_, errs["Keys.List"] = keys.List(ctx)
 	_, errs["Keys.Revoke"] = keys.Revoke(ctx, "new")
@@ -42,7 +39,7 @@ func TestClosedDBIsUnavailable(t *testing.T) {
 	}
 	db.Close()
 	for op, err := range calls(context.Background(), db) {
-		if !errors.Is(err, store.ErrUnavailable) {
+		if !errors.Is(err, order.ErrUnavailable) {
 			t.Errorf("%s after Close: %v, want ErrUnavailable", op, err)
 		}
 	}
@@ -53,7 +50,7 @@ func TestCancelledContextIsReturnedAsIs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for op, err := range calls(ctx, db) {
-		if !errors.Is(err, context.Canceled) || errors.Is(err, store.ErrUnavailable) {
+		if !errors.Is(err, context.Canceled) || errors.Is(err, order.ErrUnavailable) {
 			t.Errorf("%s with a cancelled context: %v, want context.Canceled only", op, err)
 		}
 	}
@@ -67,7 +64,7 @@ func TestCannotOpenIsUnavailable(t *testing.T) {
 	if err := os.WriteFile(notADB, []byte(strings.Repeat("not a database file ", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]error{filepath.Join(dir, "missing", "orderd.db"): store.ErrUnavailable, notADB: store.ErrCorrupt} {
+	for path, want := range map[string]error{filepath.Join(dir, "missing", "orderd.db"): order.ErrUnavailable, notADB: order.ErrCorrupt} {
 		if db, err := sqlitestore.Open(path, 0); !errors.Is(err, want) {
 			if db != nil {
 				db.Close()
@@ -142,7 +139,7 @@ func TestWriteLockHeldPastTimeoutIsUnavailable(t *testing.T) {
 	}
 	defer conn.ExecContext(ctx, "ROLLBACK")
 	orders := sqlitestore.NewOrders(db)
-	if _, _, err := orders.Cancel(ctx, 1); !errors.Is(err, store.ErrUnavailable) {
+	if _, _, err := orders.Cancel(ctx, 1); !errors.Is(err, order.ErrUnavailable) {
 		t.Fatalf("Cancel while another process writes: %v, want ErrUnavailable", err)
 	}
 	if list, err := ordertest.Fresh(orders).List(ctx); err != nil || len(list) != len(ordertest.Fixture()) {
@@ -156,7 +153,7 @@ func TestCorruptRowsNameTheRecord(t *testing.T) {
 	ctx := context.Background()
 	path := newFile(t, ordertest.Fixture())
 	db := mustOpen(t, path)
-	k, rec, _ := auth.NewKey("ops", plan.Pro, plan.Limits{}, time.Now())
+	k, rec, _ := order.NewKey("ops", order.Pro, order.Limits{}, time.Now())
 	if err := sqlitestore.NewKeys(db).Add(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +176,7 @@ func TestCorruptRowsNameTheRecord(t *testing.T) {
 	_, _, cancel1Err := orders.Cancel(ctx, 1)
 	_, _, cancel2Err := orders.Cancel(ctx, 2)
 	_, petErr := sqlitestore.NewPets(db).Pet(ctx, 5)
-	_, lookupErr := sqlitestore.NewKeys(db).Lookup(ctx, auth.HashOf(k))
+	_, lookupErr := sqlitestore.NewKeys(db).Lookup(ctx, order.HashOf(k))
 	_, keysErr := sqlitestore.NewKeys(db).List(ctx)
 	for _, c := range []struct {
 		op   string
@@ -193,7 +190,7 @@ func TestCorruptRowsNameTheRecord(t *testing.T) {
 		{"Keys.Lookup", lookupErr, `key "ops"`},
 		{"Keys.List", keysErr, `key "ops"`},
 	} {
-		if !errors.Is(c.err, store.ErrCorrupt) || !strings.Contains(c.err.Error(), c.name) {
+		if !errors.Is(c.err, order.ErrCorrupt) || !strings.Contains(c.err.Error(), c.name) {
 			t.Errorf("%s: %v, want ErrCorrupt naming %s", c.op, c.err, c.name)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/store"
 )
 
 var _ order.EventLog = (*Events)(nil)
@@ -143,7 +142,7 @@ func scanEvent(row scanner) (order.Event, error) {
 		parseErr error
 	)
 	o, err := scanOrder(eventRow{row, []any{&id, &typ, &at}})
-	if errors.Is(err, store.ErrCorrupt) {
+	if errors.Is(err, order.ErrCorrupt) {
 		return order.Event{}, fmt.Errorf("event %d: %w", id, err)
 	}
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/sqlitestore"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // eventStore is the stores of one file, and the file as another system opens it.
@@ -163,7 +162,7 @@ func TestEventRowsAreChecked(t *testing.T) {
 		if _, err := raw.Exec("UPDATE order_events SET "+set+" WHERE id = ?", second); err != nil {
 			t.Fatalf("%s: %v", set, err)
 		}
-		if _, err := s.Events(ctx, order.EventQuery{Limit: 10}); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "event "+second) {
+		if _, err := s.Events(ctx, order.EventQuery{Limit: 10}); !errors.Is(err, order.ErrCorrupt) || !strings.Contains(err.Error(), "event "+second) {
 			t.Errorf("after SET %s: %v, want ErrCorrupt naming event %s", set, err, second)
 		}
 	}

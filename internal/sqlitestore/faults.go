@@ -9,13 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/petstore/orderd/internal/order"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
-
-	"github.com/petstore/orderd/internal/store"
 )
 
-// The kinds of store.Fault this package reports (docs/design.md, Errors, has their table).
+// The kinds of order.Fault this package reports (docs/design.md, Errors, has their table).
 const (
 	FaultCorrupt    = "corrupt"     // the file is damaged or not a database; it lasts
 	FaultFull       = "full"        // no room for a write, until a write commits again
@@ -24,9 +23,9 @@ const (
 )
 
 type faults struct {
-	report  atomic.Pointer[func(*store.Fault)]
-	lasting atomic.Pointer[store.Fault] // the first fault that lasts until a restart
-	full    atomic.Pointer[store.Fault] // until a write commits again
+	report  atomic.Pointer[func(*order.Fault)]
+	lasting atomic.Pointer[order.Fault] // the first fault that lasts until a restart
+	full    atomic.Pointer[order.Fault] // until a write commits again
 	unwatch func()                      // stops watchFiles
 }
 
@@ -40,10 +39,10 @@ func (db *DB) fail(ctx context.Context, err error) error {
 		return ctxErr
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
+		errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
 		return err
 	}
-	unavailable := fmt.Errorf("%w: sqlite %s: %w", store.ErrUnavailable, db.path, err)
+	unavailable := fmt.Errorf("%w: sqlite %s: %w", order.ErrUnavailable, db.path, err)
 	var e *sqlite.Error
 	if !errors.As(err, &e) {
 		return unavailable
@@ -52,10 +51,10 @@ func (db *DB) fail(ctx context.Context, err error) error {
 	case sqlite3.SQLITE_CONSTRAINT:
 		return fmt.Errorf("%s: refused by the schema: %w", db.path, err)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return db.reportFault(&store.Fault{Kind: FaultCorrupt, Lasting: true, Public: "the database file is corrupt",
-			Err: fmt.Errorf("%w: sqlite %s: %w", store.ErrCorrupt, db.path, err)})
+		return db.reportFault(&order.Fault{Kind: FaultCorrupt, Lasting: true, Public: "the database file is corrupt",
+			Err: fmt.Errorf("%w: sqlite %s: %w", order.ErrCorrupt, db.path, err)})
 	case sqlite3.SQLITE_FULL:
-		f := &store.Fault{Kind: FaultFull, Public: "the disk of the database file is full", Err: unavailable}
+		f := &order.Fault{Kind: FaultFull, Public: "the disk of the database file is full", Err: unavailable}
 		db.faults.full.Store(f)
 		return db.reportFault(f)
 	}
@@ -64,19 +63,19 @@ func (db *DB) fail(ctx context.Context, err error) error {
 
 // corrupt reports a row that the service cannot use; the message names it ("order 7: …").
 func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %w", store.ErrCorrupt, fmt.Errorf(format, args...))
+	return fmt.Errorf("%w: %w", order.ErrCorrupt, fmt.Errorf(format, args...))
 }
 
 // OnFault makes report be told of every fault of the file from now on, and at once of a
 // lasting fault found before. Call it before the DB is used concurrently; report must not block.
-func (db *DB) OnFault(report func(*store.Fault)) {
+func (db *DB) OnFault(report func(*order.Fault)) {
 	db.faults.report.Store(&report)
 	if f := db.faults.lasting.Load(); f != nil {
 		report(f)
 	}
 }
 
-// Fault returns the fault that lasts until a restart, a *store.Fault, or nil.
+// Fault returns the fault that lasts until a restart, a *order.Fault, or nil.
 func (db *DB) Fault() error {
 	if f := db.faults.lasting.Load(); f != nil {
 		return f
@@ -102,7 +101,7 @@ func (db *DB) Ready(ctx context.Context) error {
 }
 
 // reportFault reports f, keeps it if it is the first lasting fault, and returns it.
-func (db *DB) reportFault(f *store.Fault) *store.Fault {
+func (db *DB) reportFault(f *order.Fault) *order.Fault {
 	if f.Lasting {
 		db.faults.lasting.CompareAndSwap(nil, f)
 	}
@@ -135,17 +134,17 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 }
 
 // checkFiles returns the fault of a path that no longer names the file opened, or nil.
-func (db *DB) checkFiles(file, shm os.FileInfo) *store.Fault {
+func (db *DB) checkFiles(file, shm os.FileInfo) *order.Fault {
 	if how := moved(db.path, file); how != "" {
-		return &store.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
-			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", store.ErrUnavailable, db.path, how)}
+		return &order.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
+			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", order.ErrUnavailable, db.path, how)}
 	}
 	if shm == nil {
 		return nil
 	}
 	if how := moved(db.path+"-shm", shm); how != "" {
-		return &store.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
-			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", store.ErrUnavailable, db.path, how)}
+		return &order.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
+			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", order.ErrUnavailable, db.path, how)}
 	}
 	return nil
 }

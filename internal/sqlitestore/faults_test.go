@@ -14,18 +14,17 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // faultLog collects the faults a DB reports.
 type faultLog struct {
 	mu     sync.Mutex
-	faults []*store.Fault
+	faults []*order.Fault
 	// reported, when set, is told of each fault as it is reported (non-blocking: a buffer).
 	reported chan struct{}
 }
 
-func (l *faultLog) report(f *store.Fault) {
+func (l *faultLog) report(f *order.Fault) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.faults = append(l.faults, f)
@@ -57,7 +56,7 @@ func manyOrders() []order.Order {
 	return orders
 }
 
-// TestCorruptFileIsCorrupt: a damaged page of the orders table is store.ErrCorrupt, not an
+// TestCorruptFileIsCorrupt: a damaged page of the orders table is order.ErrCorrupt, not an
 // outage: retrying will not mend it. The error names the file and keeps SQLite's message; the
 // fault is reported, and lasts.
 func TestCorruptFileIsCorrupt(t *testing.T) {
@@ -80,8 +79,8 @@ func TestCorruptFileIsCorrupt(t *testing.T) {
 		t.Fatalf("Fault before any read of the damaged page: %v", err)
 	}
 	_, err = ordertest.Fresh(sqlitestore.NewOrders(db)).List(ctx)
-	var f *store.Fault
-	if !errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrUnavailable) || !errors.As(err, &f) ||
+	var f *order.Fault
+	if !errors.Is(err, order.ErrCorrupt) || errors.Is(err, order.ErrUnavailable) || !errors.As(err, &f) ||
 		f.Kind != sqlitestore.FaultCorrupt || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "malformed") {
 		t.Fatalf("List of a file with a damaged page: %v; want ErrCorrupt naming the file and SQLite's message", err)
 	}
@@ -91,7 +90,7 @@ func TestCorruptFileIsCorrupt(t *testing.T) {
 	if got := faults.kinds(); len(got) != 1 || got[0] != sqlitestore.FaultCorrupt {
 		t.Errorf("reported %v; want one corrupt", got)
 	}
-	if err := db.Fault(); !errors.Is(err, store.ErrCorrupt) {
+	if err := db.Fault(); !errors.Is(err, order.ErrCorrupt) {
 		t.Errorf("Fault after the damaged page was read: %v; want it to last", err)
 	}
 }
@@ -107,8 +106,8 @@ func TestFullIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := db.Import(ctx, manyOrders(), nil)
-	var f *store.Fault
-	if !errors.Is(err, store.ErrUnavailable) || !errors.As(err, &f) || f.Kind != sqlitestore.FaultFull {
+	var f *order.Fault
+	if !errors.Is(err, order.ErrUnavailable) || !errors.As(err, &f) || f.Kind != sqlitestore.FaultFull {
 		t.Fatalf("Import past the page limit: %v; want ErrUnavailable, a full fault", err)
 	}
 	if got := faults.kinds(); len(got) != 1 || got[0] != sqlitestore.FaultFull {
@@ -156,14 +155,14 @@ func TestReplacedFilesAreFound(t *testing.T) {
 			case <-time.After(time.Second):
 			}
 			want := map[string]string{"File": sqlitestore.FaultReplaced, "Shm": sqlitestore.FaultShmRemoved}[name]
-			var f *store.Fault
-			if err := db.Fault(); !errors.As(err, &f) || f.Kind != want || !errors.Is(err, store.ErrUnavailable) {
+			var f *order.Fault
+			if err := db.Fault(); !errors.As(err, &f) || f.Kind != want || !errors.Is(err, order.ErrUnavailable) {
 				t.Fatalf("Fault a second after: %v; want %s", err, want)
 			}
-			if _, _, err := orders.Cancel(ctx, 0); !errors.Is(err, store.ErrUnavailable) {
+			if _, _, err := orders.Cancel(ctx, 0); !errors.Is(err, order.ErrUnavailable) {
 				t.Errorf("Cancel after: %v; want ErrUnavailable", err)
 			}
-			if _, err := db.Import(ctx, ordertest.Fixture(), nil); !errors.Is(err, store.ErrUnavailable) {
+			if _, err := db.Import(ctx, ordertest.Fixture(), nil); !errors.Is(err, order.ErrUnavailable) {
 				t.Errorf("Import after: %v; want ErrUnavailable", err)
 			}
 			// Closing ends the watcher: what it reported by then is all it ever reports.

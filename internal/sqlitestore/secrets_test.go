@@ -14,7 +14,6 @@ import (
 	"github.com/petstore/orderd/internal/pagetoken/pagetokentest"
 	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/sqlitestore/sqlitetest"
-	"github.com/petstore/orderd/internal/store"
 )
 
 // TestSecretsConformance: each handle is a *DB of its own on one file, as each process
@@ -67,8 +66,8 @@ func TestSecretIsInTheFile(t *testing.T) {
 	if _, err := shell.Exec("UPDATE settings SET value = x'0102' WHERE name = 'page_token_secret'"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sqlitestore.NewSecrets(reopened).PageTokenSecret(ctx); !errors.Is(err, store.ErrCorrupt) {
-		t.Fatalf("a 2-byte secret in the file: %v, want store.ErrCorrupt", err)
+	if _, err := sqlitestore.NewSecrets(reopened).PageTokenSecret(ctx); !errors.Is(err, order.ErrCorrupt) {
+		t.Fatalf("a 2-byte secret in the file: %v, want order.ErrCorrupt", err)
 	}
 }
 

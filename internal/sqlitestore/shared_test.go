@@ -13,10 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
@@ -60,20 +58,20 @@ func TestTwoHandlesSeeEachOther(t *testing.T) {
 	})
 
 	t.Run("Keys", func(t *testing.T) {
-		k, rec, err := auth.NewKey("ci", plan.Pro, plan.Limits{}, time.Date(2026, 11, 23, 10, 0, 0, 1, time.UTC))
+		k, rec, err := order.NewKey("ci", order.Pro, order.Limits{}, time.Date(2026, 11, 23, 10, 0, 0, 1, time.UTC))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := keysA.Add(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := keysB.Lookup(ctx, auth.HashOf(k)); err != nil || got != rec {
+		if got, err := keysB.Lookup(ctx, order.HashOf(k)); err != nil || got != rec {
 			t.Fatalf("B's lookup of A's new key = %+v, %v", got, err)
 		}
 		if _, err := keysB.Revoke(ctx, rec.Prefix); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := keysA.Lookup(ctx, auth.HashOf(k)); !errors.Is(err, auth.ErrKeyNotFound) {
+		if _, err := keysA.Lookup(ctx, order.HashOf(k)); !errors.Is(err, order.ErrKeyNotFound) {
 			t.Fatalf("A's lookup of the key B revoked: %v, want ErrKeyNotFound", err)
 		}
 	})

@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
@@ -29,7 +27,7 @@ func benchDB(b *testing.B, n int) (*sqlitestore.DB, string) {
 	keys := sqlitestore.NewKeys(db)
 	var last string
 	for i := range n {
-		k, rec, err := auth.NewKey(fmt.Sprintf("key-%d", i), plan.Pro, plan.Limits{}, time.Now())
+		k, rec, err := order.NewKey(fmt.Sprintf("key-%d", i), order.Pro, order.Limits{}, time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +68,7 @@ func BenchmarkVersionParallel(b *testing.B) {
 
 func BenchmarkLookup(b *testing.B) {
 	db, key := benchDB(b, 100)
-	s, ctx, h := sqlitestore.NewKeys(db), b.Context(), auth.HashOf(key)
+	s, ctx, h := sqlitestore.NewKeys(db), b.Context(), order.HashOf(key)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Lookup(ctx, h); err != nil {
@@ -81,7 +79,7 @@ func BenchmarkLookup(b *testing.B) {
 
 func BenchmarkLookupParallel(b *testing.B) {
 	db, key := benchDB(b, 100)
-	s, ctx, h := sqlitestore.NewKeys(db), b.Context(), auth.HashOf(key)
+	s, ctx, h := sqlitestore.NewKeys(db), b.Context(), order.HashOf(key)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/auth/authtest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/sqlitestore"
@@ -68,16 +66,16 @@ func (s twoHandles) Cancel(ctx context.Context, id int64) (order.Order, bool, er
 }
 
 func TestKeysConformance(t *testing.T) {
-	authtest.Run(t, func(tb testing.TB) authtest.Store {
+	ordertest.RunKeys(t, func(tb testing.TB) ordertest.KeyHarness {
 		path := filepath.Join(tb.TempDir(), "orderd.db")
 		s := sqlitestore.NewKeys(mustOpen(tb, path))
-		return authtest.Store{KeyStore: s, Plant: func(tb testing.TB, k auth.Key) { plantKey(tb, path, k) }}
+		return ordertest.KeyHarness{KeyStore: s, Plant: func(tb testing.TB, k order.Key) { plantKey(tb, path, k) }}
 	})
 }
 
 // plantKey inserts k's row as another program would, without Add's checks (the schema's
 // still apply).
-func plantKey(tb testing.TB, path string, k auth.Key) {
+func plantKey(tb testing.TB, path string, k order.Key) {
 	tb.Helper()
 	_, err := rawDB(tb, path).Exec("INSERT INTO api_keys (name, plan, per_minute, per_day, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
 		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), k.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z"))

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"github.com/petstore/orderd/internal/order"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/petstore/orderd/internal/store"
 )
 
 // Trace makes the file's work for a request a child span of the request's: each read that
@@ -29,7 +28,7 @@ func (db *DB) span(ctx context.Context, op, table string) (context.Context, func
 		trace.WithAttributes(semconv.DBSystemNameSQLite, semconv.DBOperationName(op), semconv.DBCollectionName(table)))
 	return ctx, func(err error) {
 		// Not found or not cancellable is the store's answer; only a fault is the span's error.
-		if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) {
+		if errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
 		}

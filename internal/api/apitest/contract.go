@@ -10,18 +10,17 @@ import (
 	"testing"
 
 	"github.com/petstore/orderd"
-	"github.com/petstore/orderd/internal/contract"
 )
 
 // Contract checks answers of a test server against the document of each version.
 type Contract struct {
-	versions []*contract.Checker // of orderd.Versions, in its order
+	versions []*Checker // of orderd.Versions, in its order
 }
 
 var load = sync.OnceValues(func() (*Contract, error) {
 	c := &Contract{}
 	for _, v := range orderd.Versions {
-		ch, err := contract.NewVersion(v, v.Base) // for servers at any address
+		ch, err := NewVersion(v, v.Base) // for servers at any address
 		if err != nil {
 			return nil, err
 		}

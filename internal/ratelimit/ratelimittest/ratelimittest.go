@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
@@ -39,11 +39,11 @@ type NewLimiter func(tb testing.TB, clock func() time.Time, policy ratelimit.Ban
 // start is 10:00:00 UTC: a whole minute and most of the day are ahead.
 var start = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
-var plans = map[plan.Plan]plan.Limits{
-	plan.Free:       {PerMinute: 60, PerDay: 1_000},
-	plan.Pro:        {PerMinute: 300, PerDay: 10_000},
-	plan.Business:   {PerMinute: 1_000, PerDay: 100_000},
-	plan.Enterprise: {PerMinute: 7, PerDay: 50},
+var plans = map[order.Plan]order.Limits{
+	order.Free:       {PerMinute: 60, PerDay: 1_000},
+	order.Pro:        {PerMinute: 300, PerDay: 10_000},
+	order.Business:   {PerMinute: 1_000, PerDay: 100_000},
+	order.Enterprise: {PerMinute: 7, PerDay: 50},
 }
 
 // Run runs the suite.
@@ -53,7 +53,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		clock := NewClock(start)
 		return newLimiter(t, clock.Now, policy), clock
 	}
-	allow := func(t *testing.T, l ratelimit.Limiter, caller string, limits plan.Limits) ratelimit.Decision {
+	allow := func(t *testing.T, l ratelimit.Limiter, caller string, limits order.Limits) ratelimit.Decision {
 		t.Helper()
 		d, err := l.Allow(ctx, caller, limits)
 		if err != nil {
@@ -61,7 +61,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 		}
 		return d
 	}
-	spend := func(t *testing.T, l ratelimit.Limiter, limits plan.Limits, n int) {
+	spend := func(t *testing.T, l ratelimit.Limiter, limits order.Limits, n int) {
 		t.Helper()
 		for range n {
 			allow(t, l, "k", limits)
@@ -91,7 +91,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("RefusedRequestsCountInNeitherWindow", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.BanPolicy{}) // no bans: refusals only
-		limits := plans[plan.Free]
+		limits := plans[order.Free]
 		spend(t, l, limits, 60)
 		for range 100 {
 			if d := allow(t, l, "k", limits); d.Allowed {
@@ -107,7 +107,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("MinuteResetsExactlyAtItsEnd", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.DefaultBanPolicy)
-		limits := plans[plan.Free]
+		limits := plans[order.Free]
 		clock.Set(start.Add(59*time.Second + 999*time.Millisecond))
 		spend(t, l, limits, 60)
 		if d := allow(t, l, "k", limits); d.Allowed || d.RetryAfter != time.Second {
@@ -121,7 +121,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("AfterTheClockStepsBackRetryAfterIsTheCountedWindows", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.BanPolicy{After: 1, For: time.Hour})
-		limits := plan.Limits{PerMinute: 1, PerDay: 1000}
+		limits := order.Limits{PerMinute: 1, PerDay: 1000}
 		clock.Set(start.Add(time.Minute))
 		allow(t, l, "k", limits) // counts in 10:01
 		// The clock steps back to 10:00:30: the request counts in 10:01 still, which ends at
@@ -139,7 +139,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("DayLimitBeforeMinuteLimit", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.DefaultBanPolicy)
-		limits := plans[plan.Enterprise] // 7/min, 50/day
+		limits := plans[order.Enterprise] // 7/min, 50/day
 		midnight := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 		admitted := 0
 		for minute := 0; admitted < 50; minute++ {
@@ -172,7 +172,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("BindingWindowTieGoesToTheLaterWindow", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.DefaultBanPolicy)
-		limits := plan.Limits{PerMinute: 10, PerDay: 10}
+		limits := order.Limits{PerMinute: 10, PerDay: 10}
 		for i := int64(1); i <= 10; i++ {
 			d := allow(t, l, "k", limits)
 			if d.Binding.Name != ratelimit.Day || d.Binding.Remaining != 10-i {
@@ -183,10 +183,10 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("LimitsLoweredUnderTheCountsBindTheDayOnATie", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.BanPolicy{After: 1, For: time.Hour})
-		spend(t, l, plan.Limits{PerMinute: 10, PerDay: 20}, 10)
+		spend(t, l, order.Limits{PerMinute: 10, PerDay: 20}, 10)
 		// The key's plan changes: both windows are past their new limits, 0 left in each, and
 		// the tie goes to the day, as Retry-After says.
-		lowered := plan.Limits{PerMinute: 2, PerDay: 10}
+		lowered := order.Limits{PerMinute: 2, PerDay: 10}
 		d := allow(t, l, "k", lowered)
 		if d.Allowed || d.Binding.Name != ratelimit.Day || d.Binding.Remaining != 0 {
 			t.Fatalf("first 429: %+v; want the day binding", d)
@@ -200,7 +200,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("CallersAreIndependent", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.DefaultBanPolicy)
-		limits := plan.Limits{PerMinute: 2, PerDay: 10}
+		limits := order.Limits{PerMinute: 2, PerDay: 10}
 		spend(t, l, limits, 2)
 		if d := allow(t, l, "k", limits); d.Allowed {
 			t.Fatal("k admitted past its limit")
@@ -213,7 +213,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 	t.Run("BanStartsOnTheNthTooEarlyRequestAndEnds", func(t *testing.T) {
 		policy := ratelimit.BanPolicy{After: 30, For: 15 * time.Minute}
 		l, clock := fresh(t, policy)
-		limits := plans[plan.Free]
+		limits := plans[order.Free]
 		spend(t, l, limits, 60)
 		first := allow(t, l, "k", limits) // the first 429 is not too early
 		if first.Allowed || first.Banned {
@@ -247,7 +247,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("WaitingForRetryAfterIsNotTooEarly", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.BanPolicy{After: 3, For: time.Hour})
-		limits := plan.Limits{PerMinute: 1, PerDay: 1000}
+		limits := order.Limits{PerMinute: 1, PerDay: 1000}
 		for range 20 { // a polite client: one request, a 429, then waits until Retry-After
 			allow(t, l, "k", limits)
 			d := allow(t, l, "k", limits)
@@ -260,7 +260,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("TooEarlyCountStartsAgainWithEachFirst429", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.BanPolicy{After: 3, For: time.Hour})
-		limits := plan.Limits{PerMinute: 1, PerDay: 1000}
+		limits := order.Limits{PerMinute: 1, PerDay: 1000}
 		for range 5 {
 			spend(t, l, limits, 3) // admitted, a first 429, one too early
 			if d := allow(t, l, "k", limits); d.Banned {
@@ -272,7 +272,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("PeekCountsNothingAndSeesBans", func(t *testing.T) {
 		l, clock := fresh(t, ratelimit.BanPolicy{After: 3, For: time.Hour})
-		limits := plans[plan.Free]
+		limits := plans[order.Free]
 		peek := func() ratelimit.Decision {
 			t.Helper()
 			d, err := l.Peek(ctx, "k", limits)
@@ -314,7 +314,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("NoBansWhenAfterIsZero", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.BanPolicy{After: 0, For: time.Hour})
-		limits := plan.Limits{PerMinute: 1, PerDay: 10}
+		limits := order.Limits{PerMinute: 1, PerDay: 10}
 		for range 500 {
 			if d := allow(t, l, "k", limits); d.Banned {
 				t.Fatal("banned with bans off")
@@ -324,7 +324,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("ConcurrentRequestsAdmitExactlyTheLimit", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.DefaultBanPolicy)
-		limits := plans[plan.Pro] // 300 per minute
+		limits := plans[order.Pro] // 300 per minute
 		var admitted atomic.Int64
 		seen := make([]atomic.Int64, limits.PerMinute)
 		var wg sync.WaitGroup
@@ -354,7 +354,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 
 	t.Run("AnonymousCallersByIPv4AddressAndIPv6Prefix", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.BanPolicy{})
-		limits := plan.Limits{PerMinute: 2, PerDay: 100}
+		limits := order.Limits{PerMinute: 2, PerDay: 100}
 		// Addresses of one /64 share a quota, the next /64 has its own; IPv4 is per address,
 		// and an IPv4-mapped IPv6 address is its IPv4 address.
 		for _, c := range []struct {
@@ -381,7 +381,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 	t.Run("ManyCallers", func(t *testing.T) {
 		l, _ := fresh(t, ratelimit.DefaultBanPolicy)
 		for i := range 200 {
-			if d := allow(t, l, ratelimit.AddrCaller(fmt.Sprintf("10.0.%d.%d", i/256, i%256), ratelimit.DefaultIPv6Prefix), plans[plan.Free]); !d.Allowed || d.Minute.Remaining != 59 {
+			if d := allow(t, l, ratelimit.AddrCaller(fmt.Sprintf("10.0.%d.%d", i/256, i%256), ratelimit.DefaultIPv6Prefix), plans[order.Free]); !d.Allowed || d.Minute.Remaining != 59 {
 				t.Fatalf("caller %d: %+v", i, d)
 			}
 		}

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/service"
 )
 
@@ -54,9 +52,9 @@ func Embedded(tb testing.TB, orders []order.Order, pets []order.Pet) service.Con
 
 // AddKey adds a key named name, of plan p with limits (for enterprise), to the stores of sc
 // as `orderd keys create` does, and returns the key.
-func AddKey(tb testing.TB, sc service.StoreConfig, name string, p plan.Plan, limits plan.Limits) string {
+func AddKey(tb testing.TB, sc service.StoreConfig, name string, p order.Plan, limits order.Limits) string {
 	tb.Helper()
-	key, rec, err := auth.NewKey(name, p, limits, time.Now())
+	key, rec, err := order.NewKey(name, p, limits, time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package inmem_test
+package ratelimit_test
 
 import (
 	"context"
@@ -7,15 +7,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-var benchLimits = plan.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}
+var benchLimits = order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}
 
 func BenchmarkAllowOneCaller(b *testing.B) {
-	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
+	l := ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -25,7 +24,7 @@ func BenchmarkAllowOneCaller(b *testing.B) {
 }
 
 func BenchmarkAllowManyCallers(b *testing.B) {
-	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy)
+	l := ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy)
 	var n atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -42,7 +41,7 @@ func BenchmarkAllowAnonymousPastTheCap(b *testing.B) {
 	for i := range ids {
 		ids[i] = ratelimit.AddrCaller(fmt.Sprintf("10.%d.%d.%d", i>>16, (i>>8)&255, i&255), ratelimit.DefaultIPv6Prefix)
 	}
-	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy, inmem.MaxAnonymous(10_000))
+	l := ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy, ratelimit.MaxAnonymous(10_000))
 	var n atomic.Int64
 	b.ReportAllocs()
 	b.ResetTimer()

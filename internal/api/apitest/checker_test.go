@@ -1,4 +1,4 @@
-package contract
+package apitest
 
 import (
 	"net/http"

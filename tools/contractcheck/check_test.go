@@ -1,4 +1,4 @@
-package contractcheck_test
+package main
 
 import (
 	"bytes"
@@ -13,16 +13,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/petstore/orderd/internal/contractcheck"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
-	"github.com/petstore/orderd/internal/plan"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
 func TestRun(t *testing.T) {
 	t.Run("TheRealServicePasses", func(t *testing.T) {
 		cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
-		key := servicetest.AddKey(t, cfg.Store, "checker", plan.Free, plan.Limits{})
+		key := servicetest.AddKey(t, cfg.Store, "checker", order.Free, order.Limits{})
 		svc := servicetest.Run(t, cfg)
 		// The root checks both versions; a version's base, that version alone.
 		for _, tc := range []struct {
@@ -33,7 +32,7 @@ func TestRun(t *testing.T) {
 			{svc.URL() + "/v1", "/v1", 12},
 			{svc.URL() + "/v2/", "/v2", 14},
 		} {
-			c, err := contractcheck.New(contractcheck.Config{Base: tc.base, Key: key})
+			c, err := New(Config{Base: tc.base, Key: key})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,21 +56,21 @@ func TestRun(t *testing.T) {
 			http.Error(w, "nope", http.StatusTeapot)
 		}))
 		defer srv.Close()
-		c, err := contractcheck.New(contractcheck.Config{Base: srv.URL + "/v1/", Key: "osk_x"})
+		c, err := New(Config{Base: srv.URL + "/v1/", Key: "osk_x"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := c.Run(context.Background(), &out); !errors.Is(err, contractcheck.ErrFailed) || !strings.HasSuffix(out.String(), "0 passed, 11 failed\n") {
+		if err := c.Run(context.Background(), &out); !errors.Is(err, ErrFailed) || !strings.HasSuffix(out.String(), "0 passed, 11 failed\n") {
 			t.Fatalf("%v\n%s", err, out.String())
 		}
 		// Version 2's checks fail too; those that need a page the list did not give are not run.
-		c, err = contractcheck.New(contractcheck.Config{Base: srv.URL + "/v2", Key: "osk_x"})
+		c, err = New(Config{Base: srv.URL + "/v2", Key: "osk_x"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		out.Reset()
-		if err := c.Run(context.Background(), &out); !errors.Is(err, contractcheck.ErrFailed) || !strings.HasSuffix(out.String(), "0 passed, 11 failed\n") {
+		if err := c.Run(context.Background(), &out); !errors.Is(err, ErrFailed) || !strings.HasSuffix(out.String(), "0 passed, 11 failed\n") {
 			t.Fatalf("%v\n%s", err, out.String())
 		}
 	})
@@ -108,7 +107,7 @@ func TestRun(t *testing.T) {
 					http.Error(w, "nope", http.StatusTeapot)
 				}))
 				defer srv.Close()
-				c, err := contractcheck.New(contractcheck.Config{Base: srv.URL, Key: "osk_x"})
+				c, err := New(Config{Base: srv.URL, Key: "osk_x"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -125,10 +124,31 @@ func TestRun(t *testing.T) {
 						t.Errorf("the report lacks %q", want)
 					}
 				}
-				if !errors.Is(err, contractcheck.ErrFailed) {
+				if !errors.Is(err, ErrFailed) {
 					t.Errorf("Run: %v, want ErrFailed\n%s", err, out.String())
 				}
 			})
 		}
 	})
+}
+
+// TestCommandLine: the command's exit statuses and its one line on stderr: 2 for a bad
+// flag, naming it; 1, saying so, when nothing answers or an answer breaks the contract.
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--base", "notaurl", "--key", "k"}, 2, "--base"},
+		{[]string{"--base", "ftp://h", "--key", "k"}, 2, "--base"},
+		{[]string{"--base", "http://h", "--key", "k", "--timeout", "0s"}, 2, "--timeout"},
+		{[]string{"--key", "k"}, 2, "--base and --key are required"},
+		{[]string{"--base", "http://127.0.0.1:1", "--key", "k"}, 1, "nothing answered at http://127.0.0.1:1/v1"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), tc.args, &out, &errOut); code != tc.code || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut.String(), tc.code, tc.want)
+		}
+	}
 }

@@ -1,5 +1,5 @@
 // Package store names the ways the service's storage can fail, and holds a request's Trip.
-package store
+package order
 
 import "errors"
 

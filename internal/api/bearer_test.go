@@ -1,8 +1,11 @@
-package auth
+package api
 
 import (
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
 func TestBearerToken(t *testing.T) {
@@ -43,4 +46,17 @@ func FuzzBearerToken(f *testing.F) {
 			t.Fatalf("accepted %q as token %q", s, token)
 		}
 	})
+}
+
+// TestANewKeyIsABearerToken: every key order.NewKey makes passes as a bearer token.
+func TestANewKeyIsABearerToken(t *testing.T) {
+	for range 100 {
+		k, _, err := order.NewKey("a", order.Pro, order.Limits{}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := BearerToken([]string{"Bearer " + k}); err != nil {
+			t.Fatalf("%q is not a valid bearer token: %v", k, err)
+		}
+	}
 }

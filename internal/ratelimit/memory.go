@@ -1,6 +1,4 @@
-// Package inmem keeps what the service needs in the process's memory: a ratelimit.Limiter,
-// exact for one instance, used by the embedded mode and as the Redis limiter's fallback.
-package inmem
+package ratelimit
 
 import (
 	"container/list"
@@ -9,36 +7,36 @@ import (
 	"sync"
 	"time"
 
-	"github.com/petstore/orderd/internal/plan"
-	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // shards spread callers over locks, so that callers rarely wait for each other.
 const shards = 64
 
-// DefaultMaxAnonymous caps the callers without a key a Limiter remembers: under 250 bytes
+// DefaultMaxAnonymous caps the callers without a key a Memory limiter remembers: under 250 bytes
 // each (TestMemoryPerCaller), so about 20 MB. Forgetting only gives a caller a fresh quota.
 const DefaultMaxAnonymous = 100_000
 
-// Limiter is a ratelimit.Limiter in the process. It keeps every caller seen this UTC day, but
+// Memory is a Limiter in the process, exact for one instance: the embedded mode's, and the
+// Redis limiter's fallback. It keeps every caller seen this UTC day, but
 // forgets the least recently seen anonymous callers past a cap, banned ones and those told to
 // wait last (keys are bounded already).
-type Limiter struct {
+type Memory struct {
 	clock    func() time.Time
-	policy   ratelimit.BanPolicy
+	policy   BanPolicy
 	seed     maphash.Seed
 	perShard int    // anonymous callers each shard keeps
 	onForget func() // called for each anonymous caller forgotten for the cap
 	shards   [shards]shard
 }
 
-// LimiterOption configures a Limiter.
-type LimiterOption func(*Limiter)
+// MemoryOption configures a Memory limiter.
+type MemoryOption func(*Memory)
 
 // MaxAnonymous caps the anonymous callers remembered at n, rounded up to a multiple of the
 // shards (DefaultMaxAnonymous when n <= 0).
-func MaxAnonymous(n int) LimiterOption {
-	return func(l *Limiter) {
+func MaxAnonymous(n int) MemoryOption {
+	return func(l *Memory) {
 		if n <= 0 {
 			n = DefaultMaxAnonymous
 		}
@@ -47,8 +45,8 @@ func MaxAnonymous(n int) LimiterOption {
 }
 
 // OnForget sets a function called, outside the locks, for each caller forgotten for the cap.
-func OnForget(f func()) LimiterOption {
-	return func(l *Limiter) { l.onForget = f }
+func OnForget(f func()) MemoryOption {
+	return func(l *Memory) { l.onForget = f }
 }
 
 type shard struct {
@@ -69,12 +67,12 @@ type callerState struct {
 	elem                *list.Element
 }
 
-// NewLimiter returns a limiter that reads the time from clock (time.Now when nil).
-func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy, opts ...LimiterOption) *Limiter {
+// NewMemory returns a limiter that reads the time from clock (time.Now when nil).
+func NewMemory(clock func() time.Time, policy BanPolicy, opts ...MemoryOption) *Memory {
 	if clock == nil {
 		clock = time.Now
 	}
-	l := &Limiter{clock: clock, policy: policy, seed: maphash.MakeSeed(), onForget: func() {}}
+	l := &Memory{clock: clock, policy: policy, seed: maphash.MakeSeed(), onForget: func() {}}
 	MaxAnonymous(0)(l)
 	for _, o := range opts {
 		o(l)
@@ -86,7 +84,7 @@ func NewLimiter(clock func() time.Time, policy ratelimit.BanPolicy, opts ...Limi
 }
 
 // Allow applies the rules to one request, under the caller's lock.
-func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+func (l *Memory) Allow(_ context.Context, caller string, limits order.Limits) (Decision, error) {
 	now := l.clock()
 	// Truncate floors before 1970 too: its zero is a UTC midnight.
 	minute, day := now.Truncate(time.Minute).Unix()/60, now.Truncate(24*time.Hour).Unix()/86400
@@ -97,7 +95,7 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	sh.sweep(now.UnixNano(), minute, day)
 	st := sh.callers[caller]
 	switch {
-	case st == nil && ratelimit.Anonymous(caller):
+	case st == nil && Anonymous(caller):
 		if sh.anonymous.Len() < l.perShard {
 			st = new(callerState)
 			st.elem = sh.anonymous.PushFront(st)
@@ -120,16 +118,16 @@ func (l *Limiter) Allow(_ context.Context, caller string, limits plan.Limits) (r
 	for range forgot {
 		l.onForget()
 	}
-	return ratelimit.Decide(o, limits, now), nil
+	return Decide(o, limits, now), nil
 }
 
 // Peek returns what Allow would decide now, changing nothing.
-func (l *Limiter) Peek(_ context.Context, caller string, limits plan.Limits) (ratelimit.Decision, error) {
+func (l *Memory) Peek(_ context.Context, caller string, limits order.Limits) (Decision, error) {
 	now := l.clock()
 	minute, day := now.Truncate(time.Minute).Unix()/60, now.Truncate(24*time.Hour).Unix()/86400
 	sh := &l.shards[maphash.String(l.seed, caller)%shards]
 	sh.mu.Lock()
-	o := ratelimit.Outcome{}
+	o := Outcome{}
 	if st := sh.callers[caller]; st != nil {
 		o = st.outcome()
 		if minute > st.minute {
@@ -144,11 +142,11 @@ func (l *Limiter) Peek(_ context.Context, caller string, limits plan.Limits) (ra
 	}
 	sh.mu.Unlock()
 	o.Admitted = o.MinuteCount < limits.PerMinute && o.DayCount < limits.PerDay
-	return ratelimit.Decide(o, limits, now), nil
+	return Decide(o, limits, now), nil
 }
 
 // step is the atomic decision; rate.lua is the same rules in Lua.
-func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits, policy ratelimit.BanPolicy) ratelimit.Outcome {
+func (st *callerState) step(now time.Time, minute, day int64, limits order.Limits, policy BanPolicy) Outcome {
 	ns := now.UnixNano()
 	// Windows only move forward: a clock stepped back must not reopen one.
 	if minute > st.minute {
@@ -180,7 +178,7 @@ func (st *callerState) step(now time.Time, minute, day int64, limits plan.Limits
 		return o
 	}
 	// A first 429: the client is told to wait until the binding window ends.
-	st.retryAt = ratelimit.Decide(o, limits, now).Binding.End.UnixNano()
+	st.retryAt = Decide(o, limits, now).Binding.End.UnixNano()
 	st.tooEarly = 0
 	return o
 }
@@ -203,8 +201,8 @@ func (sh *shard) evictable(ns int64) *callerState {
 }
 
 // outcome is the caller's counts, in the windows they are in (perhaps later than now's).
-func (st *callerState) outcome() ratelimit.Outcome {
-	return ratelimit.Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount,
+func (st *callerState) outcome() Outcome {
+	return Outcome{MinuteCount: st.minuteCount, DayCount: st.dayCount,
 		MinuteEnd: time.Unix((st.minute+1)*60, 0).UTC(), DayEnd: time.Unix((st.day+1)*86400, 0).UTC()}
 }
 
@@ -225,7 +223,7 @@ func (sh *shard) sweep(ns, minute, day int64) {
 }
 
 // Len is the number of callers remembered; for tests of the memory bound.
-func (l *Limiter) Len() int {
+func (l *Memory) Len() int {
 	n := 0
 	for i := range l.shards {
 		l.shards[i].mu.Lock()

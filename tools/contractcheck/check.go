@@ -1,7 +1,4 @@
-// Package contractcheck checks a running instance against its contract, openapi.yaml (v1) and
-// openapi-v2.yaml (v2), by calling every operation in ways that change nothing. `orderd
-// contract-check` runs it.
-package contractcheck
+package main
 
 import (
 	"bytes"
@@ -20,9 +17,8 @@ import (
 	"time"
 
 	"github.com/petstore/orderd"
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/contract"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/api/apitest"
+	"github.com/petstore/orderd/internal/order"
 )
 
 // ErrFailed means that some answers broke the contract; the report says which.
@@ -48,8 +44,8 @@ type Checker struct {
 	key     string
 	client  *http.Client
 
-	server  string            // of the version being checked
-	checker *contract.Checker // of the version being checked
+	server  string           // of the version being checked
+	checker *apitest.Checker // of the version being checked
 
 	ctx                      context.Context
 	out                      io.Writer
@@ -60,7 +56,7 @@ type Checker struct {
 // target is one version of the API where the instance serves it, and its checks.
 type target struct {
 	server  string
-	checker *contract.Checker
+	checker *apitest.Checker
 	run     func(*Checker)
 }
 
@@ -81,7 +77,7 @@ func New(cfg Config) (*Checker, error) {
 			continue // the base names another version
 		}
 		server := strings.TrimSuffix(root, v.Base) + v.Base
-		checker, err := contract.NewVersion(v, server)
+		checker, err := apitest.NewVersion(v, server)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +158,7 @@ func (c *Checker) checkV1() {
 
 // newUnknownKey is a key made now, which no instance knows (crypto/rand does not fail).
 func newUnknownKey() string {
-	key, _, _ := auth.NewKey("", plan.Free, plan.Limits{}, time.Now())
+	key, _, _ := order.NewKey("", order.Free, order.Limits{}, time.Now())
 	return key
 }
 

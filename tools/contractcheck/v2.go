@@ -1,4 +1,4 @@
-package contractcheck
+package main
 
 import (
 	"encoding/json"

@@ -1,6 +1,6 @@
 // Package contract checks HTTP answers against an embedded document of the API. The tests use
 // it on every answer they receive, and `orderd contract-check` on a deployed instance.
-package contract
+package apitest
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 // Package auth is about API keys: how they are made, stored (as hashes only), presented in
 // the Authorization header, and who the caller of a request is.
-package auth
+package order
 
 import (
 	"context"
@@ -14,8 +14,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/petstore/orderd/internal/plan"
 )
 
 // keyPrefix marks a string as an order-service key, so that a leaked key is recognisable by
@@ -37,16 +35,16 @@ func HashOf(k string) Hash {
 
 // Key is what the service knows of an API key: never the key itself.
 type Key struct {
-	Name      string      `json:"name"`
-	Plan      plan.Plan   `json:"plan"`
-	Custom    plan.Limits `json:"limits,omitzero"` // enterprise only
-	Prefix    string      `json:"prefix"`
-	Hash      Hash        `json:"hash"`
-	CreatedAt time.Time   `json:"createdAt"`
+	Name      string    `json:"name"`
+	Plan      Plan      `json:"plan"`
+	Custom    Limits    `json:"limits,omitzero"` // enterprise only
+	Prefix    string    `json:"prefix"`
+	Hash      Hash      `json:"hash"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // NewKey makes a random 256-bit key, shown to its owner once, and its record, which is kept.
-func NewKey(name string, p plan.Plan, custom plan.Limits, now time.Time) (string, Key, error) {
+func NewKey(name string, p Plan, custom Limits, now time.Time) (string, Key, error) {
 	var b [keyRandomBytes]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", Key{}, err
@@ -108,24 +106,24 @@ func (k Key) Validate() error {
 	if err := CheckName(k.Name); err != nil {
 		return err
 	}
-	if _, err := plan.LimitsFor(k.Plan, k.Custom); err != nil { // uncapped, unlike ValidateStored
+	if _, err := LimitsFor(k.Plan, k.Custom); err != nil { // uncapped, unlike ValidateStored
 		return fmt.Errorf("key %q: %w", k.Name, err)
 	}
 	return k.ValidateStored()
 }
 
 // ValidateStored is Validate for a record read back from a store. It asks only for a name,
-// not one CheckName accepts, and takes limits above plan.MaxLimit as capped there (Limits):
+// not one CheckName accepts, and takes limits above MaxLimit as capped there (Limits):
 // keys stored before those rules must still be listed, used and revoked, not answered as
 // corrupt.
 func (k Key) ValidateStored() error {
 	if k.Name == "" {
 		return errors.New("key has no name")
 	}
-	if _, err := plan.Parse(string(k.Plan)); err != nil {
+	if _, err := ParsePlan(string(k.Plan)); err != nil {
 		return fmt.Errorf("key %q: %w", k.Name, err)
 	}
-	if _, err := plan.LimitsFor(k.Plan, k.Custom.Capped()); err != nil {
+	if _, err := LimitsFor(k.Plan, k.Custom.Capped()); err != nil {
 		return fmt.Errorf("key %q: %w", k.Name, err)
 	}
 	if len(k.Hash) != 2*sha256.Size || strings.Trim(string(k.Hash), "0123456789abcdef") != "" {
@@ -134,10 +132,10 @@ func (k Key) ValidateStored() error {
 	return nil
 }
 
-// Limits returns the limits of the key's plan; those of a key stored above plan.MaxLimit,
+// Limits returns the limits of the key's plan; those of a key stored above MaxLimit,
 // capped there.
-func (k Key) Limits() plan.Limits {
-	l, _ := plan.LimitsFor(k.Plan, k.Custom.Capped()) // zero only for a record that fails ValidateStored
+func (k Key) Limits() Limits {
+	l, _ := LimitsFor(k.Plan, k.Custom.Capped()) // zero only for a record that fails ValidateStored
 	return l
 }
 

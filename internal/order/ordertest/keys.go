@@ -1,5 +1,4 @@
-// Package authtest is the conformance suite of auth.KeyStore: the key file and Redis run it.
-package authtest
+package ordertest
 
 import (
 	"context"
@@ -11,35 +10,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/auth"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 )
 
-// Store is a key store under test, and Plant, which writes a record into it as another
+// KeyHarness is a key store under test, and Plant, which writes a record into it as another
 // writer (or an older orderd) may have: as it is, without Add's checks.
-type Store struct {
-	auth.KeyStore
-	Plant func(tb testing.TB, k auth.Key)
+type KeyHarness struct {
+	order.KeyStore
+	Plant func(tb testing.TB, k order.Key)
 }
 
-// NewStore returns an empty key store of its own.
-type NewStore func(tb testing.TB) Store
+// NewKeyStore returns an empty key store of its own.
+type NewKeyStore func(tb testing.TB) KeyHarness
 
-func newKey(tb testing.TB, name string, p plan.Plan, custom plan.Limits) (string, auth.Key) {
+func newKey(tb testing.TB, name string, p order.Plan, custom order.Limits) (string, order.Key) {
 	tb.Helper()
-	k, rec, err := auth.NewKey(name, p, custom, time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
+	k, rec, err := order.NewKey(name, p, custom, time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return k, rec
 }
 
-// Run runs the suite.
-func Run(t *testing.T, newStore NewStore) {
+// RunKeys runs the conformance suite of order.KeyStore.
+func RunKeys(t *testing.T, newStore NewKeyStore) {
 	ctx := context.Background()
-	add := func(t *testing.T, s auth.KeyStore, name string) (string, auth.Key) {
+	add := func(t *testing.T, s order.KeyStore, name string) (string, order.Key) {
 		t.Helper()
-		k, rec := newKey(t, name, plan.Free, plan.Limits{})
+		k, rec := newKey(t, name, order.Free, order.Limits{})
 		if err := s.Add(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
@@ -48,16 +46,16 @@ func Run(t *testing.T, newStore NewStore) {
 
 	t.Run("AddLookupList", func(t *testing.T) {
 		s := newStore(t)
-		k1, r1 := newKey(t, "bravo", plan.Enterprise, plan.Limits{PerMinute: 7, PerDay: 50})
+		k1, r1 := newKey(t, "bravo", order.Enterprise, order.Limits{PerMinute: 7, PerDay: 50})
 		if err := s.Add(ctx, r1); err != nil {
 			t.Fatal(err)
 		}
 		_, r2 := add(t, s, "alpha")
-		got, err := s.Lookup(ctx, auth.HashOf(k1))
-		if err != nil || got != r1 || got.Limits() != (plan.Limits{PerMinute: 7, PerDay: 50}) {
+		got, err := s.Lookup(ctx, order.HashOf(k1))
+		if err != nil || got != r1 || got.Limits() != (order.Limits{PerMinute: 7, PerDay: 50}) {
 			t.Fatalf("Lookup = %+v, %v; want %+v", got, err, r1)
 		}
-		if _, err := s.Lookup(ctx, auth.HashOf(k1+"x")); !errors.Is(err, auth.ErrKeyNotFound) {
+		if _, err := s.Lookup(ctx, order.HashOf(k1+"x")); !errors.Is(err, order.ErrKeyNotFound) {
 			t.Fatalf("Lookup of an unknown key: %v", err)
 		}
 		list, err := s.List(ctx)
@@ -69,11 +67,11 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("NamesAreUnique", func(t *testing.T) {
 		s := newStore(t)
 		add(t, s, "same")
-		_, r2 := newKey(t, "same", plan.Pro, plan.Limits{})
-		if err := s.Add(ctx, r2); !errors.Is(err, auth.ErrNameTaken) {
+		_, r2 := newKey(t, "same", order.Pro, order.Limits{})
+		if err := s.Add(ctx, r2); !errors.Is(err, order.ErrNameTaken) {
 			t.Fatalf("second Add: %v, want ErrNameTaken", err)
 		}
-		if _, err := s.Lookup(ctx, r2.Hash); !errors.Is(err, auth.ErrKeyNotFound) {
+		if _, err := s.Lookup(ctx, r2.Hash); !errors.Is(err, order.ErrKeyNotFound) {
 			t.Fatal("the refused key was stored")
 		}
 	})
@@ -84,10 +82,10 @@ func Run(t *testing.T, newStore NewStore) {
 		var wg sync.WaitGroup
 		for range 10 {
 			wg.Go(func() {
-				_, r := newKey(t, "race", plan.Free, plan.Limits{})
+				_, r := newKey(t, "race", order.Free, order.Limits{})
 				if err := s.Add(ctx, r); err == nil {
 					added.Add(1)
-				} else if !errors.Is(err, auth.ErrNameTaken) {
+				} else if !errors.Is(err, order.ErrNameTaken) {
 					t.Error(err)
 				}
 			})
@@ -103,7 +101,7 @@ func Run(t *testing.T, newStore NewStore) {
 	// leaked key is revocable whatever else the store holds.
 	t.Run("RevokeByNameOrPrefix", func(t *testing.T) {
 		s := newStore(t)
-		_, bad := newKey(t, "bad", plan.Free, plan.Limits{PerMinute: 1, PerDay: 1})
+		_, bad := newKey(t, "bad", order.Free, order.Limits{PerMinute: 1, PerDay: 1})
 		s.Plant(t, bad)
 		k0, r0 := add(t, s, "k0")
 		k1, r1 := add(t, s, "k1")
@@ -115,14 +113,14 @@ func Run(t *testing.T, newStore NewStore) {
 			t.Fatalf("Revoke by prefix = %+v, %v", got, err)
 		}
 		for _, k := range []string{k0, k1} {
-			if _, err := s.Lookup(ctx, auth.HashOf(k)); !errors.Is(err, auth.ErrKeyNotFound) {
+			if _, err := s.Lookup(ctx, order.HashOf(k)); !errors.Is(err, order.ErrKeyNotFound) {
 				t.Fatalf("%.10s… still found after Revoke: %v", k, err)
 			}
 		}
-		if _, err := s.Lookup(ctx, auth.HashOf(k2)); err != nil {
+		if _, err := s.Lookup(ctx, order.HashOf(k2)); err != nil {
 			t.Fatalf("k2 lost: %v", err)
 		}
-		if _, err := s.Revoke(ctx, "k0"); !errors.Is(err, auth.ErrKeyNotFound) {
+		if _, err := s.Revoke(ctx, "k0"); !errors.Is(err, order.ErrKeyNotFound) {
 			t.Fatalf("second Revoke: %v", err)
 		}
 		add(t, s, "k0") // the name is free again
@@ -132,7 +130,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("RevokeTriesTheNameBeforeThePrefix", func(t *testing.T) {
 		s := newStore(t)
 		_, byPrefix := add(t, s, "first")
-		_, byName := newKey(t, byPrefix.Prefix, plan.Free, plan.Limits{}) // named like the other's prefix
+		_, byName := newKey(t, byPrefix.Prefix, order.Free, order.Limits{}) // named like the other's prefix
 		s.Plant(t, byName)
 		if got, err := s.Revoke(ctx, byPrefix.Prefix); err != nil || got != byName {
 			t.Fatalf("Revoke = %+v, %v; want the key named so, %+v", got, err, byName)
@@ -143,18 +141,18 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	// A name that looks like a key's prefix, would break a row of a listing, or is longer than
-	// auth.MaxNameLen is refused; a key stored with one before is still listed, found and
+	// order.MaxNameLen is refused; a key stored with one before is still listed, found and
 	// revocable by its name.
 	t.Run("NamesThatCannotBeTold", func(t *testing.T) {
 		s := newStore(t)
 		_, other := add(t, s, "other")
-		var planted []auth.Key
-		for _, name := range []string{other.Prefix, "osk_x", "two\nlines", "tab\tbed", strings.Repeat("n", auth.MaxNameLen+1)} {
-			_, r := newKey(t, name, plan.Free, plan.Limits{})
+		var planted []order.Key
+		for _, name := range []string{other.Prefix, "osk_x", "two\nlines", "tab\tbed", strings.Repeat("n", order.MaxNameLen+1)} {
+			_, r := newKey(t, name, order.Free, order.Limits{})
 			if err := s.Add(ctx, r); err == nil {
 				t.Fatalf("Add accepted the name %q", name)
 			}
-			if _, err := s.Lookup(ctx, r.Hash); !errors.Is(err, auth.ErrKeyNotFound) {
+			if _, err := s.Lookup(ctx, r.Hash); !errors.Is(err, order.ErrKeyNotFound) {
 				t.Fatalf("the key named %q was stored: %v", name, err)
 			}
 			s.Plant(t, r)
@@ -177,17 +175,17 @@ func Run(t *testing.T, newStore NewStore) {
 		}
 	})
 
-	// Limits above plan.MaxLimit are refused; a key stored with them before is read back as
+	// Limits above order.MaxLimit are refused; a key stored with them before is read back as
 	// it was stored, its Limits capped.
 	t.Run("LimitsAboveTheCap", func(t *testing.T) {
 		s := newStore(t)
-		_, r := newKey(t, "huge", plan.Enterprise, plan.Limits{PerMinute: plan.MaxLimit + 1, PerDay: math.MaxInt64})
+		_, r := newKey(t, "huge", order.Enterprise, order.Limits{PerMinute: order.MaxLimit + 1, PerDay: math.MaxInt64})
 		if err := s.Add(ctx, r); err == nil {
-			t.Fatal("Add accepted limits above plan.MaxLimit")
+			t.Fatal("Add accepted limits above order.MaxLimit")
 		}
 		s.Plant(t, r)
 		got, err := s.Lookup(ctx, r.Hash)
-		if err != nil || got != r || got.Limits() != (plan.Limits{PerMinute: plan.MaxLimit, PerDay: plan.MaxLimit}) {
+		if err != nil || got != r || got.Limits() != (order.Limits{PerMinute: order.MaxLimit, PerDay: order.MaxLimit}) {
 			t.Fatalf("Lookup = %+v (limits %+v), %v; want %+v, capped", got, got.Limits(), err, r)
 		}
 		if list, err := s.List(ctx); err != nil || len(list) != 1 || list[0] != r {
@@ -196,7 +194,7 @@ func Run(t *testing.T, newStore NewStore) {
 	})
 
 	t.Run("InvalidRecordsAreRefused", func(t *testing.T) {
-		_, r := newKey(t, "", plan.Free, plan.Limits{})
+		_, r := newKey(t, "", order.Free, order.Limits{})
 		if err := newStore(t).Add(ctx, r); err == nil {
 			t.Fatal("a key without a name was stored")
 		}

@@ -1,5 +1,5 @@
 // Package plan names the plans an API key can have and the request limits of each.
-package plan
+package order
 
 import "fmt"
 
@@ -36,8 +36,8 @@ var fixed = map[Plan]Limits{
 	Business: {PerMinute: 1_000, PerDay: 100_000},
 }
 
-// Parse returns the plan named s.
-func Parse(s string) (Plan, error) {
+// ParsePlan returns the plan named s.
+func ParsePlan(s string) (Plan, error) {
 	p := Plan(s)
 	if _, ok := fixed[p]; ok || p == Enterprise {
 		return p, nil

@@ -1,4 +1,4 @@
-package inmem_test
+package ratelimit_test
 
 import (
 	"context"
@@ -8,23 +8,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/inmem"
-	"github.com/petstore/orderd/internal/plan"
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 )
 
 func TestLimiterConformance(t *testing.T) {
 	ratelimittest.Run(t, func(_ testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
-		return inmem.NewLimiter(clock, policy)
+		return ratelimit.NewMemory(clock, policy)
 	})
 }
 
 // TestMemoryIsBoundedByTheDay: callers of a day that is over are forgotten.
 func TestMemoryIsBoundedByTheDay(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 23, 50, 0, 0, time.UTC))
-	l := inmem.NewLimiter(clock.Now, ratelimit.DefaultBanPolicy)
-	limits := plan.Limits{PerMinute: 1, PerDay: 1}
+	l := ratelimit.NewMemory(clock.Now, ratelimit.DefaultBanPolicy)
+	limits := order.Limits{PerMinute: 1, PerDay: 1}
 	for i := range 10_000 {
 		l.Allow(context.Background(), fmt.Sprintf("addr:%d", i), limits)
 	}
@@ -50,9 +49,9 @@ func TestMemoryIsBoundedByTheDay(t *testing.T) {
 func TestAnonymousCallersAreCapped(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	var forgotten atomic.Int64
-	l := inmem.NewLimiter(clock.Now, ratelimit.BanPolicy{}, inmem.MaxAnonymous(640), inmem.OnForget(func() { forgotten.Add(1) }))
+	l := ratelimit.NewMemory(clock.Now, ratelimit.BanPolicy{}, ratelimit.MaxAnonymous(640), ratelimit.OnForget(func() { forgotten.Add(1) }))
 	ctx := context.Background()
-	limits := plan.Limits{PerMinute: 2, PerDay: 100}
+	limits := order.Limits{PerMinute: 2, PerDay: 100}
 	keyed, busy := ratelimit.KeyCaller("k"), ratelimit.AddrCaller("198.51.100.7", 64)
 	first := ratelimit.AddrCaller("2001:db8::1", 64)
 	for _, c := range []string{keyed, keyed, busy, busy, first, first} {
@@ -87,10 +86,10 @@ func TestAnonymousCallersAreCapped(t *testing.T) {
 func TestBansOutliveTheCap(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	var forgotten atomic.Int64
-	l := inmem.NewLimiter(clock.Now, ratelimit.BanPolicy{After: 1, For: 15 * time.Minute},
-		inmem.MaxAnonymous(640), inmem.OnForget(func() { forgotten.Add(1) }))
+	l := ratelimit.NewMemory(clock.Now, ratelimit.BanPolicy{After: 1, For: 15 * time.Minute},
+		ratelimit.MaxAnonymous(640), ratelimit.OnForget(func() { forgotten.Add(1) }))
 	ctx := context.Background()
-	limits := plan.Limits{PerMinute: 1, PerDay: 100}
+	limits := order.Limits{PerMinute: 1, PerDay: 100}
 	banned, waiting := ratelimit.AddrCaller("198.51.100.7", 64), ratelimit.AddrCaller("198.51.100.8", 64)
 	for _, c := range []string{banned, banned, banned, waiting, waiting} { // admitted, a first 429, one too early
 		l.Allow(ctx, c, limits)
@@ -121,10 +120,10 @@ func TestMemoryPerCaller(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	l := inmem.NewLimiter(nil, ratelimit.DefaultBanPolicy, inmem.MaxAnonymous(2*n))
+	l := ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy, ratelimit.MaxAnonymous(2*n))
 	for i := range n {
 		id := ratelimit.AddrCaller(fmt.Sprintf("2001:db8:%x:%x::1", i>>16, i&0xffff), 64)
-		l.Allow(context.Background(), id, plan.Limits{PerMinute: 60, PerDay: 1000})
+		l.Allow(context.Background(), id, order.Limits{PerMinute: 60, PerDay: 1000})
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)

@@ -1,9 +1,11 @@
-package auth
+package api
 
 import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
 // Why a request carries no usable key; the messages go to the client as they are.
@@ -38,7 +40,7 @@ const token68Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 
 // Caller is who sent a request: the key, if it carried a valid one, and the client address.
 type Caller struct {
-	Key  *Key
+	Key  *order.Key
 	Addr string
 }
 

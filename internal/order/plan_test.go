@@ -1,4 +1,4 @@
-package plan
+package order
 
 import (
 	"math"
@@ -35,11 +35,11 @@ func TestLimitsFor(t *testing.T) {
 		t.Errorf("Capped = %+v", got)
 	}
 	for _, s := range []string{"free", "pro", "business", "enterprise"} {
-		if p, err := Parse(s); err != nil || string(p) != s {
-			t.Errorf("Parse(%q) = %q, %v", s, p, err)
+		if p, err := ParsePlan(s); err != nil || string(p) != s {
+			t.Errorf("ParsePlan(%q) = %q, %v", s, p, err)
 		}
 	}
-	if _, err := Parse("Free"); err == nil {
+	if _, err := ParsePlan("Free"); err == nil {
 		t.Error("Parse accepted Free")
 	}
 }
