@@ -65,11 +65,31 @@ func countedInstance(t *testing.T) (*instance, *roundTripCounter, string) {
 	d := newDeployment(t, srv, nil)
 	proxy := countRoundTrips(t, srv.Addr)
 	d.cfg.Store.RedisURL = "redis://" + proxy.addr
-	// The webhook deliverer lists the endpoints when the instance starts, then each Poll: an
-	// hour keeps its own reads out of the requests' counts.
+	// The instance's background work stays out of the counts: the log's trim (at start, then
+	// every minute) is off, and the webhook deliverer lists the endpoints once at start,
+	// waited for below, then each Poll, an hour away.
+	d.cfg.Events.Retention = order.Retention{}
 	d.cfg.Webhooks.Poll = time.Hour
 	key := d.key(t, "counted", order.Business)
-	return d.instance(t, service.FallbackFail), proxy, key
+	conn, err := net.Dial("tcp", srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("MONITOR\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	in := d.instance(t, service.FallbackFail)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for r := bufio.NewReader(conn); ; {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the instance's webhook deliverer listed no endpoints within 10 s of its start: %v", err)
+		}
+		if strings.Contains(strings.ToLower(l), "webhooks") {
+			return in, proxy, key
+		}
+	}
 }
 
 // wantOneRoundTripEach sends the request twice (the key and what the request reads are then
