@@ -237,6 +237,8 @@ walk_median() { # WALK STORE: the median seconds, and the pages of a walk
 mfig() { [ -f "$work/million.fig" ] && awk -v k="$1" '$1 == k {print $2}' "$work/million.fig"; }
 
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+# The lessons at the end of docs/benchmarks.md are written by hand; every run keeps them.
+lessons=$(sed -n '/^## What the runs have taught$/,$p' docs/benchmarks.md)
 {
   echo "# Benchmarks"
   echo
@@ -326,6 +328,7 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
   else
     echo "| the million targets (walk, first list, import) | not judged: MILLION=$MILLION | | | |"
   fi
+  if [ -n "$lessons" ]; then echo; echo "$lessons"; fi
 } > "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 echo "== wrote $OUT in $(( $(date +%s) - t_start )) s" >&2

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +14,11 @@ import (
 
 // readmeStep is one command of the README's curl session and the answer it shows.
 type readmeStep struct {
-	command string
-	status  string            // "HTTP/1.1 200 OK"; empty when the step shows no answer
-	headers map[string]string // canonical name → value, as shown
-	body    string            // a JSON object, or a stream's fields (sseField), when shown
+	command        string
+	status         string            // "HTTP/1.1 200 OK"; empty when the step shows no answer
+	headers        map[string]string // canonical name → value, as shown
+	headersOmitted bool              // a line "…" among the headers: the answer may carry others
+	body           string            // a JSON object, or a stream's fields (sseField), when shown
 }
 
 // The README's curl sessions, in the order they run: the second continues the first.
@@ -24,9 +26,9 @@ var readmeSessions = []struct {
 	heading    string
 	minAnswers int // the answers the test expects it to show, at least
 }{
-	{"## A session with curl", 6},                      // 200, 304, 204, 409, 401, ...
-	{"## Version 2: find orders, a page at a time", 5}, // pages, a refused token, one order, ...
-	{"## Following the changes: order events", 2},      // a page of events, a stream
+	{"## Version 1: list and cancel", 7},  // 200, 304, 204, 409, 404, 405, 401
+	{"## Version 2: a page at a time", 5}, // pages, a refused token, one order, ...
+	{"## Order events", 2},                // a page of events, a stream
 }
 
 // readmeSession reads the first console block under heading in README.md: each "$ " line is
@@ -62,6 +64,8 @@ func readmeSession(t *testing.T, heading string) []readmeStep {
 			steps[len(steps)-1].status = line
 		case line == "":
 			inBody = steps[len(steps)-1].status != ""
+		case line == "…" && !inBody:
+			steps[len(steps)-1].headersOmitted = true
 		case inBody:
 			if st := &steps[len(steps)-1]; shownBodyLine(line) {
 				st.body = strings.TrimPrefix(st.body+"\n"+line, "\n")
@@ -161,6 +165,11 @@ func TestReadmeCurlSessionReplays(t *testing.T) {
 				headers[strings.ToLower(name)] = value
 			}
 		}
+		for name := range headers {
+			if _, shown := st.headers[http.CanonicalHeaderKey(name)]; !shown && !st.headersOmitted {
+				t.Errorf("$ %s\nanswered header %s, which the README neither shows nor marks as left out (…)", st.command, name)
+			}
+		}
 		for name, want := range st.headers {
 			if strings.EqualFold(name, "Etag") && want != etag {
 				t.Errorf("$ %s\nEtag: the README shows %s, the demo data's is %s", st.command, want, etag)
@@ -184,7 +193,7 @@ func TestReadmeCurlSessionReplays(t *testing.T) {
 // shownBodyLine reports whether a line of a body is one the README's answers are checked by:
 // a JSON object on one line, or a field of a server-sent event.
 func shownBodyLine(line string) bool {
-	for _, prefix := range []string{"{", "retry: ", "id: ", "event: ", "data: "} {
+	for _, prefix := range []string{"{", "[", "retry: ", "id: ", "event: ", "data: "} {
 		if strings.HasPrefix(line, prefix) {
 			return true
 		}
