@@ -2,27 +2,50 @@ package sqlitestore
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/petstore/orderd/internal/order"
 )
 
-// readCache answers from earlier reads while the wal-index header read before them is unchanged.
+// readCache answers Version and Lookup from memory while the wal-index header read before the
+// query that found the answer is unchanged: every commit of any process writes a new header
+// (docs/design.md, "Modes and data flow"). SQLite writes the copy at 48 first and a reader
+// trusts 0 and 48 only if equal (wal.c, walIndexTryHdr): a torn read counts as a change.
 type readCache struct {
-	wal     atomic.Pointer[walIndex] // nil: every read queries the file
-	off     error                    // why wal is nil since Open
+	wal     *walIndex // nil: every read queries the file
+	off     error     // why wal is nil
 	version atomic.Pointer[headerCache[struct{}, uint64]]
 	keys    atomic.Pointer[headerCache[order.Hash, order.Key]] // found only: random keys add none
 }
 
+// walHeader is one copy of the wal-index header, as twelve words in the host's byte order.
+type walHeader [12]uint32
+
+// ErrReadCacheUnsupported is why the cache is off by design: off unix, or memory pages over 32 KiB.
+var ErrReadCacheUnsupported = errors.New("the wal-index cannot be mapped on this system")
+
 // ReadCache reports why the read cache is off (every read queries the file), or nil.
 func (db *DB) ReadCache() error { return db.cache.off }
 
-// maxCachedEntries bounds a headerCache per header; reads past it query the file.
-const maxCachedEntries = 4096
+func (c *readCache) open(path string) { c.wal, c.off = openWalIndex(path + "-shm") }
 
-// headerCache is what queries found under one wal-index header, by what they looked up.
+// close releases the wal-index, after the connections are closed.
+func (c *readCache) close() error {
+	c.forget()
+	return c.wal.release()
+}
+
+// forget drops everything: this process's own commits are not left to the header to show.
+func (c *readCache) forget() {
+	c.version.Store(nil)
+	c.keys.Store(nil)
+}
+
+// headerCache is what queries found under one wal-index header, at most 4096 of them.
 type headerCache[K comparable, V any] struct {
 	header walHeader
 	mu     sync.RWMutex
@@ -30,17 +53,14 @@ type headerCache[K comparable, V any] struct {
 }
 
 // cachedRead answers k from c under the current header, else reads it from table and keeps it
-// under that header.
-func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], table string, k K, read func(context.Context) (V, error)) (V, error) {
+// under the header read before the query.
+func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], table string, k K, read func(context.Context) (V, error)) (v V, err error) {
 	if err := ctx.Err(); err != nil {
-		var none V
-		return none, err
+		return v, err
 	}
-	// A read of one row by index takes microseconds: its context is not watched, as
-	// database/sql and the driver would each start a goroutine to.
-	readCtx := context.WithoutCancel(ctx)
-	h, cacheable := db.cache.wal.Load().header() // before the query
-	if set := c.Load(); cacheable && set != nil && set.header == h {
+	h, cacheable := db.cache.wal.header()
+	set := c.Load()
+	if cacheable && set != nil && set.header == h {
 		set.mu.RLock()
 		v, ok := set.found[k]
 		set.mu.RUnlock()
@@ -48,13 +68,13 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Poin
 			return v, nil
 		}
 	}
-	readCtx, end := db.span(readCtx, "SELECT", table)
-	v, err := read(readCtx)
-	end(err)
-	if err != nil || !cacheable {
+	// A read of one row by index takes microseconds: its context is not watched, as
+	// database/sql and the driver would each start a goroutine to.
+	readCtx, end := db.span(context.WithoutCancel(ctx), "SELECT", table)
+	v, err = read(readCtx)
+	if end(err); err != nil || !cacheable {
 		return v, err
 	}
-	set := c.Load()
 	if set == nil || set.header != h {
 		fresh := &headerCache[K, V]{header: h, found: map[K]V{}}
 		if !c.CompareAndSwap(set, fresh) {
@@ -63,15 +83,36 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Poin
 		set = fresh
 	}
 	set.mu.Lock()
-	if len(set.found) < maxCachedEntries {
+	if len(set.found) < 4096 {
 		set.found[k] = v
 	}
 	set.mu.Unlock()
 	return v, nil
 }
 
-// forget drops everything: this process's own commits are not left to the header to show.
-func (c *readCache) forget() {
-	c.version.Store(nil)
-	c.keys.Store(nil)
+// WaitForEvents waits until the newest id is not after: an event follows it, or it is not a
+// position this log reached, which Events refuses. It reads the wal-index header every 10 ms
+// and queries when it moved (where it is not mapped, every 100 ms). A failed query returns
+// nil too: the read that follows reports it.
+func (e *Events) WaitForEvents(ctx context.Context, after string) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var seen walHeader
+	var queried time.Time // zero: not yet
+	for {
+		h, ok := e.db.cache.wal.header() // before the query: a commit after it moves it
+		if queried.IsZero() || (ok && h != seen) || (!ok && time.Since(queried) >= 100*time.Millisecond) {
+			var newest int64 // a point read: its context is not watched (cachedRead says why)
+			err := e.db.sql.QueryRowContext(context.WithoutCancel(ctx), "SELECT "+newestEventID).Scan(&newest)
+			if err != nil || strconv.FormatInt(newest, 10) != after {
+				return nil
+			}
+			seen, queried = h, time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

@@ -1,3 +1,9 @@
+// Package sqlitestore keeps what the embedded mode owns (orders, pets, API keys, the
+// page-token secret, webhooks) in one SQLite file that any number of processes may open at
+// once; each sees the others' commits at its next call (docs/design.md, "Modes and data flow").
+//
+// Failures wrap order.ErrUnavailable; a damaged file or an unusable row, order.ErrCorrupt.
+// The faults an operator must see are reported to DB.OnFault (docs/design.md, Errors).
 package sqlitestore
 
 import (
@@ -24,7 +30,6 @@ const DefaultBusyTimeout = 5 * time.Second
 type DB struct {
 	path   string
 	sql    *sql.DB
-	stmts  statements
 	writes chan struct{} // this process's writers, one at a time; SQLite's busy handler is for others
 	pin    *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
 	cache  readCache
@@ -47,37 +52,31 @@ func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	} else if errors.Is(err, fs.ErrExist) {
 		err = nil
 	}
+	if err == nil {
+		db.sql, err = sql.Open("sqlite", dsn(path, busyTimeout))
+	}
 	if err != nil {
 		return nil, db.fail(ctx, err)
 	}
-	if db.sql, err = sql.Open("sqlite", dsn(path, busyTimeout)); err != nil {
-		return nil, db.fail(ctx, err)
-	}
-	defer func() {
-		if err != nil {
-			if db.pin != nil {
-				db.pin.Close() // db.sql.Close does not close a connection in use
-			}
-			db.sql.Close()
-		}
-	}()
 	// Keep every connection opened (each runs the pragmas and reads the schema); +1: the pin.
 	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1
 	db.sql.SetMaxOpenConns(conns)
 	db.sql.SetMaxIdleConns(conns)
-	if err := db.migrate(ctx); err != nil {
-		return nil, err
-	}
-	if err = db.stmts.prepare(ctx, db.sql); err == nil {
-		err = db.watch(ctx)
+	if err = db.migrate(ctx); err == nil {
+		err = db.fail(ctx, db.watch(ctx))
 	}
 	if err != nil {
-		return nil, db.fail(ctx, err)
+		if db.pin != nil {
+			db.pin.Close() // db.sql.Close does not close a connection in use
+		}
+		db.sql.Close()
+		return nil, err
 	}
 	return db, nil
 }
 
-// watch pins a connection that has read the file, maps its wal-index if it can, and watches the paths.
+// watch pins a connection that has read the file, refuses the file if SQLite opened it
+// read-only (it says nothing, and every process writes), maps the wal-index and watches the paths.
 func (db *DB) watch(ctx context.Context) (err error) {
 	if db.pin, err = db.sql.Conn(ctx); err != nil {
 		return err
@@ -88,7 +87,6 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	if err := db.pin.QueryRowContext(ctx, q).Scan(&mode, &version); err != nil {
 		return err
 	}
-	// SQLite silently opens read-only a file this process cannot write: every process writes.
 	err = db.pin.Raw(func(c any) error { // c is modernc.org/sqlite's conn
 		readOnly, err := c.(interface{ IsReadOnly(string) (bool, error) }).IsReadOnly("main")
 		if err == nil && readOnly {
@@ -107,13 +105,10 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	var shm os.FileInfo
 	if mode != "wal" {
 		db.cache.off = fmt.Errorf("the file's journal mode is %q, not WAL", mode)
+	} else if shm, err = os.Stat(db.path + "-shm"); err != nil {
+		return err
 	} else {
-		if shm, err = os.Stat(db.path + "-shm"); err != nil {
-			return err
-		}
-		var wal *walIndex // nil after an error
-		wal, db.cache.off = openWalIndex(db.path)
-		db.cache.wal.Store(wal)
+		db.cache.open(db.path)
 	}
 	db.watchFiles(file, shm)
 	return nil
@@ -124,7 +119,7 @@ func (db *DB) watch(ctx context.Context) (err error) {
 //   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine.
 //   - busy_timeout: a write waits for another process's write instead of failing at once.
 //   - _txlock=immediate: a write takes the write lock at BEGIN, never failing later on an
-//     outdated snapshot. Find's ReadOnly transaction begins deferred.
+//     outdated snapshot. A ReadOnly transaction begins deferred.
 func dsn(path string, busyTimeout time.Duration) string {
 	const settings = "?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
@@ -136,10 +131,7 @@ func (db *DB) Close() error {
 	db.faults.unwatch()
 	db.pin.Close()
 	err := db.sql.Close()
-	// The wal-index last: its descriptor of the -shm must outlive the connections.
-	wal := db.cache.wal.Swap(nil)
-	db.cache.forget()
-	return errors.Join(err, wal.release())
+	return errors.Join(err, db.cache.close()) // the wal-index's descriptor must outlive the connections
 }
 
 // beginWrite starts a write transaction after this process's earlier ones; call done after.
@@ -161,15 +153,14 @@ func (db *DB) beginWriteOn(ctx context.Context, on interface {
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	done = func() {
-		tx.Rollback() // a no-op after Commit
-		<-db.writes
-	}
 	if tx, err = on.BeginTx(ctx, nil); err != nil {
 		<-db.writes
 		return nil, nil, db.fail(ctx, err)
 	}
-	return tx, done, nil
+	return tx, func() {
+		tx.Rollback() // a no-op after Commit
+		<-db.writes
+	}, nil
 }
 
 // commit commits tx and empties the read cache; it ends a full disk's fault: there was room.
@@ -180,4 +171,14 @@ func (db *DB) commit(tx *sql.Tx) error {
 	}
 	db.faults.full.Store(nil)
 	return nil
+}
+
+// readTx runs read in a read transaction: what it reads is one state of the file.
+func (db *DB) readTx(ctx context.Context, read func(*sql.Tx) error) error {
+	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return db.fail(ctx, err)
+	}
+	defer tx.Rollback()
+	return read(tx)
 }

@@ -93,11 +93,12 @@ func (db *DB) Ready(ctx context.Context) error {
 		return err
 	}
 	defer done()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write-probe', randomblob(16))
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`); err != nil {
-		return db.fail(ctx, err)
+	_, err = tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write-probe', randomblob(16))
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
+	if err == nil {
+		err = db.commit(tx)
 	}
-	return db.fail(ctx, db.commit(tx))
+	return db.fail(ctx, err)
 }
 
 // reportFault reports f, keeps it if it is the first lasting fault, and returns it.
@@ -111,7 +112,8 @@ func (db *DB) reportFault(f *order.Fault) *order.Fault {
 	return f
 }
 
-// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL) Open found.
+// watchFiles checks every 250 ms, until Close, that the paths still name the file and the -shm
+// (nil off WAL) that Open found: SQLite keeps its descriptors and never looks at the paths again.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })
@@ -119,32 +121,28 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 		defer close(stopped)
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
-		for {
+		for f := (*order.Fault)(nil); f == nil; f = db.checkFiles(file, shm) {
 			select {
 			case <-stop:
 				return
 			case <-tick.C:
 			}
-			if f := db.checkFiles(file, shm); f != nil {
-				db.reportFault(f)
-				return // it lasts until a restart
-			}
 		}
 	}()
 }
 
-// checkFiles returns the fault of a path that no longer names the file opened, or nil.
+// checkFiles reports the fault of a path that no longer names the file opened; it lasts.
 func (db *DB) checkFiles(file, shm os.FileInfo) *order.Fault {
 	if how := moved(db.path, file); how != "" {
-		return &order.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
-			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", order.ErrUnavailable, db.path, how)}
+		return db.reportFault(&order.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
+			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", order.ErrUnavailable, db.path, how)})
 	}
 	if shm == nil {
 		return nil
 	}
 	if how := moved(db.path+"-shm", shm); how != "" {
-		return &order.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
-			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", order.ErrUnavailable, db.path, how)}
+		return db.reportFault(&order.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
+			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", order.ErrUnavailable, db.path, how)})
 	}
 	return nil
 }

@@ -2,15 +2,19 @@ package sqlitestore
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
 )
 
-var _ order.KeyStore = (*Keys)(nil)
+var (
+	_ order.KeyStore        = (*Keys)(nil)
+	_ pagetoken.SecretStore = (*Secrets)(nil)
+)
 
 // Keys is an order.KeyStore in the api_keys table; other processes' changes count from the next request.
 type Keys struct{ db *DB }
@@ -18,10 +22,12 @@ type Keys struct{ db *DB }
 // NewKeys returns the key store of db.
 func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
+const keyColumns = "name, plan, per_minute, per_day, prefix, hash, created_at"
+
 // Lookup returns the key with hash h.
 func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 	return cachedRead(ctx, s.db, &s.db.cache.keys, "api_keys", h, func(readCtx context.Context) (order.Key, error) {
-		k, err := scanKey(s.db.stmts.lookupKey.QueryRowContext(readCtx, string(h)))
+		k, err := scanKey(s.db.sql.QueryRowContext(readCtx, "SELECT "+keyColumns+" FROM api_keys WHERE hash = ?", string(h)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return order.Key{}, order.ErrKeyNotFound
 		}
@@ -34,25 +40,20 @@ func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	createdAt := k.CreatedAt.UTC()
-	if y := createdAt.Year(); y < 0 || y > 9999 { // timestampLayout needs four digits
-		return fmt.Errorf("key %q: createdAt: time %s is outside the years 0000 to 9999", k.Name, createdAt.Format(time.RFC3339Nano))
-	}
 	tx, done, err := s.db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	err = tx.QueryRowContext(ctx,
-		"INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
-		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), createdAt.Format(timestampLayout)).Scan(new(string))
+	err = tx.QueryRowContext(ctx, "INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
+		k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), k.CreatedAt.UTC().Format(timestampLayout)).Scan(new(string))
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name)
 	}
-	if err != nil {
-		return s.db.fail(ctx, err)
+	if err == nil {
+		err = s.db.commit(tx) // a createdAt outside the years 0000 to 9999 breaks the schema's CHECK first
 	}
-	return s.db.fail(ctx, s.db.commit(tx))
+	return s.db.fail(ctx, err)
 }
 
 // List returns every key, sorted by name.
@@ -76,10 +77,10 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, erro
 	if errors.Is(err, sql.ErrNoRows) {
 		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
 	}
-	if err != nil {
-		return order.Key{}, s.db.fail(ctx, err)
+	if err == nil {
+		err = s.db.commit(tx)
 	}
-	return k, s.db.fail(ctx, s.db.commit(tx))
+	return k, s.db.fail(ctx, err)
 }
 
 // scanKey reads the keyColumns of a row; one the service cannot use is ErrCorrupt, named.
@@ -93,11 +94,49 @@ func scanKey(row scanner) (order.Key, error) {
 	}
 	k.Plan, k.Hash = order.Plan(planName), order.Hash(hash)
 	var err error
-	if k.CreatedAt, err = time.Parse(timestampLayout, createdAt); err != nil {
+	if k.CreatedAt, err = parseTime(createdAt); err != nil {
 		return order.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, createdAt, err)
 	}
 	if err := k.ValidateStored(); err != nil { // a name from before CheckName's rules still reads
 		return order.Key{}, corrupt("%w", err)
 	}
 	return k, nil
+}
+
+// Secrets is a pagetoken.SecretStore in the settings table, shared by every process and restart.
+type Secrets struct{ db *DB }
+
+// NewSecrets returns the secret store of db.
+func NewSecrets(db *DB) *Secrets { return &Secrets{db: db} }
+
+// PageTokenSecret returns the file's secret, making it if there is none, unless another
+// process's insert comes first: the write transaction reads it back.
+func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
+	const q = "SELECT value FROM settings WHERE name = 'page_token_secret'"
+	var secret []byte
+	err := s.db.sql.QueryRowContext(ctx, q).Scan(&secret)
+	if errors.Is(err, sql.ErrNoRows) {
+		tx, done, err := s.db.beginWrite(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		fresh := make([]byte, pagetoken.MinSecretLen)
+		rand.Read(fresh) // never fails (crypto/rand)
+		if _, err = tx.ExecContext(ctx, "INSERT INTO settings (name, value) VALUES ('page_token_secret', ?) ON CONFLICT (name) DO NOTHING", fresh); err == nil {
+			err = tx.QueryRowContext(ctx, q).Scan(&secret)
+		}
+		if err == nil {
+			err = tx.Commit()
+		}
+		if err != nil {
+			return nil, s.db.fail(ctx, err)
+		}
+	} else if err != nil {
+		return nil, s.db.fail(ctx, err)
+	}
+	if len(secret) < pagetoken.MinSecretLen {
+		return nil, corrupt("setting page_token_secret: %d bytes, want at least %d", len(secret), pagetoken.MinSecretLen)
+	}
+	return secret, nil
 }

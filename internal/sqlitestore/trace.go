@@ -11,18 +11,17 @@ import (
 )
 
 // Trace makes the file's work for a request a child span of the request's: each read that
-// queries the file (not one the read cache answers) and each cancel. Spans are named as
-// OpenTelemetry's database conventions name them, operation and table ("SELECT orders"). Call
-// it before serving. Without it (tracing off) a span costs a nil check.
+// queries the file (not one the read cache answers) and each cancel, named by operation and
+// table ("SELECT orders") as OpenTelemetry's database conventions name them. Call it before
+// serving. Without it (tracing off) a span costs a nil check.
 func (db *DB) Trace(tp trace.TracerProvider) {
 	db.tracer = tp.Tracer("github.com/petstore/orderd/internal/sqlitestore")
 }
 
-// span starts the span of op (an SQL verb) on table, and returns the function that ends it
-// with the work's error.
+// span starts the span of op (an SQL verb) on table, and returns what ends it with the work's error.
 func (db *DB) span(ctx context.Context, op, table string) (context.Context, func(error)) {
 	if db.tracer == nil {
-		return ctx, endNothing
+		return ctx, func(error) {}
 	}
 	ctx, span := db.tracer.Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.DBSystemNameSQLite, semconv.DBOperationName(op), semconv.DBCollectionName(table)))
@@ -35,5 +34,3 @@ func (db *DB) span(ctx context.Context, op, table string) (context.Context, func
 		span.End()
 	}
 }
-
-func endNothing(error) {}
