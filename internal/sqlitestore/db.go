@@ -23,9 +23,6 @@ import (
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite", in pure Go: the binary stays static
 )
 
-// DefaultBusyTimeout is how long a write waits for another process's write before it fails.
-const DefaultBusyTimeout = 5 * time.Second
-
 // DB is one open SQLite file, safe for concurrent use; its stores share its connections.
 type DB struct {
 	path   string
@@ -38,10 +35,10 @@ type DB struct {
 }
 
 // Open opens the SQLite file at path, creating or migrating its schema, and refuses one this
-// process cannot write. Writes wait up to busyTimeout (0: DefaultBusyTimeout) for others'.
+// process cannot write. Writes wait up to busyTimeout (0: 5 s) for another process's write.
 func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
 	if busyTimeout <= 0 {
-		busyTimeout = DefaultBusyTimeout
+		busyTimeout = 5 * time.Second
 	}
 	ctx := context.Background()
 	db := &DB{path: path, writes: make(chan struct{}, 1)}
@@ -136,13 +133,6 @@ func (db *DB) Close() error {
 
 // beginWrite starts a write transaction after this process's earlier ones; call done after.
 func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
-	return db.beginWriteOn(ctx, db.sql)
-}
-
-// beginWriteOn is beginWrite on a connection of one's own (an *sql.Conn), or any (db.sql).
-func (db *DB) beginWriteOn(ctx context.Context, on interface {
-	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
-}) (tx *sql.Tx, done func(), err error) {
 	// A lasting fault forbids writes (docs/design.md, Errors), but corruption: SQLite refuses a
 	// write that meets a damaged page itself.
 	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
@@ -153,7 +143,7 @@ func (db *DB) beginWriteOn(ctx context.Context, on interface {
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	if tx, err = on.BeginTx(ctx, nil); err != nil {
+	if tx, err = db.sql.BeginTx(ctx, nil); err != nil {
 		<-db.writes
 		return nil, nil, db.fail(ctx, err)
 	}

@@ -75,18 +75,12 @@ func (db *DB) OnFault(report func(*order.Fault)) {
 	}
 }
 
-// Fault returns the fault that lasts until a restart, a *order.Fault, or nil.
-func (db *DB) Fault() error {
-	if f := db.faults.lasting.Load(); f != nil {
-		return f
-	}
-	return nil
-}
-
 // Ready fails while a fault lasts, or after a full disk until a probe write (a row nothing reads) commits.
 func (db *DB) Ready(ctx context.Context) error {
-	if err := db.Fault(); err != nil || db.faults.full.Load() == nil {
-		return err
+	if f := db.faults.lasting.Load(); f != nil {
+		return f
+	} else if db.faults.full.Load() == nil {
+		return nil
 	}
 	tx, done, err := db.beginWrite(ctx)
 	if err != nil {
