@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,14 +52,17 @@ type headerCache[K comparable, V any] struct {
 }
 
 // cachedRead answers k from c under the current header, else reads it from table and keeps it
-// under the header read before the query.
+// under the header read before the query. A read of one row by index takes microseconds: its
+// context is not watched, as database/sql and the driver would each start a goroutine to.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], table string, k K, read func(context.Context) (V, error)) (v V, err error) {
 	if err := ctx.Err(); err != nil {
 		return v, err
 	}
 	h, cacheable := db.cache.wal.header()
 	set := c.Load()
-	if cacheable && set != nil && set.header == h {
+	if !cacheable || set == nil || set.header != h {
+		set = &headerCache[K, V]{header: h, found: map[K]V{}}
+	} else {
 		set.mu.RLock()
 		v, ok := set.found[k]
 		set.mu.RUnlock()
@@ -68,19 +70,13 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Poin
 			return v, nil
 		}
 	}
-	// A read of one row by index takes microseconds: its context is not watched, as
-	// database/sql and the driver would each start a goroutine to.
 	readCtx, end := db.span(context.WithoutCancel(ctx), "SELECT", table)
 	v, err = read(readCtx)
 	if end(err); err != nil || !cacheable {
 		return v, err
 	}
-	if set == nil || set.header != h {
-		fresh := &headerCache[K, V]{header: h, found: map[K]V{}}
-		if !c.CompareAndSwap(set, fresh) {
-			return v, nil
-		}
-		set = fresh
+	if old := c.Load(); old != set && !c.CompareAndSwap(old, set) {
+		return v, nil
 	}
 	set.mu.Lock()
 	if len(set.found) < 4096 {
@@ -91,28 +87,23 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Poin
 }
 
 // WaitForEvents waits until the newest id is not after: an event follows it, or it is not a
-// position this log reached, which Events refuses. It reads the wal-index header every 10 ms
-// and queries when it moved (where it is not mapped, every 100 ms). A failed query returns
-// nil too: the read that follows reports it.
+// position this log reached, which Events refuses. It looks every 10 ms, and queries when the
+// wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
 	var seen walHeader
-	var queried time.Time // zero: not yet
-	for {
+	for first := true; ; first = false {
 		h, ok := e.db.cache.wal.header() // before the query: a commit after it moves it
-		if queried.IsZero() || (ok && h != seen) || (!ok && time.Since(queried) >= 100*time.Millisecond) {
-			var newest int64 // a point read: its context is not watched (cachedRead says why)
-			err := e.db.sql.QueryRowContext(context.WithoutCancel(ctx), "SELECT "+newestEventID).Scan(&newest)
-			if err != nil || strconv.FormatInt(newest, 10) != after {
+		if first || !ok || h != seen {
+			// A point read: its context is not watched (cachedRead says why).
+			if newest, err := e.LastEventID(context.WithoutCancel(ctx)); err != nil || newest != after {
 				return nil
 			}
-			seen, queried = h, time.Now()
+			seen = h
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

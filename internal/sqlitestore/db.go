@@ -1,9 +1,7 @@
 // Package sqlitestore keeps what the embedded mode owns (orders, pets, API keys, the
 // page-token secret, webhooks) in one SQLite file that any number of processes may open at
 // once; each sees the others' commits at its next call (docs/design.md, "Modes and data flow").
-//
 // Failures wrap order.ErrUnavailable; a damaged file or an unusable row, order.ErrCorrupt.
-// The faults an operator must see are reported to DB.OnFault (docs/design.md, Errors).
 package sqlitestore
 
 import (
@@ -18,8 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/petstore/orderd/internal/order"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite", in pure Go: the binary stays static
 )
 
@@ -36,7 +36,12 @@ type DB struct {
 
 // Open opens the SQLite file at path, creating or migrating its schema, and refuses one this
 // process cannot write. Writes wait up to busyTimeout (0: 5 s) for another process's write.
-func Open(path string, busyTimeout time.Duration) (_ *DB, err error) {
+// Every connection runs:
+//   - journal_mode=WAL: readers and the writer never wait for each other;
+//   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine;
+//   - _txlock=immediate: a write takes the write lock at BEGIN, never failing later on an
+//     outdated snapshot (a ReadOnly transaction begins deferred).
+func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	if busyTimeout <= 0 {
 		busyTimeout = 5 * time.Second
 	}
@@ -111,16 +116,11 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	return nil
 }
 
-// dsn is the file's URI with the settings of every connection:
-//   - journal_mode=WAL: readers and the writer never wait for each other.
-//   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine.
-//   - busy_timeout: a write waits for another process's write instead of failing at once.
-//   - _txlock=immediate: a write takes the write lock at BEGIN, never failing later on an
-//     outdated snapshot. A ReadOnly transaction begins deferred.
+// dsn is the file's URI with the settings of every connection (Open says why each).
 func dsn(path string, busyTimeout time.Duration) string {
-	const settings = "?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	return "file:" + escape.Replace(filepath.Clean(path)) + fmt.Sprintf(settings, busyTimeout.Milliseconds())
+	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
+		escape.Replace(filepath.Clean(path)), busyTimeout.Milliseconds())
 }
 
 // Close closes the file. Calls made after it fail with order.ErrUnavailable.
@@ -171,4 +171,28 @@ func (db *DB) readTx(ctx context.Context, read func(*sql.Tx) error) error {
 	}
 	defer tx.Rollback()
 	return read(tx)
+}
+
+// Trace makes each query of the file for a request (not a read the cache answers) a child span
+// of the request's, named as OpenTelemetry's database conventions name them ("SELECT orders").
+// Call it before serving; without it a span costs a nil check.
+func (db *DB) Trace(tp trace.TracerProvider) {
+	db.tracer = tp.Tracer("github.com/petstore/orderd/internal/sqlitestore")
+}
+
+// span starts the span of op (an SQL verb) on table, and returns what ends it with the work's error.
+func (db *DB) span(ctx context.Context, op, table string) (context.Context, func(error)) {
+	if db.tracer == nil {
+		return ctx, func(error) {}
+	}
+	ctx, span := db.tracer.Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(semconv.DBSystemNameSQLite, semconv.DBOperationName(op), semconv.DBCollectionName(table)))
+	return ctx, func(err error) {
+		// Not found or not cancellable is the store's answer; only a fault is the span's error.
+		if errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
 }

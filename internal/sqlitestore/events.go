@@ -44,7 +44,11 @@ func (e *Events) read(ctx context.Context, tx *sql.Tx, q order.EventQuery) (orde
 		return order.EventPage{}, fmt.Errorf("%w: %q is not a position of this log", order.ErrEventsExpired, q.After)
 	}
 	var dropped, newest int64
-	err = tx.QueryRowContext(ctx, "SELECT last_dropped, "+newestEventID+" FROM order_events_cut").Scan(&dropped, &newest)
+	var known bool // Ids have gaps (nextEventID): a position between the bounds may be of a history this file
+	// does not have (restored from a backup), whose events a client would miss unwarned.
+	// The newest and the newest dropped are positions whether or not their row is kept.
+	err = tx.QueryRowContext(ctx, "SELECT last_dropped, "+newestEventID+", EXISTS (SELECT 1 FROM order_events WHERE id = ?) FROM order_events_cut",
+		after).Scan(&dropped, &newest, &known)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = corrupt("the row of order_events_cut is missing")
 	}
@@ -59,21 +63,10 @@ func (e *Events) read(ctx context.Context, tx *sql.Tx, q order.EventQuery) (orde
 		return order.EventPage{}, fmt.Errorf("%w: events after %d were dropped, up to %d", order.ErrEventsExpired, after, dropped)
 	case after > newest:
 		return order.EventPage{}, fmt.Errorf("%w: %d is past the newest event, %d", order.ErrEventsExpired, after, newest)
-	case after > dropped && after < newest:
-		// Ids have gaps (nextEventID), so a position between the bounds may be of a history
-		// this file does not have (it was restored from a backup): read on from it, a client
-		// would miss that history's events unwarned. The newest and the newest dropped are
-		// positions whether or not their row is kept.
-		var known bool
-		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM order_events WHERE id = ?)", after).Scan(&known); err != nil {
-			return order.EventPage{}, e.db.fail(ctx, err)
-		}
-		if !known {
-			return order.EventPage{}, fmt.Errorf("%w: %d is no event of this log", order.ErrEventsExpired, after)
-		}
+	case after > dropped && after < newest && !known:
+		return order.EventPage{}, fmt.Errorf("%w: %d is no event of this log", order.ErrEventsExpired, after)
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, type, time, order_id, pet_id, quantity, ship_date, complete, status "+
-		"FROM order_events WHERE id > ? ORDER BY id LIMIT ?", after, q.Limit)
+	rows, err := tx.QueryContext(ctx, "SELECT id, type, time, order_id, pet_id, quantity, ship_date, complete, status FROM order_events WHERE id > ? ORDER BY id LIMIT ?", after, q.Limit)
 	if err != nil {
 		return order.EventPage{}, e.db.fail(ctx, err)
 	}
@@ -94,18 +87,12 @@ func (e *Events) read(ctx context.Context, tx *sql.Tx, q order.EventQuery) (orde
 
 // scanEvent reads an event's id, type and time, then the order's columns; one the service
 // cannot use is ErrCorrupt, named.
-func scanEvent(row scanner) (order.Event, error) {
-	var (
-		id      int64
-		typ, at string
-		ev      order.Event
-		err     error
-	)
-	ev.Order, err = scanOrder(row, &id, &typ, &at)
-	if errors.Is(err, order.ErrCorrupt) {
+func scanEvent(row scanner) (ev order.Event, err error) {
+	var id int64
+	var typ, at string
+	if ev.Order, err = scanOrder(row, &id, &typ, &at); errors.Is(err, order.ErrCorrupt) {
 		return order.Event{}, fmt.Errorf("event %d: %w", id, err)
-	}
-	if err != nil {
+	} else if err != nil {
 		return order.Event{}, err
 	}
 	ev.ID, ev.Type = strconv.FormatInt(id, 10), order.EventType(typ)
@@ -133,8 +120,7 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	var upTo int64 // the newest id to drop; 0: none
 	if r.MaxCount > 0 {
 		// Walked before the write begins, holding no writer off: the log only grows at its
-		// end meanwhile, so the cut found still leaves at least MaxCount events. Ids have
-		// gaps (nextEventID): their span says nothing of the count.
+		// end meanwhile, so the cut found still leaves at least MaxCount events.
 		err := e.db.sql.QueryRowContext(ctx, "SELECT id FROM order_events ORDER BY id DESC LIMIT 1 OFFSET ?", r.MaxCount).Scan(&upTo)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, e.db.fail(ctx, err)

@@ -107,7 +107,8 @@ func (db *DB) reportFault(f *order.Fault) *order.Fault {
 }
 
 // watchFiles checks every 250 ms, until Close, that the paths still name the file and the -shm
-// (nil off WAL) that Open found: SQLite keeps its descriptors and never looks at the paths again.
+// (nil off WAL) that Open found: SQLite keeps its descriptors and never looks at the paths
+// again. A path that names another file is a fault that lasts.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })
@@ -115,34 +116,31 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 		defer close(stopped)
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
-		for f := (*order.Fault)(nil); f == nil; f = db.checkFiles(file, shm) {
+		for {
 			select {
 			case <-stop:
 				return
 			case <-tick.C:
 			}
+			if how := moved(db.path, file); how != "" {
+				db.reportFault(&order.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
+					Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", order.ErrUnavailable, db.path, how)})
+				return
+			}
+			if how := moved(db.path+"-shm", shm); how != "" {
+				db.reportFault(&order.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
+					Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", order.ErrUnavailable, db.path, how)})
+				return
+			}
 		}
 	}()
 }
 
-// checkFiles reports the fault of a path that no longer names the file opened; it lasts.
-func (db *DB) checkFiles(file, shm os.FileInfo) *order.Fault {
-	if how := moved(db.path, file); how != "" {
-		return db.reportFault(&order.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
-			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", order.ErrUnavailable, db.path, how)})
-	}
-	if shm == nil {
-		return nil
-	}
-	if how := moved(db.path+"-shm", shm); how != "" {
-		return db.reportFault(&order.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
-			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", order.ErrUnavailable, db.path, how)})
-	}
-	return nil
-}
-
-// moved says how path no longer names the file was, or "" if it still does.
+// moved says how path no longer names the file was (nil: none to watch), or "" if it still does.
 func moved(path string, was os.FileInfo) string {
+	if was == nil {
+		return ""
+	}
 	now, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
