@@ -153,6 +153,19 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 	}, nil
 }
 
+// write runs fn in a write transaction and commits it. fn sorts its own errors (fail).
+func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, done, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return db.fail(ctx, db.commit(tx))
+}
+
 // commit commits tx and empties the read cache; it ends a full disk's fault: there was room.
 func (db *DB) commit(tx *sql.Tx) error {
 	defer db.cache.forget()

@@ -129,34 +129,25 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	if r.MaxAge <= 0 && upTo == 0 {
 		return 0, nil
 	}
-	tx, done, err := e.db.beginWrite(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer done()
-	if r.MaxAge > 0 {
-		const byAge = "SELECT coalesce(max(id), 0) FROM order_events WHERE id < " +
-			"coalesce((SELECT id FROM order_events WHERE time >= ? ORDER BY id LIMIT 1), 9223372036854775807)"
-		cutoff := time.Now().Add(-r.MaxAge).UTC().Format(timestampLayout) // text order is time order
-		var old int64
-		if err := tx.QueryRowContext(ctx, byAge, cutoff).Scan(&old); err != nil {
-			return 0, e.db.fail(ctx, err)
+	var n int64
+	err := e.db.write(ctx, func(tx *sql.Tx) error {
+		if r.MaxAge > 0 {
+			const byAge = "SELECT max(?1, coalesce(max(id), 0)) FROM order_events WHERE id < " +
+				"coalesce((SELECT id FROM order_events WHERE time >= ?2 ORDER BY id LIMIT 1), 9223372036854775807)"
+			cutoff := time.Now().Add(-r.MaxAge).UTC().Format(timestampLayout) // text order is time order
+			if err := tx.QueryRowContext(ctx, byAge, upTo, cutoff).Scan(&upTo); err != nil {
+				return e.db.fail(ctx, err)
+			}
 		}
-		upTo = max(upTo, old)
-	}
-	if upTo == 0 {
-		return 0, nil
-	}
-	res, err := tx.ExecContext(ctx, "DELETE FROM order_events WHERE id <= ?", upTo)
-	if err == nil {
-		_, err = tx.ExecContext(ctx, "UPDATE order_events_cut SET last_dropped = max(last_dropped, ?)", upTo)
-	}
-	if err == nil {
-		err = e.db.commit(tx)
-	}
-	if err != nil {
-		return 0, e.db.fail(ctx, err)
-	}
-	n, _ := res.RowsAffected() // never fails in modernc.org/sqlite
-	return n, nil
+		if upTo == 0 {
+			return nil
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM order_events WHERE id <= ?", upTo)
+		if err == nil {
+			n, _ = res.RowsAffected() // never fails in modernc.org/sqlite
+			_, err = tx.ExecContext(ctx, "UPDATE order_events_cut SET last_dropped = max(last_dropped, ?)", upTo)
+		}
+		return e.db.fail(ctx, err)
+	})
+	return n, err
 }

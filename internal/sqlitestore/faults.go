@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -82,17 +83,11 @@ func (db *DB) Ready(ctx context.Context) error {
 	} else if db.faults.full.Load() == nil {
 		return nil
 	}
-	tx, done, err := db.beginWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	_, err = tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write-probe', randomblob(16))
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
-	if err == nil {
-		err = db.commit(tx)
-	}
-	return db.fail(ctx, err)
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write-probe', randomblob(16))
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
+		return db.fail(ctx, err)
+	})
 }
 
 // reportFault reports f, keeps it if it is the first lasting fault, and returns it.

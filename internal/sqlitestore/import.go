@@ -44,57 +44,46 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 // ImportBatches is Import of records read in batches, in one transaction still: a record
 // refused (order.CheckEach checks each as it is read) or any error writes nothing.
 func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (n Imported, err error) {
-	tx, done, err := db.beginWrite(ctx)
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		// Every row written is made from a record Validate passed, which holds each CHECK of the
+		// tables (TestImportKeepsTheTablesChecks): SQLite evaluating them again, the ship date's
+		// GLOB above all, was 40% of the inserts' time. The setting is the connection's: it is
+		// undone when fn returns, before the commit or the rollback.
+		ignoreChecks := func(on bool) error {
+			_, err := tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA ignore_check_constraints = %t", on))
+			return err
+		}
+		defer ignoreChecks(false)
+		recordAdded, err := bulkLoad(ctx, tx)
+		if err == nil {
+			err = ignoreChecks(true)
+		}
+		if err != nil {
+			return db.fail(ctx, err)
+		}
+		if n.OrdersAdded, n.OrdersUpdated, err = upsert(ctx, db, tx, "orders", upsertOrders, orders, func(args []any, o order.Order) []any {
+			// Validate kept the year to the four digits timestampLayout needs; a bool binds as 0 or 1.
+			return append(args, o.ID, o.PetID, int64(o.Quantity), o.ShipDate.UTC().Format(timestampLayout), o.Complete, string(o.Status))
+		}); err != nil {
+			return err
+		}
+		if n.PetsAdded, n.PetsUpdated, err = upsert(ctx, db, tx, "pets", upsertPets, pets, func(args []any, p order.Pet) []any {
+			return append(args, p.ID, p.Name, string(p.Status))
+		}); err != nil || recordAdded == nil {
+			return err
+		}
+		return db.fail(ctx, recordAdded())
+	})
 	if err != nil {
 		return Imported{}, err
-	}
-	defer done()
-	// Every row written is made from a record Validate passed, which holds each CHECK of the
-	// tables (TestImportKeepsTheTablesChecks): SQLite evaluating them again, the ship date's
-	// GLOB above all, was 40% of the inserts' time. The setting is the connection's: it is
-	// undone before the commit, or, on a failure, before done rolls back.
-	checks := func(off string) error {
-		_, err := tx.ExecContext(context.WithoutCancel(ctx), "PRAGMA ignore_check_constraints = "+off)
-		return err
-	}
-	defer checks("OFF")
-	recordAdded, err := bulkLoad(ctx, tx)
-	if err == nil {
-		err = checks("ON")
-	}
-	if err != nil {
-		return Imported{}, db.fail(ctx, err)
-	}
-	if n.OrdersAdded, n.OrdersUpdated, err = write(ctx, db, tx, "orders", upsertOrders, orders, func(args []any, o order.Order) []any {
-		// Validate kept the year to the four digits timestampLayout needs; a bool binds as 0 or 1.
-		return append(args, o.ID, o.PetID, int64(o.Quantity), o.ShipDate.UTC().Format(timestampLayout), o.Complete, string(o.Status))
-	}); err != nil {
-		return Imported{}, err
-	}
-	if n.PetsAdded, n.PetsUpdated, err = write(ctx, db, tx, "pets", upsertPets, pets, func(args []any, p order.Pet) []any {
-		return append(args, p.ID, p.Name, string(p.Status))
-	}); err != nil {
-		return Imported{}, err
-	}
-	if recordAdded != nil {
-		err = recordAdded()
-	}
-	if err == nil {
-		err = checks("OFF")
-	}
-	if err == nil {
-		err = db.commit(tx)
-	}
-	if err != nil {
-		return Imported{}, db.fail(ctx, err)
 	}
 	return n, nil
 }
 
-// write upserts the records read into table, rowsPerStatement a statement, and counts the
+// upsert upserts the records read into table, rowsPerStatement a statement, and counts the
 // rows added (by how much the table grew) and updated (the other rows the statements changed).
 // The errors of SQLite go through db.fail; those of reading are returned as they are.
-func write[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upsert string, read order.Batches[T],
+func upsert[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upsert string, read order.Batches[T],
 	args func([]any, T) []any) (added, updated int, err error) {
 	var before, after int
 	count := "SELECT count(*) FROM " + table

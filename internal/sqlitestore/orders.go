@@ -24,15 +24,12 @@ func NewOrders(db *DB) *Orders { return &Orders{db: db} }
 
 const orderColumns = "id, pet_id, quantity, ship_date, complete, status"
 
-// ordersVersion moves with every change to the orders, whoever makes it: a change that records
-// an event moves the newest event id, which never goes back; a DELETE moves orders_version.
-const ordersVersion = "SELECT value + " + newestEventID + " FROM orders_version"
-
-// Version returns the counter the schema's triggers move with every change to the orders.
+// Version moves with every change to the orders, whoever makes it: a change that records an
+// event moves the newest event id, which never goes back; a DELETE moves orders_version.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	return cachedRead(ctx, s.db, &s.db.cache.version, "orders_version", struct{}{}, func(readCtx context.Context) (uint64, error) {
 		var v int64
-		err := s.db.sql.QueryRowContext(readCtx, ordersVersion).Scan(&v)
+		err := s.db.sql.QueryRowContext(readCtx, "SELECT value + "+newestEventID+" FROM orders_version").Scan(&v)
 		return uint64(v), s.db.fail(ctx, err)
 	})
 }
@@ -75,8 +72,7 @@ func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) (events []o
 		var epoch uint64
 		if err := tx.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&epoch); err != nil {
 			return s.db.fail(ctx, err)
-		}
-		if epoch != m.Epoch {
+		} else if epoch != m.Epoch {
 			return order.ErrReload
 		}
 		page, err := NewEvents(s.db).read(ctx, tx, order.EventQuery{After: m.Position, Limit: limit})
@@ -90,32 +86,27 @@ func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) (events []o
 }
 
 // Cancel applies order.Order.Cancel in a write transaction, one step for every process.
-func (s *Orders) Cancel(ctx context.Context, id int64) (_ order.Order, _ bool, err error) {
+func (s *Orders) Cancel(ctx context.Context, id int64) (after order.Order, changed bool, err error) {
 	ctx, end := s.db.span(ctx, "UPDATE", "orders")
 	defer func() { end(err) }()
-	tx, done, err := s.db.beginWrite(ctx)
-	if err != nil {
+	err = s.db.write(ctx, func(tx *sql.Tx) error {
+		before, err := scanOrder(tx.QueryRowContext(ctx, "SELECT "+orderColumns+" FROM orders WHERE id = ?", id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return order.ErrNotFound
+		} else if err != nil {
+			return s.db.fail(ctx, err)
+		}
+		if after, err = before.Cancel(); err != nil || after.Status == before.Status {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE orders SET status = ? WHERE id = ?", after.Status, id)
+		changed = err == nil
+		return s.db.fail(ctx, err)
+	})
+	if err != nil && !errors.Is(err, order.ErrAlreadyShipped) {
 		return order.Order{}, false, err
 	}
-	defer done()
-	before, err := scanOrder(tx.QueryRowContext(ctx, "SELECT "+orderColumns+" FROM orders WHERE id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return order.Order{}, false, order.ErrNotFound
-	}
-	if err != nil {
-		return order.Order{}, false, s.db.fail(ctx, err)
-	}
-	after, err := before.Cancel()
-	if err != nil || after.Status == before.Status {
-		return after, false, err
-	}
-	if _, err = tx.ExecContext(ctx, "UPDATE orders SET status = ? WHERE id = ?", after.Status, id); err == nil {
-		err = s.db.commit(tx)
-	}
-	if err != nil {
-		return before, false, s.db.fail(ctx, err)
-	}
-	return after, true, nil
+	return after, changed, err
 }
 
 // Pets is an order.PetStore in the pets table.
@@ -135,11 +126,9 @@ func (s *Pets) Pet(ctx context.Context, id int64) (_ order.Pet, err error) {
 	err = s.db.sql.QueryRowContext(context.WithoutCancel(ctx), "SELECT name, status FROM pets WHERE id = ?", id).Scan(&p.Name, &p.Status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return order.Pet{}, order.ErrPetNotFound
-	}
-	if err != nil {
+	} else if err != nil {
 		return order.Pet{}, s.db.fail(ctx, err)
-	}
-	if err := p.Validate(); err != nil {
+	} else if err := p.Validate(); err != nil {
 		return order.Pet{}, corrupt("%w", err)
 	}
 	return p, nil
@@ -192,8 +181,8 @@ func scanOrder(row scanner, dest ...any) (order.Order, error) {
 	return o, nil
 }
 
-// parseTime reads a time in timestampLayout. That layout is RFC 3339's, which time.Parse reads
-// four times faster than any other (a Load of a million orders parses a million).
+// parseTime reads a time in timestampLayout, which is RFC 3339's: time.Parse reads it four
+// times faster than any other layout (a Load of a million orders parses a million).
 func parseTime(s string) (time.Time, error) {
 	if len(s) != len(timestampLayout) || s[len(s)-1] != 'Z' {
 		return time.Time{}, errors.New("not a time in the layout " + timestampLayout)
