@@ -4,22 +4,23 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/petstore/orderd/internal/order"
 )
 
 // readCache answers Version and Lookup from memory while the wal-index header read before the
 // query that found the answer is unchanged: every commit of any process writes a new header
 // (docs/design.md, "Modes and data flow"). SQLite writes the copy at 48 first and a reader
 // trusts 0 and 48 only if equal (wal.c, walIndexTryHdr): a torn read counts as a change.
+// To switch it off (an ablation), leave wal nil: every read then queries the file.
 type readCache struct {
-	wal     *walIndex // nil: every read queries the file
-	off     error     // why wal is nil
-	version atomic.Pointer[headerCache[struct{}, uint64]]
-	keys    atomic.Pointer[headerCache[order.Hash, order.Key]] // found only: random keys add none
+	wal    *walIndex // nil: every read queries the file
+	off    error     // why wal is nil
+	mu     sync.RWMutex
+	header walHeader   // what found was read under; zeros match no header a commit wrote
+	found  map[any]any // at most 4096: the version (key versionKey) and keys found by hash
 }
+
+type versionKey struct{}
 
 // walHeader is one copy of the wal-index header, as twelve words in the host's byte order.
 type walHeader [12]uint32
@@ -40,50 +41,43 @@ func (c *readCache) close() error {
 
 // forget drops everything: this process's own commits are not left to the header to show.
 func (c *readCache) forget() {
-	c.version.Store(nil)
-	c.keys.Store(nil)
+	c.mu.Lock()
+	c.header, c.found = walHeader{}, nil
+	c.mu.Unlock()
 }
 
-// headerCache is what queries found under one wal-index header, at most 4096 of them.
-type headerCache[K comparable, V any] struct {
-	header walHeader
-	mu     sync.RWMutex
-	found  map[K]V
-}
-
-// cachedRead answers k from c under the current header, else reads it from table and keeps it
-// under the header read before the query. A read of one row by index takes microseconds: its
-// context is not watched, as database/sql and the driver would each start a goroutine to.
-func cachedRead[K comparable, V any](ctx context.Context, db *DB, c *atomic.Pointer[headerCache[K, V]], table string, k K, read func(context.Context) (V, error)) (v V, err error) {
+// cachedRead answers k from the cache under the current header, else reads it from table and
+// keeps it under the header read before the query. A read of one row by index takes
+// microseconds: its context is not watched, as database/sql and the driver would each start a
+// goroutine to.
+func cachedRead[V any](ctx context.Context, db *DB, table string, k any, read func(context.Context) (V, error)) (V, error) {
 	if err := ctx.Err(); err != nil {
-		return v, err
+		return *new(V), err
 	}
-	h, cacheable := db.cache.wal.header()
-	set := c.Load()
-	if !cacheable || set == nil || set.header != h {
-		set = &headerCache[K, V]{header: h, found: map[K]V{}}
-	} else {
-		set.mu.RLock()
-		v, ok := set.found[k]
-		set.mu.RUnlock()
+	c := &db.cache
+	h, cacheable := c.wal.header()
+	if cacheable {
+		c.mu.RLock()
+		v, ok := c.found[k]
+		ok = ok && c.header == h
+		c.mu.RUnlock()
 		if ok {
-			return v, nil
+			return v.(V), nil
 		}
 	}
 	readCtx, end := db.span(context.WithoutCancel(ctx), "SELECT", table)
-	v, err = read(readCtx)
-	if end(err); err != nil || !cacheable {
-		return v, err
+	v, err := read(readCtx)
+	if end(err); err == nil && cacheable {
+		c.mu.Lock()
+		if c.header != h {
+			c.header, c.found = h, map[any]any{}
+		}
+		if len(c.found) < 4096 {
+			c.found[k] = v
+		}
+		c.mu.Unlock()
 	}
-	if old := c.Load(); old != set && !c.CompareAndSwap(old, set) {
-		return v, nil
-	}
-	set.mu.Lock()
-	if len(set.found) < 4096 {
-		set.found[k] = v
-	}
-	set.mu.Unlock()
-	return v, nil
+	return v, err
 }
 
 // WaitForEvents waits until the newest id is not after: an event follows it, or it is not a

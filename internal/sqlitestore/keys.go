@@ -26,7 +26,7 @@ const keyColumns = "name, plan, per_minute, per_day, prefix, hash, created_at"
 
 // Lookup returns the key with hash h.
 func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
-	return cachedRead(ctx, s.db, &s.db.cache.keys, "api_keys", h, func(readCtx context.Context) (order.Key, error) {
+	return cachedRead(ctx, s.db, "api_keys", h, func(readCtx context.Context) (order.Key, error) {
 		k, err := scanKey(s.db.sql.QueryRowContext(readCtx, "SELECT "+keyColumns+" FROM api_keys WHERE hash = ?", string(h)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return order.Key{}, order.ErrKeyNotFound

@@ -27,7 +27,7 @@ const orderColumns = "id, pet_id, quantity, ship_date, complete, status"
 // Version moves with every change to the orders, whoever makes it: a change that records an
 // event moves the newest event id, which never goes back; a DELETE moves orders_version.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
-	return cachedRead(ctx, s.db, &s.db.cache.version, "orders_version", struct{}{}, func(readCtx context.Context) (uint64, error) {
+	return cachedRead(ctx, s.db, "orders_version", versionKey{}, func(readCtx context.Context) (uint64, error) {
 		var v int64
 		err := s.db.sql.QueryRowContext(readCtx, "SELECT value + "+newestEventID+" FROM orders_version").Scan(&v)
 		return uint64(v), s.db.fail(ctx, err)

@@ -29,7 +29,8 @@ var walIndexes = struct {
 	open map[[2]uint64]*walIndex
 }{open: map[[2]uint64]*walIndex{}}
 
-// openWalIndex maps the -shm file shm, which a WAL connection has sized.
+// openWalIndex maps the -shm file shm, which a WAL connection has sized. It opens no second
+// descriptor of a file the process has mapped, and none of a file it would refuse.
 func openWalIndex(shm string) (*walIndex, error) {
 	walIndexes.Lock()
 	defer walIndexes.Unlock()
@@ -82,12 +83,12 @@ func (w *walIndex) release() error {
 
 // header reads the wal-index header, and reports whether a commit wrote it: both copies agree
 // and are initialised (iVersion 3007000; a new -shm is zeros). Atomic loads: another process
-// writes, and the first copy is read first.
+// writes, and the first copy is read first. Should the page fault all the same, this request
+// reads the file instead of crashing.
 func (w *walIndex) header() (h walHeader, ok bool) {
 	if w == nil {
 		return walHeader{}, false
 	}
-	// Should the page fault all the same, this request reads the file instead of crashing.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if recover() != nil {
@@ -96,7 +97,7 @@ func (w *walIndex) header() (h walHeader, ok bool) {
 	}()
 	words := (*[2 * len(h)]uint32)(unsafe.Pointer(unsafe.SliceData(w.mem)))
 	var second walHeader
-	for i := range h {
+	for i := range h { // all of the first copy, then the second: SQLite writes them in the other order
 		h[i] = atomic.LoadUint32(&words[i])
 	}
 	for i := range second {
