@@ -6,10 +6,9 @@ import (
 	"fmt"
 )
 
-// schemaVersion is the file's user_version this code writes. Each step of upgrade runs, in
-// one transaction, on a file whose version v has from <= v < to; together they take a file of
-// any older version (schema_history_test.go has each) to this one. Raise it with any change
-// to the triggers: the last steps make them again.
+// schemaVersion is the file's user_version. Each step of upgrade runs, in one transaction, on a
+// file of version from <= v < to, taking any older file (schema_history_test.go) to this one.
+// Raise it with any change to the triggers: the last steps make them again.
 const schemaVersion = 7
 
 var upgrade = []struct {
@@ -73,9 +72,8 @@ CREATE TABLE webhook_endpoints (
 	lease_owner   TEXT    NOT NULL DEFAULT '',
 	lease_expires INTEGER NOT NULL DEFAULT 0
 ) STRICT;`},
-	// What older versions had and this one does not: triggers that moved orders_version on
-	// every change (a cancel's commit wrote two pages more), triggers that gave other ids, and
-	// indexes for finds, which the orders in memory (order.View) answer now.
+	// What older versions had: triggers that moved orders_version on every change or gave
+	// other ids, and indexes for finds, which order.View answers now.
 	{1, schemaVersion, `
 DROP TRIGGER IF EXISTS orders_insert_moves_version;
 DROP TRIGGER IF EXISTS orders_update_moves_version;
@@ -84,14 +82,13 @@ DROP TRIGGER IF EXISTS orders_update_records_event;
 DROP INDEX IF EXISTS orders_by_status;
 DROP INDEX IF EXISTS orders_by_pet;
 DROP INDEX IF EXISTS orders_by_ship_date;`},
-	// Versions 3 and 4 gave ids by AUTOINCREMENT, a write to sqlite_sequence a change; ids
-	// and events are kept.
+	// Versions 3 and 4 gave ids by AUTOINCREMENT (a write to sqlite_sequence a change).
 	{3, 5, eventsTable("order_events_5") + `
 INSERT INTO order_events_5 SELECT * FROM order_events;
 DROP TABLE order_events;
 ALTER TABLE order_events_5 RENAME TO order_events;`},
-	// The triggers write the log in the statement of each change, whoever makes it. An UPDATE
-	// records only where a column changed; the status says which event it is.
+	// The log is written in the statement of each change, whoever makes it; an UPDATE records
+	// only where a column changed, and the status says which event it is.
 	{0, schemaVersion, `
 CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
 BEGIN
@@ -115,7 +112,7 @@ END;`},
 }
 
 // eventsTable creates the log's table. No CHECK: the triggers write every row, scanEvent checks
-// each it reads, and a CHECK cost an import that updates a third more for its events.
+// each it reads, and CHECKs cost an import a third more.
 func eventsTable(name string) string {
 	return "CREATE TABLE " + name + ` (
 	id INTEGER PRIMARY KEY, type TEXT NOT NULL, time TEXT NOT NULL, order_id INTEGER NOT NULL, pet_id INTEGER NOT NULL,
@@ -128,27 +125,18 @@ func (db *DB) migrate(ctx context.Context) error {
 	if v, err := db.schemaVersion(ctx, db.sql); err != nil || v == schemaVersion {
 		return err
 	}
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return db.fail(ctx, err)
-	}
-	defer tx.Rollback()
-	v, err := db.schemaVersion(ctx, tx)
-	if err != nil {
-		return err
-	}
-	for _, step := range upgrade {
-		if step.from <= v && v < step.to {
-			if _, err := tx.ExecContext(ctx, step.sql); err != nil {
-				return fmt.Errorf("%s: schema version %d → %d: %w", db.path, v, schemaVersion, db.fail(ctx, err))
+	return db.write(ctx, func(tx *sql.Tx) error {
+		v, err := db.schemaVersion(ctx, tx)
+		for _, step := range upgrade {
+			if err == nil && step.from <= v && v < step.to {
+				_, err = tx.ExecContext(ctx, step.sql)
 			}
 		}
-	}
-	// PRAGMA takes no parameters; the number is ours.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		if err == nil { // PRAGMA takes no parameters; the number is ours
+			_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+		}
 		return db.fail(ctx, err)
-	}
-	return db.fail(ctx, tx.Commit())
+	})
 }
 
 // schemaVersion reads the file's schema version, refusing one newer than this code's.
@@ -168,8 +156,8 @@ func (db *DB) schemaVersion(ctx context.Context, q interface {
 // timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
 const timestampLayout = "2006-01-02T15:04:05.000000000Z"
 
-// eventTime is SQLite's clock in timestampLayout: milliseconds, padded to nine digits. 'now' is
-// one instant for a whole statement: the events of one statement share it.
+// eventTime is SQLite's clock in timestampLayout, to the millisecond; the events of one
+// statement share its 'now'.
 const eventTime = "strftime('%Y-%m-%dT%H:%M:%f000000Z', 'now')"
 
 const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
@@ -179,10 +167,8 @@ const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-
 // every row, the newest it dropped.
 const newestEventID = "(SELECT max(coalesce(max(id), 0), (SELECT last_dropped FROM order_events_cut)) FROM order_events)"
 
-// nextEventID is the id of the next event: the newest ever given plus one, or, when that is
-// behind the clock, the clock's milliseconds since 1970 times 1,000 (room for a thousand events
-// a millisecond before the ids run ahead of it). A file restored from a backup then gives ids
-// past every one its lost history gave, instead of giving those again, and a position of that
-// history is no event of the log (Events refuses it). julianday, not unixepoch: every SQLite
-// an outside writer may use has it.
+// nextEventID is the newest id ever given plus one, or, when that is behind the clock, the
+// clock's milliseconds since 1970 times 1,000: a file restored from a backup gives ids past
+// every one its lost history gave, whose positions Events then refuses. julianday, not
+// unixepoch: every SQLite an outside writer may use has it.
 const nextEventID = "max(" + newestEventID + " + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) * 1000)"
