@@ -16,10 +16,9 @@ type Imported struct {
 	PetsAdded, PetsUpdated     int
 }
 
-// An import adds the rows that are new and updates those that differ, but never an order's
-// status (it never undoes a cancel), so that one that changes nothing records nothing. OR
-// ROLLBACK: any error undoes the whole import, so SQLite need not journal each statement's
-// pages to undo it alone.
+// An import adds new rows and updates those that differ, but never an order's status (it never
+// undoes a cancel): one that changes nothing records nothing. OR ROLLBACK: an error undoes the
+// whole import, so SQLite need not journal each statement's pages to undo it alone.
 const (
 	upsertOrders = "INSERT OR ROLLBACK INTO orders (" + orderColumns + ") VALUES %s ON CONFLICT (id) DO UPDATE SET " +
 		"pet_id = excluded.pet_id, quantity = excluded.quantity, ship_date = excluded.ship_date, complete = excluded.complete " +
@@ -28,8 +27,7 @@ const (
 		"name = excluded.name, status = excluded.status WHERE (name, status) IS NOT (excluded.name, excluded.status)"
 )
 
-// rowsPerStatement is how many records a statement writes: a statement a record cost more
-// than the row. 6 columns × 5000 stays below SQLite's 32766 parameters.
+// rowsPerStatement: a statement a record cost more than the row; 6 × 5000 < 32766 parameters.
 const rowsPerStatement = 5000
 
 // Import adds or updates orders and pets in one transaction, except an existing order's
@@ -45,10 +43,9 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 // refused (order.CheckEach checks each as it is read) or any error writes nothing.
 func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (n Imported, err error) {
 	err = db.write(ctx, func(tx *sql.Tx) error {
-		// Every row written is made from a record Validate passed, which holds each CHECK of the
-		// tables (TestImportKeepsTheTablesChecks): SQLite evaluating them again, the ship date's
-		// GLOB above all, was 40% of the inserts' time. The setting is the connection's: it is
-		// undone when fn returns, before the commit or the rollback.
+		// Validate passed every record written, which holds each CHECK (TestImportKeepsTheTablesChecks):
+		// SQLite evaluating them again was 40% of the inserts' time. The setting is the
+		// connection's: it is undone before the commit or the rollback.
 		ignoreChecks := func(on bool) error {
 			_, err := tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA ignore_check_constraints = %t", on))
 			return err
@@ -80,65 +77,62 @@ func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Orde
 	return n, nil
 }
 
-// upsert upserts the records read into table, rowsPerStatement a statement, and counts the
-// rows added (by how much the table grew) and updated (the other rows the statements changed).
-// The errors of SQLite go through db.fail; those of reading are returned as they are.
+// upsert writes the records read into table, rowsPerStatement a statement, and counts the rows
+// added (the table's growth) and updated (the other rows changed). SQLite's errors go through
+// db.fail; those of reading are returned as they are.
 func upsert[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upsert string, read order.Batches[T],
 	args func([]any, T) []any) (added, updated int, err error) {
-	var before, after int
-	count := "SELECT count(*) FROM " + table
-	if err := tx.QueryRowContext(ctx, count).Scan(&before); err != nil {
-		return 0, 0, db.fail(ctx, err)
-	}
+	count := func(n *int) error { return db.fail(ctx, tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(n)) }
+	var values []any // of the rows not yet written
+	rows, changed, before, after := 0, int64(0), 0, 0
 	stmts := map[int]*sql.Stmt{} // by rows: a full statement's, and the last one's
 	defer func() {
 		for _, s := range stmts {
 			s.Close()
 		}
 	}()
-	var values []any // of the rows not yet written
-	rows, changed := 0, int64(0)
-	flush := func() error {
+	flush := func() (err error) {
 		s := stmts[rows]
 		if s == nil {
 			row := "(?" + strings.Repeat(", ?", len(values)/rows-1) + ")"
-			if s, err = tx.PrepareContext(ctx, fmt.Sprintf(upsert, row+strings.Repeat(", "+row, rows-1))); err != nil {
-				return db.fail(ctx, err)
+			if s, err = tx.PrepareContext(ctx, fmt.Sprintf(upsert, row+strings.Repeat(", "+row, rows-1))); err == nil {
+				stmts[rows] = s
 			}
-			stmts[rows] = s
 		}
-		res, err := s.ExecContext(ctx, values...)
 		if err == nil {
-			n, _ := res.RowsAffected() // never fails in modernc.org/sqlite
-			changed += n
+			var res sql.Result
+			if res, err = s.ExecContext(ctx, values...); err == nil {
+				n, _ := res.RowsAffected() // never fails in modernc.org/sqlite
+				changed += n
+			}
 		}
 		values, rows = values[:0], 0
 		return db.fail(ctx, err)
 	}
-	err = read(order.CheckEach[T](), func(batch []T) error {
-		for _, r := range batch {
-			values = args(values, r)
-			if rows++; rows == rowsPerStatement {
-				if err := flush(); err != nil {
-					return err
+	if err = count(&before); err == nil {
+		err = read(order.CheckEach[T](), func(batch []T) error {
+			for _, r := range batch {
+				if values, rows = args(values, r), rows+1; rows == rowsPerStatement {
+					if err := flush(); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err == nil && rows > 0 {
 		err = flush()
 	}
 	if err == nil {
-		err = db.fail(ctx, tx.QueryRowContext(ctx, count).Scan(&after))
+		err = count(&after)
 	}
 	return after - before, int(changed) - (after - before), err
 }
 
-// bulkLoad begins an import into an empty orders table: it drops the trigger that records
-// each new row's order.created, and returns what records them all at once, after the rows,
-// and makes the trigger again, in the same transaction (others see neither). Into a table
-// that has rows, it returns nil: the triggers record each change.
+// bulkLoad begins an import into an empty orders table: it drops the trigger that records each
+// new row's order.created, and returns what records them all after the rows and makes the
+// trigger again, in the same transaction. Into a table with rows it returns nil.
 func bulkLoad(ctx context.Context, tx *sql.Tx) (recordAdded func() error, err error) {
 	var create string
 	const q = "SELECT sql FROM sqlite_schema WHERE name = 'orders_insert_records_event' AND NOT EXISTS (SELECT 1 FROM orders)"
@@ -150,10 +144,9 @@ func bulkLoad(ctx context.Context, tx *sql.Tx) (recordAdded func() error, err er
 	if _, err := tx.ExecContext(ctx, "DROP TRIGGER orders_insert_records_event"); err != nil {
 		return nil, err
 	}
-	// The first event's id is given as the trigger gives it (nextEventID): a log that Trim
-	// emptied would start its row ids at 1 again. Each next one is SQLite's, the newest row's
-	// plus one: numbering the rows in the statement (row_number) cost an import of a million
-	// orders 2 to 4 s more. The rest take the first one's time, as one statement's events do.
+	// The first event's id is the trigger's (nextEventID: a log Trim emptied would start at 1
+	// again), each next one SQLite's (row_number cost a million orders 2 to 4 s more); all
+	// take the first one's time, as one statement's events do.
 	const columns = "type, time, order_id, pet_id, quantity, ship_date, complete, status"
 	return func() error {
 		for _, q := range []string{
