@@ -82,7 +82,9 @@ func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Orde
 // db.fail; those of reading are returned as they are.
 func upsert[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upsert string, read order.Batches[T],
 	args func([]any, T) []any) (added, updated int, err error) {
-	count := func(n *int) error { return db.fail(ctx, tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(n)) }
+	count := func(n *int) error {
+		return db.fail(ctx, tx.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(n))
+	}
 	var values []any // of the rows not yet written
 	rows, changed, before, after := 0, int64(0), 0, 0
 	stmts := map[int]*sql.Stmt{} // by rows: a full statement's, and the last one's
