@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 )
 
 // readCache answers Version and Lookup from memory while the wal-index header read before the
@@ -78,26 +77,4 @@ func cachedRead[V any](ctx context.Context, db *DB, table string, k any, read fu
 		c.mu.Unlock()
 	}
 	return v, err
-}
-
-// WaitForEvents waits until the newest id is not after: an event follows it, or it is not a
-// position this log reached, which Events refuses. It looks every 10 ms, and queries when the
-// wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
-func (e *Events) WaitForEvents(ctx context.Context, after string) error {
-	var seen walHeader
-	for first := true; ; first = false {
-		h, ok := e.db.cache.wal.header() // before the query: a commit after it moves it
-		if first || !ok || h != seen {
-			// A point read: its context is not watched (cachedRead says why).
-			if newest, err := e.LastEventID(context.WithoutCancel(ctx)); err != nil || newest != after {
-				return nil
-			}
-			seen = h
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }

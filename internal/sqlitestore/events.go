@@ -151,3 +151,25 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	})
 	return n, err
 }
+
+// WaitForEvents waits until the newest id is not after: an event follows it, or it is not a
+// position this log reached, which Events refuses. It looks every 10 ms, and queries when the
+// wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
+func (e *Events) WaitForEvents(ctx context.Context, after string) error {
+	var seen walHeader
+	for first := true; ; first = false {
+		h, ok := e.db.cache.wal.header() // before the query: a commit after it moves it
+		if first || !ok || h != seen {
+			// A point read: its context is not watched (cachedRead says why).
+			if newest, err := e.LastEventID(context.WithoutCancel(ctx)); err != nil || newest != after {
+				return nil
+			}
+			seen = h
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
