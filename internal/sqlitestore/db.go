@@ -153,18 +153,24 @@ func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err erro
 	}, nil
 }
 
-// write runs fn in a write transaction and commits it. fn sorts its own errors (fail).
+// write runs fn in a write transaction and commits it. fn sorts its own errors (fail), and
+// returns errNoWrite to roll back a transaction that changed nothing: only a commit that
+// wrote shows that a full disk has room again.
 func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, done, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := fn(tx); err != nil {
+	if err := fn(tx); errors.Is(err, errNoWrite) {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	return db.fail(ctx, db.commit(tx))
 }
+
+var errNoWrite = errors.New("nothing to write")
 
 // commit commits tx and empties the read cache; it ends a full disk's fault: there was room.
 func (db *DB) commit(tx *sql.Tx) error {

@@ -140,7 +140,7 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 			}
 		}
 		if upTo == 0 {
-			return nil
+			return errNoWrite
 		}
 		res, err := tx.ExecContext(ctx, "DELETE FROM order_events WHERE id <= ?", upTo)
 		if err == nil {

@@ -96,8 +96,10 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (after order.Order, chang
 		} else if err != nil {
 			return s.db.fail(ctx, err)
 		}
-		if after, err = before.Cancel(); err != nil || after.Status == before.Status {
+		if after, err = before.Cancel(); err != nil {
 			return err
+		} else if after.Status == before.Status {
+			return errNoWrite
 		}
 		_, err = tx.ExecContext(ctx, "UPDATE orders SET status = ? WHERE id = ?", after.Status, id)
 		changed = err == nil
