@@ -46,10 +46,11 @@ func (c *readCache) forget() {
 }
 
 // cachedRead answers k from the cache under the current header, else reads it from table and
-// keeps it under the header read before the query. A read of one row by index takes
+// keeps it under the header read before the query (k is an interface only there: a hit
+// allocates nothing). A read of one row by index takes
 // microseconds: its context is not watched, as database/sql and the driver would each start a
 // goroutine to.
-func cachedRead[V any](ctx context.Context, db *DB, table string, k any, read func(context.Context) (V, error)) (V, error) {
+func cachedRead[K comparable, V any](ctx context.Context, db *DB, table string, k K, read func(context.Context) (V, error)) (V, error) {
 	if err := ctx.Err(); err != nil {
 		return *new(V), err
 	}
