@@ -87,12 +87,7 @@ func upsert[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upse
 	}
 	var values []any // of the rows not yet written
 	rows, changed, before, after := 0, int64(0), 0, 0
-	stmts := map[int]*sql.Stmt{} // by rows: a full statement's, and the last one's
-	defer func() {
-		for _, s := range stmts {
-			s.Close()
-		}
-	}()
+	stmts := map[int]*sql.Stmt{} // by rows: a full statement's, and the last one's; the tx's end closes them
 	flush := func() (err error) {
 		s := stmts[rows]
 		if s == nil {
