@@ -12,8 +12,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-var _ order.EventLog = (*Events)(nil)
-
 // Events is an order.EventLog in the order_events table, which the triggers on orders write in
 // the statement of each change, whoever makes it (schema.go). A position is an event's id in
 // decimal; "0" is the beginning of a log that never had an event.

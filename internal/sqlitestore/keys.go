@@ -11,11 +11,6 @@ import (
 	"github.com/petstore/orderd/internal/pagetoken"
 )
 
-var (
-	_ order.KeyStore        = (*Keys)(nil)
-	_ pagetoken.SecretStore = (*Secrets)(nil)
-)
-
 // Keys is an order.KeyStore in the api_keys table; other processes' changes count from the next request.
 type Keys struct{ db *DB }
 

@@ -11,11 +11,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-var (
-	_ order.Store    = (*Orders)(nil)
-	_ order.PetStore = (*Pets)(nil)
-)
-
 // Orders is an order.Store in the orders table.
 type Orders struct{ db *DB }
 
