@@ -19,8 +19,9 @@ func TestWaitForEventsWithoutTheHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	wal := db.cache.wal.Swap(nil)
-	defer db.cache.wal.Store(wal) // for Close to release it
+	wal := db.cache.wal
+	db.cache.wal = nil
+	defer func() { db.cache.wal = wal }() // for Close to release it
 	ship := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	if _, err := db.Import(ctx, []order.Order{{ID: 1, ShipDate: ship, Status: order.StatusPending}}, nil); err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func TestWaitForEventsWithoutTheHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quick, cancel := context.WithTimeout(ctx, 3*queryPoll)
+	quick, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	if err := events.WaitForEvents(quick, from); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("WaitForEvents with nothing new = %v, want the deadline", err)

@@ -21,6 +21,14 @@ func OneConnection(db *DB) {
 	db.sql.SetMaxIdleConns(2)
 }
 
+// Fault returns the fault that lasts until a restart, a *order.Fault, or nil.
+func (db *DB) Fault() error {
+	if f := db.faults.lasting.Load(); f != nil {
+		return f
+	}
+	return nil
+}
+
 // QueryRowForTest runs a query on db's file, for tests that look at its schema.
 func (db *DB) QueryRowForTest(ctx context.Context, query string) *sql.Row {
 	return db.sql.QueryRowContext(ctx, query)

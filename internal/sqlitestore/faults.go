@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -75,29 +76,18 @@ func (db *DB) OnFault(report func(*order.Fault)) {
 	}
 }
 
-// Fault returns the fault that lasts until a restart, a *order.Fault, or nil.
-func (db *DB) Fault() error {
-	if f := db.faults.lasting.Load(); f != nil {
-		return f
-	}
-	return nil
-}
-
 // Ready fails while a fault lasts, or after a full disk until a probe write (a row nothing reads) commits.
 func (db *DB) Ready(ctx context.Context) error {
-	if err := db.Fault(); err != nil || db.faults.full.Load() == nil {
-		return err
+	if f := db.faults.lasting.Load(); f != nil {
+		return f
+	} else if db.faults.full.Load() == nil {
+		return nil
 	}
-	tx, done, err := db.beginWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write-probe', randomblob(16))
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`); err != nil {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('write-probe', randomblob(16))
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value`)
 		return db.fail(ctx, err)
-	}
-	return db.fail(ctx, db.commit(tx))
+	})
 }
 
 // reportFault reports f, keeps it if it is the first lasting fault, and returns it.
@@ -111,7 +101,9 @@ func (db *DB) reportFault(f *order.Fault) *order.Fault {
 	return f
 }
 
-// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL) Open found.
+// watchFiles checks every 250 ms, until Close, that the paths still name the file and the -shm
+// (nil off WAL) that Open found: SQLite keeps its descriptors and never looks at the paths
+// again. A path that names another file is a fault that lasts.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	db.faults.unwatch = sync.OnceFunc(func() { close(stop); <-stopped })
@@ -125,32 +117,25 @@ func (db *DB) watchFiles(file, shm os.FileInfo) {
 				return
 			case <-tick.C:
 			}
-			if f := db.checkFiles(file, shm); f != nil {
-				db.reportFault(f)
-				return // it lasts until a restart
+			if how := moved(db.path, file); how != "" {
+				db.reportFault(&order.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
+					Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", order.ErrUnavailable, db.path, how)})
+				return
+			}
+			if how := moved(db.path+"-shm", shm); how != "" {
+				db.reportFault(&order.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
+					Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", order.ErrUnavailable, db.path, how)})
+				return
 			}
 		}
 	}()
 }
 
-// checkFiles returns the fault of a path that no longer names the file opened, or nil.
-func (db *DB) checkFiles(file, shm os.FileInfo) *order.Fault {
-	if how := moved(db.path, file); how != "" {
-		return &order.Fault{Kind: FaultReplaced, Lasting: true, Public: "the database file was replaced or removed under the running server",
-			Err: fmt.Errorf("%w: %s is no longer the file this process opened (%s): restart to open the one there now", order.ErrUnavailable, db.path, how)}
-	}
-	if shm == nil {
-		return nil
-	}
-	if how := moved(db.path+"-shm", shm); how != "" {
-		return &order.Fault{Kind: FaultShmRemoved, Lasting: true, Public: "the database's -shm file was removed under the running server",
-			Err: fmt.Errorf("%w: %s-shm is no longer the wal-index this process opened (%s): stop every process on the file, then restart", order.ErrUnavailable, db.path, how)}
-	}
-	return nil
-}
-
-// moved says how path no longer names the file was, or "" if it still does.
+// moved says how path no longer names the file was (nil: none to watch), or "" if it still does.
 func moved(path string, was os.FileInfo) string {
+	if was == nil {
+		return ""
+	}
 	now, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

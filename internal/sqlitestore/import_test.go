@@ -156,12 +156,13 @@ func TestImportBatchesEqualsTheModel(t *testing.T) {
 
 // TestImportBatchesRefusedLastWritesNothing: a record refused as the batches are written,
 // the last of many batches (a file changed since it was checked), leaves the file as it was,
-// whether the import was a bulk load or not.
+// whether the import was a bulk load or not, and its connection with the tables' CHECKs on.
 func TestImportBatchesRefusedLastWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	for name, held := range map[string][]order.Order{"empty": nil, "not empty": ordertest.Fixture()} {
 		t.Run(name, func(t *testing.T) {
 			db := mustOpen(t, newFile(t, held))
+			sqlitestore.OneConnection(db) // the import's connection is the one queried after it
 			orders := sqlitestore.NewOrders(db)
 			v0, err := orders.Version(ctx)
 			if err != nil {
@@ -185,6 +186,11 @@ func TestImportBatchesRefusedLastWritesNothing(t *testing.T) {
 			var n int
 			if err := db.QueryRowForTest(ctx, "SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'orders' AND type IN ('index', 'trigger')").Scan(&n); err != nil || n != 3 {
 				t.Fatalf("%d indexes and triggers on orders, %v; want 3", n, err)
+			}
+			// The refused import's connection has the tables' CHECKs on again.
+			err = db.QueryRowForTest(ctx, "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, status) VALUES (99, 0, 0, 'soon', 0, 'pending') RETURNING id").Scan(&n)
+			if err == nil || !strings.Contains(err.Error(), "CHECK constraint failed") {
+				t.Fatalf("a row against a CHECK, after the refused import: %v; want it refused", err)
 			}
 		})
 	}

@@ -6,11 +6,16 @@ import (
 	"fmt"
 )
 
-// migrations[i] takes a file from user_version i to i+1; later versions append, never edit
-// (a migration's text, recordsEvents' included, is what files of that version have run).
-var migrations = []string{
-	// 0 → 1: orders, pets and API keys.
-	`
+// schemaVersion is the file's user_version. Each step of upgrade runs, in one transaction, on a
+// file of version from <= v < to, taking any older file (schema_history_test.go) to this one.
+// Raise it with any change to the triggers: the last steps make them again.
+const schemaVersion = 7
+
+var upgrade = []struct {
+	from, to int
+	sql      string
+}{
+	{0, 1, `
 CREATE TABLE orders (
 	id        INTEGER PRIMARY KEY CHECK (id >= 0),
 	pet_id    INTEGER NOT NULL CHECK (pet_id >= 0),
@@ -19,32 +24,16 @@ CREATE TABLE orders (
 	complete  INTEGER NOT NULL CHECK (complete IN (0, 1)),
 	status    TEXT    NOT NULL CHECK (status IN ('pending', 'shipped', 'cancelled'))
 ) STRICT;
-
--- Each index ends with the rowid (the id), so a filter on its column answers in id order.
-CREATE INDEX orders_by_status    ON orders (status);
-CREATE INDEX orders_by_pet       ON orders (pet_id);
-CREATE INDEX orders_by_ship_date ON orders (ship_date);
-
-CREATE TABLE orders_version (
-	one   INTEGER PRIMARY KEY CHECK (one = 1),
-	value INTEGER NOT NULL
-) STRICT;
+-- A DELETE records no event: it moves the orders' version here (ordersVersion).
+CREATE TABLE orders_version (one INTEGER PRIMARY KEY CHECK (one = 1), value INTEGER NOT NULL) STRICT;
 INSERT INTO orders_version (one, value) VALUES (1, 0);
-
--- Every change to the orders moves the version in its own transaction, whoever writes.
-CREATE TRIGGER orders_insert_moves_version AFTER INSERT ON orders
-BEGIN UPDATE orders_version SET value = value + 1; END;
-CREATE TRIGGER orders_update_moves_version AFTER UPDATE ON orders
-BEGIN UPDATE orders_version SET value = value + 1; END;
 CREATE TRIGGER orders_delete_moves_version AFTER DELETE ON orders
 BEGIN UPDATE orders_version SET value = value + 1; END;
-
 CREATE TABLE pets (
 	id     INTEGER PRIMARY KEY CHECK (id >= 0),
 	name   TEXT NOT NULL,
 	status TEXT NOT NULL CHECK (status IN ('available', 'pending', 'sold'))
 ) STRICT;
-
 CREATE TABLE api_keys (
 	name       TEXT    NOT NULL PRIMARY KEY CHECK (name <> ''),
 	plan       TEXT    NOT NULL CHECK (plan IN ('free', 'pro', 'business', 'enterprise')),
@@ -54,64 +43,17 @@ CREATE TABLE api_keys (
 	hash       TEXT    NOT NULL UNIQUE CHECK (length(hash) = 64 AND hash NOT GLOB '*[^0-9a-f]*'),
 	created_at TEXT    NOT NULL CHECK (created_at GLOB '` + timestampGlob + `')
 ) STRICT;
-CREATE INDEX api_keys_by_prefix ON api_keys (prefix, name);
-`,
-	// 1 → 2: settings every process on the file shares: the page-token secret (secrets.go).
-	`
-CREATE TABLE settings (
-	name  TEXT NOT NULL PRIMARY KEY CHECK (name <> ''),
-	value BLOB NOT NULL
-) STRICT;
-`,
-	// 2 → 3: the log of changes to the orders (events.go), written by triggers so that every
-	// writer, plain SQL included, records its changes in the statement that makes them. The
-	// log starts empty: the orders already in the file were not changed since it exists.
-	`
--- AUTOINCREMENT: no id is given twice, not even once Trim has deleted every row. No CHECK:
--- the triggers write every row, scanEvent checks each it reads, and any CHECK here cost a
--- change about 4 µs more a row (a third of the events' cost to an import that updates).
-CREATE TABLE order_events (
-	id        INTEGER PRIMARY KEY AUTOINCREMENT,
-	type      TEXT    NOT NULL,
-	time      TEXT    NOT NULL,
-	order_id  INTEGER NOT NULL,
-	pet_id    INTEGER NOT NULL,
-	quantity  INTEGER NOT NULL,
-	ship_date TEXT    NOT NULL,
-	complete  INTEGER NOT NULL,
-	status    TEXT    NOT NULL
-) STRICT;
-
--- The newest id Trim dropped: a position below it is one the log can no longer read on from.
-CREATE TABLE order_events_cut (
-	one          INTEGER PRIMARY KEY CHECK (one = 1),
-	last_dropped INTEGER NOT NULL
-) STRICT;
-INSERT INTO order_events_cut (one, last_dropped) VALUES (1, 0);
-
-CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
-BEGIN
-	INSERT INTO order_events (type, time, order_id, pet_id, quantity, ship_date, complete, status)
-	VALUES ('order.created', ` + eventTime + `,
-		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
-END;
--- An UPDATE records only where a column changed; the status says which event it is.
-CREATE TRIGGER orders_update_records_event AFTER UPDATE ON orders
-WHEN (OLD.id, OLD.pet_id, OLD.quantity, OLD.ship_date, OLD.complete, OLD.status)
-	IS NOT (NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status)
-BEGIN
-	INSERT INTO order_events (type, time, order_id, pet_id, quantity, ship_date, complete, status)
-	VALUES (CASE WHEN NEW.status IS OLD.status THEN 'order.updated'
-			WHEN NEW.status = 'cancelled' THEN 'order.cancelled'
-			WHEN NEW.status = 'shipped' THEN 'order.shipped'
-			ELSE 'order.updated' END,
-		` + eventTime + `,
-		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
-END;
-`,
-	// 3 → 4: webhook endpoints and where each one's delivery stands (webhooks.go). The times
-	// of the delivery and of the lease are Unix nanoseconds, 0 for none: compared, not read.
-	`
+CREATE INDEX api_keys_by_prefix ON api_keys (prefix, name);`},
+	// Settings every process on the file shares: the page-token secret (secrets.go).
+	{0, 2, `CREATE TABLE settings (name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''), value BLOB NOT NULL) STRICT;`},
+	// The log of changes (events.go). It starts empty: the orders there were not changed since.
+	// The newest id Trim dropped is kept: a position below it cannot be read on from.
+	{0, 3, eventsTable("order_events") + `
+CREATE TABLE order_events_cut (one INTEGER PRIMARY KEY CHECK (one = 1), last_dropped INTEGER NOT NULL) STRICT;
+INSERT INTO order_events_cut (one, last_dropped) VALUES (1, 0);`},
+	// Webhook endpoints and where each one's delivery stands (webhooks.go). The times of the
+	// delivery and of the lease are Unix nanoseconds, 0 for none: compared, not read.
+	{0, 4, `
 CREATE TABLE webhook_endpoints (
 	id            TEXT    NOT NULL PRIMARY KEY CHECK (id <> ''),
 	url           TEXT    NOT NULL,
@@ -129,115 +71,29 @@ CREATE TABLE webhook_endpoints (
 	-- One instance delivers to an endpoint at a time: the one named here, until the expiry.
 	lease_owner   TEXT    NOT NULL DEFAULT '',
 	lease_expires INTEGER NOT NULL DEFAULT 0
-) STRICT;
-`,
-	// 4 → 5: a cancel's commit writes two pages fewer, the commit being most of what a cancel
-	// costs. The orders' version is orders_version's value plus the newest event id, so a
-	// change that records an event moves it through the event alone; a DELETE records no event
-	// and still moves orders_version, an UPDATE that changes nothing moves neither. And the log
-	// gives its ids itself (newestEventID), without AUTOINCREMENT's write to sqlite_sequence.
-	`
-DROP TRIGGER orders_insert_moves_version;
-DROP TRIGGER orders_update_moves_version;
-DROP TRIGGER orders_insert_records_event;
-DROP TRIGGER orders_update_records_event;
-
-CREATE TABLE order_events_5 (
-	id        INTEGER PRIMARY KEY,
-	type      TEXT    NOT NULL,
-	time      TEXT    NOT NULL,
-	order_id  INTEGER NOT NULL,
-	pet_id    INTEGER NOT NULL,
-	quantity  INTEGER NOT NULL,
-	ship_date TEXT    NOT NULL,
-	complete  INTEGER NOT NULL,
-	status    TEXT    NOT NULL
-) STRICT;
+) STRICT;`},
+	// What older versions had: triggers that moved orders_version on every change or gave
+	// other ids, and indexes for finds, which order.View answers now.
+	{1, schemaVersion, `
+DROP TRIGGER IF EXISTS orders_insert_moves_version;
+DROP TRIGGER IF EXISTS orders_update_moves_version;
+DROP TRIGGER IF EXISTS orders_insert_records_event;
+DROP TRIGGER IF EXISTS orders_update_records_event;
+DROP INDEX IF EXISTS orders_by_status;
+DROP INDEX IF EXISTS orders_by_pet;
+DROP INDEX IF EXISTS orders_by_ship_date;`},
+	// Versions 3 and 4 gave ids by AUTOINCREMENT (a write to sqlite_sequence a change).
+	{3, 5, eventsTable("order_events_5") + `
 INSERT INTO order_events_5 SELECT * FROM order_events;
 DROP TABLE order_events;
-ALTER TABLE order_events_5 RENAME TO order_events;
-` + recordsEvents(newestEventID+" + 1"),
-	// 5 → 6: an event's id comes from the clock when that is ahead of the newest id plus one
-	// (nextEventID), so that a file restored from a backup does not give again the ids of the
-	// history it lost: a reader's position from that history then stays unknown, and expired.
-	`
-DROP TRIGGER orders_insert_records_event;
-DROP TRIGGER orders_update_records_event;
-` + recordsEvents(nextEventID),
-	// 6 → 7: orders are read from memory (order.View), by id only: no query reads these
-	// indexes any more, and every write to orders paid for them.
-	`
-DROP INDEX orders_by_status;
-DROP INDEX orders_by_pet;
-DROP INDEX orders_by_ship_date;
-`,
-}
-
-// migrate brings the schema up to date in a write transaction: once, should two processes race.
-func (db *DB) migrate(ctx context.Context) error {
-	current, err := db.schemaVersion(ctx, db.sql)
-	if err != nil || current == len(migrations) {
-		return err
-	}
-	tx, err := db.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return db.fail(ctx, err)
-	}
-	defer tx.Rollback()
-	if current, err = db.schemaVersion(ctx, tx); err != nil {
-		return err
-	}
-	for v := current; v < len(migrations); v++ {
-		// PRAGMA takes no parameters; the number is ours.
-		step := migrations[v] + fmt.Sprintf(";\nPRAGMA user_version = %d;", v+1)
-		if _, err := tx.ExecContext(ctx, step); err != nil {
-			return fmt.Errorf("%s: schema version %d → %d: %w", db.path, v, v+1, db.fail(ctx, err))
-		}
-	}
-	return db.fail(ctx, tx.Commit())
-}
-
-type querier interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}
-
-// schemaVersion reads the file's schema version, refusing one newer than this code's.
-func (db *DB) schemaVersion(ctx context.Context, q querier) (int, error) {
-	var v int
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return 0, db.fail(ctx, err)
-	}
-	if v > len(migrations) {
-		return 0, fmt.Errorf("%s: schema version %d is newer than this program's %d", db.path, v, len(migrations))
-	}
-	return v, nil
-}
-
-// timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
-const timestampLayout = "2006-01-02T15:04:05.000000000Z"
-
-// eventTime is SQLite's clock in timestampLayout: milliseconds, padded to nine digits. 'now' is
-// one instant for a whole statement: the events of one statement share it. Schema version 3
-// has it: never edit.
-const eventTime = "strftime('%Y-%m-%dT%H:%M:%f000000Z', 'now')"
-
-const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
-	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"
-
-// newestEventID is the newest id the log ever gave: its newest row's, or once Trim dropped
-// every row, the newest it dropped. Every id is one more than it, so no id is given twice.
-// Schema version 5 has it: never edit.
-const newestEventID = "(SELECT max(coalesce(max(id), 0), (SELECT last_dropped FROM order_events_cut)) FROM order_events)"
-
-// recordsEvents is the triggers that record the orders' changes in the log, each event with
-// the id nextID gives (an expression of the statement). Schema versions 5 and 6 have it: never
-// edit.
-func recordsEvents(nextID string) string {
-	return `
+ALTER TABLE order_events_5 RENAME TO order_events;`},
+	// The log is written in the statement of each change, whoever makes it; an UPDATE records
+	// only where a column changed, and the status says which event it is.
+	{0, schemaVersion, `
 CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
 BEGIN
 	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
-	VALUES (` + nextID + `, 'order.created', ` + eventTime + `,
+	VALUES (` + nextEventID + `, 'order.created', ` + eventTime + `,
 		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
 END;
 CREATE TRIGGER orders_update_records_event AFTER UPDATE ON orders
@@ -245,22 +101,74 @@ WHEN (OLD.id, OLD.pet_id, OLD.quantity, OLD.ship_date, OLD.complete, OLD.status)
 	IS NOT (NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status)
 BEGIN
 	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
-	VALUES (` + nextID + `,
+	VALUES (` + nextEventID + `,
 		CASE WHEN NEW.status IS OLD.status THEN 'order.updated'
 			WHEN NEW.status = 'cancelled' THEN 'order.cancelled'
 			WHEN NEW.status = 'shipped' THEN 'order.shipped'
 			ELSE 'order.updated' END,
 		` + eventTime + `,
 		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
-END;
-`
+END;`},
 }
 
-// nextEventID is the id of the next event: the newest ever given plus one, or, when that is
-// behind the clock, the clock's milliseconds since 1970 times 1,000 (SQLite's 'now' counts
-// milliseconds; the factor leaves room for a thousand events a millisecond before the ids run
-// ahead of it). A file restored from a backup then gives ids past every one its lost history
-// gave before the restore, instead of giving those again, and a position of that history is
-// no event of the log (Events refuses it). julianday, not unixepoch: every SQLite an outside
-// writer may use has it. Schema version 6 has it: never edit.
+// eventsTable creates the log's table. No CHECK: the triggers write every row, scanEvent checks
+// each it reads, and CHECKs cost an import a third more.
+func eventsTable(name string) string {
+	return "CREATE TABLE " + name + ` (
+	id INTEGER PRIMARY KEY, type TEXT NOT NULL, time TEXT NOT NULL, order_id INTEGER NOT NULL, pet_id INTEGER NOT NULL,
+	quantity INTEGER NOT NULL, ship_date TEXT NOT NULL, complete INTEGER NOT NULL, status TEXT NOT NULL
+) STRICT;`
+}
+
+// migrate brings the schema up to date in a write transaction: once, should two processes race.
+func (db *DB) migrate(ctx context.Context) error {
+	if v, err := db.schemaVersion(ctx, db.sql); err != nil || v == schemaVersion {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		v, err := db.schemaVersion(ctx, tx)
+		for _, step := range upgrade {
+			if err == nil && step.from <= v && v < step.to {
+				_, err = tx.ExecContext(ctx, step.sql)
+			}
+		}
+		if err == nil { // PRAGMA takes no parameters; the number is ours
+			_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+		}
+		return db.fail(ctx, err)
+	})
+}
+
+// schemaVersion reads the file's schema version, refusing one newer than this code's.
+func (db *DB) schemaVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, db.fail(ctx, err)
+	}
+	if v > schemaVersion {
+		return 0, fmt.Errorf("%s: schema version %d is newer than this program's %d", db.path, v, schemaVersion)
+	}
+	return v, nil
+}
+
+// timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
+const timestampLayout = "2006-01-02T15:04:05.000000000Z"
+
+// eventTime is SQLite's clock in timestampLayout, to the millisecond; the events of one
+// statement share its 'now'.
+const eventTime = "strftime('%Y-%m-%dT%H:%M:%f000000Z', 'now')"
+
+const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
+	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"
+
+// newestEventID is the newest id the log ever gave: its newest row's, or once Trim dropped
+// every row, the newest it dropped.
+const newestEventID = "(SELECT max(coalesce(max(id), 0), (SELECT last_dropped FROM order_events_cut)) FROM order_events)"
+
+// nextEventID is the newest id ever given plus one, or, when that is behind the clock, the
+// clock's milliseconds since 1970 times 1,000: a file restored from a backup gives ids past
+// every one its lost history gave, whose positions Events then refuses. julianday, not
+// unixepoch: every SQLite an outside writer may use has it.
 const nextEventID = "max(" + newestEventID + " + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) * 1000)"

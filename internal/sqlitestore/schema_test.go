@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -184,7 +185,7 @@ func openSchema(t *testing.T, v int, then ...string) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range append(append(migrations[:v:v], fmt.Sprintf("PRAGMA user_version = %d", v)), then...) {
+	for _, q := range append(append(oldMigrations[:v:v], fmt.Sprintf("PRAGMA user_version = %d", v)), then...) {
 		if _, err := old.Exec(q); err != nil {
 			t.Fatalf("%.40s: %v", q, err)
 		}
@@ -196,8 +197,8 @@ func openSchema(t *testing.T, v int, then ...string) *DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	var got int
-	if err := db.sql.QueryRow("PRAGMA user_version").Scan(&got); err != nil || got != len(migrations) {
-		t.Fatalf("user_version %d, %v after migrating; want %d", got, err, len(migrations))
+	if err := db.sql.QueryRow("PRAGMA user_version").Scan(&got); err != nil || got != schemaVersion {
+		t.Fatalf("user_version %d, %v after migrating; want %d", got, err, schemaVersion)
 	}
 	return db
 }
@@ -223,7 +224,7 @@ const order7 = "INSERT INTO orders VALUES (7, 1, 1, '2026-11-20T00:00:00.0000000
 // given twice, and every event of the import is readable after that newest.
 func TestBulkImportAfterAnEmptiedLog(t *testing.T) {
 	ctx := context.Background()
-	db := openSchema(t, len(migrations), order7, "UPDATE orders SET quantity = 2 WHERE id = 7") // two events
+	db := openSchema(t, len(oldMigrations), order7, "UPDATE orders SET quantity = 2 WHERE id = 7") // two events
 	if n, err := NewEvents(db).Trim(ctx, order.Retention{MaxAge: time.Nanosecond}); err != nil || n != 2 {
 		t.Fatalf("Trim: %d, %v; want both events dropped", n, err)
 	}
@@ -246,19 +247,19 @@ func TestBulkImportAfterAnEmptiedLog(t *testing.T) {
 	if err != nil || len(page.Events) != 3 {
 		t.Fatalf("the log after the import: %+v, %v; want its 3 events after %s", page, err, dropped)
 	}
-	newest, _ := position(dropped)
+	newest, _ := strconv.ParseInt(dropped, 10, 64)
 	for i, e := range page.Events {
 		if !after(e.ID, newest) || e.Order.ID != list[i].ID || e.Type != order.EventCreated {
 			t.Errorf("event %d: id %s, order %d, %s; want an id after %d, order %d created", i, e.ID, e.Order.ID, e.Type, newest, list[i].ID)
 		}
-		newest, _ = position(e.ID)
+		newest, _ = strconv.ParseInt(e.ID, 10, 64)
 	}
 }
 
 // after reports whether the position id comes after the position p.
 func after(id string, p int64) bool {
-	n, ok := position(id)
-	return ok && n > p
+	n, err := strconv.ParseInt(id, 10, 64)
+	return err == nil && n > p
 }
 
 // TestRestoredFileGivesNoLostID: a file restored from a backup gives no id again that the
@@ -298,7 +299,7 @@ func TestRestoredFileGivesNoLostID(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A restore takes longer than this: ids come from the clock's milliseconds.
-	lostAt, _ := position(lost)
+	lostAt, _ := strconv.ParseInt(lost, 10, 64)
 	for time.Now().UnixMilli() <= lostAt/1000 {
 		time.Sleep(time.Millisecond)
 	}
@@ -316,5 +317,29 @@ func TestRestoredFileGivesNoLostID(t *testing.T) {
 	page, err := NewEvents(db).Events(ctx, order.EventQuery{After: kept, Limit: 10})
 	if err != nil || len(page.Events) != 1 || page.Events[0].Type != order.EventCancelled || page.Events[0].Order.ID != 1 {
 		t.Fatalf("after %s, a position of the restored history: %+v, %v; want the new cancel of order 1", kept, page, err)
+	}
+}
+
+// TestEveryOldSchemaMigratesToTheNewOne: a file of each older version, once opened, has the
+// tables, columns, indexes and triggers of a file this version makes.
+func TestEveryOldSchemaMigratesToTheNewOne(t *testing.T) {
+	shape := func(db *DB) string {
+		t.Helper()
+		const q = `SELECT group_concat(line, char(10)) FROM (
+			SELECT s.type || ' ' || s.name || ': ' || CASE WHEN s.type = 'table' THEN
+				(SELECT group_concat(c.name || ' ' || c.type || ' ' || c."notnull" || ' ' || c.pk || ' ' || coalesce(c.dflt_value, ''), ', ')
+				 FROM pragma_table_info(s.name) c) ELSE coalesce(s.sql, '') END AS line
+			FROM sqlite_schema s WHERE s.name NOT LIKE 'sqlite_%' ORDER BY s.type, s.name)`
+		var got string
+		if err := db.sql.QueryRow(q).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := shape(openSchema(t, 0))
+	for v := 1; v < schemaVersion; v++ {
+		if got := shape(openSchema(t, v, order7)); got != want {
+			t.Errorf("a file of schema %d, migrated:\n%s\nwant, as a new file:\n%s", v, got, want)
+		}
 	}
 }

@@ -38,9 +38,9 @@ func TestConnectionSettings(t *testing.T) {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}
-		if journal != "wal" || synchronous != 2 || busy != 1500 || schema != len(migrations) {
+		if journal != "wal" || synchronous != 2 || busy != 1500 || schema != schemaVersion {
 			t.Fatalf("connection %d: journal_mode=%s synchronous=%d busy_timeout=%d user_version=%d; "+
-				"want wal, 2 (FULL), 1500, %d", i, journal, synchronous, busy, schema, len(migrations))
+				"want wal, 2 (FULL), 1500, %d", i, journal, synchronous, busy, schema, schemaVersion)
 		}
 	}
 }

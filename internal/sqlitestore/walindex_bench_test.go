@@ -16,7 +16,7 @@ func BenchmarkWalIndexHeader(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	w := db.cache.wal.Load()
+	w := db.cache.wal
 	if w == nil {
 		b.Fatal("no wal-index mapped")
 	}
@@ -42,7 +42,7 @@ func BenchmarkWalIndexHeaderPread(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close() // after db.Close: closing it drops the process's locks on the -shm
-	var buf [walIndexHeaderSize]byte
+	var buf [96]byte
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := f.ReadAt(buf[:], 0); err != nil {

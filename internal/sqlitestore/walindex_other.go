@@ -11,6 +11,6 @@ func openWalIndex(string) (*walIndex, error) {
 	return nil, fmt.Errorf("%w: it is mapped on unix systems only", ErrReadCacheUnsupported)
 }
 
-func (w *walIndex) release() error { return nil }
+func (*walIndex) release() error { return nil }
 
-func (w *walIndex) header() (walHeader, bool) { return walHeader{}, false }
+func (*walIndex) header() (walHeader, bool) { return walHeader{}, false }

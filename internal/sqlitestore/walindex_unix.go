@@ -13,76 +13,67 @@ import (
 	"unsafe"
 )
 
-// walIndex maps a -shm file's first page read-only, for every DB of the process on that file;
-// nil never reads a header.
+// walIndex maps a -shm file's first page read-only and shared, for every DB of the process on
+// that file; nil reads no header.
 type walIndex struct {
-	id   shmID
+	id   [2]uint64 // device and inode
 	file *os.File
-	mem  []byte // the first page of the -shm file, mapped read-only and shared
-	refs int    // DBs using it; guarded by walIndexes.mu
+	mem  []byte
+	refs int // DBs using it; guarded by walIndexes
 }
-
-// shmID names a -shm file by device and inode, whatever path reached it.
-type shmID struct{ dev, ino uint64 }
 
 // walIndexes are the mapped -shm files of the process, each opened once and closed when no DB
 // uses it: closing ANY descriptor of the file drops the process's POSIX locks, SQLite's too.
 var walIndexes = struct {
-	mu   sync.Mutex
-	open map[shmID]*walIndex
-}{open: map[shmID]*walIndex{}}
+	sync.Mutex
+	open map[[2]uint64]*walIndex
+}{open: map[[2]uint64]*walIndex{}}
 
-// openWalIndex maps the wal-index of the file at path, which a WAL connection has read (sized).
-func openWalIndex(path string) (*walIndex, error) {
-	walIndexes.mu.Lock()
-	defer walIndexes.mu.Unlock()
-	shm := path + "-shm"
+// openWalIndex maps the -shm file shm, which a WAL connection has sized. It opens no second
+// descriptor of a file the process has mapped, and none of a file it would refuse.
+func openWalIndex(shm string) (*walIndex, error) {
+	walIndexes.Lock()
+	defer walIndexes.Unlock()
 	info, err := os.Stat(shm)
 	if err != nil {
 		return nil, err
 	}
-	id := shmIDOf(info)
-	if w := walIndexes.open[id]; w != nil {
+	if w := walIndexes.open[fileID(info)]; w != nil {
 		w.refs++
 		return w, nil
 	}
-	pageSize := os.Getpagesize()
-	if info.Size() < int64(pageSize) {
-		// Reading a mapped page past the end of the file faults: leave this file alone.
-		return nil, fmt.Errorf("%w: %s is %d bytes, less than a memory page (%d bytes)", ErrReadCacheUnsupported, shm, info.Size(), pageSize)
+	if info.Size() < int64(os.Getpagesize()) { // reading a page past the file's end faults
+		return nil, fmt.Errorf("%w: %s is %d bytes, less than a memory page (%d bytes)", ErrReadCacheUnsupported, shm, info.Size(), os.Getpagesize())
 	}
-	f, err := os.Open(shm)
-	if err != nil {
+	w := &walIndex{id: fileID(info), refs: 1}
+	if w.file, err = os.Open(shm); err != nil {
 		return nil, err
 	}
-	if info, err = f.Stat(); err != nil {
-		return nil, errors.Join(err, f.Close())
+	if info, err = w.file.Stat(); err == nil && fileID(info) != w.id {
+		err = fmt.Errorf("%s changed while being opened", shm)
 	}
-	if shmIDOf(info) != id {
-		return nil, errors.Join(fmt.Errorf("%s changed while being opened", shm), f.Close())
+	if err == nil {
+		w.mem, err = syscall.Mmap(int(w.file.Fd()), 0, os.Getpagesize(), syscall.PROT_READ, syscall.MAP_SHARED)
 	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, pageSize, syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("mmap %s: %w", shm, err), f.Close())
+		return nil, errors.Join(fmt.Errorf("map %s: %w", shm, err), w.file.Close())
 	}
-	w := &walIndex{id: id, file: f, mem: mem, refs: 1}
-	walIndexes.open[id] = w
+	walIndexes.open[w.id] = w
 	return w, nil
 }
 
-// shmIDOf takes what os.Stat gives on every unix; the fields' types vary by platform.
-func shmIDOf(info os.FileInfo) shmID {
-	st := info.Sys().(*syscall.Stat_t)
-	return shmID{dev: uint64(st.Dev), ino: uint64(st.Ino)}
+func fileID(info os.FileInfo) [2]uint64 {
+	st := info.Sys().(*syscall.Stat_t) // what os.Stat gives on every unix; the fields' types vary
+	return [2]uint64{uint64(st.Dev), uint64(st.Ino)}
 }
 
-// release ends this DB's use of w, after its connections are closed; the last use unmaps.
+// release ends a DB's use of w, after its connections are closed; the last use unmaps.
 func (w *walIndex) release() error {
 	if w == nil {
 		return nil
 	}
-	walIndexes.mu.Lock()
-	defer walIndexes.mu.Unlock()
+	walIndexes.Lock()
+	defer walIndexes.Unlock()
 	if w.refs--; w.refs > 0 {
 		return nil
 	}
@@ -91,22 +82,26 @@ func (w *walIndex) release() error {
 }
 
 // header reads the wal-index header, and reports whether a commit wrote it: both copies agree
-// and are initialised. Atomic loads: another process writes, and the first copy is read first.
+// and are initialised (iVersion 3007000; a new -shm is zeros). Atomic loads: another process
+// writes, and the first copy is read first. Should the page fault all the same, this request
+// reads the file instead of crashing.
 func (w *walIndex) header() (h walHeader, ok bool) {
 	if w == nil {
 		return walHeader{}, false
 	}
-	// Should the page fault all the same, this request reads the file instead of crashing.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if recover() != nil {
 			h, ok = walHeader{}, false
 		}
 	}()
-	words := (*[walIndexHeaderSize / 4]uint32)(unsafe.Pointer(unsafe.SliceData(w.mem)))
-	var copies [2]walHeader
-	for i := range words { // in order: the first copy, then the second
-		copies[i/len(h)][i%len(h)] = atomic.LoadUint32(&words[i])
+	words := (*[2 * len(h)]uint32)(unsafe.Pointer(unsafe.SliceData(w.mem)))
+	var second walHeader
+	for i := range h { // all of the first copy, then the second: SQLite writes them in the other order
+		h[i] = atomic.LoadUint32(&words[i])
 	}
-	return copies[0], copies[0] == copies[1] && copies[0][0] == walIndexVersion
+	for i := range second {
+		second[i] = atomic.LoadUint32(&words[len(h)+i])
+	}
+	return h, h == second && h[0] == 3007000
 }
