@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -14,10 +13,13 @@ import (
 	"github.com/petstore/orderd/internal/order/orderjson"
 )
 
+// eventsRoute is listEvents' route, which answers a page or a stream as Accept asks.
+const eventsRoute = BasePathV2 + "/store/events"
+
 // ListEvents answers a page of the log of order events, or, when the client asks for
 // text/event-stream, follows it (stream.go).
 func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestObject) (genv2.ListEventsResponseObject, error) {
-	p, r := req.Params, requestOf(ctx)
+	p, r := req.Params, exchangeOf(ctx).req
 	q := order.EventQuery{Limit: defaultPageSize}
 	if p.After != nil {
 		q.After = *p.After
@@ -40,15 +42,12 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
-	answer := eventPage{body: appendEventPage(make([]byte, 0, 256*len(page.Events)+64), page)}
+	answer := eventPage{r: r, body: &encoded{body: appendEventPage(make([]byte, 0, 256*len(page.Events)+64), page)}}
 	if page.More {
-		answer.link = nextLink("/store/events", r.URL.RawQuery, eventsQueryParameters, "after", page.Last)
+		answer.link = nextLink("/store/events", r.URL.RawQuery, []string{"type", "pageSize"}, "after", page.Last)
 	}
 	return answer, nil
 }
-
-// eventsQueryParameters are those a next page's Link repeats, after replaced.
-var eventsQueryParameters = []string{"type", "pageSize"}
 
 // eventsError names the position a refusal is about.
 func eventsError(after string, err error) error {
@@ -72,22 +71,15 @@ func acceptsEventStream(h http.Header) bool {
 	return false
 }
 
-// eventPage is a page of the log as JSON; pages are not cached, for each reads the log's end.
+// eventPage is a page of the log as JSON, sent plain and never cached: each reads the log's end.
 type eventPage struct {
-	body []byte
+	r    *http.Request
+	body *encoded
 	link string
 }
 
-func (r eventPage) VisitListEventsResponse(w http.ResponseWriter) error {
-	if r.link != "" {
-		w.Header().Set("Link", r.link)
-	}
-	h := w.Header()
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(r.body)))
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(r.body)
-	return err
+func (a eventPage) VisitListEventsResponse(w http.ResponseWriter) error {
+	return a.body.write(w, a.r, echo.MIMEApplicationJSON, a.link)
 }
 
 // appendEventPage writes the EventPage of page.
@@ -99,7 +91,6 @@ func appendEventPage(b []byte, page order.EventPage) []byte {
 		}
 		b = orderjson.AppendEvent(b, e)
 	}
-	b = append(b, `],"lastEventId":"`...)
-	b = append(b, page.Last...) // digits and '-': nothing to escape
+	b = append(append(b, `],"lastEventId":"`...), page.Last...) // digits and '-': nothing to escape
 	return append(b, "\"}\n"...)
 }

@@ -20,26 +20,21 @@ const defaultPageSize = 100 // openapi-v2.yaml's
 // FindOrders answers one page of the orders that match the filters, from where pageToken says,
 // or 304; a page asked for again at the same version is answered from the cache.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
-	p, f := req.Params, filterOf(req.Params, requestOf(ctx).URL)
+	r := exchangeOf(ctx).req
 	snap, err := s.v1.orders.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	query := requestOf(ctx).URL.RawQuery
-	pg, ok := s.pages.get(snap, query)
-	if !ok || pg.secret != nil && pg.secret != s.tokens.InUse() {
-		secret := s.tokens.InUse()
-		if pg, err = s.findPage(ctx, snap, p, f, query); err != nil {
+	pg, ok := s.pages.get(snap, r.URL.RawQuery)
+	if secret := s.tokens.InUse(); !ok || pg.secret != nil && pg.secret != secret {
+		if pg, err = s.findPage(ctx, snap, req.Params, filterOf(req.Params, r.URL), r.URL.RawQuery); err != nil {
 			return nil, err
 		}
 		if pg.secret == nil || pg.secret == secret { // not when the secret changed meanwhile
-			s.pages.put(snap, query, pg)
+			s.pages.put(snap, r.URL.RawQuery, pg)
 		}
 	}
-	if p.IfNoneMatch != nil && etagMatches(*p.IfNoneMatch, pg.etag) {
-		return notModified{pg.etag, pg.eventID}, nil
-	}
-	return pageAnswer{pg}, nil
+	return pageAnswer{pg, r}, nil
 }
 
 func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.FindOrdersParams, f order.Filter, query string) (*encodedPage, error) {
@@ -63,16 +58,17 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 		}
 	}
 	pg := &encodedPage{eventID: snap.Position}
+	next := ""
 	if !found.End {
-		if pg.next, err = s.tokens.Make(ctx, f, found.Resume); err != nil {
+		if next, err = s.tokens.Make(ctx, f, found.Resume); err != nil {
 			return nil, err
 		}
-		pg.link = nextLink("/store/orders", query, findQueryParameters, "pageToken", pg.next)
+		pg.link = nextLink("/store/orders", query, findQueryParameters, "pageToken", next)
 	}
 	if p.PageToken != nil || !found.End {
 		pg.secret = s.tokens.InUse() // the page's tokens verify under it, unless it changed
 	}
-	pg.encoded = newEncoded(appendPage(make([]byte, 0, 128*len(found.Orders)+96), found.Orders, pg.next), pageLevel)
+	pg.encoded = newEncoded(appendPage(make([]byte, 0, 128*len(found.Orders)+96), found.Orders, next), pageLevel)
 	return pg, nil
 }
 
@@ -80,19 +76,18 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 type encodedPage struct {
 	*encoded
 	secret  *[]byte // the page-token secret its tokens verify under; nil when it has none
-	next    string  // the next page's token, or "" on the last page
-	link    string  // its Link header
+	link    string  // its Link header: the next page, or "" on the last
 	eventID string  // Orders-Event-Id, read before the page
 }
 
-type pageAnswer struct{ *encodedPage }
+type pageAnswer struct {
+	*encodedPage
+	r *http.Request
+}
 
-func (r pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
-	if r.link != "" {
-		w.Header().Set("Link", r.link)
-	}
-	w.Header().Set(ordersEventID, r.eventID)
-	return r.write(w, echo.MIMEApplicationJSON)
+func (a pageAnswer) VisitFindOrdersResponse(w http.ResponseWriter) error {
+	w.Header().Set(ordersEventID, a.eventID)
+	return a.write(w, a.r, echo.MIMEApplicationJSON, a.link)
 }
 
 // pageCache keeps the pages found in one snapshot of the orders, by query as sent. A new
@@ -141,10 +136,10 @@ func filterOf(p genv2.FindOrdersParams, u *url.URL) order.Filter {
 }
 
 // upToNanosecond is t, parsed from the query parameter name of u, one nanosecond later when
-// the fraction sent has a digit past the ninth that is not 0, which the parse dropped. Order dates are whole
-// nanoseconds, so the bound rounded up keeps exactly the orders the instant sent does, as
-// shipDateFrom (at or after) and as shipDateBefore (before); and a page token, which hashes
-// the bounds, tells the two instants apart.
+// the fraction sent has a digit past the ninth that is not 0, which the parse dropped. Order
+// dates are whole nanoseconds, so the bound rounded up keeps exactly the orders the instant
+// sent does, as shipDateFrom (at or after) and as shipDateBefore (before); and a page token,
+// which hashes the bounds, tells the two instants apart.
 func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	if t == nil {
 		return nil // and the query is not parsed again: most finds have no ship dates
@@ -160,13 +155,10 @@ func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 
 // appendPage writes the OrderPage of orders and, unless it is empty, the next page's token.
 func appendPage(b []byte, orders []order.Order, next string) []byte {
-	b = append(b, `{"orders":`...)
-	b = appendOrders(b, slices.Values(orders))
+	b = appendOrders(append(b, `{"orders":`...), slices.Values(orders))
 	b = b[:len(b)-1] // the list's newline ends the object
 	if next != "" {
-		b = append(b, `,"nextPageToken":"`...)
-		b = append(b, next...) // base64url: nothing to escape
-		b = append(b, '"')
+		b = append(append(append(b, `,"nextPageToken":"`...), next...), '"') // base64url: nothing to escape
 	}
 	return append(b, '}', '\n')
 }
@@ -187,25 +179,4 @@ func nextLink(path, query string, kept []string, name, value string) string {
 	}
 	q.Set(name, value)
 	return "<" + BasePathV2 + path + "?" + q.Encode() + `>; rel="next"`
-}
-
-type requestKey struct{}
-
-// withRequest gives the find the raw query and the events the Accept header, which the strict
-// interface does not pass on.
-func withRequest(f genv2.StrictHandlerFunc, operationID string) genv2.StrictHandlerFunc {
-	if operationID != "FindOrders" && operationID != "ListEvents" {
-		return f
-	}
-	return func(c echo.Context, req any) (any, error) {
-		r := c.Request()
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), requestKey{}, r)))
-		return f(c, req)
-	}
-}
-
-// requestOf is the request withRequest gave ctx.
-func requestOf(ctx context.Context) *http.Request {
-	r, _ := ctx.Value(requestKey{}).(*http.Request)
-	return r
 }

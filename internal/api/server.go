@@ -1,5 +1,3 @@
-// Package api is the HTTP face of the service: each version's operations (openapi.yaml at /v1,
-// openapi-v2.yaml at /v2), the middleware in front, and the one place errors become Errors.
 package api
 
 import (
@@ -19,7 +17,7 @@ import (
 var _ gen.StrictServerInterface = (*Server)(nil)
 var _ genv2.StrictServerInterface = (*ServerV2)(nil)
 
-// Server implements the operations of openapi.yaml on the domain's stores.
+// Server implements the operations of openapi.yaml on the domain's stores; the list is in list.go.
 type Server struct {
 	orders *order.View
 	lists  *listCache
@@ -29,7 +27,8 @@ type Server struct {
 	obs    Observer
 }
 
-// ServerV2 implements the operations of openapi-v2.yaml; the find is in find.go.
+// ServerV2 implements the operations of openapi-v2.yaml; the find is in find.go, the events in
+// events.go.
 type ServerV2 struct {
 	v1      *Server // the orders, and the cancel, one rule for both versions
 	tokens  *pagetoken.Codec
@@ -69,7 +68,7 @@ func (s *Server) cancel(ctx context.Context, id int64) error {
 	case errors.Is(err, order.ErrAlreadyShipped):
 		s.obs.Cancel("shipped")
 		return orderError(id, err)
-	case !requestEnded(ctx, err): // a client that hung up is no failed cancel (errors.go)
+	case !requestEnded(ctx, err): // a client that hung up is no failed cancel
 		s.obs.Cancel("error")
 	}
 	return err
@@ -89,26 +88,37 @@ func (s *ServerV2) GetOrder(ctx context.Context, req genv2.GetOrderRequestObject
 		Quantity: o.Quantity, ShipDate: o.ShipDate.UTC(), Status: genv2.OrderStatus(o.Status)}}, nil
 }
 
+// orderError is a refusal about one order, as its answer says it: "order 10: …".
+func orderError(id int64, err error) error { return fmt.Errorf("order %d: %w", id, err) }
+
 // GetOpenAPIDocument serves openapi.yaml as it is embedded in the binary.
-func (s *Server) GetOpenAPIDocument(context.Context, gen.GetOpenAPIDocumentRequestObject) (gen.GetOpenAPIDocumentResponseObject, error) {
-	return documents[0], nil
+func (s *Server) GetOpenAPIDocument(ctx context.Context, _ gen.GetOpenAPIDocumentRequestObject) (gen.GetOpenAPIDocumentResponseObject, error) {
+	return documentAnswer{documents[0], exchangeOf(ctx).req}, nil
 }
 
 // GetOpenAPIDocument serves openapi-v2.yaml as it is embedded in the binary.
-func (s *ServerV2) GetOpenAPIDocument(context.Context, genv2.GetOpenAPIDocumentRequestObject) (genv2.GetOpenAPIDocumentResponseObject, error) {
-	return documents[1], nil
+func (s *ServerV2) GetOpenAPIDocument(ctx context.Context, _ genv2.GetOpenAPIDocumentRequestObject) (genv2.GetOpenAPIDocumentResponseObject, error) {
+	return documentAnswer{documents[1], exchangeOf(ctx).req}, nil
 }
 
-// documents are both versions' answers, gzipped once.
-var documents = [...]documentAnswer{{newFile(orderd.OpenAPI)}, {newFile(orderd.OpenAPIV2)}}
+// documents are both versions', gzipped once.
+var documents = [...]*encoded{newFile(orderd.OpenAPI), newFile(orderd.OpenAPIV2)}
 
-type documentAnswer struct{ *encoded }
-
-func (r documentAnswer) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
-	return r.write(w, "application/yaml")
+type documentAnswer struct {
+	*encoded
+	r *http.Request
 }
 
-// GetPetById answers a pet until the sunset date, then 410; writeHeaders marks it deprecated.
+func (a documentAnswer) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error {
+	return a.write(w, a.r, "application/yaml", "")
+}
+
+// petRoute is the deprecated operation's route, whose every answer is marked (observe.go).
+const petRoute = BasePath + "/pets/:petId"
+
+var errSunset = errors.New("GET /pets/{petId} was retired on its sunset date; see the Link header")
+
+// GetPetById answers a pet until the sunset date, then 410.
 func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject) (gen.GetPetByIdResponseObject, error) {
 	if s.sunset.Passed(s.now()) {
 		return nil, errSunset
@@ -132,6 +142,3 @@ type Sunset struct {
 
 // Passed reports whether the operation is retired at now.
 func (s *Sunset) Passed(now time.Time) bool { return !now.Before(s.SunsetAt) }
-
-// orderError is a refusal about one order, as its answer says it: "order 10: …".
-func orderError(id int64, err error) error { return fmt.Errorf("order %d: %w", id, err) }

@@ -11,12 +11,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// traced is the step before observe when tracing is on (New adds it only then): a server span
-// per request, a child of the client's traceparent, so that every answer, errors included, is
-// in one. It names the caller's kind and the rate-limit outcome, never the key. Names and
-// attributes follow OpenTelemetry's HTTP server conventions: "METHOD route", or the method
-// alone when no route matched (a path is no name: there would be one per id), and "_OTHER"
-// for a method HTTP does not define, which a client could otherwise make names of.
+// traced is the step before observe when tracing is on: a server span per request, a child of
+// the client's traceparent, so that every answer, errors included, is in one. It names the
+// caller's kind and admit's outcome, never the key. Names and attributes follow
+// OpenTelemetry's HTTP server conventions: "METHOD route", or the method alone when no route
+// matched (a path would make a name per id), and "_OTHER" for a method HTTP does not define,
+// which a client could otherwise make names of.
 func traced(tr trace.Tracer) echo.MiddlewareFunc {
 	prop := otel.GetTextMapPropagator() // W3C trace context, as tracing.Start installs it
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -40,16 +40,19 @@ func traced(tr trace.Tracer) echo.MiddlewareFunc {
 			err := next(c) // observe has answered any error
 			status := c.Response().Status
 			span.SetAttributes(attribute.Int("http.response.status_code", status))
-			if caller := CallerFrom(c.Request().Context()); caller != nil && caller.Key != nil {
-				span.SetAttributes(attribute.String("orderd.caller", "key"))
-			} else if caller != nil {
-				span.SetAttributes(attribute.String("orderd.caller", "address"))
+			if ex := exchangeOf(c.Request().Context()); ex != nil {
+				switch {
+				case ex.key != nil:
+					span.SetAttributes(attribute.String("orderd.caller", "key"))
+				case ex.addr != "":
+					span.SetAttributes(attribute.String("orderd.caller", "address"))
+				}
+				if ex.rateLimit != "" {
+					span.SetAttributes(attribute.String("orderd.rate_limit", ex.rateLimit))
+				}
 			}
-			if ex, _ := c.Get(exchangeKey).(*exchange); ex != nil && ex.rateLimit != "" {
-				span.SetAttributes(attribute.String("orderd.rate_limit", ex.rateLimit))
-			}
-			// A client that hung up is answered 503 (errors.go) but is no fault of the server's.
-			if status >= 500 && c.Request().Context().Err() == nil {
+			// A client that hung up is answered 503, but is no fault of the server's.
+			if status >= 500 && ctx.Err() == nil {
 				span.SetStatus(codes.Error, "")
 				span.SetAttributes(attribute.String("error.type", strconv.Itoa(status)))
 			}
