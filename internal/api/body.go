@@ -23,24 +23,44 @@ const (
 	minGzipLength = 256 // the shortest body worth compressing: error bodies are shorter
 )
 
-// encoded is a body made once and sent many times (the list, a page, a document, a file).
+// encoded is a whole answer made once and sent many times (the list, a page, a document, a
+// file), or once (a page of events), with the headers only it writes.
 type encoded struct {
-	body    []byte
-	etag    string        // none for a file
-	gzipped func() []byte // made by the first request that accepts gzip; nil: always plain
+	body        []byte
+	contentType string
+	etag        string        // none for a file or a page of events
+	gzipped     func() []byte // made by the first request that accepts gzip; nil: always plain
+	eventID     string        // Orders-Event-Id: the position in the log it was read at
+	link        string        // the next page (RFC 8288), or ""
 }
 
 func newEncoded(body []byte, level int) *encoded {
-	return &encoded{body: body, etag: etagOf(body), gzipped: gzipOnce(body, level)}
+	return &encoded{body: body, contentType: echo.MIMEApplicationJSON, etag: etagOf(body), gzipped: gzipOnce(body, level)}
 }
 
-// newFile is a document or a file of /docs as encoded: no ETag.
-func newFile(body []byte) *encoded { return &encoded{body: body, gzipped: gzipOnce(body, pageLevel)} }
+// newFile is a document or a file of /docs: no ETag.
+func newFile(body []byte, contentType string) *encoded {
+	return &encoded{body: body, contentType: contentType, gzipped: gzipOnce(body, pageLevel)}
+}
 
-// write answers r with e: 304 when If-None-Match names e's tag, else e's body (and link as
-// its Link), gzipped when r accepts gzip and the body is long enough to gain by it.
-func (e *encoded) write(w http.ResponseWriter, r *http.Request, contentType, link string) error {
+// answer is an encoded body as the generated interfaces' responses; they would encode it again.
+type answer struct {
+	*encoded
+	r *http.Request
+}
+
+func (a answer) VisitListOrdersResponse(w http.ResponseWriter) error         { return a.write(w, a.r) }
+func (a answer) VisitFindOrdersResponse(w http.ResponseWriter) error         { return a.write(w, a.r) }
+func (a answer) VisitListEventsResponse(w http.ResponseWriter) error         { return a.write(w, a.r) }
+func (a answer) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error { return a.write(w, a.r) }
+
+// write answers r with e: 304 when If-None-Match names e's tag, else e's body, gzipped when r
+// accepts gzip and the body is long enough to gain by it.
+func (e *encoded) write(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
+	if e.eventID != "" {
+		h.Set("Orders-Event-Id", e.eventID)
+	}
 	if e.etag != "" {
 		h.Set("ETag", e.etag)
 		if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, e.etag) {
@@ -48,15 +68,15 @@ func (e *encoded) write(w http.ResponseWriter, r *http.Request, contentType, lin
 			return nil
 		}
 	}
-	if link != "" {
-		h.Set("Link", link)
+	if e.link != "" {
+		h.Set("Link", e.link)
 	}
 	body := e.body
 	if e.gzipped != nil && len(body) >= minGzipLength && acceptsGzip(r.Header) {
 		body = e.gzipped()
 		h.Set(echo.HeaderContentEncoding, "gzip")
 	}
-	h.Set(echo.HeaderContentType, contentType)
+	h.Set(echo.HeaderContentType, e.contentType)
 	// The body is whole: without a length, one over net/http's 2 KB buffer is sent chunked.
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
@@ -75,39 +95,23 @@ func gzipOnce(body []byte, level int) func() []byte {
 	})
 }
 
-// bigBody is the size from which a body, once made, gives back the memory its making took:
-// with GOGC at 400 the list of a million orders (105 MB) would keep the orders read resident
+// settled returns body; from 32 MiB on, the garbage of its making is first given back to the
+// system: with GOGC at 400 the list of a million orders would keep the orders read resident
 // until the next collection (bench/million.sh, RSS).
-const bigBody = 32 << 20
-
-// settled returns body; when it is big, the garbage of its making is collected and returned
-// to the system first. (Its spare capacity, never written, is not resident.)
 func settled(body []byte) []byte {
-	if len(body) >= bigBody {
+	if len(body) >= 32<<20 {
 		debug.FreeOSMemory()
 	}
 	return body
 }
 
-// acceptsGzip reports whether Accept-Encoding accepts gzip (RFC 9110, 12.5.3): "gzip", "x-gzip"
-// or else "*", weighted above 0 and not below "identity"; a weight that is no qvalue, nothing.
-// (echo's gzip middleware took "gzip;q=0" for a yes.)
+// acceptsGzip reports whether Accept-Encoding accepts gzip (RFC 9110 §12.5.3): "gzip", "x-gzip"
+// or else "*", weighted above 0 and not below "identity". (echo's gzip took "gzip;q=0" for a yes.)
 func acceptsGzip(h http.Header) bool {
-	gz, star, identity := -1, -1, -1 // weights in thousandths; -1: not listed
-	for _, line := range h.Values(echo.HeaderAcceptEncoding) {
-		for elem := range strings.SplitSeq(line, ",") {
-			coding, params, _ := strings.Cut(elem, ";")
-			q := qvalue(params)
-			switch coding = strings.TrimSpace(coding); {
-			case strings.EqualFold(coding, "gzip"), strings.EqualFold(coding, "x-gzip"):
-				gz = max(gz, q)
-			case coding == "*":
-				star = max(star, q)
-			case strings.EqualFold(coding, "identity"):
-				identity = max(identity, q)
-			}
-		}
-	}
+	v := h.Values(echo.HeaderAcceptEncoding)
+	gz := weight(v, func(c string) bool { return strings.EqualFold(c, "gzip") || strings.EqualFold(c, "x-gzip") })
+	star := weight(v, func(c string) bool { return c == "*" })
+	identity := weight(v, func(c string) bool { return strings.EqualFold(c, "identity") })
 	if gz < 0 {
 		gz = star
 	}
@@ -117,26 +121,38 @@ func acceptsGzip(h http.Header) bool {
 	return gz > 0 && gz >= identity
 }
 
+// weight is the greatest weight, in thousandths, that the lines of a header's list give an
+// item named as is says; -1 when none is. A weight that is no qvalue counts as none.
+func weight(lines []string, is func(string) bool) int {
+	w := -1
+	for _, line := range lines {
+		for item := range strings.SplitSeq(line, ",") {
+			if name, params, _ := strings.Cut(item, ";"); is(strings.TrimSpace(name)) {
+				w = max(w, qvalue(params))
+			}
+		}
+	}
+	return w
+}
+
 // qvalue is the weight in params, in thousandths: 1000 without a q, -1 for no qvalue.
 func qvalue(params string) int {
 	for p := range strings.SplitSeq(params, ";") {
-		name, v, _ := strings.Cut(p, "=")
-		if !strings.EqualFold(strings.TrimSpace(name), "q") {
-			continue
+		if name, v, _ := strings.Cut(p, "="); strings.EqualFold(strings.TrimSpace(name), "q") {
+			if v = strings.TrimSpace(v); !qvalueSyntax.MatchString(v) {
+				return -1
+			}
+			q, _ := strconv.ParseFloat(v, 64)
+			return int(math.Round(q * 1000))
 		}
-		if v = strings.TrimSpace(v); !qvalueSyntax.MatchString(v) {
-			return -1
-		}
-		q, _ := strconv.ParseFloat(v, 64)
-		return int(math.Round(q * 1000))
 	}
 	return 1000
 }
 
 var qvalueSyntax = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
 
-// etagOf is a weak tag of body: it is sent plain or gzipped, the same content. Two CRCs the
-// CPU computes, 64 bits; every instance tags the same body alike.
+// etagOf is a weak tag of body, sent plain or gzipped: two CRCs the CPU computes, 64 bits,
+// alike on every instance.
 func etagOf(body []byte) string {
 	sum := uint64(crc32.Checksum(body, castagnoli))<<32 | uint64(crc32.ChecksumIEEE(body))
 	return `W/"` + strconv.FormatUint(sum, 36) + `"`
@@ -144,9 +160,9 @@ func etagOf(body []byte) string {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// etagMatches is the weak comparison of If-None-Match (RFC 9110, 13.1.2): "*" only as the
-// whole value, else a list of entity-tags, read quote by quote since an opaque-tag may
-// itself hold ',' and '*' ("x,*,y" is one tag, not a "*").
+// etagMatches is the weak comparison of If-None-Match (RFC 9110 §13.1.2): "*" only as the
+// whole value, else a list of entity-tags, read quote by quote since an opaque-tag may itself
+// hold ',' and '*'.
 func etagMatches(ifNoneMatch, current string) bool {
 	v := strings.Trim(ifNoneMatch, " \t")
 	if v == "*" {
@@ -155,12 +171,9 @@ func etagMatches(ifNoneMatch, current string) bool {
 	want := strings.TrimPrefix(current, "W/")
 	for {
 		v = strings.TrimPrefix(strings.TrimLeft(v, ", \t"), "W/")
-		if !strings.HasPrefix(v, `"`) {
+		n := strings.IndexByte(v[min(1, len(v)):], '"') + 2 // the tag's length, both quotes included
+		if !strings.HasPrefix(v, `"`) || n < 2 {
 			return false // the end, or no entity-tag (the contract lets none through)
-		}
-		n := strings.IndexByte(v[1:], '"') + 2 // the tag's length, both quotes included
-		if n < 2 {
-			return false
 		}
 		if v[:n] == want {
 			return true

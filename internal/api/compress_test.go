@@ -68,7 +68,7 @@ func BenchmarkGzip(b *testing.B) {
 			})
 		}
 	}
-	page := appendPage(nil, benchOrders(100), "")
+	page := appendOrders(nil, slices.Values(benchOrders(100))) // a page but for its wrapper
 	type resetter interface {
 		io.WriteCloser
 		Reset(io.Writer)

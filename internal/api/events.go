@@ -42,11 +42,11 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
-	answer := eventPage{r: r, body: &encoded{body: appendEventPage(make([]byte, 0, 256*len(page.Events)+64), page)}}
+	e := &encoded{body: appendEventPage(make([]byte, 0, 256*len(page.Events)+64), page), contentType: echo.MIMEApplicationJSON}
 	if page.More {
-		answer.link = nextLink("/store/events", r.URL.RawQuery, []string{"type", "pageSize"}, "after", page.Last)
+		e.link = nextLink("/store/events", r.URL.RawQuery, []string{"type", "pageSize"}, "after", page.Last)
 	}
-	return answer, nil
+	return answer{e, r}, nil // plain and never cached: each reads the log's end
 }
 
 // eventsError names the position a refusal is about.
@@ -60,26 +60,7 @@ func eventsError(after string, err error) error {
 // acceptsEventStream reports whether Accept names text/event-stream with a weight above 0,
 // read by qvalue as Accept-Encoding's are: "0", "0." and "0.00" are all 0 (RFC 9110 §12.4.2).
 func acceptsEventStream(h http.Header) bool {
-	for _, line := range h.Values(echo.HeaderAccept) {
-		for item := range strings.SplitSeq(line, ",") {
-			media, params, _ := strings.Cut(item, ";")
-			if strings.EqualFold(strings.TrimSpace(media), "text/event-stream") && qvalue(params) > 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// eventPage is a page of the log as JSON, sent plain and never cached: each reads the log's end.
-type eventPage struct {
-	r    *http.Request
-	body *encoded
-	link string
-}
-
-func (a eventPage) VisitListEventsResponse(w http.ResponseWriter) error {
-	return a.body.write(w, a.r, echo.MIMEApplicationJSON, a.link)
+	return weight(h.Values(echo.HeaderAccept), func(m string) bool { return strings.EqualFold(m, eventStreamType) }) > 0
 }
 
 // appendEventPage writes the EventPage of page.

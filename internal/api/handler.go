@@ -134,8 +134,8 @@ func (r routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *
 
 // File serves a file of /docs (docs.Router), gzipped once.
 func (r routes) File(path, contentType string, body []byte, m ...echo.MiddlewareFunc) {
-	e := newFile(body)
-	r.GET(path, func(c echo.Context) error { return e.write(c.Response(), c.Request(), contentType, "") }, m...)
+	e := newFile(body, contentType)
+	r.GET(path, func(c echo.Context) error { return e.write(c.Response(), c.Request()) }, m...)
 }
 
 // recoverPanics turns a panic into an error (a 500) and logs it with its stack.
