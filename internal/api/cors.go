@@ -41,37 +41,37 @@ func newOrigins(list []string) (origins, error) {
 }
 
 // CheckOrigin accepts an origin as a browser sends it: scheme://host[:port], http or https,
-// lower case, no default port, no path, the port and an IP address in their shortest forms
-// (any other would never match). Not "*": the API takes keys, and any page calling it from a
+// lower case, the port (not the scheme's default) and an IP address in their shortest forms;
+// any other would never match. Not "*": the API takes keys, and any page calling it from a
 // visitor's browser is a choice made origin by origin.
 func CheckOrigin(s string) error {
 	if s == "*" {
 		return fmt.Errorf(`"*" is not accepted: the API is called with API keys, so name each origin allowed to call it`)
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		s != u.Scheme+"://"+u.Host || strings.ToLower(s) != s {
-		return fmt.Errorf("%q is no origin: want scheme://host[:port] in lower case, http or https, no path (https://shop.example)", s)
+	host, port := "", ""
+	if err == nil {
+		host, port = strings.ToLower(u.Hostname()), u.Port()
 	}
-	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
-		return fmt.Errorf("%q names its scheme's default port, which a browser leaves out of Origin", s)
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.String()
+		if a.Is6() {
+			host = "[" + host + "]"
+		}
+	} else if strings.Trim(host, "0123456789.") == "" {
+		host = "" // an IPv4 address in a form the parse refuses ("127.1")
 	}
-	if p := u.Port(); strings.HasSuffix(u.Host, ":") || (p != "" && strconv.Itoa(portNumber(p)) != p) {
-		return fmt.Errorf("%q: want the port as a browser writes it, a number from 1 to 65535 without leading zeros", s)
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535 ||
+		map[string]int{"http": 80, "https": 443}[u.Scheme] == n) {
+		host = ""
+	} else if port != "" {
+		host += ":" + strconv.Itoa(n)
 	}
-	host := u.Hostname()
-	if a, err := netip.ParseAddr(host); (err == nil && a.String() != host) || (err != nil && strings.Trim(host, "0123456789.") == "") {
-		return fmt.Errorf("%q: want the IP address as a browser writes it, in its shortest form", s)
+	if host == "" || (u.Scheme != "http" && u.Scheme != "https") || s != u.Scheme+"://"+host {
+		return fmt.Errorf("%q is no origin as a browser sends it: want scheme://host[:port] in lower case, http or https, "+
+			"no path, no default port, the port and an IP address in their shortest forms (https://shop.example)", s)
 	}
 	return nil
-}
-
-// portNumber is p as a port, or 0 when it is none.
-func portNumber(p string) int {
-	if n, err := strconv.Atoi(p); err == nil && n >= 1 && n <= 65535 {
-		return n
-	}
-	return 0
 }
 
 // allowed is the request's Origin when it is one of o, else "".

@@ -40,27 +40,22 @@ type Config struct {
 	Keys       order.KeyStore
 	Limiter    ratelimit.Limiter
 	Sunset     Sunset
-	// CORSAllowOrigins are the origins whose pages may call the API (scheme://host[:port]); none: CORS off.
+	// The origins whose pages may call the API (scheme://host[:port]); none: CORS off.
 	CORSAllowOrigins []string
-	// TrustedProxies are the peers whose X-Forwarded-For names the client; none by default.
-	TrustedProxies []*net.IPNet
-	IPv6Prefix     int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
-	Ready          func(context.Context) error // whether the stores answer (/readyz); nil: always
-	Observer       Observer                    // told of requests, decisions and outcomes; none by default
-	Metrics        http.Handler                // served at /metrics when set
-	Logger         *slog.Logger
-	AccessLog      io.Writer        // a JSON line per request while Logger is enabled at INFO; none when nil
-	Now            func() time.Time // of the limiter, the sunset and the requests' durations; time.Now by default
-	Tracer         trace.Tracer     // when set, a span per request (trace.go); nil: no tracing step
-	// MaxStreamsPerKey bounds the event streams a key holds open here; DefaultMaxStreamsPerKey when 0.
-	MaxStreamsPerKey int
-	// StreamRecheck is how often an open stream checks that its key is neither revoked nor
-	// banned; DefaultStreamRecheck when 0.
-	StreamRecheck time.Duration
-	// Closing, once closed, ends every event stream: the server is shutting down.
-	Closing <-chan struct{}
-	// Draining, once closed, makes /readyz answer 503 while everything else is served: the
-	// server will shut down soon, and balancers should stop sending to it first.
+	TrustedProxies   []*net.IPNet                // the peers whose X-Forwarded-For names the client
+	IPv6Prefix       int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
+	Ready            func(context.Context) error // whether the stores answer (/readyz); nil: always
+	Observer         Observer                    // told of requests, decisions and outcomes, for metrics
+	Metrics          http.Handler                // served at /metrics when set
+	Logger           *slog.Logger
+	AccessLog        io.Writer        // a JSON line per request while Logger is enabled at INFO; none when nil
+	Now              func() time.Time // of the limiter, the sunset and durations; time.Now by default
+	Tracer           trace.Tracer     // when set, a span per request (trace.go)
+	MaxStreamsPerKey int              // open event streams per key here; DefaultMaxStreamsPerKey when 0
+	StreamRecheck    time.Duration    // how often a stream checks its key; DefaultStreamRecheck when 0
+	Closing          <-chan struct{}  // once closed, every event stream ends: shutdown
+	// Draining, once closed, makes /readyz answer 503 while everything else is served, so that
+	// balancers stop sending here before the shutdown.
 	Draining <-chan struct{}
 }
 

@@ -3,12 +3,10 @@ package api
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -57,21 +55,17 @@ func exchangeOf(ctx context.Context) *exchange {
 
 // observer is what observe needs of the service, fixed by New.
 type observer struct {
-	now    func() time.Time
-	obs    Observer
+	*Config
 	access *slog.Logger // nil: no access line
-	log    *slog.Logger
 	ct     *contract
 	cors   origins
 	// The deprecated operation's headers: RFC 9745, RFC 8594, and its migration notes.
 	deprecation, sunset, sunsetLink string
-	traced                          bool
 }
 
 func newObserver(cfg *Config, ct *contract, cors origins) *observer {
-	o := &observer{now: cfg.Now, obs: cfg.Observer, log: cfg.Logger, ct: ct, cors: cors, traced: cfg.Tracer != nil,
-		deprecation: "@" + strconv.FormatInt(cfg.Sunset.DeprecatedAt.Unix(), 10),
-		sunset:      cfg.Sunset.SunsetAt.UTC().Format(http.TimeFormat), sunsetLink: "<" + cfg.Sunset.Link + `>; rel="sunset"`}
+	o := &observer{Config: cfg, ct: ct, cors: cors, deprecation: "@" + strconv.FormatInt(cfg.Sunset.DeprecatedAt.Unix(), 10),
+		sunset: cfg.Sunset.SunsetAt.UTC().Format(http.TimeFormat), sunsetLink: "<" + cfg.Sunset.Link + `>; rel="sunset"`}
 	if cfg.AccessLog != nil {
 		o.access = slog.New(slog.NewJSONHandler(cfg.AccessLog, nil))
 	}
@@ -79,15 +73,15 @@ func newObserver(cfg *Config, ct *contract, cors origins) *observer {
 }
 
 // observe is the outermost step (tracing aside): it makes the exchange, has the header hook
-// write every answer's headers, renders an error (errors.go), and writes the access line and
-// the metrics.
+// write every answer's headers, renders an error (errors.go), and writes the access line
+// (by slog, naming the caller by its key's name and prefix, never the key) and the metrics.
 func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req, res := c.Request(), c.Response()
-		ex := &exchange{Trip: order.Trip{Context: req.Context()}, req: req, start: o.now(), route: c.Path()}
+		ex := &exchange{Trip: order.Trip{Context: req.Context()}, req: req, start: o.Now(), route: c.Path()}
 		ex.op, ex.base = o.ct.operations[req.Method+" "+ex.route], o.ct.underBase(req.URL.Path)
 		if ex.id = req.Header.Get(echo.HeaderXRequestID); !validRequestID(ex.id) {
-			ex.id = newRequestID()
+			ex.id = rand.Text()
 		}
 		c.SetRequest(req.WithContext(ex))
 		res.Before(func() { o.writeHeaders(ex, res) })
@@ -95,37 +89,33 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		took := o.now().Sub(ex.start)
+		took := o.Now().Sub(ex.start)
 		latency := took // a stream's: the time to open it; it lasts as long as its client stays
 		if !ex.opened.IsZero() {
 			latency = ex.opened.Sub(ex.start)
 		}
 		label := ex.label()
-		o.obs.Request(label, res.Status, latency)
+		o.Observer.Request(label, res.Status, latency)
 		if res.Status == http.StatusServiceUnavailable && !requestEnded(ex, err) && err != errDraining {
-			o.obs.StoreError(label) // neither a client that hung up nor a shutdown is a store that failed
+			o.Observer.StoreError(label) // neither a client that hung up nor a shutdown is a store that failed
 		}
-		if o.access != nil && o.log.Enabled(ex, slog.LevelInfo) {
-			o.accessLine(ex, res, took)
+		if o.access == nil || !o.Logger.Enabled(ex, slog.LevelInfo) {
+			return nil
 		}
+		attrs := append(make([]slog.Attr, 0, 9), slog.String("request_id", ex.id), slog.String("method", req.Method),
+			slog.String("route", routeOf(ex.route)), slog.Int("status", res.Status),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size))
+		if ex.key != nil {
+			attrs = append(attrs, slog.String("key_name", ex.key.Name), slog.String("key_prefix", ex.key.Prefix))
+		} else if ex.addr != "" {
+			attrs = append(attrs, slog.String("client", ex.addr))
+		}
+		if sc := trace.SpanContextFromContext(ex); o.Tracer != nil && sc.HasTraceID() {
+			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String())) // the line finds its trace
+		}
+		o.access.LogAttrs(ex, slog.LevelInfo, "request", attrs...)
 		return nil
 	}
-}
-
-// accessLine names the caller by its key's name and prefix, never the key.
-func (o *observer) accessLine(ex *exchange, res *echo.Response, took time.Duration) {
-	attrs := make([]slog.Attr, 0, 9)
-	attrs = append(attrs, slog.String("request_id", ex.id), slog.String("method", ex.req.Method), slog.String("route", routeOf(ex.route)),
-		slog.Int("status", res.Status), slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size))
-	if ex.key != nil {
-		attrs = append(attrs, slog.String("key_name", ex.key.Name), slog.String("key_prefix", ex.key.Prefix))
-	} else if ex.addr != "" {
-		attrs = append(attrs, slog.String("client", ex.addr))
-	}
-	if sc := trace.SpanContextFromContext(ex); o.traced && sc.HasTraceID() {
-		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String())) // the line finds its trace
-	}
-	o.access.LogAttrs(ex, slog.LevelInfo, "request", attrs...)
 }
 
 // writeHeaders is the header hook: it writes the headers every answer of a route carries,
@@ -174,7 +164,7 @@ func (o *observer) writeHeaders(ex *exchange, res *echo.Response) {
 		writeCORS(h, o.cors, ex.req)
 	}
 	if h.Get(echo.HeaderContentType) == eventStreamType {
-		ex.opened = o.now() // its 200 is committed: the stream is open
+		ex.opened = o.Now() // its 200 is committed: the stream is open
 	}
 }
 
@@ -205,20 +195,6 @@ func routeOf(route string) string {
 // validRequestID accepts the ids a client may choose: short, none that forges a log line.
 // (echo's RequestID middleware keeps any id a client sends.)
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`).MatchString
-
-// Request ids are a random prefix per process and a counter.
-var (
-	requestIDPrefix = func() string {
-		var b [6]byte
-		rand.Read(b[:])
-		return hex.EncodeToString(b[:])
-	}()
-	requestIDCounter atomic.Uint64
-)
-
-func newRequestID() string {
-	return requestIDPrefix + "-" + strconv.FormatUint(requestIDCounter.Add(1), 36)
-}
 
 // Observer is told what the service does, for metrics; internal/metrics implements it.
 type Observer interface {
