@@ -161,12 +161,11 @@ func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv
 // read (the client reconnects and learns why), the service shuts down or the key is refused.
 type eventStream struct {
 	*streams
-	ctx   context.Context
+	ctx   context.Context // the request's; watch's once the stream is open
 	key   *order.Key
 	q     order.EventQuery
 	page  order.EventPage // read, not yet sent
 	moved <-chan struct{} // closed at the log's next move
-	ended chan struct{}   // closed by watch: the stream must end now
 	head  bool
 }
 
@@ -179,12 +178,13 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{}) // the server's deadlines bound a request; a stream lasts while its client reads
-	st.ended = make(chan struct{})
+	ctx, end := context.WithCancel(st.ctx)
+	st.ctx = ctx
 	done := make(chan struct{})
-	go st.watch(rc, done)
+	go st.watch(rc, end, done)
 	defer func() {
 		close(done)
-		if st.over() { // the server's last chunk may not wait for a client that reads nothing
+		if ctx.Err() != nil { // the server's last chunk may not wait for a client that reads nothing
 			_ = rc.SetWriteDeadline(time.Now().Add(streamEndGrace))
 		}
 	}()
@@ -199,7 +199,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 		}
 		if len(buf) > 0 {
 			_ = rc.SetWriteDeadline(time.Now().Add(st.writeTimeout)) // for the write and its flush
-			if st.over() {
+			if ctx.Err() != nil {
 				return nil // watch's cut came before the deadline just set: it would undo it
 			}
 			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
@@ -208,26 +208,26 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 			buf = buf[:0]
 		}
 		st.q.After = st.page.Last
-		if st.over() { // on every turn, not only while waiting, which a stream catching up skips
-			return nil
-		}
 		if !st.page.More {
 			select {
 			case <-st.moved:
 			case <-heartbeat.C: // the log is read then too, in case a wake-up was missed
 				buf = append(buf, ":\n\n"...)
-			case <-st.ctx.Done():
-			case <-st.closing:
-			case <-st.ended:
+			case <-ctx.Done():
 			}
-			if st.over() {
+		}
+		select { // on every turn, not only while waiting, which a stream catching up skips
+		case <-st.closing:
+			return nil
+		default:
+			if ctx.Err() != nil {
 				return nil
 			}
 		}
 		st.moved = st.next()
 		var err error
-		if st.page, err = st.log.Events(st.ctx, st.q); err != nil {
-			if st.ctx.Err() == nil {
+		if st.page, err = st.log.Events(ctx, st.q); err != nil {
+			if ctx.Err() == nil {
 				st.logger.Warn("event stream ended: the log cannot be read", slog.String("error", err.Error()))
 			}
 			return nil
@@ -235,37 +235,25 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	}
 }
 
-// over reports whether the stream must end: its client left, the service is closing, or
-// watch ended it.
-func (st *eventStream) over() bool {
-	select {
-	case <-st.ctx.Done():
-	case <-st.closing:
-	case <-st.ended:
-	default:
-		return false
-	}
-	return true
-}
-
-// watch ends the stream when the service shuts down, or when a check, every recheck, finds its
-// key revoked or banned: it closes ended, and cuts a write still under way after
-// streamEndGrace, which a client that reads nothing would otherwise hold for the write's whole
-// timeout (and a shutdown with it).
-func (st *eventStream) watch(rc *http.ResponseController, done <-chan struct{}) {
+// watch ends the stream (end) when the service shuts down, or when a check, every recheck,
+// finds its key revoked or banned; and it cuts a write still under way after streamEndGrace,
+// which a client that reads nothing would otherwise hold for the write's whole timeout (and a
+// shutdown with it).
+func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc, done <-chan struct{}) {
 	tick := time.NewTicker(st.recheck)
 	defer tick.Stop()
 	for {
 		select {
 		case <-done:
 			return
+		case <-st.ctx.Done():
 		case <-st.closing:
 		case <-tick.C:
 			if st.keyAllowed() {
 				continue
 			}
 		}
-		close(st.ended)
+		end()
 		select {
 		case <-done:
 		case <-time.After(streamEndGrace):
