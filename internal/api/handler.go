@@ -106,10 +106,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(v2, nil), genv2.RegisterHandlersOptions{BaseURL: BasePathV2})
 
 	// The steps, outermost first. echo routes a request before any of them runs, so each
-	// knows its route. Tracing and CORS are steps only when configured.
-	if cfg.Tracer != nil {
-		e.Use(traced(cfg.Tracer))
-	}
+	// knows its route. CORS is a step only when configured.
 	e.Use(newObserver(&cfg, ct, cors).observe, recoverPanics(cfg.Logger))
 	if len(cors) > 0 {
 		e.Use(preflight(cors))

@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/order"
@@ -72,13 +76,18 @@ func newObserver(cfg *Config, ct *contract, cors origins) *observer {
 	return o
 }
 
-// observe is the outermost step (tracing aside): it makes the exchange, has the header hook
+// observe is the outermost step: it makes the exchange and its span, has the header hook
 // write every answer's headers, renders an error (errors.go), and writes the access line
 // (by slog, naming the caller by its key's name and prefix, never the key) and the metrics.
 func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req, res := c.Request(), c.Response()
-		ex := &exchange{Trip: order.Trip{Context: req.Context()}, req: req, start: o.Now(), route: c.Path()}
+		ctx, span := req.Context(), trace.Span(nil)
+		if o.Tracer != nil {
+			ctx, span = o.startSpan(c, ctx)
+			defer span.End()
+		}
+		ex := &exchange{Trip: order.Trip{Context: ctx}, req: req, start: o.Now(), route: c.Path()}
 		ex.op, ex.base = o.ct.operations[req.Method+" "+ex.route], o.ct.underBase(req.URL.Path)
 		if ex.id = req.Header.Get(echo.HeaderXRequestID); !validRequestID(ex.id) {
 			ex.id = rand.Text()
@@ -88,6 +97,9 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		err := next(c)
 		if err != nil {
 			c.Error(err)
+		}
+		if span != nil {
+			endSpan(span, ex, res.Status)
 		}
 		took := o.Now().Sub(ex.start)
 		latency := took // a stream's: the time to open it; it lasts as long as its client stays
@@ -214,3 +226,46 @@ func (noObserver) Cancel(string)                      {}
 func (noObserver) StoreError(string)                  {}
 func (noObserver) Streams(int)                        {}
 func (noObserver) Event(string)                       {}
+
+// startSpan starts a server span, a child of the client's traceparent. Names and attributes
+// follow OpenTelemetry's HTTP server conventions: "METHOD route", or the method alone when no
+// route matched (a path would make a name per id), and "_OTHER" for a method HTTP does not
+// define, which a client could otherwise make names of.
+func (o *observer) startSpan(c echo.Context, ctx context.Context) (context.Context, trace.Span) {
+	req := c.Request()
+	method, name := req.Method, req.Method
+	attrs := []attribute.KeyValue{attribute.String("url.scheme", c.Scheme()), attribute.String("url.path", req.URL.Path)}
+	if !knownMethods[method] {
+		method, name = "_OTHER", "HTTP"
+		attrs = append(attrs, attribute.String("http.request.method_original", req.Method))
+	}
+	attrs = append(attrs, attribute.String("http.request.method", method))
+	if route := c.Path(); route != "" && route != "/*" && matchesTemplate(c) {
+		name += " " + route
+		attrs = append(attrs, attribute.String("http.route", route))
+	}
+	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(req.Header)) // as tracing.Start installs it
+	return o.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+// knownMethods are the methods of RFC 9110 and PATCH (RFC 5789), the set the conventions name.
+var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
+	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true}
+
+// endSpan names the caller's kind and admit's outcome, never the key.
+func endSpan(span trace.Span, ex *exchange, status int) {
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	switch {
+	case ex.key != nil:
+		span.SetAttributes(attribute.String("orderd.caller", "key"))
+	case ex.addr != "":
+		span.SetAttributes(attribute.String("orderd.caller", "address"))
+	}
+	if ex.rateLimit != "" {
+		span.SetAttributes(attribute.String("orderd.rate_limit", ex.rateLimit))
+	}
+	if status >= 500 && ex.Err() == nil { // a client that hung up is answered 503, no fault of the server's
+		span.SetStatus(codes.Error, "")
+		span.SetAttributes(attribute.String("error.type", strconv.Itoa(status)))
+	}
+}
