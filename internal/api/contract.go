@@ -162,28 +162,25 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
 	params := append(slices.Clone(route.PathItem.Parameters), route.Operation.Parameters...)
 	var seen *passed
-	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, inCookie) {
+	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, func(p *openapi3.ParameterRef) bool {
+		return p.Value == nil || p.Value.In == openapi3.ParameterInCookie
+	}) {
 		seen = &passed{inputs: map[string]struct{}{}}
 	}
 	return func(c echo.Context, ex *exchange) error {
 		req := ex.req
 		combineListHeaders(req.Header, params)
 		var buf [512]byte
-		var input []byte
-		if seen != nil {
-			if input = appendInput(buf[:0], req, params); seen.has(input) {
-				return nil
-			}
+		input := appendInput(buf[:0], req, params)
+		if seen != nil && seen.has(input) {
+			return nil
 		}
 		pathParams := map[string]string{}
 		for i, name := range c.ParamNames() {
-			v := c.ParamValues()[i]    // one whole segment (conform)
-			if req.URL.RawPath != "" { // echo leaves escapes in
-				if u, err := url.PathUnescape(v); err == nil {
-					v = u
-				}
+			pathParams[name] = c.ParamValues()[i] // one whole segment (conform), in which echo leaves escapes
+			if u, err := url.PathUnescape(pathParams[name]); req.URL.RawPath != "" && err == nil {
+				pathParams[name] = u
 			}
-			pathParams[name] = v
 		}
 		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams,
 			QueryParams: c.QueryParams(), Route: route, Options: opts}
@@ -196,18 +193,11 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 		}
 		if re := (*openapi3filter.RequestError)(nil); errors.As(err, &re) {
 			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, doc)}
-		} else if err != nil {
-			return err
-		}
-		if seen != nil {
+		} else if err == nil && seen != nil {
 			seen.add(input)
 		}
-		return nil
+		return err
 	}
-}
-
-func inCookie(p *openapi3.ParameterRef) bool {
-	return p.Value == nil || p.Value.In == openapi3.ParameterInCookie
 }
 
 // passed remembers the inputs of one operation's requests that validation passed: the check
@@ -221,29 +211,28 @@ const maxPassed = 4096
 
 func (p *passed) has(input []byte) bool {
 	p.mu.RLock()
+	defer p.mu.RUnlock()
 	_, ok := p.inputs[string(input)] // no copy for a lookup
-	p.mu.RUnlock()
 	return ok
 }
 
 func (p *passed) add(input []byte) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if len(p.inputs) >= maxPassed {
 		clear(p.inputs)
 	}
 	p.inputs[string(input)] = struct{}{}
-	p.mu.Unlock()
 }
 
 // appendInput appends all that validation reads of a request without a body, each part after
-// its length: the path (its parameters), the query as sent, and each header parameter's
-// value, or its absence.
+// its length: the path, the query as sent, and each header parameter's value or its absence.
 func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 	part := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = part(part(part(b, r.URL.Path), r.URL.RawPath), r.URL.RawQuery)
 	for _, ref := range params {
 		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			if v, ok := r.Header[http.CanonicalHeaderKey(p.Name)]; ok && len(v) > 0 {
+			if v := r.Header[http.CanonicalHeaderKey(p.Name)]; len(v) > 0 {
 				b = part(append(b, 1), v[0]) // one line, after combineListHeaders
 			} else {
 				b = append(b, 0)
@@ -295,15 +284,14 @@ func combineListHeaders(h http.Header, params openapi3.Parameters) {
 
 // requestErrorMessage names the parameter, what it must be, and doc, which says so.
 func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
-	if re.Parameter == nil {
-		return "invalid request: " + re.Error() + "; see " + doc
+	if p := re.Parameter; p != nil {
+		why := expectation(p, re.Err)
+		if rule := ruleError(""); errors.As(re.Err, &rule) {
+			why = string(rule)
+		}
+		return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
 	}
-	p := re.Parameter
-	why := expectation(p, re.Err)
-	if rule := ruleError(""); errors.As(re.Err, &rule) {
-		why = string(rule)
-	}
-	return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
+	return "invalid request: " + re.Error() + "; see " + doc
 }
 
 // expectation says what the parameter must be; for a string, by the rule it broke (cause),

@@ -104,37 +104,32 @@ func problemFor(err error) *problem {
 // Error a second way.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
-		if c.Response().Committed {
+		p, ex, res := problemFor(err), exchangeOf(c.Request().Context()), c.Response()
+		if res.Committed {
 			return
 		}
-		p, ctx, h := problemFor(err), c.Request().Context(), c.Response().Header()
-		if p.status >= 500 && !requestEnded(ctx, err) {
-			// A 500 is a fault to look into. A 503 and a store's fault are told already by
-			// the access line, the metrics and the stores' own warnings: debug level.
+		// A 500 is a fault to look into. A 503 and a store's fault are told already by the
+		// access line, the metrics and the stores' own warnings: debug level.
+		if p.status >= 500 && ex != nil && !requestEnded(ex, err) {
 			level := slog.LevelError
 			if fault := (*order.Fault)(nil); p.status == http.StatusServiceUnavailable || errors.As(err, &fault) {
 				level = slog.LevelDebug
 			}
-			id := ""
-			if ex := exchangeOf(ctx); ex != nil {
-				id = ex.id
-			}
-			log.LogAttrs(ctx, level, "request failed", slog.String("request_id", id), slog.String("method", c.Request().Method),
-				slog.String("route", routeOf(c.Path())), slog.Int("status", p.status), slog.String("error", err.Error()))
+			log.LogAttrs(ex, level, "request failed", slog.String("request_id", ex.id), slog.String("method", ex.req.Method),
+				slog.String("route", routeOf(ex.route)), slog.Int("status", p.status), slog.String("error", err.Error()))
 		}
 		if p.status == http.StatusUnauthorized {
-			h.Set("WWW-Authenticate", `Bearer realm="orders"`)
+			res.Header().Set("WWW-Authenticate", `Bearer realm="orders"`)
 		}
-		var werr error
 		if c.QueryParams().Has("pretty") { // echo's indented JSON, as its own answers give it
-			werr = c.JSONPretty(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}, "  ")
+			err = c.JSONPretty(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}, "  ")
 		} else {
-			h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-			c.Response().WriteHeader(p.status)
-			_, werr = c.Response().Write(appendError(make([]byte, 0, 64+len(p.message)), p))
+			res.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+			res.WriteHeader(p.status)
+			_, err = res.Write(appendError(make([]byte, 0, 64+len(p.message)), p))
 		}
-		if werr != nil {
-			log.Debug("writing an error answer failed", slog.String("error", werr.Error()))
+		if err != nil {
+			log.Debug("writing an error answer failed", slog.String("error", err.Error()))
 		}
 	}
 }
