@@ -25,8 +25,7 @@ var (
 var anonymousLimits, _ = order.LimitsFor(order.Free, order.Limits{})
 
 // admit is the one step that decides who calls and whether they may (docs/design.md,
-// "Admission, in one step"). It runs before the route's verdict, so an unknown route or
-// method counts too.
+// "Admission, in one step"), before conform, so an unknown route or method counts too.
 func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -38,7 +37,7 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 				return next(c)
 			}
 			// The lookup may answer provisionally; the limiter's round trip confirms it.
-			var keyErr error
+			keyErr := error(nil)
 			if token, err := bearerToken(ex.req.Header.Values("Authorization")); err != nil {
 				keyErr = err
 			} else if ex.found, err = cfg.Keys.Lookup(ex, order.HashOf(token)); err != nil {
@@ -89,21 +88,16 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 				ex.noRetryAfter = true
 				return streams.errTooManyStreams()
 			}
-			if ex.decided(cfg.Observer, outcome); refusal != nil {
-				return refusal
+			if ex.rateLimit = outcome; refusal == nil && keyErr != nil && (ex.op == nil || !ex.op.public) {
+				refusal = keyErr
 			}
-			if keyErr != nil && (ex.op == nil || !ex.op.public) {
-				return keyErr
+			cfg.Observer.RateLimit(outcome)
+			if refusal != nil {
+				return refusal
 			}
 			return next(c)
 		}
 	}
-}
-
-// decided records admit's outcome once for both who read it: the metrics and the span.
-func (ex *exchange) decided(obs Observer, outcome string) {
-	ex.rateLimit = outcome
-	obs.RateLimit(outcome)
 }
 
 // undecided ends a request no decision could be made for. Its headers describe the plan as if
@@ -111,7 +105,8 @@ func (ex *exchange) decided(obs Observer, outcome string) {
 func (ex *exchange) undecided(cfg *Config, limits order.Limits, err error) error {
 	ex.limited, ex.limit = true, ratelimit.Decide(ratelimit.Outcome{}, limits, cfg.Now())
 	if !requestEnded(ex, err) {
-		ex.decided(cfg.Observer, "unavailable")
+		ex.rateLimit = "unavailable"
+		cfg.Observer.RateLimit(ex.rateLimit)
 	}
 	return err
 }
@@ -129,6 +124,8 @@ func noDecision(ctx context.Context, err error) bool {
 	return errors.Is(err, order.ErrUnavailable) || requestEnded(ctx, err)
 }
 
+// lookupError is a failed lookup as the client is told it; a KeyStore fails only in the ways
+// package order names, and anything else is a 500.
 func lookupError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, order.ErrKeyNotFound):
@@ -136,7 +133,6 @@ func lookupError(ctx context.Context, err error) error {
 	case errors.Is(err, order.ErrUnavailable), errors.Is(err, order.ErrCorrupt), requestEnded(ctx, err):
 		return err
 	}
-	// A KeyStore fails only in the ways package order names: anything else is a 500.
 	return fmt.Errorf("looking up a key: %w", err)
 }
 

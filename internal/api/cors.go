@@ -106,13 +106,3 @@ func preflight(o origins) echo.MiddlewareFunc {
 		}
 	}
 }
-
-// writeCORS writes, on an answer under a version's base with CORS on, Vary: Origin (the
-// answer differs by it), and to an allowed origin the origin and the headers it may read.
-func writeCORS(h http.Header, o origins, r *http.Request) {
-	h.Add(echo.HeaderVary, "Origin")
-	if origin := o.allowed(r); origin != "" {
-		h.Set("Access-Control-Allow-Origin", origin)
-		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
-	}
-}

@@ -170,8 +170,7 @@ type eventStream struct {
 }
 
 func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
-	w.Header().Set("Content-Type", eventStreamType)
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", eventStreamType) // and the header hook adds Cache-Control: no-store
 	if st.head {
 		w.WriteHeader(http.StatusOK)
 		return nil

@@ -63,13 +63,10 @@ type observer struct {
 	access *slog.Logger // nil: no access line
 	ct     *contract
 	cors   origins
-	// The deprecated operation's headers: RFC 9745, RFC 8594, and its migration notes.
-	deprecation, sunset, sunsetLink string
 }
 
 func newObserver(cfg *Config, ct *contract, cors origins) *observer {
-	o := &observer{Config: cfg, ct: ct, cors: cors, deprecation: "@" + strconv.FormatInt(cfg.Sunset.DeprecatedAt.Unix(), 10),
-		sunset: cfg.Sunset.SunsetAt.UTC().Format(http.TimeFormat), sunsetLink: "<" + cfg.Sunset.Link + `>; rel="sunset"`}
+	o := &observer{Config: cfg, ct: ct, cors: cors}
 	if cfg.AccessLog != nil {
 		o.access = slog.New(slog.NewJSONHandler(cfg.AccessLog, nil))
 	}
@@ -156,26 +153,31 @@ func (o *observer) writeHeaders(ex *exchange, res *echo.Response) {
 		}
 	}
 	switch ex.route {
-	case petRoute:
-		h.Set("Deprecation", o.deprecation)
-		h.Set("Sunset", o.sunset)
-		h.Set("Link", o.sunsetLink)
+	case petRoute: // RFC 9745, RFC 8594, and the migration notes
+		h.Set("Deprecation", "@"+strconv.FormatInt(o.Sunset.DeprecatedAt.Unix(), 10))
+		h.Set("Sunset", o.Sunset.SunsetAt.UTC().Format(http.TimeFormat))
+		h.Set("Link", "<"+o.Sunset.Link+`>; rel="sunset"`)
 	case eventsRoute: // a page or a stream by Accept: caches must key on it (RFC 9110 §12.5.5)
 		h.Add(echo.HeaderVary, echo.HeaderAccept)
 	}
 	if res.Status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 	}
-	if res.Status >= 400 {
+	stream := h.Get(echo.HeaderContentType) == eventStreamType
+	if res.Status >= 400 || stream {
 		h.Set("Cache-Control", "no-store")
 	}
 	if len(ex.req.TransferEncoding) > 0 { // it may have carried a Content-Length Go removed: RFC 9112 §6.1
 		h.Set(echo.HeaderConnection, "close")
 	}
-	if len(o.cors) > 0 && ex.base {
-		writeCORS(h, o.cors, ex.req)
+	if len(o.cors) > 0 && ex.base { // CORS on: the answer differs by Origin
+		h.Add(echo.HeaderVary, "Origin")
+		if origin := o.cors.allowed(ex.req); origin != "" {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		}
 	}
-	if h.Get(echo.HeaderContentType) == eventStreamType {
+	if stream {
 		ex.opened = o.Now() // its 200 is committed: the stream is open
 	}
 }
