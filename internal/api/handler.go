@@ -88,7 +88,14 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
-	e.IPExtractor = clientAddress(cfg.TrustedProxies)
+	// The client is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
+	// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone would make it answer the
+	// proxy, one caller for all its clients.
+	if e.IPExtractor = echo.ExtractIPDirect(); len(cfg.TrustedProxies) > 0 {
+		e.IPExtractor = func(r *http.Request) string {
+			return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), cfg.TrustedProxies)
+		}
+	}
 
 	routes := routes{e}
 	health(routes, cfg.Ready, cfg.Draining)
@@ -140,18 +147,6 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 			return err
 		},
 	})
-}
-
-// clientAddress is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
-// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone would make it answer the
-// proxy, one caller for all its clients.
-func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
-	if len(trusted) == 0 {
-		return echo.ExtractIPDirect()
-	}
-	return func(r *http.Request) string {
-		return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), trusted)
-	}
 }
 
 // errDraining is /readyz's answer once shutdown began: no store failed (observe counts none).
