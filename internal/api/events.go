@@ -54,7 +54,7 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 	if p.PageSize != nil {
 		q.Limit = int(*p.PageSize)
 	}
-	page, err := s.events.Events(ctx, q)
+	page, err := s.v1.Events.Events(ctx, q)
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
@@ -98,35 +98,25 @@ func asksForStream(ex *exchange) bool {
 // their key is revoked or banned. Each reads the log from its own position; one wait per
 // instance tells them all when it moved (in Redis a blocking read holds a connection).
 type streams struct {
-	log          order.EventLog
-	keys         order.KeyStore
-	limiter      ratelimit.Limiter
-	obs          Observer
-	logger       *slog.Logger
-	max          int
-	recheck      time.Duration // how often a stream checks its key
+	Config
 	writeTimeout time.Duration // a client that read nothing of a write for two heartbeats has stopped reading
-	closing      <-chan struct{}
-
-	mu     sync.Mutex
-	perKey map[string]int // streams open, by key name
-	moved  chan struct{}  // closed at the log's next move; nil until a stream waits
+	mu           sync.Mutex
+	perKey       map[string]int // streams open, by key name
+	moved        chan struct{}  // closed at the log's next move; nil until a stream waits
 }
 
 func newStreams(cfg Config) *streams {
-	return &streams{log: cfg.Events, keys: cfg.Keys, limiter: cfg.Limiter, obs: cfg.Observer, logger: cfg.Logger,
-		max: cfg.MaxStreamsPerKey, recheck: cfg.StreamRecheck, writeTimeout: 2 * heartbeatEvery, closing: cfg.Closing,
-		perKey: map[string]int{}}
+	return &streams{Config: cfg, writeTimeout: 2 * heartbeatEvery, perKey: map[string]int{}}
 }
 
 func (s *streams) take(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.perKey[key] >= s.max {
+	if s.perKey[key] >= s.MaxStreamsPerKey {
 		return false
 	}
 	s.perKey[key]++
-	s.obs.Streams(1)
+	s.Observer.Streams(1)
 	return true
 }
 
@@ -136,13 +126,13 @@ func (s *streams) release(key string) {
 	if s.perKey[key]--; s.perKey[key] <= 0 {
 		delete(s.perKey, key)
 	}
-	s.obs.Streams(-1)
+	s.Observer.Streams(-1)
 }
 
 // errTooManyStreams refuses a stream past its key's places on this instance.
 func (s *streams) errTooManyStreams() error {
 	return &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
-		fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.max)}
+		fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.MaxStreamsPerKey)}
 }
 
 // open starts a stream after q.After, or refuses it (410) before anything is sent. A HEAD
@@ -150,7 +140,7 @@ func (s *streams) errTooManyStreams() error {
 func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
 	q.Limit = streamPageSize
 	moved := s.next() // before the read: a change after it wakes the stream
-	first, err := s.log.Events(ctx, q)
+	first, err := s.Events.Events(ctx, q)
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
@@ -216,7 +206,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 			}
 		}
 		select { // on every turn, not only while waiting, which a stream catching up skips
-		case <-st.closing:
+		case <-st.Closing:
 			return nil
 		default:
 			if ctx.Err() != nil {
@@ -225,9 +215,9 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 		}
 		st.moved = st.next()
 		var err error
-		if st.page, err = st.log.Events(ctx, st.q); err != nil {
+		if st.page, err = st.Events.Events(ctx, st.q); err != nil {
 			if ctx.Err() == nil {
-				st.logger.Warn("event stream ended: the log cannot be read", slog.String("error", err.Error()))
+				st.Logger.Warn("event stream ended: the log cannot be read", slog.String("error", err.Error()))
 			}
 			return nil
 		}
@@ -239,14 +229,14 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 // which a client that reads nothing would otherwise hold for the write's whole timeout (and a
 // shutdown with it).
 func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc, done <-chan struct{}) {
-	tick := time.NewTicker(st.recheck)
+	tick := time.NewTicker(st.StreamRecheck)
 	defer tick.Stop()
 	for {
 		select {
 		case <-done:
 			return
 		case <-st.ctx.Done():
-		case <-st.closing:
+		case <-st.Closing:
 		case <-tick.C:
 			if st.keyAllowed() {
 				continue
@@ -266,20 +256,20 @@ func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc
 // that says so ends the stream: while the store cannot answer, the log's reads decide.
 func (st *eventStream) keyAllowed() bool {
 	// Not the request's context: its Trip would answer the key from what admission read.
-	ctx, cancel := context.WithTimeout(context.Background(), st.recheck)
+	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck)
 	defer cancel()
 	defer context.AfterFunc(st.ctx, cancel)()
-	k, err := st.keys.Lookup(ctx, st.key.Hash)
+	k, err := st.Keys.Lookup(ctx, st.key.Hash)
 	switch {
 	case errors.Is(err, order.ErrKeyNotFound):
-		st.logger.Info("event stream ended: its key was revoked", slog.String("key_name", st.key.Name))
+		st.Logger.Info("event stream ended: its key was revoked", slog.String("key_name", st.key.Name))
 		return false
 	case err != nil:
 		return true
 	}
-	d, err := st.limiter.Peek(ctx, ratelimit.KeyCaller(string(k.Hash)), k.Limits())
+	d, err := st.Limiter.Peek(ctx, ratelimit.KeyCaller(string(k.Hash)), k.Limits())
 	if err == nil && d.Banned {
-		st.logger.Info("event stream ended: its key is banned", slog.String("key_name", k.Name))
+		st.Logger.Info("event stream ended: its key is banned", slog.String("key_name", k.Name))
 		return false
 	}
 	return true
@@ -300,23 +290,23 @@ func (s *streams) waitForEvents() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		<-s.closing
+		<-s.Closing
 		cancel()
 	}()
 	last := "" // the log's end when last read; "" until known
 	for ctx.Err() == nil {
 		var err error
 		if last != "" {
-			err = s.log.WaitForEvents(ctx, last) // which may return early
+			err = s.Events.WaitForEvents(ctx, last) // which may return early
 		}
 		end := last
 		if err == nil {
-			end, err = s.log.LastEventID(ctx)
+			end, err = s.Events.LastEventID(ctx)
 		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			// The store is down: streams keep their heartbeats, and the wait is tried again.
-			s.logger.Debug("event streams: waiting for the log", slog.String("error", err.Error()))
+			s.Logger.Debug("event streams: waiting for the log", slog.String("error", err.Error()))
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):

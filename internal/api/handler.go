@@ -106,10 +106,10 @@ func New(cfg Config) (*echo.Echo, error) {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
 	orders := order.NewView(cfg.Orders)
-	v1 := &Server{orders: orders, lists: &listCache{orders: orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
+	v1 := &Server{Config: &cfg, orders: orders, lists: &listCache{orders: orders}}
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(v1, nil), gen.RegisterHandlersOptions{BaseURL: BasePath})
 	streams := newStreams(cfg)
-	v2 := &ServerV2{v1: v1, tokens: cfg.PageTokens, events: cfg.Events, streams: streams}
+	v2 := &ServerV2{v1: v1, streams: streams}
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(v2, nil), genv2.RegisterHandlersOptions{BaseURL: BasePathV2})
 
 	// The steps, outermost first. echo routes a request before any of them runs, so each

@@ -18,7 +18,6 @@ import (
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
-	"github.com/petstore/orderd/internal/pagetoken"
 )
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -26,20 +25,15 @@ var _ genv2.StrictServerInterface = (*ServerV2)(nil)
 
 // Server implements the operations of openapi.yaml on the domain's stores.
 type Server struct {
+	*Config
 	orders *order.View
 	lists  *listCache
-	pets   order.PetStore
-	sunset Sunset
-	now    func() time.Time
-	obs    Observer
 }
 
 // ServerV2 implements the operations of openapi-v2.yaml; the events are in events.go.
 type ServerV2 struct {
 	v1      *Server // the orders, and the cancel, one rule for both versions
-	tokens  *pagetoken.Codec
 	pages   pageCache
-	events  order.EventLog
 	streams *streams
 }
 
@@ -107,7 +101,7 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 		return nil, err
 	}
 	pg, ok := s.pages.get(snap, r.URL.RawQuery)
-	if secret := s.tokens.InUse(); !ok || pg.secret != nil && pg.secret != secret {
+	if secret := s.v1.PageTokens.InUse(); !ok || pg.secret != nil && pg.secret != secret {
 		if pg, err = s.findPage(ctx, snap, req.Params, r.URL); err != nil {
 			return nil, err
 		}
@@ -126,7 +120,7 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 	}
 	page := order.PageRequest{Size: cmp.Or(int(deref(p.PageSize)), defaultPageSize)}
 	if p.PageToken != nil {
-		after, err := s.tokens.Read(ctx, *p.PageToken, f)
+		after, err := s.v1.PageTokens.Read(ctx, *p.PageToken, f)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +135,7 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 	}
 	next := ""
 	if !found.End {
-		if next, err = s.tokens.Make(ctx, f, found.Resume); err != nil {
+		if next, err = s.v1.PageTokens.Make(ctx, f, found.Resume); err != nil {
 			return nil, err
 		}
 	}
@@ -155,7 +149,7 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 		pg.link = nextLink("/store/orders", u.RawQuery, []string{"status", "petId", "shipDateFrom", "shipDateBefore", "pageSize"}, "pageToken", next)
 	}
 	if p.PageToken != nil || !found.End {
-		pg.secret = s.tokens.InUse() // the page's tokens verify under it, unless it changed
+		pg.secret = s.v1.PageTokens.InUse() // the page's tokens verify under it, unless it changed
 	}
 	return pg, nil
 }
@@ -254,18 +248,18 @@ func (s *Server) cancel(ctx context.Context, id int64) error {
 	_, changed, err := s.orders.Cancel(ctx, id)
 	switch {
 	case err == nil && changed:
-		s.obs.Cancel("cancelled")
-		s.obs.Event(string(order.EventCancelled)) // the store recorded it with the change
+		s.Observer.Cancel("cancelled")
+		s.Observer.Event(string(order.EventCancelled)) // the store recorded it with the change
 	case err == nil:
-		s.obs.Cancel("already_cancelled")
+		s.Observer.Cancel("already_cancelled")
 	case errors.Is(err, order.ErrNotFound):
-		s.obs.Cancel("not_found")
+		s.Observer.Cancel("not_found")
 		return orderError(id, err)
 	case errors.Is(err, order.ErrAlreadyShipped):
-		s.obs.Cancel("shipped")
+		s.Observer.Cancel("shipped")
 		return orderError(id, err)
 	case !requestEnded(ctx, err): // a client that hung up is no failed cancel
-		s.obs.Cancel("error")
+		s.Observer.Cancel("error")
 	}
 	return err
 }
@@ -314,10 +308,10 @@ type Sunset struct {
 
 // GetPetById answers a pet until the sunset date, then 410.
 func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject) (gen.GetPetByIdResponseObject, error) {
-	if !s.now().Before(s.sunset.SunsetAt) {
+	if !s.Now().Before(s.Sunset.SunsetAt) {
 		return nil, errSunset
 	}
-	p, err := s.pets.Pet(ctx, req.PetId)
+	p, err := s.Pets.Pet(ctx, req.PetId)
 	switch {
 	case err == nil:
 		return gen.GetPetById200JSONResponse{Body: gen.Pet{Id: p.ID, Name: p.Name, Status: gen.PetStatus(p.Status)}}, nil
