@@ -50,7 +50,7 @@ type Config struct {
 	Logger           *slog.Logger
 	AccessLog        io.Writer        // a JSON line per request while Logger is enabled at INFO; none when nil
 	Now              func() time.Time // of the limiter, the sunset and durations; time.Now by default
-	Tracer           trace.Tracer     // when set, a span per request (trace.go)
+	Tracer           trace.Tracer     // when set, a span per request (observe.go)
 	MaxStreamsPerKey int              // open event streams per key here; DefaultMaxStreamsPerKey when 0
 	StreamRecheck    time.Duration    // how often a stream checks its key; DefaultStreamRecheck when 0
 	Closing          <-chan struct{}  // once closed, every event stream ends: shutdown
