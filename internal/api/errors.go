@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -134,25 +133,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	}
 }
 
-// appendError writes p as encoding/json writes the contract's Error, byte for byte (tested).
+// appendError writes p as encoding/json writes the contract's Error, byte for byte (tested),
+// without echo's reflecting encoder (9% of the CPU of a 404 in Redis mode). Codes are [a-z_].
 func appendError(b []byte, p *problem) []byte {
-	b = append(append(append(b, `{"code":"`...), p.code...), `","message":`...) // codes are [a-z_]
-	if quoted := jsonQuoted(p.message); quoted != nil {
-		b = append(b, quoted...)
-	} else {
-		b = append(append(append(b, '"'), p.message...), '"')
-	}
-	b = strconv.AppendInt(append(b, `,"status":`...), int64(p.status), 10)
-	return append(b, "}\n"...)
-}
-
-// jsonQuoted is s as encoding/json writes it when it escapes a character of s, else nil.
-func jsonQuoted(s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || strings.IndexByte(`"\<>&`, c) >= 0 {
-			quoted, _ := json.Marshal(s)
-			return quoted
-		}
-	}
-	return nil
+	message, _ := json.Marshal(p.message) // a string cannot fail
+	b = append(append(append(append(b, `{"code":"`...), p.code...), `","message":`...), message...)
+	return append(strconv.AppendInt(append(b, `,"status":`...), int64(p.status), 10), "}\n"...)
 }
