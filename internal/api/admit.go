@@ -100,6 +100,13 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 	}
 }
 
+// asksForStream reports whether the request asks for a stream of the log, which holds one of
+// its key's places from admission on (admit).
+func asksForStream(ex *exchange) bool {
+	m := ex.req.Method
+	return ex.route == eventsRoute && (m == http.MethodGet || m == http.MethodHead) && acceptsEventStream(ex.req.Header)
+}
+
 // undecided ends a request no decision could be made for. Its headers describe the plan as if
 // nothing had been counted: the counts are unknown, and it claims no quota unspent.
 func (ex *exchange) undecided(cfg *Config, limits order.Limits, err error) error {

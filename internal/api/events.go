@@ -87,13 +87,6 @@ func acceptsEventStream(h http.Header) bool {
 	return weight(h.Values(echo.HeaderAccept), func(m string) bool { return strings.EqualFold(m, eventStreamType) }) > 0
 }
 
-// asksForStream reports whether the request asks for a stream of the log, which holds one of
-// its key's places from admission on (admit).
-func asksForStream(ex *exchange) bool {
-	m := ex.req.Method
-	return ex.route == eventsRoute && (m == http.MethodGet || m == http.MethodHead) && acceptsEventStream(ex.req.Header)
-}
-
 // streams are an instance's open streams: counted per key, ended when closing closes or when
 // their key is revoked or banned. Each reads the log from its own position; one wait per
 // instance tells them all when it moved (in Redis a blocking read holds a connection).
