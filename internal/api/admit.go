@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,99 +14,116 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
+// Why a request carries no usable key; the messages go to the client as they are.
+var (
+	errNoCredentials = errors.New("no API key: send the header Authorization: Bearer API_KEY")
+	errMalformed     = errors.New("malformed Authorization header: expected Bearer API_KEY")
+	errUnknownKey    = errors.New("unknown or revoked API key")
+)
+
 // anonymousLimits apply to callers without a valid key, by address: they slow key guessing.
 var anonymousLimits, _ = order.LimitsFor(order.Free, order.Limits{})
 
-// admit decides whether a request under a version's base may reach its route (docs/design.md,
-// "Admission, in one step"); before validation, so an unknown route or method counts too.
-func admit(keys order.KeyStore, limiter ratelimit.Limiter, streams *streams, ct *contract, now func() time.Time, obs Observer, ipv6Prefix int) echo.MiddlewareFunc {
+// admit is the one step that decides who calls and whether they may (docs/design.md,
+// "Admission, in one step"), before conform, so an unknown route or method counts too.
+func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			req := c.Request()
-			if !ct.underBase(req.URL.Path) {
+			ex := exchangeOf(c.Request().Context())
+			if !ex.base {
 				return next(c)
 			}
-			ex, _ := c.Get(exchangeKey).(*exchange)
-			if ex == nil { // no observe before: the decision holds, without headers
-				ex = &exchange{op: ct.operationAt(c)}
-			}
-			ex.caller.Addr = c.RealIP()
-			if ex.op != nil && ex.op.unlimited {
-				c.SetRequest(req.WithContext(WithCaller(req.Context(), &ex.caller)))
+			if ex.addr = c.RealIP(); ex.op != nil && ex.op.unlimited {
 				return next(c)
 			}
 			// The lookup may answer provisionally; the limiter's round trip confirms it.
-			ex.trip = order.Trip{Context: req.Context()}
-			ctx := context.Context(&ex.trip)
-			caller := &ex.caller
-			var keyErr error
-			if token, err := BearerToken(req.Header.Values("Authorization")); err != nil {
+			keyErr := error(nil)
+			if token, err := bearerToken(ex.req.Header.Values("Authorization")); err != nil {
 				keyErr = err
-			} else if ex.key, err = keys.Lookup(ctx, order.HashOf(token)); err != nil {
-				keyErr = lookupError(ctx, err)
+			} else if ex.found, err = cfg.Keys.Lookup(ex, order.HashOf(token)); err != nil {
+				keyErr = lookupError(ex, err)
 			} else {
-				caller.Key = &ex.key
+				ex.key = &ex.found
 			}
-			c.SetRequest(req.WithContext(WithCaller(ctx, caller)))
-			id, limits := rateLimitKey(caller, ipv6Prefix)
-			if noDecision(ctx, keyErr) {
-				// Who calls is unknown: no limiting by address (docs/design.md).
-				return undecided(ctx, ex, limits, now(), obs, keyErr)
+			caller, limits := ex.caller(cfg.IPv6Prefix)
+			if noDecision(ex, keyErr) { // who calls is unknown: no limiting by address
+				return ex.undecided(cfg, limits, keyErr)
 			}
 			// A stream holds one of its key's places from here to its end. Past them the
 			// request is refused, and counts in no window: the limiter is only asked.
-			decide, streamsFull := limiter.Allow, false
-			if caller.Key != nil && asksForStream(c.Path(), req) {
-				if name := caller.Key.Name; streams.take(name) {
+			decide, streamsFull := cfg.Limiter.Allow, false
+			if ex.key != nil && asksForStream(ex) {
+				if name := ex.key.Name; streams.take(name) {
 					defer streams.release(name)
 				} else {
-					decide, streamsFull = limiter.Peek, true
+					decide, streamsFull = cfg.Limiter.Peek, true
 				}
 			}
-			d, err := decide(ctx, id, limits)
-			if err == nil && caller.Key != nil {
-				if cerr := order.Confirm(ctx); cerr != nil {
-					// The key changed since the lookup: no valid key (or a 503).
-					caller.Key, keyErr = nil, lookupError(ctx, cerr)
-					id, limits = rateLimitKey(caller, ipv6Prefix)
-					if err = keyErr; !noDecision(ctx, err) {
-						d, err = limiter.Allow(ctx, id, limits)
+			d, err := decide(ex, caller, limits)
+			if err == nil && ex.key != nil {
+				if err = order.Confirm(ex); err != nil { // the key changed since the lookup
+					ex.key, keyErr, streamsFull = nil, lookupError(ex, err), false
+					caller, limits = ex.caller(cfg.IPv6Prefix)
+					if err = keyErr; !noDecision(ex, err) {
+						d, err = cfg.Limiter.Allow(ex, caller, limits)
 					}
-					streamsFull = false
 				}
 			}
 			switch {
-			case noDecision(ctx, err):
-				return undecided(ctx, ex, limits, now(), obs, err)
+			case noDecision(ex, err):
+				return ex.undecided(cfg, limits, err)
 			case err != nil:
 				return err
 			}
-			ex.limit = &d
-			switch {
+			ex.limited, ex.limit = true, d
+			outcome, refusal := "admitted", error(nil)
+			switch secs := int64(d.RetryAfter.Seconds()); {
 			case d.Banned:
-				ex.rateLimited(obs, "banned")
-				return tooManyRequests(d)
+				outcome, refusal = "banned", &problem{http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned,
+					fmt.Sprintf("temporarily banned for sending requests before Retry-After had passed; retry after %d seconds", secs)}
 			case !d.Allowed:
-				ex.rateLimited(obs, "limited")
-				return tooManyRequests(d)
-			}
-			if streamsFull {
+				outcome, refusal = "limited", &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
+					fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
+			case streamsFull: // a place frees when one of the key's streams ends, which no clock tells
 				ex.noRetryAfter = true
 				return streams.errTooManyStreams()
 			}
-			ex.rateLimited(obs, "admitted")
-			if keyErr != nil && (ex.op == nil || !ex.op.public) {
-				return keyErr
+			if ex.rateLimit = outcome; refusal == nil && keyErr != nil && (ex.op == nil || !ex.op.public) {
+				refusal = keyErr
+			}
+			cfg.Observer.RateLimit(outcome)
+			if refusal != nil {
+				return refusal
 			}
 			return next(c)
 		}
 	}
 }
 
-// rateLimited records admit's outcome once for both who read it: the metrics and the span.
-func (ex *exchange) rateLimited(obs Observer, outcome string) {
-	ex.rateLimit = outcome
-	obs.RateLimit(outcome)
+// asksForStream reports whether the request asks for a stream of the log, which holds one of
+// its key's places from admission on (admit).
+func asksForStream(ex *exchange) bool {
+	m := ex.req.Method
+	return ex.route == eventsRoute && (m == http.MethodGet || m == http.MethodHead) && acceptsEventStream(ex.req.Header)
+}
+
+// undecided ends a request no decision could be made for. Its headers describe the plan as if
+// nothing had been counted: the counts are unknown, and it claims no quota unspent.
+func (ex *exchange) undecided(cfg *Config, limits order.Limits, err error) error {
+	ex.limited, ex.limit = true, ratelimit.Decide(ratelimit.Outcome{}, limits, cfg.Now())
+	if !requestEnded(ex, err) {
+		ex.rateLimit = "unavailable"
+		cfg.Observer.RateLimit(ex.rateLimit)
+	}
+	return err
+}
+
+// caller names the caller to the limiter: the key, or else the client's network.
+func (ex *exchange) caller(ipv6Prefix int) (string, order.Limits) {
+	if ex.key != nil {
+		return ratelimit.KeyCaller(string(ex.key.Hash)), ex.key.Limits()
+	}
+	return ratelimit.AddrCaller(ex.addr, ipv6Prefix), anonymousLimits
 }
 
 // noDecision reports whether err leaves the request without a rate-limit decision.
@@ -114,42 +131,35 @@ func noDecision(ctx context.Context, err error) bool {
 	return errors.Is(err, order.ErrUnavailable) || requestEnded(ctx, err)
 }
 
-// undecided ends a request no decision could be made for. Its headers describe the plan as if
-// nothing had been counted: the counts are unknown, and it claims no quota unspent.
-func undecided(ctx context.Context, ex *exchange, limits order.Limits, now time.Time, obs Observer, err error) error {
-	d := ratelimit.Decide(ratelimit.Outcome{}, limits, now)
-	ex.limit = &d
-	if !requestEnded(ctx, err) {
-		ex.rateLimited(obs, "unavailable")
-	}
-	return err
-}
-
+// lookupError is a failed lookup as the client is told it; a KeyStore fails only in the ways
+// package order names, and anything else is a 500.
 func lookupError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, order.ErrKeyNotFound):
-		return ErrUnknownKey
+		return errUnknownKey
 	case errors.Is(err, order.ErrUnavailable), errors.Is(err, order.ErrCorrupt), requestEnded(ctx, err):
 		return err
 	}
-	// A KeyStore fails only in the ways package order names: anything else is a 500.
 	return fmt.Errorf("looking up a key: %w", err)
 }
 
-// rateLimitKey names the caller to the limiter: the key, or else the client's network.
-func rateLimitKey(c *Caller, ipv6Prefix int) (string, order.Limits) {
-	if c.Key != nil {
-		return ratelimit.KeyCaller(string(c.Key.Hash)), c.Key.Limits()
+// bearerToken extracts the token of an Authorization header (RFC 6750, RFC 9110): the scheme
+// word is case-insensitive and the token is a token68, which keeps control characters and
+// spaces out of every later step. values are all the header's fields.
+func bearerToken(values []string) (string, error) {
+	if len(values) == 0 {
+		return "", errNoCredentials
 	}
-	return ratelimit.AddrCaller(c.Addr, ipv6Prefix), anonymousLimits
+	scheme, token, _ := strings.Cut(values[0], " ")
+	token = strings.TrimLeft(token, " ") // "" without a space: no token68
+	if len(values) > 1 || !strings.EqualFold(scheme, "Bearer") || !isToken68(token) {
+		return "", errMalformed
+	}
+	return token, nil
 }
 
-func tooManyRequests(d ratelimit.Decision) error {
-	secs := int64(d.RetryAfter.Seconds())
-	if d.Banned {
-		return &problem{http.StatusTooManyRequests, gen.ErrorCodeApiKeyBanned,
-			fmt.Sprintf("temporarily banned for sending requests before Retry-After had passed; retry after %d seconds", secs)}
-	}
-	return &problem{http.StatusTooManyRequests, gen.ErrorCodeRateLimitExceeded,
-		fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
+// isToken68 reports whether s is 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isToken68(s string) bool {
+	body := strings.TrimRight(s, "=")
+	return body != "" && len(s) <= 512 && strings.Trim(body, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/") == ""
 }

@@ -14,24 +14,24 @@ func TestBearerToken(t *testing.T) {
 		token  string
 		err    error
 	}{
-		{nil, "", ErrNoCredentials},
+		{nil, "", errNoCredentials},
 		{[]string{"Bearer abc"}, "abc", nil},
 		{[]string{"bearer abc"}, "abc", nil},
 		{[]string{"BeArEr  abc=="}, "abc==", nil},
 		{[]string{"Bearer a-b.c_d~e+f/g"}, "a-b.c_d~e+f/g", nil},
-		{[]string{"Bearer"}, "", ErrMalformed},
-		{[]string{"Bearer "}, "", ErrMalformed},
-		{[]string{"Bearer =="}, "", ErrMalformed},
-		{[]string{"Basic abc"}, "", ErrMalformed},
-		{[]string{"Bearer a b"}, "", ErrMalformed},
-		{[]string{"Bearer a\x00b"}, "", ErrMalformed},
-		{[]string{"Bearer ab=c"}, "", ErrMalformed},
-		{[]string{"Bearer abc", "Bearer abc"}, "", ErrMalformed},
-		{[]string{""}, "", ErrMalformed},
+		{[]string{"Bearer"}, "", errMalformed},
+		{[]string{"Bearer "}, "", errMalformed},
+		{[]string{"Bearer =="}, "", errMalformed},
+		{[]string{"Basic abc"}, "", errMalformed},
+		{[]string{"Bearer a b"}, "", errMalformed},
+		{[]string{"Bearer a\x00b"}, "", errMalformed},
+		{[]string{"Bearer ab=c"}, "", errMalformed},
+		{[]string{"Bearer abc", "Bearer abc"}, "", errMalformed},
+		{[]string{""}, "", errMalformed},
 	} {
-		token, err := BearerToken(tc.values)
+		token, err := bearerToken(tc.values)
 		if token != tc.token || !errors.Is(err, tc.err) {
-			t.Errorf("BearerToken(%q) = %q, %v; want %q, %v", tc.values, token, err, tc.token, tc.err)
+			t.Errorf("bearerToken(%q) = %q, %v; want %q, %v", tc.values, token, err, tc.token, tc.err)
 		}
 	}
 }
@@ -41,7 +41,7 @@ func FuzzBearerToken(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		token, err := BearerToken([]string{s})
+		token, err := bearerToken([]string{s})
 		if err == nil && (token == "" || !isToken68(token)) {
 			t.Fatalf("accepted %q as token %q", s, token)
 		}
@@ -55,7 +55,7 @@ func TestANewKeyIsABearerToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := BearerToken([]string{"Bearer " + k}); err != nil {
+		if _, err := bearerToken([]string{"Bearer " + k}); err != nil {
 			t.Fatalf("%q is not a valid bearer token: %v", k, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,22 +21,96 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
+// MaxHeaderBytes bounds a request's line and header fields as Go parsed them (docs/security.md).
+// http.Server refuses 4096 bytes past it, in plain text; conform between, as an Error.
+const MaxHeaderBytes = 16 << 10
+
+var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge,
+	fmt.Sprintf("the request line and header fields exceed %d bytes", MaxHeaderBytes)}
+
+// conform is the step after admit: the request must keep to the contract. 431 past
+// MaxHeaderBytes; 404 for a path that matches no template (echo's last parameter would take
+// "1/items"), whatever the method; 405 with an Allow of what works for a known path with
+// another method (OPTIONS included, which echo would answer 204); 400 for a parameter.
+func conform(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ex := exchangeOf(c.Request().Context())
+		switch allow := allowOf(c); {
+		case headerBytes(ex.req) > MaxHeaderBytes:
+			return errHeaderTooLarge
+		case !matchesTemplate(c):
+			return echo.ErrNotFound
+		case allow != "":
+			c.Response().Header().Set(echo.HeaderAllow, allow)
+			return echo.ErrMethodNotAllowed
+		}
+		if ex.op != nil && ex.op.validate != nil {
+			if err := ex.op.validate(c, ex); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+// headerBytes is the size MaxHeaderBytes bounds; Go keeps Host and Transfer-Encoding apart.
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + 2
+	}
+	for _, te := range r.TransferEncoding {
+		n += len("Transfer-Encoding: ") + len(te) + 2
+	}
+	for name, values := range r.Header {
+		for _, v := range values {
+			n += len(name) + 2 + len(v) + 2
+		}
+	}
+	return n
+}
+
+// allowOf is what echo's router found the path serves, when not the request's method; "" else.
+func allowOf(c echo.Context) string {
+	allow, _ := c.Get(echo.ContextKeyHeaderAllow).(string)
+	return strings.TrimPrefix(allow, "OPTIONS, ")
+}
+
+// matchesTemplate reports whether each parameter is one whole, non-empty segment (%2F is no
+// separator): echo's last would take the rest of the path, as a wildcard route does by design.
+func matchesTemplate(c echo.Context) bool {
+	route := c.Path()
+	if route == "" || strings.HasSuffix(route, "*") {
+		return true
+	}
+	want, got := strings.Split(route, "/"), strings.Split(c.Request().URL.EscapedPath(), "/")
+	if len(want) != len(got) {
+		return false
+	}
+	for i, w := range want {
+		if strings.HasPrefix(w, ":") && got[i] == "" {
+			return false
+		}
+	}
+	return true
+}
+
 // contract is what the documents of orderd.Versions say of each operation, built once.
 type contract struct {
-	bases      []string                                    // oldest first: "/v1", "/v2"
-	operations map[string]*operation                       // by method and echo route: "GET /v1/store/orders"
-	validators map[string]map[string][]echo.MiddlewareFunc // by base, then operationId
+	bases      []string              // oldest first: "/v1", "/v2"
+	operations map[string]*operation // by method and echo route: "GET /v1/store/orders"
 }
 
 type operation struct {
-	label     string // for metrics: operationId, after version 1 prefixed ("v2.findOrders")
-	public    bool   // the security is empty: no key needed (still limited, by address)
-	unlimited bool   // public, and its 200 declares no rate-limit headers
+	label     string                              // for metrics: operationId, after version 1 prefixed ("v2.findOrders")
+	public    bool                                // the security is empty: no key needed (still limited, by address)
+	unlimited bool                                // public, and its 200 declares no rate-limit headers
+	validate  func(echo.Context, *exchange) error // nil without parameters
 }
 
 // loadContract reads every version's document; echo routes, not kin-openapi's router.
 func loadContract() (*contract, error) {
-	ct := &contract{operations: map[string]*operation{}, validators: map[string]map[string][]echo.MiddlewareFunc{}}
+	ct := &contract{operations: map[string]*operation{}}
 	for i, v := range orderd.Versions {
 		doc, err := v.Load()
 		if err != nil {
@@ -46,7 +121,6 @@ func loadContract() (*contract, error) {
 			label = strings.TrimPrefix(v.Base, "/") + "."
 		}
 		ct.bases = append(ct.bases, v.Base)
-		ct.validators[v.Base] = map[string][]echo.MiddlewareFunc{}
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
 				o := &operation{label: label + op.OperationID}
@@ -55,19 +129,16 @@ func loadContract() (*contract, error) {
 					o.public = true
 					o.unlimited = ok != nil && ok.Value != nil && ok.Value.Headers["X-RateLimit-Limit"] == nil
 				}
-				route := v.Base + echoPath(path)
+				if len(op.Parameters) > 0 || len(item.Parameters) > 0 || op.RequestBody != nil {
+					unsecured := *op // admit has authenticated the request: kin-openapi need not
+					unsecured.Security = &openapi3.SecurityRequirements{}
+					o.validate = validator(&routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}, v.Name)
+				}
+				route := v.Base + strings.NewReplacer("{", ":", "}", "").Replace(path)
 				ct.operations[method+" "+route] = o
 				if method == http.MethodGet { // answered for HEAD too (routes)
 					ct.operations[http.MethodHead+" "+route] = o
 				}
-				if len(op.Parameters) == 0 && len(item.Parameters) == 0 && op.RequestBody == nil {
-					continue
-				}
-				// admit has authenticated the request: kin-openapi need not.
-				unsecured := *op
-				unsecured.Security = &openapi3.SecurityRequirements{}
-				r := &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}
-				ct.validators[v.Base][op.OperationID] = []echo.MiddlewareFunc{validator(r, v.Name)}
 			}
 		}
 	}
@@ -84,96 +155,53 @@ func (ct *contract) underBase(path string) bool {
 	return false
 }
 
-// operationAt is the operation of the request's route and method, or nil.
-func (ct *contract) operationAt(c echo.Context) *operation {
-	return ct.operations[c.Request().Method+" "+c.Path()]
-}
-
-// labelOf is the metrics label of the request whose operation is op: its label, the route for
-// the routes outside the versions (/healthz, /docs…), else "unknown".
-func (ct *contract) labelOf(c echo.Context, op *operation) string {
-	if op != nil {
-		return op.label
-	}
-	if p := c.Path(); p != "" && p != "/*" && !ct.underBase(p) {
-		return p
-	}
-	return "unknown"
-}
-
-// echoPath turns /store/orders/{orderId} into /store/orders/:orderId.
-var echoPath = strings.NewReplacer("{", ":", "}", "").Replace
-
 // validator checks a request by kin-openapi's ValidateRequest and ownRules, so that every value
 // it passes is one the binding reads; a 400 names its parameter and doc, the document.
-func validator(route *routers.Route, doc string) echo.MiddlewareFunc {
+func validator(route *routers.Route, doc string) func(echo.Context, *exchange) error {
 	// Without defaults written into the query: the find's Link repeats the query as sent.
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
 	params := append(slices.Clone(route.PathItem.Parameters), route.Operation.Parameters...)
 	var seen *passed
-	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, inCookie) {
+	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, func(p *openapi3.ParameterRef) bool {
+		return p.Value == nil || p.Value.In == openapi3.ParameterInCookie
+	}) {
 		seen = &passed{inputs: map[string]struct{}{}}
 	}
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			req := c.Request()
-			combineListHeaders(req.Header, params)
-			var buf [512]byte
-			var input []byte
-			if seen != nil {
-				input = appendInput(buf[:0], req, params)
-				if seen.has(input) {
-					return callHandler(next, c, doc)
-				}
-			}
-			pathParams := map[string]string{}
-			for i, name := range c.ParamNames() {
-				v := c.ParamValues()[i]    // one whole segment (unmatched)
-				if req.URL.RawPath != "" { // echo leaves escapes in
-					if u, err := url.PathUnescape(v); err == nil {
-						v = u
-					}
-				}
-				pathParams[name] = v
-			}
-			in := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams,
-				QueryParams: c.QueryParams(), Route: route, Options: opts}
-			err := ownRules(in, params, true)
-			if err == nil {
-				err = openapi3filter.ValidateRequest(req.Context(), in)
-			}
-			if err == nil {
-				err = ownRules(in, params, false)
-			}
-			if re := (*openapi3filter.RequestError)(nil); errors.As(err, &re) {
-				return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, doc)}
-			} else if err != nil {
-				return err
-			}
-			if seen != nil {
-				seen.add(input)
-			}
-			return callHandler(next, c, doc)
+	return func(c echo.Context, ex *exchange) error {
+		req := ex.req
+		combineListHeaders(req.Header, params)
+		var buf [512]byte
+		input := appendInput(buf[:0], req, params)
+		if seen != nil && seen.has(input) {
+			return nil
 		}
+		pathParams := map[string]string{}
+		for i, name := range c.ParamNames() {
+			pathParams[name] = c.ParamValues()[i] // one whole segment (conform), in which echo leaves escapes
+			if u, err := url.PathUnescape(pathParams[name]); req.URL.RawPath != "" && err == nil {
+				pathParams[name] = u
+			}
+		}
+		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams,
+			QueryParams: c.QueryParams(), Route: route, Options: opts}
+		err := ownRules(in, params, true)
+		if err == nil {
+			err = openapi3filter.ValidateRequest(req.Context(), in)
+		}
+		if err == nil {
+			err = ownRules(in, params, false)
+		}
+		if re := (*openapi3filter.RequestError)(nil); errors.As(err, &re) {
+			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, doc)}
+		} else if err == nil && seen != nil {
+			seen.add(input)
+		}
+		return err
 	}
-}
-
-func inCookie(p *openapi3.ParameterRef) bool {
-	return p.Value == nil || p.Value.In == openapi3.ParameterInCookie
-}
-
-func callHandler(next echo.HandlerFunc, c echo.Context, doc string) error {
-	err := next(c)
-	if he := (*echo.HTTPError)(nil); errors.As(err, &he) && he.Code == http.StatusBadRequest {
-		// The binding refused what validation passed: its text is not ours to show.
-		return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract; see " + doc}
-	}
-	return err
 }
 
 // passed remembers the inputs of one operation's requests that validation passed: the check
-// is a function of them alone, and was the largest cost of a small answer.
-// At most maxPassed, forgotten all at once when full.
+// is a function of them alone. At most maxPassed, forgotten all at once when full.
 type passed struct {
 	mu     sync.RWMutex
 	inputs map[string]struct{}
@@ -183,29 +211,28 @@ const maxPassed = 4096
 
 func (p *passed) has(input []byte) bool {
 	p.mu.RLock()
+	defer p.mu.RUnlock()
 	_, ok := p.inputs[string(input)] // no copy for a lookup
-	p.mu.RUnlock()
 	return ok
 }
 
 func (p *passed) add(input []byte) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if len(p.inputs) >= maxPassed {
 		clear(p.inputs)
 	}
 	p.inputs[string(input)] = struct{}{}
-	p.mu.Unlock()
 }
 
 // appendInput appends all that validation reads of a request without a body, each part after
-// its length: the path (its parameters), the query as sent, and each header parameter's
-// value, or its absence.
+// its length: the path, the query as sent, and each header parameter's value or its absence.
 func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 	part := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = part(part(part(b, r.URL.Path), r.URL.RawPath), r.URL.RawQuery)
 	for _, ref := range params {
 		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			if v, ok := r.Header[http.CanonicalHeaderKey(p.Name)]; ok && len(v) > 0 {
+			if v := r.Header[http.CanonicalHeaderKey(p.Name)]; len(v) > 0 {
 				b = part(append(b, 1), v[0]) // one line, after combineListHeaders
 			} else {
 				b = append(b, 0)
@@ -253,4 +280,64 @@ func combineListHeaders(h http.Header, params openapi3.Parameters) {
 			}
 		}
 	}
+}
+
+// requestErrorMessage names the parameter, what it must be, and doc, which says so.
+func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
+	if p := re.Parameter; p != nil {
+		why := expectation(p, re.Err)
+		if rule := ruleError(""); errors.As(re.Err, &rule) {
+			why = string(rule)
+		}
+		return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
+	}
+	return "invalid request: " + re.Error() + "; see " + doc
+}
+
+// expectation says what the parameter must be; for a string, by the rule it broke (cause),
+// since a short value may fail its pattern.
+func expectation(p *openapi3.Parameter, cause error) string {
+	if p.Schema == nil || p.Schema.Value == nil {
+		return "invalid value"
+	}
+	s := p.Schema.Value
+	switch {
+	case s.Type.Is(openapi3.TypeInteger):
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if s.Format == "int32" {
+			lo, hi = math.MinInt32, math.MaxInt32
+		}
+		// The document's bounds are float64s; one at the edge of int64 does not convert back.
+		if s.Min != nil && *s.Min > math.MinInt64 {
+			lo = int64(*s.Min)
+		}
+		if s.Max != nil && *s.Max < math.MaxInt64 {
+			hi = int64(*s.Max)
+		}
+		return fmt.Sprintf("must be an integer from %d to %d", lo, hi)
+	case s.Type.Is(openapi3.TypeString):
+		var se *openapi3.SchemaError
+		errors.As(cause, &se)
+		switch {
+		case se != nil && se.SchemaField == "pattern" && s.Pattern != "":
+			return "must match the pattern " + s.Pattern
+		case s.Format == "date-time" && (se == nil || se.SchemaField != "maxLength"):
+			return order.DateTimeShape
+		case s.MaxLength != nil && s.MinLength > 0:
+			return fmt.Sprintf("must be a string of %d to %d characters", s.MinLength, *s.MaxLength)
+		case s.MaxLength != nil:
+			return fmt.Sprintf("must be a string of at most %d characters", *s.MaxLength)
+		}
+	case s.Type.Is(openapi3.TypeArray) && s.Items != nil && s.Items.Value != nil && len(s.Items.Value.Enum) > 0:
+		words := make([]string, 0, len(s.Items.Value.Enum))
+		for _, w := range s.Items.Value.Enum {
+			words = append(words, fmt.Sprint(w))
+		}
+		msg := "each value must be one of " + strings.Join(words, ", ")
+		if s.MaxItems != nil {
+			msg += fmt.Sprintf(", at most %d values", *s.MaxItems)
+		}
+		return msg
+	}
+	return "must be " + strings.Join(s.Type.Slice(), " or ")
 }

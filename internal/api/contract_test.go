@@ -25,8 +25,9 @@ func TestValidatorsWhereTheContractDeclaresInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for op, want := range map[string]bool{"listOrders": true, "cancelOrder": true, "getPetById": true, "getOpenAPIDocument": false} {
-		if got := len(ct.validators[BasePath][op]) > 0; got != want {
+	for op, want := range map[string]bool{"GET /v1/store/orders": true, "DELETE /v1/store/orders/:orderId": true,
+		"GET /v1/pets/:petId": true, "GET /v1/openapi.yaml": false} {
+		if got := ct.operations[op].validate != nil; got != want {
 			t.Errorf("%s: validated %v, want %v", op, got, want)
 		}
 	}

@@ -12,13 +12,15 @@ import (
 )
 
 // CORS lets pages of the configured origins call the versions' bases (docs/design.md,
-// "Browsers (CORS)"). No credentials mode: keys travel in Authorization, never in cookies.
+// "Browsers (CORS)"). Not echo's CORS middleware: it answers 204 to any OPTIONS, for origins
+// it refuses and paths that do not exist too. No credentials mode: keys travel in
+// Authorization, never in cookies.
 const (
-	// The request headers the API reads; Accept-Encoding is the browser's own. traceparent and
-	// tracestate carry a page's W3C trace context, which tracing continues (trace.go).
+	// The request headers the API reads; traceparent and tracestate carry a page's W3C trace
+	// context, which tracing continues.
 	corsAllowHeaders = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate"
-	// The answer headers a client needs, beyond the few a browser always shows; Allow, as a
-	// 405's message sends the client to it.
+	// The answer headers a client needs beyond those a browser always shows; Allow, as a 405's
+	// message sends the client to it.
 	corsExposeHeaders = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, " +
 		"Retry-After, ETag, Link, X-Request-Id, Orders-Event-Id, Deprecation, Sunset, WWW-Authenticate, Allow"
 	corsMaxAge = "600" // seconds a browser may keep a preflight's answer
@@ -39,67 +41,62 @@ func newOrigins(list []string) (origins, error) {
 }
 
 // CheckOrigin accepts an origin as a browser sends it: scheme://host[:port], http or https,
-// lower case, no default port, no path. Not "*": the API takes keys, and any page calling
-// it from a visitor's browser is a choice made origin by origin.
+// lower case, the port (not the scheme's default) and an IP address in their shortest forms;
+// any other would never match. Not "*": the API takes keys, and any page calling it from a
+// visitor's browser is a choice made origin by origin.
 func CheckOrigin(s string) error {
 	if s == "*" {
 		return fmt.Errorf(`"*" is not accepted: the API is called with API keys, so name each origin allowed to call it`)
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		s != u.Scheme+"://"+u.Host || strings.ToLower(s) != s {
-		return fmt.Errorf("%q is no origin: want scheme://host[:port] in lower case, http or https, no path (https://shop.example)", s)
+	host, port := "", ""
+	if err == nil {
+		host, port = strings.ToLower(u.Hostname()), u.Port()
 	}
-	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
-		return fmt.Errorf("%q names its scheme's default port, which a browser leaves out of Origin", s)
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.String()
+		if a.Is6() {
+			host = "[" + host + "]"
+		}
+	} else if strings.Trim(host, "0123456789.") == "" {
+		host = "" // an IPv4 address in a form the parse refuses ("127.1")
 	}
-	// A browser writes the port and an IP address in their shortest forms; any other would
-	// be accepted here and never match.
-	if p := u.Port(); strings.HasSuffix(u.Host, ":") || (p != "" && strconv.Itoa(portNumber(p)) != p) {
-		return fmt.Errorf("%q: want the port as a browser writes it, a number from 1 to 65535 without leading zeros", s)
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535 ||
+		map[string]int{"http": 80, "https": 443}[u.Scheme] == n) {
+		host = ""
+	} else if port != "" {
+		host += ":" + strconv.Itoa(n)
 	}
-	host := u.Hostname()
-	if a, err := netip.ParseAddr(host); (err == nil && a.String() != host) ||
-		(err != nil && strings.Trim(host, "0123456789.") == "") {
-		return fmt.Errorf("%q: want the IP address as a browser writes it, in its shortest form", s)
+	if host == "" || (u.Scheme != "http" && u.Scheme != "https") || s != u.Scheme+"://"+host {
+		return fmt.Errorf("%q is no origin as a browser sends it: want scheme://host[:port] in lower case, http or https, "+
+			"no path, no default port, the port and an IP address in their shortest forms (https://shop.example)", s)
 	}
 	return nil
 }
 
-// portNumber is p as a port, or 0 when it is none.
-func portNumber(p string) int {
-	n, err := strconv.Atoi(p)
-	if err != nil || n < 1 || n > 65535 {
-		return 0
-	}
-	return n
-}
-
 // allowed is the request's Origin when it is one of o, else "".
 func (o origins) allowed(r *http.Request) string {
-	if len(o) == 0 {
-		return ""
-	}
 	if origin := r.Header.Get("Origin"); o[origin] {
 		return origin
 	}
 	return ""
 }
 
-// preflight answers 204 a CORS preflight from an allowed origin to a known route under a
-// version's base, before admit: a browser sends it without the key, and it spends no quota.
-// Any other OPTIONS goes on, to unmatched's 404 or 405. The header hook adds the origin.
-func preflight(o origins, ct *contract) echo.MiddlewareFunc {
+// preflight, the step before admit when CORS is on, answers 204 a preflight from an allowed
+// origin to a known route under a version's base: a browser sends it without the key, so it
+// spends no quota. Any other OPTIONS goes on, to conform's 404 or 405. The header hook adds
+// the origin.
+func preflight(o origins) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			req := c.Request()
 			if req.Method != http.MethodOptions || req.Header.Get("Access-Control-Request-Method") == "" ||
-				o.allowed(req) == "" || !ct.underBase(req.URL.Path) {
+				o.allowed(req) == "" || !exchangeOf(req.Context()).base {
 				return next(c)
 			}
 			methods := allowOf(c)
 			if methods == "" || !matchesTemplate(c) || headerBytes(req) > MaxHeaderBytes {
-				return next(c) // today's 404, 405 or 431
+				return next(c) // conform's 404, 405 or 431
 			}
 			h := c.Response().Header()
 			h.Set("Access-Control-Allow-Methods", methods)
@@ -107,15 +104,5 @@ func preflight(o origins, ct *contract) echo.MiddlewareFunc {
 			h.Set("Access-Control-Max-Age", corsMaxAge)
 			return c.NoContent(http.StatusNoContent)
 		}
-	}
-}
-
-// writeCORS writes, on an answer under a version's base with CORS on, Vary: Origin (the
-// answer differs by it), and to an allowed origin the origin and the headers it may read.
-func writeCORS(h http.Header, o origins, r *http.Request) {
-	h.Add(echo.HeaderVary, "Origin")
-	if origin := o.allowed(r); origin != "" {
-		h.Set("Access-Control-Allow-Origin", origin)
-		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 	}
 }

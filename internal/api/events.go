@@ -1,54 +1,77 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
+	"github.com/petstore/orderd/internal/ratelimit"
+)
+
+// eventsRoute is listEvents' route, which answers a page or a stream as Accept asks.
+const eventsRoute = BasePathV2 + "/store/events"
+
+// Streams of the log (docs/design.md, "Order events").
+const (
+	heartbeatEvery  = 15 * time.Second
+	retryHint       = "retry: 2000\n\n" // how long an EventSource waits before reconnecting, in ms
+	streamPageSize  = 100
+	eventStreamType = "text/event-stream" // by which observe tells a stream from a page
+	// streamEndGrace is how long a stream told to end may take: past it, a write under way is
+	// cut, and then the server's last chunk has as long again.
+	streamEndGrace = time.Second
+	// DefaultMaxStreamsPerKey is how many streams a key may hold open on one instance.
+	DefaultMaxStreamsPerKey = 5
+	// DefaultStreamRecheck is how often an open stream checks that its key is still valid and
+	// not banned: a revoke or a ban ends the key's streams within it.
+	DefaultStreamRecheck = heartbeatEvery
 )
 
 // ListEvents answers a page of the log of order events, or, when the client asks for
-// text/event-stream, follows it (stream.go).
+// text/event-stream, follows it.
 func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestObject) (genv2.ListEventsResponseObject, error) {
-	p, r := req.Params, requestOf(ctx)
-	q := order.EventQuery{Limit: defaultPageSize}
-	if p.After != nil {
-		q.After = *p.After
+	p, r := req.Params, exchangeOf(ctx).req
+	q := order.EventQuery{After: deref(p.After), Limit: defaultPageSize}
+	for _, t := range deref(p.Type) {
+		q.Types = append(q.Types, order.EventType(t))
 	}
-	if p.Type != nil {
-		for _, t := range *p.Type {
-			q.Types = append(q.Types, order.EventType(t))
-		}
+	if acceptsEventStream(r.Header) {
+		q.After = cmp.Or(deref(p.LastEventID), q.After) // what an EventSource sends when it reconnects
+		return s.streams.open(ctx, q, r.Method == http.MethodHead)
 	}
 	if p.PageSize != nil {
 		q.Limit = int(*p.PageSize)
 	}
-	if acceptsEventStream(r.Header) {
-		if p.LastEventID != nil { // what an EventSource sends when it reconnects
-			q.After = *p.LastEventID
-		}
-		return s.streams.open(ctx, q, r.Method == http.MethodHead)
-	}
-	page, err := s.events.Events(ctx, q)
+	page, err := s.v1.Events.Events(ctx, q)
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
-	answer := eventPage{body: appendEventPage(make([]byte, 0, 256*len(page.Events)+64), page)}
-	if page.More {
-		answer.link = nextLink("/store/events", r.URL.RawQuery, eventsQueryParameters, "after", page.Last)
+	b := append(make([]byte, 0, 256*len(page.Events)+64), `{"events":[`...)
+	for i, e := range page.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = orderjson.AppendEvent(b, e)
 	}
-	return answer, nil
+	b = append(append(b, `],"lastEventId":"`...), page.Last...) // digits and '-': nothing to escape
+	e := &encoded{body: append(b, "\"}\n"...), contentType: echo.MIMEApplicationJSON}
+	if page.More {
+		e.link = nextLink("/store/events", r.URL.RawQuery, []string{"type", "pageSize"}, "after", page.Last)
+	}
+	return answer{e, r}, nil // plain and never cached: each reads the log's end
 }
-
-// eventsQueryParameters are those a next page's Link repeats, after replaced.
-var eventsQueryParameters = []string{"type", "pageSize"}
 
 // eventsError names the position a refusal is about.
 func eventsError(after string, err error) error {
@@ -61,45 +84,232 @@ func eventsError(after string, err error) error {
 // acceptsEventStream reports whether Accept names text/event-stream with a weight above 0,
 // read by qvalue as Accept-Encoding's are: "0", "0." and "0.00" are all 0 (RFC 9110 §12.4.2).
 func acceptsEventStream(h http.Header) bool {
-	for _, line := range h.Values(echo.HeaderAccept) {
-		for item := range strings.SplitSeq(line, ",") {
-			media, params, _ := strings.Cut(item, ";")
-			if strings.EqualFold(strings.TrimSpace(media), "text/event-stream") && qvalue(params) > 0 {
-				return true
+	return weight(h.Values(echo.HeaderAccept), func(m string) bool { return strings.EqualFold(m, eventStreamType) }) > 0
+}
+
+// streams are an instance's open streams: counted per key, ended when closing closes or when
+// their key is revoked or banned. Each reads the log from its own position; one wait per
+// instance tells them all when it moved (in Redis a blocking read holds a connection).
+type streams struct {
+	Config
+	writeTimeout time.Duration // a client that read nothing of a write for two heartbeats has stopped reading
+	mu           sync.Mutex
+	perKey       map[string]int // streams open, by key name
+	moved        chan struct{}  // closed at the log's next move; nil until a stream waits
+}
+
+func newStreams(cfg Config) *streams {
+	return &streams{Config: cfg, writeTimeout: 2 * heartbeatEvery, perKey: map[string]int{}}
+}
+
+func (s *streams) take(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perKey[key] >= s.MaxStreamsPerKey {
+		return false
+	}
+	s.perKey[key]++
+	s.Observer.Streams(1)
+	return true
+}
+
+func (s *streams) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perKey[key]--; s.perKey[key] <= 0 {
+		delete(s.perKey, key)
+	}
+	s.Observer.Streams(-1)
+}
+
+// errTooManyStreams refuses a stream past its key's places on this instance.
+func (s *streams) errTooManyStreams() error {
+	return &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
+		fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.MaxStreamsPerKey)}
+}
+
+// open starts a stream after q.After, or refuses it (410) before anything is sent. A HEAD
+// makes the same checks and answers the stream's status and headers.
+func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
+	q.Limit = streamPageSize
+	moved := s.next() // before the read: a change after it wakes the stream
+	first, err := s.Events.Events(ctx, q)
+	if err != nil {
+		return nil, eventsError(q.After, err)
+	}
+	return &eventStream{streams: s, ctx: ctx, key: exchangeOf(ctx).key, q: q, page: first, moved: moved, head: head}, nil
+}
+
+// eventStream is one stream's answer: it writes until the client leaves, the log cannot be
+// read (the client reconnects and learns why), the service shuts down or the key is refused.
+type eventStream struct {
+	*streams
+	ctx   context.Context // the request's; watch's once the stream is open
+	key   *order.Key
+	q     order.EventQuery
+	page  order.EventPage // read, not yet sent
+	moved <-chan struct{} // closed at the log's next move
+	head  bool
+}
+
+func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", eventStreamType) // and the header hook adds Cache-Control: no-store
+	if st.head {
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // the server's deadlines bound a request; a stream lasts while its client reads
+	ctx, end := context.WithCancel(st.ctx)
+	st.ctx = ctx
+	done := make(chan struct{})
+	go st.watch(rc, end, done)
+	defer func() {
+		close(done)
+		if ctx.Err() != nil { // the server's last chunk may not wait for a client that reads nothing
+			_ = rc.SetWriteDeadline(time.Now().Add(streamEndGrace))
+		}
+	}()
+	w.WriteHeader(http.StatusOK)
+	heartbeat := time.NewTicker(heartbeatEvery)
+	defer heartbeat.Stop()
+	buf := []byte(retryHint)
+	for {
+		for _, e := range st.page.Events { // as server-sent events (WHATWG HTML §9.2)
+			buf = append(append(append(append(buf, "id: "...), e.ID...), "\nevent: "...), e.Type...)
+			buf = append(orderjson.AppendEvent(append(buf, "\ndata: "...), e), "\n\n"...)
+		}
+		if len(buf) > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(st.writeTimeout)) // for the write and its flush
+			if ctx.Err() != nil {
+				return nil // watch's cut came before the deadline just set: it would undo it
+			}
+			if _, err := w.Write(buf); err != nil || rc.Flush() != nil {
+				return nil // the client left, or watch cut the write
+			}
+			buf = buf[:0]
+		}
+		st.q.After = st.page.Last
+		if !st.page.More {
+			select {
+			case <-st.moved:
+			case <-heartbeat.C: // the log is read then too, in case a wake-up was missed
+				buf = append(buf, ":\n\n"...)
+			case <-ctx.Done():
 			}
 		}
-	}
-	return false
-}
-
-// eventPage is a page of the log as JSON; pages are not cached, for each reads the log's end.
-type eventPage struct {
-	body []byte
-	link string
-}
-
-func (r eventPage) VisitListEventsResponse(w http.ResponseWriter) error {
-	if r.link != "" {
-		w.Header().Set("Link", r.link)
-	}
-	h := w.Header()
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(r.body)))
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(r.body)
-	return err
-}
-
-// appendEventPage writes the EventPage of page.
-func appendEventPage(b []byte, page order.EventPage) []byte {
-	b = append(b, `{"events":[`...)
-	for i, e := range page.Events {
-		if i > 0 {
-			b = append(b, ',')
+		select { // on every turn, not only while waiting, which a stream catching up skips
+		case <-st.Closing:
+			return nil
+		default:
+			if ctx.Err() != nil {
+				return nil
+			}
 		}
-		b = orderjson.AppendEvent(b, e)
+		st.moved = st.next()
+		var err error
+		if st.page, err = st.Events.Events(ctx, st.q); err != nil {
+			if ctx.Err() == nil {
+				st.Logger.Warn("event stream ended: the log cannot be read", slog.String("error", err.Error()))
+			}
+			return nil
+		}
 	}
-	b = append(b, `],"lastEventId":"`...)
-	b = append(b, page.Last...) // digits and '-': nothing to escape
-	return append(b, "\"}\n"...)
+}
+
+// watch ends the stream (end) when the service shuts down, or when a check, every recheck,
+// finds its key revoked or banned; and it cuts a write still under way after streamEndGrace,
+// which a client that reads nothing would otherwise hold for the write's whole timeout (and a
+// shutdown with it).
+func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc, done <-chan struct{}) {
+	tick := time.NewTicker(st.StreamRecheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-st.ctx.Done():
+		case <-st.Closing:
+		case <-tick.C:
+			if st.keyAllowed() {
+				continue
+			}
+		}
+		end()
+		select {
+		case <-done:
+		case <-time.After(streamEndGrace):
+			_ = rc.SetWriteDeadline(time.Now())
+		}
+		return
+	}
+}
+
+// keyAllowed reports whether the stream's key is still one and not banned. Only an answer
+// that says so ends the stream: while the store cannot answer, the log's reads decide.
+func (st *eventStream) keyAllowed() bool {
+	// Not the request's context: its Trip would answer the key from what admission read.
+	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck)
+	defer cancel()
+	defer context.AfterFunc(st.ctx, cancel)()
+	k, err := st.Keys.Lookup(ctx, st.key.Hash)
+	switch {
+	case errors.Is(err, order.ErrKeyNotFound):
+		st.Logger.Info("event stream ended: its key was revoked", slog.String("key_name", st.key.Name))
+		return false
+	case err != nil:
+		return true
+	}
+	d, err := st.Limiter.Peek(ctx, ratelimit.KeyCaller(string(k.Hash)), k.Limits())
+	if err == nil && d.Banned {
+		st.Logger.Info("event stream ended: its key is banned", slog.String("key_name", k.Name))
+		return false
+	}
+	return true
+}
+
+// next is a channel closed at the log's next move, the first stream starting the one wait.
+func (s *streams) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.moved == nil {
+		s.moved = make(chan struct{})
+		go s.waitForEvents()
+	}
+	return s.moved
+}
+
+func (s *streams) waitForEvents() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.Closing
+		cancel()
+	}()
+	last := "" // the log's end when last read; "" until known
+	for ctx.Err() == nil {
+		var err error
+		if last != "" {
+			err = s.Events.WaitForEvents(ctx, last) // which may return early
+		}
+		end := last
+		if err == nil {
+			end, err = s.Events.LastEventID(ctx)
+		}
+		switch {
+		case err != nil && ctx.Err() == nil:
+			// The store is down: streams keep their heartbeats, and the wait is tried again.
+			s.Logger.Debug("event streams: waiting for the log", slog.String("error", err.Error()))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		case err == nil && end != last: // the first read too: a stream may have read before it
+			last = end
+			s.mu.Lock()
+			close(s.moved)
+			s.moved = make(chan struct{})
+			s.mu.Unlock()
+		}
+	}
 }

@@ -1,3 +1,5 @@
+// Package api is the HTTP face of the service: each version's operations (openapi.yaml at /v1,
+// openapi-v2.yaml at /v2), the steps in front of them, and the one place errors become Errors.
 package api
 
 import (
@@ -9,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,12 +31,6 @@ const (
 	BasePathV2 = "/v2"
 )
 
-// petRoute is the deprecated operation's route, whose every answer is marked.
-const petRoute = BasePath + "/pets/:petId"
-
-// eventsRoute is listEvents' route, which answers a page or a stream as Accept asks.
-const eventsRoute = BasePathV2 + "/store/events"
-
 // Config is what the HTTP layer needs: interfaces, for the stores may be in memory or remote.
 type Config struct {
 	Orders     order.Store      // read through an order.View: from memory, kept current
@@ -45,28 +40,22 @@ type Config struct {
 	Keys       order.KeyStore
 	Limiter    ratelimit.Limiter
 	Sunset     Sunset
-	// CORSAllowOrigins are the origins whose pages may call the API (scheme://host[:port]); none: CORS off.
+	// The origins whose pages may call the API (scheme://host[:port]); none: CORS off.
 	CORSAllowOrigins []string
-	// TrustedProxies are the peers whose X-Forwarded-For names the client; none by default.
-	TrustedProxies []*net.IPNet
-	IPv6Prefix     int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
-	Ready          func(context.Context) error // whether the stores answer (/readyz); nil: always
-	Observer       Observer                    // told of requests, decisions and outcomes; none by default
-	Metrics        http.Handler                // served at /metrics when set
-	Logger         *slog.Logger
-	AccessLog      io.Writer        // a JSON line per request while Logger is enabled at INFO; none when nil
-	Now            func() time.Time // of the limiter, the sunset and the requests' durations; time.Now by default
-	// Tracer, when set, makes a span of each request (trace.go); nil: tracing off, no step.
-	Tracer trace.Tracer
-	// MaxStreamsPerKey bounds the event streams a key holds open here; DefaultMaxStreamsPerKey when 0.
-	MaxStreamsPerKey int
-	// StreamRecheck is how often an open stream checks that its key is neither revoked nor
-	// banned; DefaultStreamRecheck when 0.
-	StreamRecheck time.Duration
-	// Closing, once closed, ends every event stream: the server is shutting down.
-	Closing <-chan struct{}
-	// Draining, once closed, makes /readyz answer 503 while everything else is served: the
-	// server will shut down soon, and balancers should stop sending to it first.
+	TrustedProxies   []*net.IPNet                // the peers whose X-Forwarded-For names the client
+	IPv6Prefix       int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
+	Ready            func(context.Context) error // whether the stores answer (/readyz); nil: always
+	Observer         Observer                    // told of requests, decisions and outcomes, for metrics
+	Metrics          http.Handler                // served at /metrics when set
+	Logger           *slog.Logger
+	AccessLog        io.Writer        // a JSON line per request while Logger is enabled at INFO; none when nil
+	Now              func() time.Time // of the limiter, the sunset and durations; time.Now by default
+	Tracer           trace.Tracer     // when set, a span per request (observe.go)
+	MaxStreamsPerKey int              // open event streams per key here; DefaultMaxStreamsPerKey when 0
+	StreamRecheck    time.Duration    // how often a stream checks its key; DefaultStreamRecheck when 0
+	Closing          <-chan struct{}  // once closed, every event stream ends: shutdown
+	// Draining, once closed, makes /readyz answer 503 while everything else is served, so that
+	// balancers stop sending here before the shutdown.
 	Draining <-chan struct{}
 }
 
@@ -99,9 +88,15 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
-	e.IPExtractor = clientAddress(cfg.TrustedProxies)
+	// The client is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
+	// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone would make it answer the
+	// proxy, one caller for all its clients.
+	if e.IPExtractor = echo.ExtractIPDirect(); len(cfg.TrustedProxies) > 0 {
+		e.IPExtractor = func(r *http.Request) string {
+			return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), cfg.TrustedProxies)
+		}
+	}
 
-	// Outside the versions' bases, neither limited nor authenticated.
 	routes := routes{e}
 	health(routes, cfg.Ready, cfg.Draining)
 	docs.Register(routes,
@@ -111,27 +106,19 @@ func New(cfg Config) (*echo.Echo, error) {
 		routes.GET("/metrics", echo.WrapHandler(cfg.Metrics))
 	}
 	orders := order.NewView(cfg.Orders)
-	srv := &Server{orders: orders, lists: &listCache{orders: orders}, pets: cfg.Pets, sunset: cfg.Sunset, now: cfg.Now, obs: cfg.Observer}
-	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(srv, nil),
-		gen.RegisterHandlersOptions{BaseURL: BasePath, OperationMiddlewares: ct.validators[BasePath]})
+	v1 := &Server{Config: &cfg, orders: orders, lists: &listCache{orders: orders}}
+	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(v1, nil), gen.RegisterHandlersOptions{BaseURL: BasePath})
 	streams := newStreams(cfg)
-	srv2 := &ServerV2{v1: srv, tokens: cfg.PageTokens, events: cfg.Events, streams: streams}
-	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(srv2, []genv2.StrictMiddlewareFunc{withRequest}),
-		genv2.RegisterHandlersOptions{BaseURL: BasePathV2, OperationMiddlewares: ct.validators[BasePathV2]})
+	v2 := &ServerV2{v1: v1, streams: streams}
+	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(v2, nil), genv2.RegisterHandlersOptions{BaseURL: BasePathV2})
 
-	// Middleware, in the order it runs (outermost first). Without a tracer, no tracing step.
-	if cfg.Tracer != nil {
-		e.Use(traced(cfg.Tracer))
+	// The steps, outermost first. echo routes a request before any of them runs, so each
+	// knows its route. CORS is a step only when configured.
+	e.Use(newObserver(&cfg, ct, cors).observe, recoverPanics(cfg.Logger))
+	if len(cors) > 0 {
+		e.Use(preflight(cors))
 	}
-	e.Use(
-		observe(cfg.Logger, cfg.AccessLog, cfg.Observer, ct, cfg.Sunset, cors, cfg.Tracer != nil, cfg.Now),
-		compress,
-		recoverPanics(cfg.Logger),
-		preflight(cors, ct),
-		admit(cfg.Keys, cfg.Limiter, streams, ct, cfg.Now, cfg.Observer, cfg.IPv6Prefix),
-		limitHeaders,
-		unmatched,
-	)
+	e.Use(admit(&cfg, streams), conform)
 	return e, nil
 }
 
@@ -144,110 +131,29 @@ func (r routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *
 	return r.Echo.GET(path, h, m...)
 }
 
+// File serves a file of /docs (docs.Router), gzipped once.
+func (r routes) File(path, contentType string, body []byte, m ...echo.MiddlewareFunc) {
+	e := newFile(body, contentType)
+	r.GET(path, func(c echo.Context) error { return e.write(c.Response(), c.Request()) }, m...)
+}
+
 // recoverPanics turns a panic into an error (a 500) and logs it with its stack.
 func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll:   true,
 		DisablePrintStack: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			log.Error("panic", slog.String("route", c.Path()), slog.String("error", err.Error()),
-				slog.String("stack", string(stack)))
+			log.Error("panic", slog.String("route", c.Path()), slog.String("error", err.Error()), slog.String("stack", string(stack)))
 			return err
 		},
 	})
 }
 
-// MaxHeaderBytes bounds a request's line and header fields as Go parsed them (docs/security.md).
-// http.Server refuses 4096 bytes past it, in plain text; limitHeaders between, as an Error.
-const MaxHeaderBytes = 16 << 10
-
-var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge,
-	fmt.Sprintf("the request line and header fields exceed %d bytes", MaxHeaderBytes)}
-
-func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if headerBytes(c.Request()) > MaxHeaderBytes {
-			return errHeaderTooLarge
-		}
-		return next(c)
-	}
-}
-
-// headerBytes is the size MaxHeaderBytes bounds; Go keeps Host and Transfer-Encoding apart.
-func headerBytes(r *http.Request) int {
-	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
-	if r.Host != "" {
-		n += len("Host: ") + len(r.Host) + 2
-	}
-	for _, te := range r.TransferEncoding {
-		n += len("Transfer-Encoding: ") + len(te) + 2
-	}
-	for name, values := range r.Header {
-		for _, v := range values {
-			n += len(name) + 2 + len(v) + 2
-		}
-	}
-	return n
-}
-
-// unmatched answers 404 a path that matches no template, and 405 a known path with a method
-// it does not serve, OPTIONS included (echo would answer a bare 204), Allow without OPTIONS.
-func unmatched(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if !matchesTemplate(c) {
-			return echo.ErrNotFound
-		}
-		if allow := allowOf(c); allow != "" {
-			c.Response().Header().Set(echo.HeaderAllow, allow)
-			return echo.ErrMethodNotAllowed
-		}
-		return next(c)
-	}
-}
-
-// allowOf is what echo's router found the path serves, when not the request's method; "" else.
-func allowOf(c echo.Context) string {
-	allow, _ := c.Get(echo.ContextKeyHeaderAllow).(string)
-	return strings.TrimPrefix(allow, "OPTIONS, ")
-}
-
-// matchesTemplate reports whether each parameter is one whole, non-empty segment (%2F is no
-// separator): echo's last would take the rest of the path, as a wildcard route does by design.
-func matchesTemplate(c echo.Context) bool {
-	route := c.Path()
-	if route == "" || strings.HasSuffix(route, "*") {
-		return true
-	}
-	want, got := strings.Split(route, "/"), strings.Split(c.Request().URL.EscapedPath(), "/")
-	if len(want) != len(got) {
-		return false
-	}
-	for i, w := range want {
-		if strings.HasPrefix(w, ":") && got[i] == "" {
-			return false
-		}
-	}
-	return true
-}
-
-// clientAddress is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
-// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone would make it answer the
-// proxy, one caller for all its clients.
-func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
-	if len(trusted) == 0 {
-		return echo.ExtractIPDirect()
-	}
-	return func(r *http.Request) string {
-		return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), trusted)
-	}
-}
-
-// errDraining is /readyz's answer once shutdown began: the store is fine (observe counts no
-// store error for it).
+// errDraining is /readyz's answer once shutdown began: no store failed (observe counts none).
 var errDraining = &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "not ready: shutting down"}
 
-// health serves /healthz and /readyz (the stores answer, and no shutdown is near). Not ready is not logged: a probe meets
-// it every few seconds, and the stores' own log tells of it. A fault is named, without paths.
+// health serves /healthz and /readyz (the stores answer, and no shutdown is near). Not ready
+// is not logged: a probe meets it every few seconds, and the stores' own log tells of it.
 func health(e routes, ready func(context.Context) error, draining <-chan struct{}) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -264,7 +170,7 @@ func health(e routes, ready func(context.Context) error, draining <-chan struct{
 			if err := ready(ctx); err != nil {
 				msg := msgUnavailable
 				if fault := (*order.Fault)(nil); errors.As(err, &fault) {
-					msg = "not ready: " + fault.Public
+					msg = "not ready: " + fault.Public // a fault is named, without paths
 				}
 				return &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msg}
 			}

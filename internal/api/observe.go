@@ -1,170 +1,184 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-// observe is the outermost step: request id, header hook, the error rendered (for the status),
-// access line and metrics. The line names the caller by key name and prefix, never the key.
-func observe(log *slog.Logger, access io.Writer, obs Observer, ct *contract, sunset Sunset, cors origins, traced bool, now func() time.Time) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			start := now()
-			res := c.Response()
-			id := c.Request().Header.Get(echo.HeaderXRequestID)
-			if !validRequestID(id) {
-				id = newRequestID()
-			}
-			ex := &exchange{requestID: id, sunset: &sunset, op: ct.operationAt(c)}
-			if len(cors) > 0 && ct.underBase(c.Request().URL.Path) {
-				ex.cors = cors
-			}
-			c.Set(exchangeKey, ex)
-			res.Header().Set(echo.HeaderXRequestID, id) // for errorHandler's log line
-			res.Header().Set("X-Content-Type-Options", "nosniff")
-			res.Before(func() {
-				ex.writeHeaders(res.Header(), res.Status, c.Path(), c.Request())
-				if res.Header().Get(echo.HeaderContentType) == eventStreamType {
-					ex.opened = now() // its 200 is committed: the stream is open
-				}
-			})
+// exchange is the one value a request carries, as its context: observe makes it, admit fills
+// in who calls and the decision, the handlers read the request from it, and the header hook
+// writes every answer's headers from it. Its Trip lets the stores share one round trip.
+type exchange struct {
+	order.Trip
+	req     *http.Request
+	id      string
+	start   time.Time
+	route   string
+	op      *operation // of the route and method, or nil
+	base    bool       // under a version's base
+	addr    string     // the client's address, once admit named it
+	key     *order.Key // the request's valid key, or nil
+	found   order.Key  // what key points at
+	limited bool       // admit's decision is in limit
+	limit   ratelimit.Decision
+	// rateLimit is admit's outcome as Observer.RateLimit is told; "" when none was decided.
+	rateLimit    string
+	noRetryAfter bool      // a 429 that cannot say when to retry (too_many_streams)
+	opened       time.Time // when an event stream's status was written; zero for any other answer
+}
 
-			err := next(c)
-			if err != nil {
-				c.Error(err)
-			}
-			took := now().Sub(start)
-			op := ct.labelOf(c, ex.op)
-			// A stream lasts as long as its client stays: its latency is the time to open it,
-			// and the access line keeps how long it lasted.
-			latency := took
-			if !ex.opened.IsZero() {
-				latency = ex.opened.Sub(start)
-			}
-			obs.Request(op, res.Status, latency)
-			if res.Status == 503 && !requestEnded(c.Request().Context(), err) && err != errDraining {
-				obs.StoreError(op) // neither a client that hung up nor a shutdown is a store that failed
-			}
-			req := c.Request()
-			if access == nil || !log.Enabled(req.Context(), slog.LevelInfo) {
-				return nil
-			}
-			// Written by hand in slog's JSON form (time, level and msg first, then the fields),
-			// cheaper than slog's handler on every request.
-			line := append(make([]byte, 0, 512), `{"time":"`...)
-			line = time.Now().AppendFormat(line, time.RFC3339Nano)
-			line = append(line, `","level":"INFO","msg":"request"`...)
-			line = appendField(line, "request_id", id)
-			line = appendField(line, "method", req.Method)
-			line = appendField(line, "route", routeOf(c))
-			line = strconv.AppendInt(append(line, `,"status":`...), int64(res.Status), 10)
-			line = strconv.AppendFloat(append(line, `,"duration_ms":`...), float64(took.Microseconds())/1000, 'f', -1, 64)
-			line = strconv.AppendInt(append(line, `,"bytes":`...), res.Size, 10)
-			if caller := CallerFrom(req.Context()); caller != nil && caller.Key != nil {
-				line = appendField(line, "key_name", caller.Key.Name)
-				line = appendField(line, "key_prefix", caller.Key.Prefix)
-			} else if caller != nil {
-				line = appendField(line, "client", caller.Addr)
-			}
-			if traced { // the span traced started: the line and the trace find each other
-				if sc := trace.SpanContextFromContext(req.Context()); sc.HasTraceID() {
-					line = appendField(line, "trace_id", sc.TraceID().String())
-				}
-			}
-			_, _ = access.Write(append(line, "}\n"...)) // a lost line loses no request
+type exchangeKey struct{}
+
+// Value answers the exchange itself, and the Trip's and the request's values.
+func (ex *exchange) Value(key any) any {
+	if key == (exchangeKey{}) {
+		return ex
+	}
+	return ex.Trip.Value(key)
+}
+
+func exchangeOf(ctx context.Context) *exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return ex
+}
+
+// observer is what observe needs of the service, fixed by New.
+type observer struct {
+	*Config
+	access *slog.Logger // nil: no access line
+	ct     *contract
+	cors   origins
+}
+
+func newObserver(cfg *Config, ct *contract, cors origins) *observer {
+	o := &observer{Config: cfg, ct: ct, cors: cors}
+	if cfg.AccessLog != nil {
+		o.access = slog.New(slog.NewJSONHandler(cfg.AccessLog, nil))
+	}
+	return o
+}
+
+// observe is the outermost step: it makes the exchange and its span, has the header hook
+// write every answer's headers, renders an error (errors.go), and writes the access line
+// (by slog, naming the caller by its key's name and prefix, never the key) and the metrics.
+func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req, res := c.Request(), c.Response()
+		ctx, span := req.Context(), trace.Span(nil)
+		if o.Tracer != nil {
+			ctx, span = o.startSpan(c, ctx)
+			defer span.End()
+		}
+		ex := &exchange{Trip: order.Trip{Context: ctx}, req: req, start: o.Now(), route: c.Path()}
+		ex.op, ex.base = o.ct.operations[req.Method+" "+ex.route], o.ct.underBase(req.URL.Path)
+		if ex.id = req.Header.Get(echo.HeaderXRequestID); !validRequestID(ex.id) {
+			ex.id = rand.Text()
+		}
+		c.SetRequest(req.WithContext(ex))
+		res.Before(func() { o.writeHeaders(ex, res) })
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		if span != nil {
+			endSpan(span, ex, res.Status)
+		}
+		took := o.Now().Sub(ex.start)
+		latency := took // a stream's: the time to open it; it lasts as long as its client stays
+		if !ex.opened.IsZero() {
+			latency = ex.opened.Sub(ex.start)
+		}
+		label := ex.label()
+		o.Observer.Request(label, res.Status, latency)
+		if res.Status == http.StatusServiceUnavailable && !requestEnded(ex, err) && err != errDraining {
+			o.Observer.StoreError(label) // neither a client that hung up nor a shutdown is a store that failed
+		}
+		if o.access == nil || !o.Logger.Enabled(ex, slog.LevelInfo) {
 			return nil
 		}
-	}
-}
-
-// appendField appends ,"name":value with value as a JSON string; only a key's name may need
-// escaping, which encoding/json does.
-func appendField(b []byte, name, value string) []byte {
-	b = append(append(append(b, `,"`...), name...), `":`...)
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			quoted, _ := json.Marshal(value)
-			return append(b, quoted...)
+		attrs := append(make([]slog.Attr, 0, 9), slog.String("request_id", ex.id), slog.String("method", req.Method),
+			slog.String("route", routeOf(ex.route)), slog.Int("status", res.Status),
+			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size))
+		if ex.key != nil {
+			attrs = append(attrs, slog.String("key_name", ex.key.Name), slog.String("key_prefix", ex.key.Prefix))
+		} else if ex.addr != "" {
+			attrs = append(attrs, slog.String("client", ex.addr))
 		}
+		if sc := trace.SpanContextFromContext(ex); o.Tracer != nil && sc.HasTraceID() {
+			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String())) // the line finds its trace
+		}
+		o.access.LogAttrs(ex, slog.LevelInfo, "request", attrs...)
+		return nil
 	}
-	return append(append(append(b, '"'), value...), '"')
 }
 
-const exchangeKey = "orderd.exchange" // in echo's context store
-
-// exchange is what the answer's headers depend on: observe makes it, admit fills it in.
-type exchange struct {
-	requestID string
-	op        *operation          // of the route and method, or nil
-	limit     *ratelimit.Decision // nil outside the versions' bases
-	sunset    *Sunset
-	cors      origins // under a version's base with CORS on, else nil
-	caller    Caller
-	key       order.Key
-	trip      order.Trip
-	rateLimit string    // admit's outcome, as Observer.RateLimit is told; "" when none was decided
-	opened    time.Time // when an event stream's status was written; zero for any other answer
-	// noRetryAfter: a 429 that says nothing of when to retry (too_many_streams).
-	noRetryAfter bool
-}
-
-// writeHeaders writes the headers every answer of a route carries, whoever wrote it, when
-// its status is written: docs/design.md, "Where each header is written". A chunked request
-// may have carried a Content-Length Go's server removed (smuggling): RFC 9112 §6.1 wants the
-// close. Names are canonical, which Header.Set then uses without a copy (measured).
-func (ex *exchange) writeHeaders(h http.Header, status int, route string, r *http.Request) {
-	h.Set(echo.HeaderXRequestID, ex.requestID)
-	if d := ex.limit; d != nil {
+// writeHeaders is the header hook: it writes the headers every answer of a route carries,
+// whoever wrote the answer, when its status is written (docs/design.md, "Where each header
+// is written"). Names are canonical, which Header.Set then uses without a copy.
+func (o *observer) writeHeaders(ex *exchange, res *echo.Response) {
+	h := res.Header()
+	h.Set(echo.HeaderXRequestID, ex.id)
+	h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+	if ex.route != "/metrics" { // which compresses itself
+		h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	}
+	if d := &ex.limit; ex.limited {
 		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
 		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
 		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
-		// Rounded up, as Retry-After: a ban ends within a second, and a client that waits until
-		// Reset must find it over.
-		reset := w.End.Unix()
+		reset := w.End.Unix() // rounded up, as Retry-After: a client that waits until Reset finds a ban over
 		if w.End.Nanosecond() > 0 {
 			reset++
 		}
 		h.Set("X-Ratelimit-Reset", strconv.FormatInt(reset, 10))
 		h.Set("Ratelimit", `"`+w.Name+`";r=`+strconv.FormatInt(w.Remaining, 10)+";t="+strconv.FormatInt(secs, 10))
 		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
-		if status == http.StatusTooManyRequests && !ex.noRetryAfter {
+		if res.Status == http.StatusTooManyRequests && !ex.noRetryAfter {
 			h.Set("Retry-After", strconv.FormatInt(secs, 10))
 		}
 	}
-	if route == petRoute {
-		h.Set("Deprecation", "@"+strconv.FormatInt(ex.sunset.DeprecatedAt.Unix(), 10)) // RFC 9745
-		h.Set("Sunset", ex.sunset.SunsetAt.UTC().Format(http.TimeFormat))              // RFC 8594
-		h.Set("Link", "<"+ex.sunset.Link+`>; rel="sunset"`)
-	}
-	if route == eventsRoute { // a page or a stream by Accept: caches must key on it (RFC 9110 §12.5.5)
+	switch ex.route {
+	case petRoute: // RFC 9745, RFC 8594, and the migration notes
+		h.Set("Deprecation", "@"+strconv.FormatInt(o.Sunset.DeprecatedAt.Unix(), 10))
+		h.Set("Sunset", o.Sunset.SunsetAt.UTC().Format(http.TimeFormat))
+		h.Set("Link", "<"+o.Sunset.Link+`>; rel="sunset"`)
+	case eventsRoute: // a page or a stream by Accept: caches must key on it (RFC 9110 §12.5.5)
 		h.Add(echo.HeaderVary, echo.HeaderAccept)
 	}
-	if status == http.StatusServiceUnavailable {
+	if res.Status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
 	}
-	if status >= 400 {
+	stream := h.Get(echo.HeaderContentType) == eventStreamType
+	if res.Status >= 400 || stream {
 		h.Set("Cache-Control", "no-store")
 	}
-	if len(r.TransferEncoding) > 0 {
+	if len(ex.req.TransferEncoding) > 0 { // it may have carried a Content-Length Go removed: RFC 9112 §6.1
 		h.Set(echo.HeaderConnection, "close")
 	}
-	if ex.cors != nil {
-		writeCORS(h, ex.cors, r)
+	if len(o.cors) > 0 && ex.base { // CORS on: the answer differs by Origin
+		h.Add(echo.HeaderVary, "Origin")
+		if origin := o.cors.allowed(ex.req); origin != "" {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		}
+	}
+	if stream {
+		ex.opened = o.Now() // its 200 is committed: the stream is open
 	}
 }
 
@@ -173,33 +187,32 @@ func policyItem(w ratelimit.Window) string {
 	return `"` + w.Name + `";q=` + strconv.FormatInt(w.Limit, 10) + ";w=" + strconv.FormatInt(w.Seconds(), 10)
 }
 
-// validRequestID accepts ids a client may choose: short, none that forges a log line.
-var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`).MatchString
-
-// Request ids are a random prefix per process and a counter.
-var (
-	requestIDPrefix = func() string {
-		var b [6]byte
-		rand.Read(b[:])
-		return hex.EncodeToString(b[:])
-	}()
-	requestIDCounter atomic.Uint64
-)
-
-func newRequestID() string {
-	return requestIDPrefix + "-" + strconv.FormatUint(requestIDCounter.Add(1), 36)
-}
-
-func routeOf(c echo.Context) string {
-	if p := c.Path(); p != "" && p != "/*" {
-		return p
+// label is the request's metrics label: its operation's, the route outside the versions'
+// bases (/healthz, /docs…), else "unknown".
+func (ex *exchange) label() string {
+	switch {
+	case ex.op != nil:
+		return ex.op.label
+	case !ex.base && ex.route != "" && ex.route != "/*":
+		return ex.route
 	}
-	return "unmatched"
+	return "unknown"
 }
+
+func routeOf(route string) string {
+	if route == "" || route == "/*" {
+		return "unmatched"
+	}
+	return route
+}
+
+// validRequestID accepts the ids a client may choose: short, none that forges a log line.
+// (echo's RequestID middleware keeps any id a client sends.)
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`).MatchString
 
 // Observer is told what the service does, for metrics; internal/metrics implements it.
 type Observer interface {
-	Request(operation string, status int, took time.Duration) // operation: labelOf's; took: a stream's, to its status
+	Request(operation string, status int, took time.Duration) // operation: exchange.label; took: a stream's, to its status
 	RateLimit(outcome string)                                 // admitted, limited, banned, unavailable
 	Cancel(outcome string)                                    // cancelled, already_cancelled, shipped, not_found, error
 	StoreError(operation string)                              // a store not reached during it
@@ -215,3 +228,46 @@ func (noObserver) Cancel(string)                      {}
 func (noObserver) StoreError(string)                  {}
 func (noObserver) Streams(int)                        {}
 func (noObserver) Event(string)                       {}
+
+// startSpan starts a server span, a child of the client's traceparent. Names and attributes
+// follow OpenTelemetry's HTTP server conventions: "METHOD route", or the method alone when no
+// route matched (a path would make a name per id), and "_OTHER" for a method HTTP does not
+// define, which a client could otherwise make names of.
+func (o *observer) startSpan(c echo.Context, ctx context.Context) (context.Context, trace.Span) {
+	req := c.Request()
+	method, name := req.Method, req.Method
+	attrs := []attribute.KeyValue{attribute.String("url.scheme", c.Scheme()), attribute.String("url.path", req.URL.Path)}
+	if !knownMethods[method] {
+		method, name = "_OTHER", "HTTP"
+		attrs = append(attrs, attribute.String("http.request.method_original", req.Method))
+	}
+	attrs = append(attrs, attribute.String("http.request.method", method))
+	if route := c.Path(); route != "" && route != "/*" && matchesTemplate(c) {
+		name += " " + route
+		attrs = append(attrs, attribute.String("http.route", route))
+	}
+	ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(req.Header)) // as tracing.Start installs it
+	return o.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+// knownMethods are the methods of RFC 9110 and PATCH (RFC 5789), the set the conventions name.
+var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
+	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true}
+
+// endSpan names the caller's kind and admit's outcome, never the key.
+func endSpan(span trace.Span, ex *exchange, status int) {
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	switch {
+	case ex.key != nil:
+		span.SetAttributes(attribute.String("orderd.caller", "key"))
+	case ex.addr != "":
+		span.SetAttributes(attribute.String("orderd.caller", "address"))
+	}
+	if ex.rateLimit != "" {
+		span.SetAttributes(attribute.String("orderd.rate_limit", ex.rateLimit))
+	}
+	if status >= 500 && ex.Err() == nil { // a client that hung up is answered 503, no fault of the server's
+		span.SetStatus(codes.Error, "")
+		span.SetAttributes(attribute.String("error.type", strconv.Itoa(status)))
+	}
+}

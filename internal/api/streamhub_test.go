@@ -47,14 +47,15 @@ func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *stre
 		select {
 		case <-closing:
 		default:
-			close(closing) // the hub stops before the log closes
+			close(closing) // the wait stops before the log closes
 		}
 	})
 	return s
 }
 
+// keyContext is ctx as admit leaves it for a request with a valid key.
 func keyContext(ctx context.Context) context.Context {
-	return WithCaller(ctx, &Caller{Key: &order.Key{Name: "k"}})
+	return &exchange{Trip: order.Trip{Context: ctx}, key: &order.Key{Name: "k"}}
 }
 
 var errGone = errors.New("the client left")
@@ -129,23 +130,23 @@ func cancel(tb testing.TB, log *sqlitestore.Events, orders *sqlitestore.Orders, 
 	return last
 }
 
-// waitFor waits for m to happen.
-func waitFor(tb testing.TB, m *logMove) {
+// waitFor waits for the log's move.
+func waitFor(tb testing.TB, moved <-chan struct{}) {
 	tb.Helper()
 	select {
-	case <-m.done:
+	case <-moved:
 	case <-time.After(5 * time.Second):
-		tb.Fatal("the hub did not move within 5 s")
+		tb.Fatal("the log did not move within 5 s")
 	}
 }
 
-// TestMovesDuringAWriteAreAllSent: while a slow client reads one event, the log moves twice,
-// the hub reading each move; once the client reads on, the stream sends both moves' events
+// TestMovesDuringAWriteAreAllSent: while a slow client reads one event, the log moves twice;
+// once the client reads on, the stream sends both moves' events
 // at once, not the second one at the next change or heartbeat (15 s).
 func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	log, orders := testLog(t, 3)
 	s := testStreams(t, log, make(chan struct{}))
-	waitFor(t, s.hub.next()) // the hub knows the log's end: each change below is its own move
+	waitFor(t, s.next()) // the wait knows the log's end: each change below is its own move
 	from, err := log.LastEventID(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +166,10 @@ func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	if p := c.next(t, 5*time.Second); !strings.HasPrefix(p, "id: "+first+"\n") {
 		t.Fatalf("write %q, want event %s", p, first)
 	}
-	// The client does not read it yet; meanwhile the hub reads two more moves.
+	// The client does not read it yet; meanwhile the log moves twice more.
 	var last string
 	for _, id := range []int64{2, 3} {
-		m := s.hub.next()
+		m := s.next()
 		last = cancel(t, log, orders, id)
 		waitFor(t, m)
 	}
