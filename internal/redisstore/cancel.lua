@@ -30,4 +30,4 @@ elseif status == 'cancelled' then
 else
   outcome = status
 end
-return {outcome, data}
+return {outcome, data or ''}

@@ -7,14 +7,10 @@ import (
 
 // names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).
 type names struct {
-	prefix                                  string
-	ordersData, ordersStatus, ordersVersion string
-	petsData                                string
-	keysByHash, keysByName, keysVersion     string
-	ordersGeneration, keysGeneration        string
-	ordersEvents                            string
-	pageTokenSecret                         string
-	webhookIDs                              string
+	prefix                                                                  string
+	ordersData, ordersStatus, ordersVersion, ordersGeneration, ordersEvents string
+	petsData, pageTokenSecret, webhookIDs                                   string
+	keysByHash, keysByName, keysVersion, keysGeneration                     string
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -27,21 +23,16 @@ func newNames(prefix string) (names, error) {
 	if !validPrefix.MatchString(prefix) {
 		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
 	}
-	orders, pets, keys := "{"+prefix+":orders}", "{"+prefix+":pets}", "{"+prefix+":keys}"
+	orders, keys := "{"+prefix+":orders}", "{"+prefix+":keys}"
 	return names{
-		prefix:           prefix,
-		ordersData:       orders + ":data",
-		ordersStatus:     orders + ":status",
-		ordersVersion:    orders + ":version",
-		ordersGeneration: orders + ":generation",
-		ordersEvents:     orders + ":events",
-		petsData:         pets + ":data",
-		keysByHash:       keys + ":by-hash",
-		keysByName:       keys + ":by-name",
-		keysVersion:      keys + ":version",
-		keysGeneration:   keys + ":generation",
-		pageTokenSecret:  "{" + prefix + ":settings}:page-token-secret",
-		webhookIDs:       "{" + prefix + ":webhooks}:ids",
+		prefix:     prefix,
+		ordersData: orders + ":data", ordersStatus: orders + ":status", ordersVersion: orders + ":version",
+		ordersGeneration: orders + ":generation", ordersEvents: orders + ":events",
+		petsData:        "{" + prefix + ":pets}:data",
+		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
+		webhookIDs:      "{" + prefix + ":webhooks}:ids",
+		keysByHash:      keys + ":by-hash", keysByName: keys + ":by-name", keysVersion: keys + ":version",
+		keysGeneration: keys + ":generation",
 	}, nil
 }
 
