@@ -2,10 +2,16 @@ package redisstore
 
 import (
 	"context"
+	"embed"
+	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
 // conn is what every store of one deployment holds: the client, its keys and its bound.
@@ -21,6 +27,76 @@ func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (c
 		timeout = DefaultTimeout
 	}
 	return conn{rdb: rdb, k: k, timeout: timeout}, err
+}
+
+// names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).
+type names struct {
+	prefix                                                                  string
+	ordersData, ordersStatus, ordersVersion, ordersGeneration, ordersEvents string
+	petsData, pageTokenSecret, webhookIDs                                   string
+	keysByHash, keysByName, keysVersion, keysGeneration                     string
+}
+
+// validPrefix keeps key names free of braces, spaces and anything a client could inject.
+var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_:.-]{1,64}$`)
+
+// DefaultPrefix starts every key of the service.
+const DefaultPrefix = "orderd"
+
+func newNames(prefix string) (names, error) {
+	if !validPrefix.MatchString(prefix) {
+		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
+	}
+	orders, keys := "{"+prefix+":orders}", "{"+prefix+":keys}"
+	return names{
+		prefix:     prefix,
+		ordersData: orders + ":data", ordersStatus: orders + ":status", ordersVersion: orders + ":version",
+		ordersGeneration: orders + ":generation", ordersEvents: orders + ":events",
+		petsData:        "{" + prefix + ":pets}:data",
+		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
+		webhookIDs:      "{" + prefix + ":webhooks}:ids",
+		keysByHash:      keys + ":by-hash", keysByName: keys + ":by-name", keysVersion: keys + ":version",
+		keysGeneration: keys + ":generation",
+	}, nil
+}
+
+// webhook and webhookLease are an endpoint's hash and lease, in its ids' slot; ids hold no brace.
+func (n names) webhook(id string) string      { return "{" + n.prefix + ":webhooks}:endpoint:" + id }
+func (n names) webhookLease(id string) string { return "{" + n.prefix + ":webhooks}:lease:" + id }
+
+// rateLimit is caller's hash; caller ids hold no brace.
+func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }
+
+// The Lua scripts; those that write several keys check them first (writes.lua).
+var (
+	//go:embed *.lua
+	luaFiles embed.FS
+
+	rateScript      = script("rate.lua")
+	eventsScript    = script("events.lua")
+	trimScript      = script("trim.lua")
+	cancelScript    = script("writes.lua", "cancel.lua")
+	importScript    = script("writes.lua", "import.lua")
+	addKeyScript    = script("writes.lua", "addkey.lua")
+	revokeKeyScript = script("writes.lua", "revokekey.lua")
+
+	createWebhookScript  = script("webhookcreate.lua")
+	leaseWebhookScript   = script("webhooklease.lua")
+	releaseWebhookScript = script("webhookrelease.lua")
+	saveWebhookScript    = script("webhooksave.lua")
+	enableWebhookScript  = script("webhookenable.lua")
+)
+
+func script(files ...string) *redis.Script {
+	var src string
+	for _, f := range files {
+		b, err := luaFiles.ReadFile(f)
+		if err != nil {
+			panic(err) // embedded: never
+		}
+		src += string(b)
+	}
+	return redis.NewScript(src)
 }
 
 // callContext bounds one Redis call in time, with errCallTimeout as the cause.
@@ -77,4 +153,44 @@ func scriptCmd(ctx context.Context, name, script string, keys []string, args []a
 		cmdArgs = append(cmdArgs, k)
 	}
 	return redis.NewCmd(ctx, append(cmdArgs, args...)...)
+}
+
+// errCallTimeout is the cause of a call's context that our own bound ended.
+var errCallTimeout = errors.New("redis did not answer within the call timeout")
+
+// classify wraps an outage in order.ErrUnavailable (never a context error), WRONGTYPE in
+// order.ErrCorrupt, and returns the request's own end as its context error.
+func classify(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
+		return ctx.Err()
+	}
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// Our bound ended the call: keep the context error out of the chain.
+			return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
+		}
+		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
+	}
+	msg := reply.Error()
+	if _, reason, ok := strings.Cut(msg, "EXECABORT Transaction discarded because of: "); ok {
+		msg = reason // Redis names why it refused the transaction: judge that
+	}
+	switch code, _, _ := strings.Cut(msg, " "); code {
+	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
+	// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
+	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
+		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
+		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
+	case "ERR":
+		if strings.HasPrefix(msg, "ERR max number of clients reached") { // about the server
+			return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
+		}
+	case "WRONGTYPE":
+		return fmt.Errorf("%w: redis: %w", order.ErrCorrupt, err)
+	}
+	return fmt.Errorf("redis: %w", err)
 }
