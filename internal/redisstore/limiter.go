@@ -32,9 +32,8 @@ type LimiterOptions struct {
 }
 
 // Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback.
-// The decisions of the requests in flight go to Redis together, in one pipeline at a time,
-// one rate.lua call per caller: a burst from one caller costs Redis one script call per
-// round trip, not one per request (bench/notes.md).
+// The decisions in flight go to Redis in one pipeline at a time, one rate.lua call per
+// caller: a burst from one caller costs Redis one script call a round trip (bench/notes.md).
 type Limiter struct {
 	rdb       redis.UniversalClient
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
@@ -48,19 +47,19 @@ type Limiter struct {
 	flushing bool // a goroutine is sending the queue
 }
 
-// decision is one request's rate decision, queued for the next pipeline.
+// decision is one request's rate decision, queued for the next pipeline; what follows done
+// is set before done is closed.
 type decision struct {
-	ctx    context.Context
-	due    time.Time // queued + timeout: a decision still queued then fails
-	key    string    // the caller's hash
-	limits [4]int64  // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
-	now    int64     // Unix ms
-	trip   *trip     // reads the versions with the decision; nil for none
-	// Set before done is closed: rate.lua's six numbers, or the error, and the versions' reads.
-	outcome      []int64
+	ctx          context.Context
+	due          time.Time // queued + timeout: a decision still queued then fails
+	key          string    // the caller's hash
+	limits       [4]int64  // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
+	now          int64     // Unix ms
+	trip         *trip     // reads the versions with the decision; nil for none
+	done         chan struct{}
+	outcome      []int64 // rate.lua's six numbers
 	err          error
 	orders, keys *redis.SliceCmd
-	done         chan struct{}
 }
 
 // NewLimiter returns a limiter on rdb.
@@ -144,11 +143,9 @@ func (l *Limiter) flush() {
 	}
 }
 
-var errQueuedTimeout = fmt.Errorf("%w (queued behind a pipeline in flight)", errCallTimeout)
-
 // send decides q's decisions still waiting and not past due in one pipeline, due with the
-// earliest (no decision carries a timer of its own): a call of rate.lua for the decisions of
-// each caller and limits, in queue order, and one read of the versions for those that ask.
+// earliest (no decision carries a timer of its own): a rate.lua call for each caller and
+// limits, and one read of the versions for those that ask.
 func (l *Limiter) send(q []*decision) {
 	defer func() {
 		for _, d := range q {
@@ -167,7 +164,7 @@ func (l *Limiter) send(q []*decision) {
 		if d.ctx.Err() != nil {
 			continue
 		} else if !time.Now().Before(d.due) {
-			d.err = errQueuedTimeout
+			d.err = errCallTimeout // queued behind a pipeline in flight
 			continue
 		}
 		c := caller{d.key, d.limits}
@@ -200,7 +197,7 @@ func (l *Limiter) send(q []*decision) {
 	for i, c := range callers {
 		call := calls[i]
 		if redis.HasErrorPrefix(call.Err(), "NOSCRIPT") { // it did not run: again, with the source
-			call = rateScript.Eval(ctx, l.once(), []string{c.key}, rateArgs(c.limits, byCaller[c])...)
+			call = rateScript.Eval(ctx, onceScripter{rdb: l.rdb}, []string{c.key}, rateArgs(c.limits, byCaller[c])...)
 		} else if call.Err() == nil && call.Val() == nil {
 			call.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
 		}
@@ -218,8 +215,6 @@ func (l *Limiter) send(q []*decision) {
 		}
 	}
 }
-
-func (l *Limiter) once() redis.Scripter { return onceScripter{rdb: l.rdb} }
 
 // rateArgs are rate.lua's arguments for ds, which share a caller and limits.
 func rateArgs(limits [4]int64, ds []*decision) []any {

@@ -15,21 +15,7 @@ type orderData struct {
 	Complete bool      `json:"complete"`
 }
 
-// appendData writes d in the UTC as json.Marshal writes it, by hand: encoding/json was a
-// fifth of the CPU of an import (TestAppendDataIsMarshal holds the two to the same bytes).
-func appendData(b []byte, d orderData) []byte {
-	b = append(b, `{"petId":`...)
-	b = strconv.AppendInt(b, d.PetID, 10)
-	b = append(b, `,"quantity":`...)
-	b = strconv.AppendInt(b, int64(d.Quantity), 10)
-	b = append(b, `,"shipDate":"`...)
-	b = d.ShipDate.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","complete":`...)
-	b = strconv.AppendBool(b, d.Complete)
-	return append(b, '}')
-}
-
-// decodeData reads an order's data. The form json.Marshal writes (appendData's, and the
+// decodeData reads an order's data. The form json.Marshal writes (the import's, and the
 // layout's example) is read directly: a list of a million orders spent most of its time in
 // encoding/json. Any other form goes to encoding/json, which decides.
 func decodeData(raw string) (orderData, error) {

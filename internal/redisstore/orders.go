@@ -3,6 +3,7 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -198,13 +199,12 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	keys := []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersEvents}
 	var changed int64
-	var buf []byte
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
 		for part := range slices.Chunk(batch, importChunk) {
 			args := append(make([]any, 0, 1+3*len(part)), newGeneration())
 			for _, o := range part {
-				buf = appendData(buf[:0], orderData{o.PetID, o.Quantity, o.ShipDate, o.Complete})
-				args = append(args, strconv.FormatInt(o.ID, 10), string(buf), string(o.Status))
+				data, _ := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete}) // never fails
+				args = append(args, strconv.FormatInt(o.ID, 10), string(data), string(o.Status))
 			}
 			cctx, cancel := callContext(ctx, s.timeout)
 			n, err := importScript.Run(cctx, s.once(), keys, args...).Int64()
