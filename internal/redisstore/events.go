@@ -16,10 +16,9 @@ import (
 
 var _ order.EventLog = (*Events)(nil)
 
-// Events is the order.EventLog in Redis: one stream, {P:orders}:events, in the orders' slot,
-// to which every writer appends the event of its change in the same script as the change
-// (docs/redis-layout.md). An entry's stream id is the event's id, and its milliseconds the
-// event's time, by the Redis clock.
+// Events is the order.EventLog in Redis: one stream in the orders' slot, to which every
+// writer appends the event of its change in the script of the change (docs/redis-layout.md).
+// An entry's id is the event's id, and its milliseconds the event's time, by Redis's clock.
 type Events struct {
 	conn
 	wake waker
@@ -45,9 +44,9 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if q.After != "" && (!ok || after == streamID{math.MaxUint64, math.MaxUint64}) { // no position follows the greatest
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	position := ""
-	if q.After != "" {
-		position = after.String()
+	position := q.After
+	if ok {
+		position = after.String() // Redis's spelling of it
 	}
 	st, err := e.read(ctx, position, q.Limit)
 	if err != nil {
@@ -105,14 +104,14 @@ type logState struct {
 	held             bool
 }
 
-func (e *Events) read(ctx context.Context, after string, limit int) (logState, error) {
+// read runs events.lua after a position ("": from the first).
+func (e *Events) read(ctx context.Context, after string, limit int) (st logState, err error) {
 	ctx, cancel := callContext(ctx, e.timeout)
 	defer cancel()
 	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, after, limit).Slice()
 	if err != nil {
-		return logState{}, classify(ctx, err)
+		return st, classify(ctx, err)
 	}
-	var st logState
 	ok := len(res) == 4
 	if ok {
 		last, _ := res[0].(string)
@@ -125,7 +124,7 @@ func (e *Events) read(ctx context.Context, after string, limit int) (logState, e
 		st.held, ok = held == 1, ok1 && ok2 && ok3 && ok4
 	}
 	if !ok {
-		return logState{}, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
+		return st, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
 	}
 	return st, nil
 }
