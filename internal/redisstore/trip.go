@@ -30,19 +30,18 @@ func tripOf(ctx context.Context, prefix string) *trip {
 	if t == nil {
 		return nil
 	}
-	c, _ := t.Carried.(*trip)
-	if c == nil {
-		c = &trip{prefix: prefix}
-		t.Carried = c
+	if t.Carried == nil {
+		t.Carried = &trip{prefix: prefix}
 	}
-	if c.prefix != prefix {
+	c, _ := t.Carried.(*trip)
+	if c == nil || c.prefix != prefix {
 		return nil
 	}
 	return c
 }
 
-// Confirm stands by a key answered from the cache if the keys' version the round trip read
-// is the one it was answered at, and otherwise reads it again.
+// Confirm stands by a key answered from the cache if the round trip read the keys' version
+// it was answered at, and otherwise reads it again.
 func (t *trip) Confirm(ctx context.Context) error {
 	s := t.answered
 	if t.answered = nil; s == nil || t.read && t.keys == t.answeredAt {
@@ -61,9 +60,9 @@ func (t *trip) keep(orders, keys *redis.SliceCmd) {
 	}
 }
 
-// parseVersion reads the reply of MGET counter generation as a version: "" for a data set
-// without a generation (Redis lost it, and nothing has written since), which is no version
-// anything can be kept at (docs/redis-layout.md).
+// parseVersion reads the reply of MGET counter generation as a version: "" without a
+// generation (Redis lost it, and nothing has written since), no version anything is kept at
+// (docs/redis-layout.md).
 func parseVersion(vals []any) (string, error) {
 	if len(vals) != 2 {
 		return "", fmt.Errorf("version: %d values", len(vals))
@@ -72,11 +71,10 @@ func parseVersion(vals []any) (string, error) {
 	if _, err := strconv.ParseUint(counter, 10, 64); err != nil && vals[0] != nil {
 		return "", fmt.Errorf("%w: version counter %q", errBadRecord, counter)
 	}
-	generation, ok := vals[1].(string)
-	if !ok {
-		return "", nil
+	if generation, ok := vals[1].(string); ok {
+		return counter + " " + generation, nil
 	}
-	return counter + " " + generation, nil
+	return "", nil
 }
 
 // versionID is a version as order.Store reports it; one without a generation is a version of
