@@ -44,33 +44,44 @@ var listChunk int64 = 500
 // Load reads the log's newest position, then the orders a chunk at a time, so that no call
 // holds Redis long: the status hash with HSCAN, which returns every field held throughout the
 // scan (orders are never deleted) in no order and perhaps twice, then the data in id order,
-// with HMGET. A change made while it reads has its event after the position, which the View
-// applies after the load. A half-written order is absent, and reported when it has a status.
+// with HMGET, each round trip's orders given to add while the next is read. A change made
+// while it reads has its event after the position, which the View applies after the load. A
+// half-written order is absent, and reported when it has a status.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
 	position, err := s.events().LastEventID(ctx)
 	if err != nil {
 		return order.Mark{}, err
 	}
 	held, err := s.scanStatuses(ctx)
-	for part := range slices.Chunk(held, 4*int(listChunk)) { // four HMGETs a round trip
-		if err != nil {
-			break
+	if err != nil {
+		return order.Mark{}, err
+	}
+	ctx, stop := context.WithCancelCause(ctx) // a failed decode stops the reads
+	defer stop(nil)
+	reads := make(chan []string, 4)
+	go func() {
+		defer close(reads)
+		for part := range slices.Chunk(held, 4*int(listChunk)) { // four HMGETs a round trip
+			data, err := s.readData(ctx, part)
+			if err != nil {
+				stop(err)
+				return
+			}
+			reads <- data
 		}
-		var data []string
-		if data, err = s.readData(ctx, part); err != nil {
-			break
-		}
-		for i, d := range data {
-			var o order.Order
-			var ok bool
-			if o, ok, err = s.whole(part[i].id, d, part[i].status); err != nil {
-				break
+	}()
+	at := 0
+	for data := range reads {
+		for i := 0; i < len(data) && ctx.Err() == nil; i++ {
+			if o, ok, err := s.whole(held[at+i].id, data[i], held[at+i].status); err != nil {
+				stop(err)
 			} else if ok {
 				add(o)
 			}
 		}
+		at += len(data)
 	}
-	return order.Mark{Position: position}, err
+	return order.Mark{Position: position}, context.Cause(ctx)
 }
 
 type heldStatus struct {
