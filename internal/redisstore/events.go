@@ -31,11 +31,10 @@ func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 }
 
 // Events reads a page after q.After with events.lua, which reads the stream's state with it.
-// A position is expired when it is before the newest event Trim dropped (the stream's
-// max-deleted-entry-id, which trim.lua sets), past the newest the stream ever had, or, between
-// the two, no entry of it: every position given is an entry, the newest dropped or 0-0, so
-// that one is of a history this Redis lost (a failover to a replica that had not received it,
-// a restore), whose later events a reader would otherwise take for the ones after its own.
+// A position is expired when it is before the newest event Trim dropped (max-deleted-entry-id,
+// which trim.lua sets), past the newest the stream ever had, or between the two and no entry
+// of it: every position given is an entry, the newest dropped or 0-0, so that one is of a
+// history this Redis lost (a failover, a restore), whose later events are not its own.
 func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)

@@ -54,9 +54,8 @@ func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	return nil
 }
 
-// watch reads where the log stands, then blocks on XREAD after it until an entry comes or the
-// block ends, and again, while anyone waits: read again after each block, since the log may
-// also have been lost and begun again behind it, where XREAD would wait in vain.
+// watch reads where the log stands, then blocks on XREAD after it, again while anyone waits:
+// read anew after each block, as a log lost and begun again behind it would keep XREAD waiting.
 func (e *Events) watch() {
 	w := &e.wake
 	for pause := time.Duration(0); ; {
@@ -83,8 +82,8 @@ func (e *Events) watch() {
 	}
 }
 
-// publish records the newest position read, and wakes the waiters when it moved on. A newest
-// that went back (a Redis that lost the log) is kept too, so that waiters wait for the new one.
+// publish records the newest position read, and wakes the waiters when it moved on; one that
+// went back (a Redis that lost the log) is kept too, for waiters to wait for the new one.
 func (w *waker) publish(newest streamID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
