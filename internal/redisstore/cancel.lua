@@ -1,11 +1,9 @@
--- Cancels one order atomically: pending becomes cancelled, exactly once across every
--- instance, and its order.cancelled event is appended to the log (events.go) in the same step.
--- The id stays a string: a Lua number is a double and would round an int64.
+-- Cancels one order atomically: pending becomes cancelled, once across every instance, with
+-- its order.cancelled event. The id stays a string: a Lua number would round an int64.
 -- KEYS: status hash, version counter, data hash, generation, events stream.
 -- ARGV: order id, a new generation (set with the change).
 -- Returns {outcome, data}: outcome is "cancelled" (this call moved it), "already-cancelled",
--- "shipped", "missing" (neither hash has the id), or "no-data" / "no-status" (one of the two
--- halves of the order is missing: the order does not exist, and nothing is written).
+-- "shipped", "missing", or "no-data" / "no-status" (a half is missing: no order, no write).
 local status = redis.call('HGET', KEYS[1], ARGV[1])
 local data = redis.call('HGET', KEYS[3], ARGV[1])
 if status == '' then status = false end -- an empty half is a missing one (docs/redis-layout.md)
@@ -30,4 +28,4 @@ elseif status == 'cancelled' then
 else
   outcome = status
 end
-return {outcome, data}
+return {outcome, data or ''}

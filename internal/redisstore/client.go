@@ -2,28 +2,101 @@ package redisstore
 
 import (
 	"context"
+	"embed"
+	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
+// conn is what every store of one deployment holds: the client, its keys and its bound.
 type conn struct {
 	rdb     redis.UniversalClient
-	batch   *batcher // for cancel.lua, the hot path's script
 	k       names
 	timeout time.Duration
 }
 
 func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (conn, error) {
 	k, err := newNames(prefix)
-	if err != nil {
-		return conn{}, err
-	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return conn{rdb: rdb, batch: newBatcher(rdb, timeout), k: k, timeout: timeout}, nil
+	return conn{rdb: rdb, k: k, timeout: timeout}, err
+}
+
+// names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).
+type names struct {
+	prefix                                                                  string
+	ordersData, ordersStatus, ordersVersion, ordersGeneration, ordersEvents string
+	petsData, pageTokenSecret, webhookIDs                                   string
+	keysByHash, keysByName, keysVersion, keysGeneration                     string
+}
+
+// validPrefix keeps key names free of braces, spaces and anything a client could inject.
+var validPrefix = regexp.MustCompile(`^[A-Za-z0-9_:.-]{1,64}$`)
+
+// DefaultPrefix starts every key of the service.
+const DefaultPrefix = "orderd"
+
+func newNames(prefix string) (names, error) {
+	if !validPrefix.MatchString(prefix) {
+		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
+	}
+	orders, keys := "{"+prefix+":orders}", "{"+prefix+":keys}"
+	return names{
+		prefix:     prefix,
+		ordersData: orders + ":data", ordersStatus: orders + ":status", ordersVersion: orders + ":version",
+		ordersGeneration: orders + ":generation", ordersEvents: orders + ":events",
+		petsData:        "{" + prefix + ":pets}:data",
+		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
+		webhookIDs:      "{" + prefix + ":webhooks}:ids",
+		keysByHash:      keys + ":by-hash", keysByName: keys + ":by-name", keysVersion: keys + ":version",
+		keysGeneration: keys + ":generation",
+	}, nil
+}
+
+// webhook and webhookLease are an endpoint's hash and lease, in its ids' slot; ids hold no brace.
+func (n names) webhook(id string) string      { return "{" + n.prefix + ":webhooks}:endpoint:" + id }
+func (n names) webhookLease(id string) string { return "{" + n.prefix + ":webhooks}:lease:" + id }
+
+// rateLimit is caller's hash; caller ids hold no brace.
+func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }
+
+// The Lua scripts; those that write several keys check them first (writes.lua).
+var (
+	//go:embed *.lua
+	luaFiles embed.FS
+
+	rateScript      = script("rate.lua")
+	eventsScript    = script("events.lua")
+	trimScript      = script("trim.lua")
+	cancelScript    = script("writes.lua", "cancel.lua")
+	importScript    = script("writes.lua", "import.lua")
+	addKeyScript    = script("writes.lua", "addkey.lua")
+	revokeKeyScript = script("writes.lua", "revokekey.lua")
+
+	createWebhookScript  = script("webhookcreate.lua")
+	leaseWebhookScript   = script("webhooklease.lua")
+	releaseWebhookScript = script("webhookrelease.lua")
+	saveWebhookScript    = script("webhooksave.lua")
+	enableWebhookScript  = script("webhookenable.lua")
+)
+
+func script(files ...string) *redis.Script {
+	var src string
+	for _, f := range files {
+		b, err := luaFiles.ReadFile(f)
+		if err != nil {
+			panic(err) // embedded: never
+		}
+		src += string(b)
+	}
+	return redis.NewScript(src)
 }
 
 // callContext bounds one Redis call in time, with errCallTimeout as the cause.
@@ -45,30 +118,79 @@ func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) e
 	return err
 }
 
-// sentOnce is a command a Cluster client must not resend (docs/redis-layout.md).
+// sentOnce is a command the client must not send again: one that may have run (its reply
+// lost), or that a Cluster client would resend on its redirect loop (docs/redis-layout.md).
 type sentOnce struct{ redis.Cmder }
 
 func (sentOnce) NoRetry() bool { return true }
 
-// once is c's client for the scripts that write alone.
-func (c conn) once() redis.Scripter { return onceScripter{p: c.rdb} }
+// once is c's client for the scripts that write alone: each EVALSHA and EVAL sent once.
+func (c conn) once() redis.Scripter { return onceScripter{rdb: c.rdb} }
 
-// onceScripter runs scripts on p with each EVAL and EVALSHA sent once, in a pipeline of its own.
 type onceScripter struct {
 	redis.Scripter // nil: a Script's Run and Eval use only the two methods below
-	p              pipeliner
+	rdb            redis.UniversalClient
 }
 
 func (o onceScripter) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return o.send(ctx, scriptCmd(ctx, "eval", script, keys, args))
+	return o.send(ctx, "eval", script, keys, args)
 }
 
 func (o onceScripter) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return o.send(ctx, scriptCmd(ctx, "evalsha", sha1, keys, args))
+	return o.send(ctx, "evalsha", sha1, keys, args)
 }
 
-func (o onceScripter) send(ctx context.Context, cmd *redis.Cmd) *redis.Cmd {
-	_, err := o.p.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Process(ctx, sentOnce{cmd}) })
-	stampPipelineError([]redis.Cmder{cmd}, err)
+func (o onceScripter) send(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
+	cmd := scriptCmd(ctx, name, script, keys, args)
+	_ = o.rdb.Process(ctx, sentOnce{cmd}) // its error is cmd's
 	return cmd
+}
+
+// scriptCmd is an EVAL or EVALSHA (name) of script (source or hash), not sent.
+func scriptCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
+	cmdArgs := append(make([]any, 0, 3+len(keys)+len(args)), name, script, len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	return redis.NewCmd(ctx, append(cmdArgs, args...)...)
+}
+
+// errCallTimeout is the cause of a call's context that our own bound ended.
+var errCallTimeout = errors.New("redis did not answer within the call timeout")
+
+// classify wraps an outage in order.ErrUnavailable (never a context error), WRONGTYPE in
+// order.ErrCorrupt, and returns the request's own end as its context error.
+func classify(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
+		return ctx.Err()
+	}
+	var reply redis.Error
+	if !errors.As(err, &reply) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// Our bound ended the call: keep the context error out of the chain.
+			return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
+		}
+		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
+	}
+	msg := reply.Error()
+	if _, reason, ok := strings.Cut(msg, "EXECABORT Transaction discarded because of: "); ok {
+		msg = reason // Redis names why it refused the transaction: judge that
+	}
+	switch code, _, _ := strings.Cut(msg, " "); code {
+	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
+	// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
+	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
+		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
+		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
+	case "ERR":
+		if strings.HasPrefix(msg, "ERR max number of clients reached") { // about the server
+			return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
+		}
+	case "WRONGTYPE":
+		return fmt.Errorf("%w: redis: %w", order.ErrCorrupt, err)
+	}
+	return fmt.Errorf("redis: %w", err)
 }

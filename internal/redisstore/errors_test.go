@@ -52,7 +52,7 @@ func (d *deployment) fill(t *testing.T) {
 	if _, err := d.orders.Import(ctx, ordertest.Fixture()); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.pets.Import(ctx, []order.Pet{{ID: 1, Name: "Rex", Status: order.PetAvailable}}); err != nil {
+	if err := d.pets.ImportBatches(ctx, order.Slice([]order.Pet{{ID: 1, Name: "Rex", Status: order.PetAvailable}}, 1000)); err != nil {
 		t.Fatal(err)
 	}
 	_, k, _ := order.NewKey("old", order.Free, order.Limits{}, time.Now())
@@ -93,7 +93,7 @@ var ops = []op{
 	}},
 	{"Pets.Pet", false, false, func(ctx context.Context, d *deployment) error { _, err := d.pets.Pet(ctx, 1); return err }},
 	{"Pets.Import", true, false, func(ctx context.Context, d *deployment) error {
-		return d.pets.Import(ctx, []order.Pet{{ID: 2, Name: "Tom", Status: order.PetAvailable}})
+		return d.pets.ImportBatches(ctx, order.Slice([]order.Pet{{ID: 2, Name: "Tom", Status: order.PetAvailable}}, 1000))
 	}},
 	{"Keys.Lookup", false, false, func(ctx context.Context, d *deployment) error {
 		_, err := d.keys.Lookup(ctx, order.HashOf("osk_unknown"))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,10 +16,9 @@ import (
 
 var _ order.EventLog = (*Events)(nil)
 
-// Events is the order.EventLog in Redis: one stream, {P:orders}:events, in the orders' slot,
-// to which every writer appends the event of its change in the same script as the change
-// (docs/redis-layout.md). An entry's stream id is the event's id, and its milliseconds the
-// event's time, by the Redis clock.
+// Events is the order.EventLog in Redis: one stream in the orders' slot, to which every
+// writer appends the event of its change in the script of the change (docs/redis-layout.md).
+// An entry's id is the event's id, and its milliseconds the event's time, by Redis's clock.
 type Events struct {
 	conn
 	wake waker
@@ -27,36 +27,27 @@ type Events struct {
 // NewEvents returns the log of the deployment whose keys start with prefix.
 func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Events, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	e := &Events{conn: c}
-	e.wake.moved = make(chan struct{})
-	return e, err
+	return &Events{conn: c, wake: waker{moved: make(chan struct{})}}, err
 }
 
 // Events reads a page after q.After with events.lua, which reads the stream's state with it.
-// A position is expired when it is before the newest event Trim dropped (the stream's
-// max-deleted-entry-id, which trim.lua sets), past the newest the stream ever had, or, between
-// the two, no entry of it: every position given is an entry, the newest dropped or 0-0, so
-// that one is of a history this Redis lost (a failover to a replica that had not received it,
-// a restore), whose later events a reader would otherwise take for the ones after its own.
+// A position is expired when it is before the newest event Trim dropped (max-deleted-entry-id,
+// which trim.lua sets), past the newest the stream ever had, or between the two and no entry
+// of it: every position given is an entry, the newest dropped or 0-0, so that one is of a
+// history this Redis lost (a failover, a restore), whose later events are not its own.
 func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)
 	}
-	start := "-"
-	var after streamID
-	if q.After != "" {
-		var ok bool
-		// The greatest id has no position after it; no stream of '*' ids reaches it.
-		if after, ok = parseStreamID(q.After); !ok || after == (streamID{math.MaxUint64, math.MaxUint64}) {
-			return order.EventPage{}, order.ErrEventsExpired
-		}
-		start = "(" + after.String()
+	after, ok := parseStreamID(q.After)
+	if q.After != "" && (!ok || after == streamID{math.MaxUint64, math.MaxUint64}) { // no position follows the greatest
+		return order.EventPage{}, order.ErrEventsExpired
 	}
-	confirm := ""
-	if q.After != "" {
-		confirm = after.String()
+	position := q.After
+	if ok {
+		position = after.String() // Redis's spelling of it
 	}
-	st, err := e.read(ctx, start, q.Limit, confirm)
+	st, err := e.read(ctx, position, q.Limit)
 	if err != nil {
 		return order.EventPage{}, err
 	}
@@ -82,11 +73,8 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 
 // LastEventID is the stream's last-generated-id, which XTRIM keeps; "0-0" without a stream.
 func (e *Events) LastEventID(ctx context.Context) (string, error) {
-	st, err := e.read(ctx, "-", 0, "")
-	if err != nil {
-		return "", err
-	}
-	return st.last.String(), nil
+	st, err := e.read(ctx, "", 0)
+	return st.last.String(), err
 }
 
 // Trim runs trim.lua, sent once, as each script that writes alone is.
@@ -107,34 +95,35 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	return n, classify(ctx, err)
 }
 
-// logState is what events.lua read.
+// logState is what events.lua read: where the log stands, a page of it, and whether the
+// position after which it read is an entry.
 type logState struct {
 	last, maxDeleted streamID
 	entries          []any
-	held             bool // the position to confirm is an entry
+	held             bool
 }
 
-func (e *Events) read(ctx context.Context, start string, limit int, confirm string) (logState, error) {
+// read runs events.lua after a position ("": from the first).
+func (e *Events) read(ctx context.Context, after string, limit int) (st logState, err error) {
 	ctx, cancel := callContext(ctx, e.timeout)
 	defer cancel()
-	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, start, limit, confirm).Slice()
+	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, after, limit).Slice()
 	if err != nil {
-		return logState{}, classify(ctx, err)
+		return st, classify(ctx, err)
 	}
-	var st logState
-	var ok1, ok2, ok3, ok4 bool
-	if len(res) == 4 {
+	ok := len(res) == 4
+	if ok {
 		last, _ := res[0].(string)
 		maxDeleted, _ := res[1].(string)
+		held, ok3 := res[3].(int64)
+		var ok1, ok2, ok4 bool
 		st.last, ok1 = parseStreamID(last)
 		st.maxDeleted, ok2 = parseStreamID(maxDeleted)
-		st.entries, ok3 = res[2].([]any)
-		var held int64
-		held, ok4 = res[3].(int64)
-		st.held = held == 1
+		st.entries, ok4 = res[2].([]any)
+		st.held, ok = held == 1, ok1 && ok2 && ok3 && ok4
 	}
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return logState{}, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
+	if !ok {
+		return st, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
 	}
 	return st, nil
 }
@@ -159,16 +148,37 @@ func decodeEvent(raw any) (order.Event, error) {
 	f := map[string]string{}
 	for i := 0; i+1 < len(fields); i += 2 {
 		k, _ := fields[i].(string)
-		v, _ := fields[i+1].(string)
-		f[k] = v
+		f[k], _ = fields[i+1].(string)
 	}
 	typ := order.EventType(f["type"])
 	if !slices.Contains(order.EventTypes, typ) {
 		return order.Event{}, fmt.Errorf("%w: %s: type %q", errBadEvent, id, f["type"])
 	}
-	o, err := decodeOrder(f["id"], f["data"], f["status"])
+	oid, err := parseID(f["id"])
+	if err != nil {
+		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
+	}
+	o, err := orderOf(oid, f["data"], f["status"])
 	if err != nil {
 		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
 	return order.Event{ID: id, Type: typ, Time: time.UnixMilli(int64(at.ms)).UTC(), Order: o}, nil
+}
+
+// streamID is a position in a stream: its entries' ids, ms-seq, ordered by ms then seq.
+type streamID struct{ ms, seq uint64 }
+
+// parseStreamID reads the whole form, ms-seq, in decimal.
+func parseStreamID(s string) (id streamID, ok bool) {
+	ms, seq, ok := strings.Cut(s, "-")
+	var err1, err2 error
+	id.ms, err1 = strconv.ParseUint(ms, 10, 64)
+	id.seq, err2 = strconv.ParseUint(seq, 10, 64)
+	return id, ok && err1 == nil && err2 == nil
+}
+
+func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms && a.seq < b.seq) }
+
+func (a streamID) String() string {
+	return strconv.FormatUint(a.ms, 10) + "-" + strconv.FormatUint(a.seq, 10)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redistest"
 )
 
@@ -61,21 +62,11 @@ func selfCPU() time.Duration {
 // callers numbers the callers of BenchmarkHotPath/batched-distinct-callers.
 var callers atomic.Uint64
 
-// batchedStep is one decision for caller, with the reads of k's versions, as Limiter.Allow
-// queues it.
-func batchedStep(ctx context.Context, bt *batcher, rdb redis.Scripter, caller string, k *names) error {
-	s := &rateStep{key: caller, limits: hotLimits, now: time.Now().UnixMilli(), with: k}
-	if err := bt.decide(ctx, rdb, s); err != nil {
-		return err
-	}
-	return s.bad
-}
+// hotLimits are limits no benchmark reaches, so that every decision admits.
+var hotLimits = order.Limits{PerMinute: 1 << 40, PerDay: 1 << 40}
 
 // trivial is a script that does nothing: what any EVALSHA costs.
 var trivial = redis.NewScript("return {1, 2, 3, 0}")
-
-// hotLimits are limits no benchmark reaches, so that every decision admits.
-var hotLimits = [4]int64{1 << 40, 1 << 40, 0, 0}
 
 // BenchmarkHotPath is the round trip of an admitted list request (rate.lua with the reads of
 // both versions) from many goroutines at once, sent in each of the ways below (one pipeline
@@ -92,9 +83,9 @@ func BenchmarkHotPath(b *testing.B) {
 	}
 	for _, v := range []struct {
 		name string
-		run  func(ctx context.Context, c *redis.Client, bt *batcher) error
+		run  func(ctx context.Context, c *redis.Client, l *Limiter) error
 	}{
-		{"pipelined", func(ctx context.Context, c *redis.Client, _ *batcher) error {
+		{"pipelined", func(ctx context.Context, c *redis.Client, _ *Limiter) error {
 			var cmd *redis.Cmd
 			_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				cmd = rateScript.EvalSha(ctx, p, keys, args()...)
@@ -104,7 +95,7 @@ func BenchmarkHotPath(b *testing.B) {
 			})
 			return cmd.Err()
 		}},
-		{"mgetonly", func(ctx context.Context, c *redis.Client, _ *batcher) error {
+		{"mgetonly", func(ctx context.Context, c *redis.Client, _ *Limiter) error {
 			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				p.MGet(ctx, k.ordersVersion, k.ordersGeneration)
 				p.MGet(ctx, k.keysVersion, k.keysGeneration)
@@ -112,25 +103,30 @@ func BenchmarkHotPath(b *testing.B) {
 			})
 			return err
 		}},
-		{"evalonly", func(ctx context.Context, c *redis.Client, _ *batcher) error {
+		{"evalonly", func(ctx context.Context, c *redis.Client, _ *Limiter) error {
 			return rateScript.EvalSha(ctx, c, keys, args()...).Err()
 		}},
-		{"trivialeval", func(ctx context.Context, c *redis.Client, _ *batcher) error {
+		{"trivialeval", func(ctx context.Context, c *redis.Client, _ *Limiter) error {
 			return trivial.EvalSha(ctx, c, keys, args()...).Err()
 		}},
-		{"batched", func(ctx context.Context, c *redis.Client, bt *batcher) error {
-			// what Limiter.Allow sends for one caller (batch.go, ratebatch.go)
-			return batchedStep(ctx, bt, c, keys[0], &k)
+		{"batched", func(ctx context.Context, c *redis.Client, l *Limiter) error {
+			// what a request sends: one caller's decisions share pipelines and script calls
+			_, err := l.Allow(order.Begin(ctx), "key:hot", hotLimits)
+			return err
 		}},
-		{"batched-distinct-callers", func(ctx context.Context, c *redis.Client, bt *batcher) error {
+		{"batched-distinct-callers", func(ctx context.Context, c *redis.Client, l *Limiter) error {
 			// the same, each request from a caller of its own: one script call each
-			return batchedStep(ctx, bt, c, "{bench:rl:key:"+strconv.FormatUint(callers.Add(1), 10)+"}", &k)
+			_, err := l.Allow(order.Begin(ctx), "key:"+strconv.FormatUint(callers.Add(1), 10), hotLimits)
+			return err
 		}},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
 			defer c.Close()
-			bt := newBatcher(c, time.Second)
+			l, err := NewLimiter(c, LimiterOptions{Prefix: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
 			ctx := context.Background()
 			rateScript.Load(ctx, c)
 			trivial.Load(ctx, c)
@@ -141,7 +137,7 @@ func BenchmarkHotPath(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					cctx, cancel := callContext(ctx, time.Second)
-					if err := v.run(cctx, c, bt); err != nil {
+					if err := v.run(cctx, c, l); err != nil {
 						b.Error(err)
 						cancel()
 						return

@@ -1,12 +1,9 @@
--- Loads orders without undoing what happened to them: the data of an order is replaced when it
--- differs, and its status is set only if the order is new (a cancel must survive a re-import).
--- Each order it creates or whose data it changes has its event in the log (events.go):
--- order.created for an order that was not whole, order.updated for new data; a status alone
--- never changes, so never makes one. Running it twice changes nothing, not even the version,
--- and records nothing. An order whose stored status is no state (a corrupt record) makes the
--- whole run fail, writing nothing, as a key of another type does. It makes one call per hash
--- for all its orders, not one per order: the calls are most of the cost. The ids of one run
--- are distinct, and there is at least one.
+-- Loads orders without undoing what happened to them: an order's data is replaced when it
+-- differs, its status set only if the order is new (a cancel survives a re-import). Each order
+-- it creates or whose data it changes has its event: order.created for an order that was not
+-- whole, order.updated for new data. Running it twice changes nothing, not even the version.
+-- A stored status that is no state (a corrupt record) fails the whole run before any write.
+-- One call per hash for all its orders, whose ids are distinct (at least one).
 -- KEYS: data hash, status hash, version counter, generation, events stream.
 -- ARGV: a new generation (set with the change), then id, data, status, id, ...
 local n = (#ARGV - 1) / 3
@@ -19,8 +16,7 @@ local status = redis.call('HMGET', KEYS[2], unpack(ids))
 local states = {pending = true, shipped = true, cancelled = true}
 for i = 1, n do -- every check before the first write
   if status[i] == '' then status[i] = false end -- an empty half is a missing one (docs/redis-layout.md)
-  -- A status another writer left as no state is a corrupt record (docs/redis-layout.md): new
-  -- data for it would be a change without its event (which could not be decoded either).
+  -- New data for it would be a change without its (undecodable) event.
   if status[i] and not states[status[i]] then
     error({err = 'WRONGTYPE order ' .. ids[i] .. ': ' .. KEYS[2] .. ' holds "' .. status[i] ..
       '", not pending, shipped or cancelled: repair it, then import again'})
@@ -41,8 +37,7 @@ for i = 1, n do
     ns = ns + 2
     newStatus[ns - 1], newStatus[ns] = id, s
   end
-  -- The events go first (a stream key of another type fails the first): the other writes
-  -- follow the loop.
+  -- The events go first: a stream key of another type fails the first, before other writes.
   if not had or not status[i] then
     redis.call('XADD', KEYS[5], '*', 'type', 'order.created', 'id', id, 'data', d, 'status', s)
   elseif had ~= d then

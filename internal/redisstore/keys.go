@@ -6,9 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
@@ -17,10 +16,13 @@ import (
 
 var _ order.KeyStore = (*Keys)(nil)
 
-// Keys is an order.KeyStore in Redis, with a cache of one version (docs/redis-layout.md).
+// Keys is an order.KeyStore in Redis. It keeps the keys it found at one version of the keys,
+// answered within a request's Trip only at the version its round trip read (docs/redis-layout.md).
 type Keys struct {
 	conn
-	cache atomic.Pointer[atVersion[order.Hash, order.Key]]
+	mu    sync.Mutex
+	at    string // the version of the keys cached
+	cache map[order.Hash]order.Key
 }
 
 // NewKeys returns the store of the deployment whose keys start with prefix.
@@ -29,24 +31,28 @@ func NewKeys(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*
 	return &Keys{conn: c}, err
 }
 
-// Lookup returns the key with hash h, from the cache within a Trip (see Keys), else from Redis.
+// Lookup returns the key with hash h: within a Trip from the cache, at the version the round
+// trip read, or before it provisionally (confirmed by order.Confirm); else from Redis.
 func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
-	if c, cur := carriedOf(ctx, s.k.prefix), s.cache.Load(); c != nil && cur != nil {
-		v := c.keys
-		if !c.read {
-			v = cur.version
+	if t := tripOf(ctx, s.k.prefix); t != nil {
+		s.mu.Lock()
+		k, ok := s.cache[h]
+		at := s.at
+		s.mu.Unlock()
+		if ok && !t.read {
+			t.answered, t.hash, t.answeredAt = s, h, at
+			return k, nil
 		}
-		if k, ok := cur.at(v, h); ok {
-			if !c.read {
-				c.answered, c.keyStore, c.hash, c.answeredAt = true, s, h, v
-			}
+		if ok && t.keys == at {
 			return k, nil
 		}
 	}
 	return s.read(ctx, h)
 }
 
-// read reads the version and the key in one pipeline (not MULTI: refused when out of memory).
+// read reads the keys' version, then the key, in one pipeline (not MULTI, which Redis refuses
+// when out of memory), and keeps a key found at a version with a generation: a revocation
+// after the version was read moves it.
 func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
@@ -60,30 +66,27 @@ func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return order.Key{}, classify(ctx, err)
 	}
-	// Keys without a generation (Redis lost it) are answered and not kept.
-	v, verr := parseVersion(ver.Val())
-	if verr != nil && !errors.Is(verr, errNoGeneration) {
-		return order.Key{}, classify(ctx, verr)
-	}
-	keep := func(k *order.Key) {
-		if verr == nil {
-			keepAt(&s.cache, v, h, k, math.MaxInt)
-		}
-	}
-	raw, err := rec.Result()
-	if errors.Is(err, redis.Nil) {
-		keep(nil)
-		return order.Key{}, order.ErrKeyNotFound
-	}
-	if err != nil {
-		return order.Key{}, classify(ctx, err)
-	}
-	k, err := decodeKey(raw)
+	v, err := parseVersion(ver.Val())
 	if err != nil {
 		return order.Key{}, err
 	}
-	keep(&k)
-	return k, nil
+	k, err := order.Key{}, order.ErrKeyNotFound
+	if rec.Err() == nil {
+		if k, err = decodeKey(rec.Val()); err != nil {
+			return k, err
+		}
+	}
+	if v != "" {
+		s.mu.Lock()
+		if s.at != v {
+			s.at, s.cache = v, map[order.Hash]order.Key{}
+		}
+		if err == nil {
+			s.cache[h] = k
+		}
+		s.mu.Unlock()
+	}
+	return k, err
 }
 
 // Add stores k if its name is unused.
@@ -130,57 +133,41 @@ func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 
 // Revoke removes the key named nameOrPrefix, else the first by name with that shown prefix
 // (names, which an operator chose, first), if its name still names it when the script runs.
-// It reads only what it needs: by name, that name's record alone; by prefix, every record,
-// passing over those that do not decode (they match no prefix). So a bad record another
-// writer left never stops a revoke of a good key, a leaked one above all.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, error) {
-	h, err := s.hashNamed(ctx, nameOrPrefix)
-	if err == nil {
-		return s.revoke(ctx, order.Key{Name: nameOrPrefix, Hash: h})
-	}
-	if !errors.Is(err, order.ErrKeyNotFound) || !order.LooksLikePrefix(nameOrPrefix) {
-		return order.Key{}, err
-	}
-	k, err := s.firstWithPrefix(ctx, nameOrPrefix)
+	k, err := s.find(ctx, nameOrPrefix)
 	if err != nil {
 		return order.Key{}, err
 	}
 	return s.revoke(ctx, k)
 }
 
-// hashNamed returns the hash the by-name index gives name, or ErrKeyNotFound.
-func (s *Keys) hashNamed(ctx context.Context, name string) (order.Hash, error) {
+// find reads only what it needs: by name, the name's hash alone; by prefix, every record,
+// passing over those that do not decode (they match no prefix). So a bad record another
+// writer left never stops a revoke of a good key, a leaked one above all.
+func (s *Keys) find(ctx context.Context, nameOrPrefix string) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	h, err := s.rdb.HGet(ctx, s.k.keysByName, name).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("%w: %q", order.ErrKeyNotFound, name)
+	h, err := s.rdb.HGet(ctx, s.k.keysByName, nameOrPrefix).Result()
+	if err == nil {
+		return order.Key{Name: nameOrPrefix, Hash: order.Hash(h)}, nil
 	}
-	if err != nil {
-		return "", classify(ctx, err)
-	}
-	return order.Hash(h), nil
-}
-
-// firstWithPrefix returns the key, first by name, whose shown prefix is prefix.
-func (s *Keys) firstWithPrefix(ctx context.Context, prefix string) (order.Key, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	all, err := s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
-	if err != nil {
-		return order.Key{}, classify(ctx, err)
-	}
-	var found *order.Key
-	for _, raw := range all {
-		k, err := decodeKey(raw)
-		if err == nil && k.Prefix == prefix && (found == nil || k.Name < found.Name) {
-			found = &k
+	var found order.Key
+	if errors.Is(err, redis.Nil) && order.LooksLikePrefix(nameOrPrefix) {
+		var all map[string]string
+		all, err = s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
+		for _, raw := range all {
+			if k, derr := decodeKey(raw); derr == nil && k.Prefix == nameOrPrefix && (found.Name == "" || k.Name < found.Name) {
+				found = k
+			}
 		}
 	}
-	if found == nil {
-		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, prefix)
+	switch {
+	case found.Name != "":
+		return found, nil
+	case err == nil || errors.Is(err, redis.Nil):
+		return found, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
 	}
-	return *found, nil
+	return found, classify(ctx, err)
 }
 
 func (s *Keys) revoke(ctx context.Context, k order.Key) (order.Key, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,41 +32,49 @@ type LimiterOptions struct {
 }
 
 // Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback.
+// The decisions in flight go to Redis in one pipeline at a time, one rate.lua call per
+// caller: a burst from one caller costs Redis one script call a round trip (bench/notes.md).
 type Limiter struct {
-	rdb       limiterClient
-	batch     *batcher
+	rdb       redis.UniversalClient
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
 	o         LimiterOptions
 	k         names
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
 	down      atomic.Bool
+
+	mu       sync.Mutex
+	queue    []*decision
+	flushing bool // a goroutine is sending the queue
 }
 
-const maxRememberedBans = 10_000 // about 150 bytes each; Redis answers the rest
-
-// limiterClient is what a Limiter asks of Redis: rate.lua, and a read of a caller's hash.
-type limiterClient interface {
-	redis.Scripter
-	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
+// decision is one request's rate decision, queued for the next pipeline; what follows done
+// is set before done is closed.
+type decision struct {
+	ctx          context.Context
+	due          time.Time // queued + timeout: a decision still queued then fails
+	key          string    // the caller's hash
+	limits       [4]int64  // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
+	now          int64     // Unix ms
+	trip         *trip     // reads the versions with the decision; nil for none
+	done         chan struct{}
+	outcome      []int64 // rate.lua's six numbers
+	err          error
+	orders, keys *redis.SliceCmd
 }
 
 // NewLimiter returns a limiter on rdb.
-func NewLimiter(rdb limiterClient, o LimiterOptions) (*Limiter, error) {
+func NewLimiter(rdb redis.UniversalClient, o LimiterOptions) (*Limiter, error) {
 	k, err := newNames(o.Prefix)
 	if err != nil {
 		return nil, err
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
+	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
+	o.RetryEvery = cmp.Or(max(o.RetryEvery, 0), time.Second)
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	if o.RetryEvery <= 0 {
-		o.RetryEvery = time.Second
-	}
 	o.Logger = cmp.Or(o.Logger, discard)
-	return &Limiter{rdb: rdb, batch: newBatcher(rdb, o.Timeout), bans: ratelimit.NewBans(maxRememberedBans), o: o, k: k}, nil
+	return &Limiter{rdb: rdb, bans: ratelimit.NewBans(10_000), o: o, k: k}, nil
 }
 
 // Allow runs rate.lua for caller (with a order.Trip's reads); only an outage, never a hang-up, falls back.
@@ -80,25 +89,34 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
 		return l.fallback(ctx, caller, limits)
 	}
-	s := &rateStep{key: l.k.rateLimit(caller), now: now.UnixMilli(),
-		limits: [4]int64{limits.PerMinute, limits.PerDay, l.o.Ban.After, l.o.Ban.For.Milliseconds()}}
-	c := carriedOf(ctx, l.k.prefix)
-	if c != nil && !c.read {
-		s.with = &l.k
+	d := &decision{ctx: ctx, due: time.Now().Add(l.o.Timeout), key: l.k.rateLimit(caller), now: now.UnixMilli(),
+		limits: [4]int64{limits.PerMinute, limits.PerDay, l.o.Ban.After, l.o.Ban.For.Milliseconds()}, done: make(chan struct{})}
+	if t := tripOf(ctx, l.k.prefix); t != nil && !t.read {
+		d.trip = t
 	}
-	if err := classify(ctx, l.batch.decide(ctx, l.rdb, s)); err != nil {
+	l.mu.Lock()
+	l.queue = append(l.queue, d)
+	start := !l.flushing
+	l.flushing = true
+	l.mu.Unlock()
+	if start {
+		go l.flush()
+	}
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		return ratelimit.Decision{}, ctx.Err()
+	}
+	if err := classify(ctx, d.err); err != nil {
 		return l.failed(ctx, caller, limits, err)
 	}
 	if l.down.CompareAndSwap(true, false) {
 		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
 	}
-	if s.bad != nil {
-		return ratelimit.Decision{}, s.bad
+	if d.orders != nil {
+		d.trip.keep(d.orders, d.keys)
 	}
-	if s.orders != nil {
-		c.keep(s.orders, s.keyVer)
-	}
-	res := s.outcome
+	res := d.outcome
 	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2],
 		MinuteEnd: time.Unix((res[4]+1)*60, 0).UTC(), DayEnd: time.Unix((res[5]+1)*86400, 0).UTC()}
 	if res[3] > 0 {
@@ -106,6 +124,105 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 		l.bans.Remember(caller, limits, o, now)
 	}
 	return ratelimit.Decide(o, limits, now), nil
+}
+
+// flush sends the queue, a pipeline at a time, until it is empty.
+func (l *Limiter) flush() {
+	for {
+		l.mu.Lock()
+		q := l.queue[:min(len(l.queue), 128)]
+		l.queue = l.queue[len(q):]
+		if len(q) == 0 {
+			l.queue, l.flushing = nil, false
+		}
+		l.mu.Unlock()
+		if len(q) == 0 {
+			return
+		}
+		l.send(q)
+	}
+}
+
+// send decides q's decisions still waiting and not past due in one pipeline, due with the
+// earliest (no decision carries a timer of its own): a rate.lua call for each caller and
+// limits, and one read of the versions for those that ask.
+func (l *Limiter) send(q []*decision) {
+	defer func() {
+		for _, d := range q {
+			close(d.done)
+		}
+	}()
+	type caller struct {
+		key    string
+		limits [4]int64
+	}
+	byCaller := map[caller][]*decision{}
+	var callers []caller
+	var due time.Time
+	versions := false
+	for _, d := range q {
+		if d.ctx.Err() != nil {
+			continue
+		} else if !time.Now().Before(d.due) {
+			d.err = errCallTimeout // queued behind a pipeline in flight
+			continue
+		}
+		c := caller{d.key, d.limits}
+		if byCaller[c] == nil {
+			callers = append(callers, c)
+		}
+		byCaller[c] = append(byCaller[c], d)
+		versions = versions || d.trip != nil
+		if due.IsZero() || d.due.Before(due) {
+			due = d.due
+		}
+	}
+	if len(callers) == 0 {
+		return
+	}
+	ctx, cancel := context.WithDeadlineCause(context.Background(), due, errCallTimeout)
+	defer cancel()
+	calls := make([]*redis.Cmd, len(callers))
+	var orders, keys *redis.SliceCmd
+	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, c := range callers {
+			calls[i] = scriptCmd(ctx, "evalsha", rateScript.Hash(), []string{c.key}, rateArgs(c.limits, byCaller[c]))
+			_ = p.Process(ctx, sentOnce{calls[i]})
+		}
+		if versions {
+			orders, keys = p.MGet(ctx, l.k.ordersVersion, l.k.ordersGeneration), p.MGet(ctx, l.k.keysVersion, l.k.keysGeneration)
+		}
+		return nil
+	})
+	for i, c := range callers {
+		call := calls[i]
+		if redis.HasErrorPrefix(call.Err(), "NOSCRIPT") { // it did not run: again, with the source
+			call = rateScript.Eval(ctx, onceScripter{rdb: l.rdb}, []string{c.key}, rateArgs(c.limits, byCaller[c])...)
+		} else if call.Err() == nil && call.Val() == nil {
+			call.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
+		}
+		res, rerr := call.Int64Slice()
+		if rerr == nil && len(res) != 6*len(byCaller[c]) {
+			rerr = fmt.Errorf("rate.lua returned %v", call.Val())
+		}
+		for j, d := range byCaller[c] {
+			if d.err = rerr; rerr == nil {
+				d.outcome = res[6*j : 6*j+6]
+			}
+			if d.trip != nil {
+				d.orders, d.keys = orders, keys
+			}
+		}
+	}
+}
+
+// rateArgs are rate.lua's arguments for ds, which share a caller and limits.
+func rateArgs(limits [4]int64, ds []*decision) []any {
+	args := []any{limits[0], limits[1], limits[2], limits[3]}
+	for _, d := range ds {
+		args = append(args, strconv.FormatInt(d.now, 10))
+	}
+	return args
 }
 
 // Peek reads the caller's hash and returns what rate.lua would decide now, writing nothing.
@@ -166,7 +283,7 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits order.Limi
 }
 
 // Ready makes one rate-limit decision: a Redis out of memory, read-only or busy answers PING.
-func Ready(ctx context.Context, rdb limiterClient, prefix string, timeout time.Duration) error {
+func Ready(ctx context.Context, rdb redis.UniversalClient, prefix string, timeout time.Duration) error {
 	l, err := NewLimiter(rdb, LimiterOptions{Prefix: prefix, Timeout: timeout})
 	if err != nil {
 		return err

@@ -33,28 +33,6 @@ func TestLimiterConformance(t *testing.T) {
 	})
 }
 
-// scripterOnly runs scripts (and reads a hash, for Peek) but cannot pipeline, so a limiter on
-// it sends each decision in a call of its own (batcher.decide), not in a batch.
-type scripterOnly struct {
-	redis.Scripter
-	rdb *redis.Client
-}
-
-func (s scripterOnly) HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd {
-	return s.rdb.HMGet(ctx, key, fields...)
-}
-
-func TestLimiterConformanceWithoutPipelining(t *testing.T) {
-	rdb := limiterClient(t, redistest.Start(t))
-	ratelimittest.Run(t, func(tb testing.TB, clock func() time.Time, policy ratelimit.BanPolicy) ratelimit.Limiter {
-		l, err := redisstore.NewLimiter(scripterOnly{rdb, rdb}, redisstore.LimiterOptions{Prefix: redistest.Prefix(tb), Clock: clock, Ban: policy})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return l
-	})
-}
-
 // TestTwoLimitersShareOneCaller: two instances (two clients) on one Redis admit the limit
 // between them, and a ban made through one is seen by the other.
 func TestTwoLimitersShareOneCaller(t *testing.T) {

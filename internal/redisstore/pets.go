@@ -51,16 +51,8 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	return p, nil
 }
 
-// Import checks pets, then writes them, replacing those with the same id.
-func (s *Pets) Import(ctx context.Context, pets []order.Pet) error {
-	if err := order.ValidateAll(pets); err != nil {
-		return err
-	}
-	return s.ImportBatches(ctx, order.Slice(pets, 1000))
-}
-
-// ImportBatches is Import of pets read in batches, each checked as it is read (by
-// order.CheckEach): the batch of a refused pet and those after it are not written.
+// ImportBatches writes pets read in batches, replacing those with the same id, each checked as
+// it is read (by order.CheckEach): the batch of a refused pet and those after it are not written.
 func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet]) error {
 	return pets(order.CheckEach[order.Pet](), func(part []order.Pet) error {
 		ctx, cancel := callContext(ctx, s.timeout)

@@ -113,7 +113,7 @@ func TestPets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Import(ctx, []order.Pet{{ID: math.MaxInt64, Name: "Rex", Status: order.PetSold}}); err != nil {
+	if err := s.ImportBatches(ctx, order.Slice([]order.Pet{{ID: math.MaxInt64, Name: "Rex", Status: order.PetSold}}, 1000)); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := s.Pet(ctx, math.MaxInt64); err != nil || p != (order.Pet{ID: math.MaxInt64, Name: "Rex", Status: order.PetSold}) {

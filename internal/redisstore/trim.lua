@@ -1,11 +1,8 @@
--- Drops the events the retention no longer keeps (Events.Trim): those older than ARGV[1] ms
--- by the Redis clock (the clock of their ids), then all but the newest ARGV[2], exactly (no ~).
--- XTRIM does not move the stream's max-deleted-entry-id (Redis 7.0), so the script sets it to
--- the newest event it dropped (XSETID): Events refuses a position before it, whose next
--- events are gone, and only those. An empty bound is off.
--- KEYS: events stream.
--- ARGV: max age in ms or "", max count or "", max count + 1 (computed in Go: no Lua number).
--- Returns how many events it dropped.
+-- Drops the events the retention no longer keeps: those older than ARGV[1] ms by Redis's
+-- clock (their ids'), then all but the newest ARGV[2], exactly. XTRIM does not move the
+-- stream's max-deleted-entry-id (Redis 7.0), so XSETID sets it to the newest event dropped:
+-- Events refuses the positions before it, and only those. KEYS: events stream. ARGV: max age
+-- in ms, max count, max count + 1 (from Go: no Lua number), "" for off. Returns how many went.
 local function later(a, b) -- stream ids as strings: a Lua number cannot hold 64 bits
   local am, as = string.match(a, '^(%d+)-(%d+)$')
   local bm, bs = string.match(b, '^(%d+)-(%d+)$')

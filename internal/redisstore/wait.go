@@ -26,12 +26,9 @@ const waitBlock = 2 * time.Second
 // WaitForEvents returns nil once the newest position read is after after; "" waits for any
 // event. An after that is no position returns at once: the read tells why.
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
-	a := streamID{}
-	if after != "" {
-		var ok bool
-		if a, ok = parseStreamID(after); !ok {
-			return nil
-		}
+	a, ok := parseStreamID(after)
+	if !ok && after != "" {
+		return nil
 	}
 	w := &e.wake
 	w.mu.Lock()
@@ -48,20 +45,19 @@ func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 		select {
 		case <-moved:
 		case <-ctx.Done():
-			w.mu.Lock()
-			return ctx.Err()
 		}
 		w.mu.Lock()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
 	return nil
 }
 
-// watch reads the log's newest position, then blocks on XREAD after it until an entry comes or
-// the block ends, and again, while anyone waits. An error ends nothing: it reads again after a pause.
+// watch reads where the log stands, then blocks on XREAD after it, again while anyone waits:
+// read anew after each block, as a log lost and begun again behind it would keep XREAD waiting.
 func (e *Events) watch() {
 	w := &e.wake
-	var from streamID
-	known := false
 	for pause := time.Duration(0); ; {
 		w.mu.Lock()
 		if w.waiters == 0 {
@@ -70,26 +66,14 @@ func (e *Events) watch() {
 			return
 		}
 		w.mu.Unlock()
-		var err error
-		if !known {
-			var st logState
-			if st, err = e.read(context.Background(), "-", 0, ""); err == nil {
-				from, known = st.last, true
-				w.publish(from)
-			}
-		} else {
-			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout) // its read deadline: Block + 10s
-			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, from.String()}, Count: 1, Block: waitBlock}).Err()
+		st, err := e.read(context.Background(), "", 0)
+		if err == nil {
+			w.publish(st.last)
+			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
+			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, st.last.String()}, Count: 1, Block: waitBlock}).Err()
 			cancel()
-			if errors.Is(err, redis.Nil) { // nothing within the block
-				err = nil
-			}
-			// Where the log stands is read again after each block: an entry came, or the
-			// log may have been lost and begun again behind from, where XREAD waits in vain.
-			known = false
 		}
-		if err != nil {
-			known = false
+		if err != nil && !errors.Is(err, redis.Nil) { // Nil: nothing within the block
 			pause = min(max(2*pause, 50*time.Millisecond), time.Second)
 			time.Sleep(pause)
 		} else {
@@ -98,8 +82,8 @@ func (e *Events) watch() {
 	}
 }
 
-// publish records the newest position read, and wakes the waiters when it moved on. A newest
-// that went back (a Redis that lost the log) is kept too, so that waiters wait for the new one.
+// publish records the newest position read, and wakes the waiters when it moved on; one that
+// went back (a Redis that lost the log) is kept too, for waiters to wait for the new one.
 func (w *waker) publish(newest streamID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

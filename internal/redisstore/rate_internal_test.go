@@ -100,15 +100,15 @@ func compareCalls(t *testing.T, rdb *redis.Client, run string, limits [4]int64, 
 // decideAll runs rate.lua once for the requests at times of caller key, and returns its reply.
 func decideAll(t *testing.T, ctx context.Context, rdb *redis.Client, key string, limits [4]int64, times ...int64) []int64 {
 	t.Helper()
-	var steps []*rateStep
+	var ds []*decision
 	for _, at := range times {
-		steps = append(steps, &rateStep{key: key, limits: limits, now: at})
+		ds = append(ds, &decision{now: at})
 	}
-	res, err := rateScript.Run(ctx, rdb, []string{key}, rateArgs(steps)...).Int64Slice()
+	res, err := rateScript.Run(ctx, rdb, []string{key}, rateArgs(limits, ds)...).Int64Slice()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != outcomeLen*len(times) {
+	if len(res) != 6*len(times) {
 		t.Fatalf("%d values for %d requests", len(res), len(times))
 	}
 	return res
