@@ -165,7 +165,7 @@ func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer)
 // behind says how many events an endpoint has yet to get and since when, e.g. "3 (2m5s)".
 func behind(b webhook.Backlog, now time.Time) string {
 	switch {
-	case b.Expired:
+	case b.Expired != nil:
 		return "expired"
 	case b.Events == 0:
 		return "0"

@@ -45,9 +45,8 @@ func newNames(prefix string) (names, error) {
 	}, nil
 }
 
-// webhook and webhookLease are an endpoint's hash and lease, in its ids' slot; ids hold no brace.
-func (n names) webhook(id string) string      { return "{" + n.prefix + ":webhooks}:endpoint:" + id }
-func (n names) webhookLease(id string) string { return "{" + n.prefix + ":webhooks}:lease:" + id }
+// webhook is an endpoint's hash, in its ids' slot; ids hold no brace.
+func (n names) webhook(id string) string { return "{" + n.prefix + ":webhooks}:endpoint:" + id }
 
 // rateLimit is caller's hash; caller ids hold no brace.
 func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }

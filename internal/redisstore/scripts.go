@@ -18,12 +18,6 @@ var (
 	importScript    = script("writes.lua", "import.lua")
 	addKeyScript    = script("writes.lua", "addkey.lua")
 	revokeKeyScript = script("writes.lua", "revokekey.lua")
-
-	createWebhookScript  = script("webhookcreate.lua")
-	leaseWebhookScript   = script("webhooklease.lua")
-	releaseWebhookScript = script("webhookrelease.lua")
-	saveWebhookScript    = script("webhooksave.lua")
-	enableWebhookScript  = script("webhookenable.lua")
 )
 
 func script(files ...string) *redis.Script {
