@@ -70,31 +70,13 @@ type Enabled struct {
 	Waiting, Skipped Backlog
 }
 
-// GapError refuses to enable an endpoint whose position the log no longer reads on from:
-// events after it were dropped by the retention.
-type GapError struct {
-	Position string // the endpoint's
-	Oldest   string // the oldest event the log keeps; "" when it keeps none
-	Err      error  // the log's refusal, ErrEventsExpired
-}
-
-func (e *GapError) Error() string {
-	oldest := "it keeps none"
-	if e.Oldest != "" {
-		oldest = "the oldest it keeps is " + e.Oldest
-	}
-	return fmt.Sprintf("the log no longer keeps the events after position %s (%s): %v", e.Position, oldest, e.Err)
-}
-
-func (e *GapError) Unwrap() error { return e.Err }
-
 // Enable makes the failing or disabled endpoint id active again, its attempts and failure
 // cleared (its last attempt and status kept, as history). Delivery resumes after its position,
 // the event it failed on first, when the log still keeps the events after it; otherwise Enable
-// refuses with a *GapError, unless skipToNewest, which moves the position to the log's newest:
-// nothing before it is sent. The write checks again that the endpoint is not active (a
-// deliverer owns an active one's state) and that its position is the one checked.
-// Refusals: ErrNotFound, ErrActive, ErrMoved, *GapError.
+// refuses with order.ErrEventsExpired, unless skipToNewest, which moves the position to the
+// log's newest: nothing before it is sent. The write checks again that the endpoint is not
+// active (a deliverer owns an active one's state) and that its position is the one checked.
+// Refusals: ErrNotFound, ErrActive, ErrMoved, order.ErrEventsExpired.
 func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToNewest bool) (Enabled, error) {
 	e, err := s.Get(ctx, id)
 	if err != nil {
@@ -123,11 +105,11 @@ func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToN
 		if err != nil {
 			return Enabled{}, err
 		}
-		gap := &GapError{Position: e.Position, Err: b.Expired}
+		kept := "it keeps none"
 		if len(oldest.Events) > 0 {
-			gap.Oldest = oldest.Events[0].ID
+			kept = "the oldest it keeps is " + oldest.Events[0].ID
 		}
-		return Enabled{}, gap
+		return Enabled{}, fmt.Errorf("the log no longer keeps the events after position %s (%s): %w", e.Position, kept, b.Expired)
 	default:
 		r.Waiting = b
 	}
