@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/webhook"
 )
 
@@ -63,13 +63,12 @@ func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.E
 		if err := change(&e); err != nil {
 			return err
 		}
-		types := make([]string, len(e.Types))
-		for i, t := range e.Types {
-			types[i] = string(t)
+		args := []any{e.ID}
+		for _, v := range e.Record() {
+			args = append(args, v)
 		}
-		_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO webhook_endpoints ("+webhookColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			e.ID, e.URL, strings.Join(types, ","), e.Secret, e.CreatedAt.UTC().Format(timestampLayout), string(e.Status), e.Position,
-			e.Attempts, nanos(e.FirstFailure), nanos(e.NextAttempt), nanos(e.LastAttempt), e.LastStatus, e.LastError, e.LeaseOwner, nanos(e.LeaseExpires))
+		args[4] = e.CreatedAt.UTC().Format(timestampLayout)
+		_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO webhook_endpoints ("+webhookColumns+") VALUES (?"+strings.Repeat(", ?", len(args)-1)+")", args...)
 		return s.db.fail(ctx, err)
 	})
 }
@@ -87,41 +86,21 @@ func (s *Webhooks) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	return s.db.fail(ctx, s.db.commit(tx))
 }
 
+// scanEndpoint reads a row of webhookColumns; SQLite turns the numbers into strings.
 func scanEndpoint(row scanner) (webhook.Endpoint, error) {
-	var (
-		e                        webhook.Endpoint
-		types, createdAt, status string
-		times                    [4]int64
-	)
-	if err := row.Scan(&e.ID, &e.URL, &types, &e.Secret, &createdAt, &status, &e.Position, &e.Attempts,
-		&times[0], &times[1], &times[2], &e.LastStatus, &e.LastError, &e.LeaseOwner, &times[3]); err != nil {
+	var id string
+	r := make([]string, len(webhook.Fields))
+	dest := []any{&id}
+	for i := range r {
+		dest = append(dest, &r[i])
+	}
+	if err := row.Scan(dest...); err != nil {
 		return webhook.Endpoint{}, err
 	}
-	for t := range strings.SplitSeq(types, ",") {
-		if t != "" {
-			e.Types = append(e.Types, order.EventType(t))
-		}
+	created, err := time.Parse(timestampLayout, r[3])
+	if err != nil {
+		return webhook.Endpoint{}, corrupt("webhook %q: created_at %q: %w", id, r[3], err)
 	}
-	e.Status = webhook.Status(status)
-	e.FirstFailure, e.NextAttempt, e.LastAttempt, e.LeaseExpires = fromNanos(times[0]), fromNanos(times[1]), fromNanos(times[2]), fromNanos(times[3])
-	var err error
-	if e.CreatedAt, err = time.Parse(timestampLayout, createdAt); err != nil {
-		return webhook.Endpoint{}, corrupt("webhook %q: created_at %q: %w", e.ID, createdAt, err)
-	}
-	return e, nil
-}
-
-// nanos is t in Unix nanoseconds, 0 for the zero time: compared, not read.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
+	r[3] = strconv.FormatInt(created.UnixNano(), 10)
+	return webhook.FromRecord(id, r)
 }

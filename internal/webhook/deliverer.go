@@ -63,14 +63,10 @@ func NewDeliverer(cfg Config) *Deliverer {
 	cfg.Poll = cmp.Or(cfg.Poll, min(5*time.Second, cfg.LeaseTTL/3))
 	cfg.Owner = cmp.Or(cfg.Owner, rand.Text())
 	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
+	cfg.Client = cmp.Or(cfg.Client, NewClient(false))
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if len(cfg.Schedule.Backoff) == 0 {
 		cfg.Schedule = DefaultSchedule
-	}
-	if cfg.Client == nil {
-		cfg.Client = NewClient(false)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

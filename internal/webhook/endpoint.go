@@ -4,6 +4,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -12,6 +13,8 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
@@ -72,6 +75,58 @@ type Store interface {
 	// change returns an error, nothing is written and Update returns it. change may be called
 	// more than once.
 	Update(ctx context.Context, id string, change func(*Endpoint) error) error
+}
+
+// Fields name what the stores keep of an endpoint besides its id, in the order of Record's
+// values: the fields of its Redis hash, the columns of SQLite's table (created is created_at).
+var Fields = []string{"url", "types", "secret", "created", "status", "position", "attempts",
+	"first_failure", "next_attempt", "last_attempt", "last_status", "last_error", "lease_owner", "lease_expires"}
+
+// Record is e as the stores keep it, a string per field: the types comma-separated, the times
+// in Unix nanoseconds ("0" for none).
+func (e Endpoint) Record() []string {
+	types := make([]string, len(e.Types))
+	for i, t := range e.Types {
+		types[i] = string(t)
+	}
+	nanos := func(t time.Time) string {
+		if t.IsZero() {
+			return "0"
+		}
+		return strconv.FormatInt(t.UnixNano(), 10)
+	}
+	return []string{e.URL, strings.Join(types, ","), e.Secret, nanos(e.CreatedAt), string(e.Status), e.Position,
+		strconv.Itoa(e.Attempts), nanos(e.FirstFailure), nanos(e.NextAttempt), nanos(e.LastAttempt),
+		strconv.Itoa(e.LastStatus), e.LastError, e.LeaseOwner, nanos(e.LeaseExpires)}
+}
+
+// FromRecord is the endpoint id a store keeps as r (Record); a number missing is 0, as the
+// lease's are in a Redis hash written before leases were kept there. Refusal: order.ErrCorrupt.
+func FromRecord(id string, r []string) (Endpoint, error) {
+	var errs []error
+	integer := func(i int) int {
+		n, err := strconv.Atoi(cmp.Or(r[i], "0"))
+		errs = append(errs, err)
+		return n
+	}
+	at := func(i int) time.Time {
+		if n := integer(i); n != 0 {
+			return time.Unix(0, int64(n)).UTC()
+		}
+		return time.Time{}
+	}
+	e := Endpoint{ID: id, URL: r[0], Secret: r[2], CreatedAt: at(3), LeaseOwner: r[12], LeaseExpires: at(13), Delivery: Delivery{
+		Status: Status(r[4]), Position: r[5], Attempts: integer(6), FirstFailure: at(7), NextAttempt: at(8),
+		LastAttempt: at(9), LastStatus: integer(10), LastError: r[11]}}
+	for t := range strings.SplitSeq(r[1], ",") {
+		if t != "" {
+			e.Types = append(e.Types, order.EventType(t))
+		}
+	}
+	if err := errors.Join(errs...); err != nil || e.URL == "" || e.CreatedAt.IsZero() {
+		return Endpoint{}, fmt.Errorf("%w: webhook %s: %v", order.ErrCorrupt, id, err)
+	}
+	return e, nil
 }
 
 var (
