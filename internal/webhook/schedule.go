@@ -1,9 +1,9 @@
 package webhook
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -35,19 +35,8 @@ var DefaultSchedule = Schedule{
 
 // Check refuses a schedule that would never wait, or wait less after more failures.
 func (s Schedule) Check() error {
-	if len(s.Backoff) == 0 {
-		return errors.New("the retry schedule has no wait")
-	}
-	for i, d := range s.Backoff {
-		switch {
-		case d <= 0:
-			return fmt.Errorf("the retry schedule's waits must be positive, not %s", d)
-		case i > 0 && d < s.Backoff[i-1]:
-			return fmt.Errorf("the retry schedule's waits must not decrease: %s after %s", d, s.Backoff[i-1])
-		}
-	}
-	if s.GiveUpAfter <= 0 {
-		return fmt.Errorf("the time to give up must be positive, not %s", s.GiveUpAfter)
+	if len(s.Backoff) == 0 || slices.Min(s.Backoff) <= 0 || !slices.IsSorted(s.Backoff) || s.GiveUpAfter <= 0 {
+		return fmt.Errorf("the retry schedule's waits must be positive and never decrease (not %v), and the time to give up positive (not %s)", s.Backoff, s.GiveUpAfter)
 	}
 	return nil
 }
