@@ -98,7 +98,7 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 			err = fmt.Errorf("%w; the events in between are lost to it: --skip-to-newest enables it from the log's newest event, skipping them", err)
 		}
 	default: // delete
-		if err = stores.Webhooks.Delete(ctx, rest[0]); err == nil {
+		if err = webhook.Delete(ctx, stores.Webhooks, rest[0]); err == nil {
 			fmt.Fprintf(stdout, "deleted webhook %s\n", rest[0])
 		}
 	}

@@ -73,23 +73,8 @@ func (s *Webhooks) get(ctx context.Context, id string) (webhook.Endpoint, string
 	return e, cmp.Or(h["revision"], "0"), err
 }
 
-// Delete removes the endpoint and its id in one MULTI.
-func (s *Webhooks) Delete(ctx context.Context, id string) error {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	var deleted *redis.IntCmd
-	err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
-		deleted = p.Del(ctx, s.k.webhook(id))
-		return p.ZRem(ctx, s.k.webhookIDs, id).Err()
-	})
-	if err == nil && deleted.Val() == 0 {
-		return fmt.Errorf("%w: %q", webhook.ErrNotFound, id)
-	}
-	return classify(ctx, err)
-}
-
-// Update reads the endpoint with its revision, and writes what change makes of it with
-// webhook.lua if the revision is still the one read; otherwise it reads it again. The script
+// Update reads the endpoint with its revision, and writes (or deletes) what change makes of
+// it with webhook.lua if the revision is still the one read; otherwise it reads it again. The script
 // is sent once: sent again after it ran, it would find its own write and refuse.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
 	for {
@@ -102,7 +87,9 @@ func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.E
 		}
 		args := []any{revision, id, e.CreatedAt.UnixMilli()}
 		for i, v := range e.Record() {
-			args = append(args, webhook.Fields[i], v)
+			if e.ID != "" { // none: the script deletes the endpoint
+				args = append(args, webhook.Fields[i], v)
+			}
 		}
 		cctx, cancel := callContext(ctx, s.timeout)
 		written, err := webhookScript.Run(cctx, s.once(), []string{s.k.webhook(id), s.k.webhookIDs}, args...).Int()

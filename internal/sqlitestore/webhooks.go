@@ -39,21 +39,7 @@ func (s *Webhooks) Get(ctx context.Context, id string) (webhook.Endpoint, error)
 	return e, s.db.fail(ctx, err)
 }
 
-// Delete removes the endpoint's row.
-func (s *Webhooks) Delete(ctx context.Context, id string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ?", id)
-		if err != nil {
-			return s.db.fail(ctx, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 { // SQLite knows it without fail
-			return fmt.Errorf("%w: %q", webhook.ErrNotFound, id)
-		}
-		return nil
-	})
-}
-
-// Update reads the row and writes it again in one write transaction.
+// Update reads the row and writes or deletes it in one write transaction.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		e, err := scanEndpoint(tx.QueryRowContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE id = ?", id))
@@ -62,6 +48,10 @@ func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.E
 		}
 		if err := change(&e); err != nil {
 			return err
+		}
+		if e.ID == "" {
+			_, err := tx.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ?", id)
+			return s.db.fail(ctx, err)
 		}
 		args := []any{e.ID}
 		for _, v := range e.Record() {

@@ -28,6 +28,18 @@ func Create(ctx context.Context, s Store, log order.EventLog, rawURL string, typ
 	})
 }
 
+// Delete removes the endpoint id, though an instance holds its lease: its next write finds
+// none. Refusal: ErrNotFound.
+func Delete(ctx context.Context, s Store, id string) error {
+	return s.Update(ctx, id, func(e *Endpoint) error {
+		if e.ID == "" {
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		*e = Endpoint{}
+		return nil
+	})
+}
+
 // Backlog is how far an endpoint is behind the log: the events of its types after its position.
 type Backlog struct {
 	Events  int       // how many, up to 10,000

@@ -43,7 +43,6 @@ type Config struct {
 	Schedule Schedule     // DefaultSchedule when it has no Backoff
 	Observer Observer     // none when nil
 	Logger   *slog.Logger // none when nil
-	Now      func() time.Time
 }
 
 // DefaultLeaseTTL is how long an endpoint's lease lasts unrenewed: a renewal, a write, every
@@ -68,9 +67,6 @@ func NewDeliverer(cfg Config) *Deliverer {
 	if len(cfg.Schedule.Backoff) == 0 {
 		cfg.Schedule = DefaultSchedule
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	return &Deliverer{cfg: cfg}
 }
 
@@ -87,13 +83,13 @@ func (d *Deliverer) Run(ctx context.Context) {
 			d.cfg.Logger.Debug("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
 		}
 		for _, e := range list {
-			if e.Status != StatusActive || !free(e, d.cfg.Owner, d.cfg.Now()) {
+			if e.Status != StatusActive || !free(e, d.cfg.Owner, time.Now()) {
 				continue
 			}
 			if _, running := d.running.LoadOrStore(e.ID, true); running {
 				continue
 			}
-			leased, held, err := Lease(ctx, d.cfg.Store, e.ID, d.cfg.Owner, d.cfg.LeaseTTL, d.cfg.Now())
+			leased, held, err := Lease(ctx, d.cfg.Store, e.ID, d.cfg.Owner, d.cfg.LeaseTTL, time.Now())
 			if !held || err != nil {
 				d.running.Delete(e.ID)
 				continue
@@ -113,7 +109,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 
 // hold applies change to the endpoint id while this instance's lease on it holds.
 func (d *Deliverer) hold(ctx context.Context, id string, change func(*Endpoint)) error {
-	return Hold(ctx, d.cfg.Store, id, d.cfg.Owner, d.cfg.Now(), change)
+	return Hold(ctx, d.cfg.Store, id, d.cfg.Owner, time.Now(), change)
 }
 
 // deliver delivers to e, whose lease it took, while it holds the lease and e is active; it
@@ -135,7 +131,7 @@ func (d *Deliverer) deliver(ctx context.Context, e Endpoint) {
 		return
 	}
 	for ctx.Err() == nil && w.e.Status == StatusActive {
-		at := d.cfg.Now()
+		at := time.Now()
 		if err := d.hold(ctx, e.ID, func(e *Endpoint) { e.LeaseExpires = at.Add(d.cfg.LeaseTTL) }); err != nil {
 			return
 		}
@@ -163,7 +159,7 @@ type worker struct {
 // step does one thing, bounded by a third of the lease: an attempt, a read, or a wait.
 func (w *worker) step(ctx context.Context) error {
 	d, third := w.d, w.d.cfg.LeaseTTL/3
-	if wait := w.e.NextAttempt.Sub(d.cfg.Now()); wait > 0 {
+	if wait := time.Until(w.e.NextAttempt); wait > 0 {
 		return sleep(ctx, min(wait, third))
 	}
 	if len(w.queue) > 0 {
@@ -194,12 +190,12 @@ func (w *worker) step(ctx context.Context) error {
 
 // attempt posts ev, and records the outcome.
 func (w *worker) attempt(ctx context.Context, ev order.Event) error {
-	d, now, s := w.d, w.d.cfg.Now(), &w.e.Delivery
+	d, now, s := w.d, time.Now(), &w.e.Delivery
 	status, retryAfter, err := w.post(ctx, ev, now)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // shutting down cut the attempt: it does not count; the next holder repeats it
 	}
-	answered := d.cfg.Now() // a retry's wait counts from the answer, or from the timeout
+	answered := time.Now() // a retry's wait counts from the answer, or from the timeout
 	s.LastAttempt, s.LastStatus = now, status
 	switch {
 	case err == nil && status/100 == 2:
@@ -246,7 +242,7 @@ func (w *worker) record(ctx context.Context, outcome string, ev order.Event) err
 	}
 	w.d.cfg.Observer.WebhookDelivery(outcome)
 	if outcome == "delivered" {
-		w.d.cfg.Observer.WebhookLag(w.d.cfg.Now().Sub(ev.Time))
+		w.d.cfg.Observer.WebhookLag(time.Since(ev.Time))
 	}
 	return nil
 }
@@ -288,7 +284,7 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (statu
 		if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
 			retryAfter = time.Duration(secs) * time.Second
 		} else if at, err := http.ParseTime(v); err == nil {
-			retryAfter = max(0, at.Sub(w.d.cfg.Now()))
+			retryAfter = max(0, time.Until(at))
 		}
 	}
 	return resp.StatusCode, retryAfter, nil

@@ -68,12 +68,10 @@ type Store interface {
 	List(ctx context.Context) ([]Endpoint, error)
 	// Get returns the endpoint id. Refusal: ErrNotFound.
 	Get(ctx context.Context, id string) (Endpoint, error)
-	// Delete removes the endpoint id. Refusal: ErrNotFound.
-	Delete(ctx context.Context, id string) error
 	// Update calls change with the endpoint id as stored (the zero Endpoint when there is none)
-	// and stores what it leaves, in one step no other write to the endpoint comes into. When
-	// change returns an error, nothing is written and Update returns it. change may be called
-	// more than once.
+	// and stores what it leaves (none: an ID left empty), in one step no other write to the
+	// endpoint comes into. When change returns an error, nothing is written and Update returns
+	// it. change may be called more than once.
 	Update(ctx context.Context, id string, change func(*Endpoint) error) error
 }
 

@@ -85,13 +85,13 @@ func Run(t *testing.T, newStore NewStore) {
 		if err != nil || len(list) != 2 || !reflect.DeepEqual(list[0], a) || !reflect.DeepEqual(list[1], b) {
 			t.Fatalf("List = %+v, %v; want the oldest first", list, err)
 		}
-		if err := s.Delete(ctx, a.ID); err != nil {
+		if err := webhook.Delete(ctx, s, a.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Get(ctx, a.ID); !errors.Is(err, webhook.ErrNotFound) {
 			t.Fatalf("Get of a deleted endpoint: %v", err)
 		}
-		if err := s.Delete(ctx, a.ID); !errors.Is(err, webhook.ErrNotFound) {
+		if err := webhook.Delete(ctx, s, a.ID); !errors.Is(err, webhook.ErrNotFound) {
 			t.Fatalf("Delete of a deleted endpoint: %v", err)
 		}
 		if list, err := s.List(ctx); err != nil || len(list) != 1 || list[0].ID != b.ID {
@@ -230,7 +230,7 @@ func Run(t *testing.T, newStore NewStore) {
 				t.Fatalf("a %s under an expired lease: %v", what, err)
 			}
 		}
-		if err := s.Delete(ctx, a.ID); err != nil {
+		if err := webhook.Delete(ctx, s, a.ID); err != nil {
 			t.Fatal(err)
 		}
 		if err := save("one", now, d); !errors.Is(err, webhook.ErrNotFound) {
