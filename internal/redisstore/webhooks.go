@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/webhook"
 )
 
@@ -74,16 +75,19 @@ func (s *Webhooks) get(ctx context.Context, id string) (webhook.Endpoint, string
 }
 
 // Update reads the endpoint with its revision, and writes (or deletes) what change makes of
-// it with webhook.lua if the revision is still the one read; otherwise it reads it again. The script
-// is sent once: sent again after it ran, it would find its own write and refuse.
+// it with webhook.lua if the revision is still the one read; otherwise it reads it again. The
+// script is sent once: sent again after it ran, it would find its own write and refuse.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
 	for {
 		e, revision, err := s.get(ctx, id)
-		if err != nil && !errors.Is(err, webhook.ErrNotFound) {
+		corrupt := errors.Is(err, order.ErrCorrupt)
+		if corrupt { // an endpoint that cannot be read can still be deleted
+			e = webhook.Endpoint{ID: id}
+		} else if err != nil && !errors.Is(err, webhook.ErrNotFound) {
 			return err
 		}
-		if err := change(&e); err != nil {
-			return err
+		if cerr := change(&e); cerr != nil || (corrupt && e.ID != "") {
+			return cmp.Or(cerr, err)
 		}
 		args := []any{revision, id, e.CreatedAt.UnixMilli()}
 		for i, v := range e.Record() {
