@@ -35,11 +35,11 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		url, types   string
 		skipToNewest bool
 	)
-	if args[0] == "create" {
+	switch args[0] {
+	case "create":
 		fs.StringVar(&url, "url", "", "where the events are posted: http or https; required")
 		fs.StringVar(&types, "types", "", "comma-separated event types to send (default: every type: "+joinTypes(order.EventTypes)+")")
-	}
-	if args[0] == "enable" {
+	case "enable":
 		fs.BoolVar(&skipToNewest, "skip-to-newest", false, "resume after the log's newest event, not after the endpoint's position: "+
 			"the events in between are never sent (for a position whose events the log no longer keeps)")
 	}
@@ -53,19 +53,19 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	byID := args[0] == "delete" || args[0] == "enable"
-	if !byID && len(rest) > 0 {
+	switch {
+	case !byID && len(rest) > 0:
 		return usageErrorf("%s: unexpected argument %q", fs.Name(), rest[0])
-	}
-	if byID && len(rest) != 1 {
+	case byID && len(rest) != 1:
 		return usageErrorf("%s: name one endpoint to %s, by id", fs.Name(), args[0])
 	}
 	var typeList []order.EventType
-	if args[0] == "create" { // checked before the store is opened, which may create the file
+	for t := range strings.SplitSeq(types, ",") {
 		if types != "" {
-			for _, t := range strings.Split(types, ",") {
-				typeList = append(typeList, order.EventType(strings.TrimSpace(t)))
-			}
+			typeList = append(typeList, order.EventType(strings.TrimSpace(t)))
 		}
+	}
+	if args[0] == "create" { // checked before the store is opened, which may create the file
 		if _, err := webhook.NewEndpoint(url, typeList, "", time.Now()); err != nil {
 			return usageErrorf("webhooks create: %w", err)
 		}
@@ -85,42 +85,28 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		// The id and the secret alone on stdout, for scripts; the secret is never shown again.
 		fmt.Fprintf(stdout, "%s %s\n", e.ID, e.Secret)
 		fmt.Fprintf(stderr, "created webhook %s for %s, sent the events after %s; its secret is shown only this once\n", e.ID, e.URL, e.Position)
-		return nil
 	case "list":
-		return listWebhooks(ctx, stores, stdout)
+		err = listWebhooks(ctx, stores, stdout)
 	case "enable":
-		return enableWebhook(ctx, stores, rest[0], skipToNewest, stdout)
-	default: // delete
-		if err := stores.Webhooks.Delete(ctx, rest[0]); err != nil {
-			if errors.Is(err, webhook.ErrNotFound) {
-				return usageErrorf("webhooks delete: %w", err)
-			}
-			return fmt.Errorf("webhooks delete: %w", err)
+		var r webhook.Enabled
+		if r, err = webhook.Enable(ctx, stores.Webhooks, stores.Events, rest[0], skipToNewest); err == nil && skipToNewest {
+			fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, "+
+				"and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Skipped))
+		} else if err == nil {
+			fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", rest[0], r.To, counted(r.Waiting))
+		} else if errors.Is(err, order.ErrEventsExpired) {
+			err = fmt.Errorf("%w; the events in between are lost to it: --skip-to-newest enables it from the log's newest event, skipping them", err)
 		}
-		fmt.Fprintf(stdout, "deleted webhook %s\n", rest[0])
-		return nil
+	default: // delete
+		if err = webhook.Delete(ctx, stores.Webhooks, rest[0]); err == nil {
+			fmt.Fprintf(stdout, "deleted webhook %s\n", rest[0])
+		}
 	}
-}
-
-// enableWebhook makes a failing or disabled endpoint active again and says from where.
-func enableWebhook(ctx context.Context, stores *service.Stores, id string, skipToNewest bool, stdout io.Writer) error {
-	r, err := webhook.Enable(ctx, stores.Webhooks, stores.Events, id, skipToNewest)
-	var gap *webhook.GapError
-	switch {
-	case errors.As(err, &gap):
-		return usageErrorf("webhooks enable: %w; the events in between are lost to it: "+
-			"--skip-to-newest enables it from the log's newest event, skipping them", err)
-	case errors.Is(err, webhook.ErrNotFound) || errors.Is(err, webhook.ErrActive) || errors.Is(err, webhook.ErrMoved):
-		return usageErrorf("webhooks enable: %w", err)
-	case err != nil:
-		return fmt.Errorf("webhooks enable: %w", err)
+	if errors.Is(err, webhook.ErrNotFound) || errors.Is(err, webhook.ErrActive) || errors.Is(err, webhook.ErrMoved) || errors.Is(err, order.ErrEventsExpired) {
+		return usageErrorf("%s: %w", fs.Name(), err)
+	} else if err != nil {
+		return fmt.Errorf("%s: %w", fs.Name(), err)
 	}
-	if skipToNewest {
-		fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, "+
-			"and any it no longer kept\n", id, r.To, r.From, counted(r.Skipped))
-		return nil
-	}
-	fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", id, r.To, counted(r.Waiting))
 	return nil
 }
 
@@ -136,45 +122,34 @@ func counted(b webhook.Backlog) string {
 func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer) error {
 	list, err := stores.Webhooks.List(ctx)
 	if err != nil {
-		return fmt.Errorf("webhooks list: %w", err)
+		return err
 	}
-	now := time.Now()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tURL\tTYPES\tSTATUS\tLAST\tATTEMPTS\tBEHIND\tERROR")
 	for _, e := range list {
 		b, err := webhook.BacklogOf(ctx, stores.Events, e)
 		if err != nil {
-			return fmt.Errorf("webhooks list: the log: %w", err)
+			return fmt.Errorf("the log: %w", err)
 		}
-		types := "all"
+		types, last, behind := "all", "-", counted(b)
 		if len(e.Types) > 0 {
 			types = joinTypes(e.Types)
 		}
-		last := "-"
 		switch {
 		case e.LastStatus != 0:
 			last = fmt.Sprint(e.LastStatus)
 		case !e.LastAttempt.IsZero():
 			last = "error"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind(b, now), e.LastError)
+		switch { // how many events it has yet to get and since when, e.g. "3 (2m5s)"
+		case b.Expired != nil:
+			behind = "expired"
+		case b.Events > 0:
+			behind += fmt.Sprintf(" (%s)", time.Since(b.Oldest).Round(time.Second))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind, e.LastError)
 	}
 	return tw.Flush()
-}
-
-// behind says how many events an endpoint has yet to get and since when, e.g. "3 (2m5s)".
-func behind(b webhook.Backlog, now time.Time) string {
-	switch {
-	case b.Expired:
-		return "expired"
-	case b.Events == 0:
-		return "0"
-	}
-	more := ""
-	if b.More {
-		more = "+"
-	}
-	return fmt.Sprintf("%d%s (%s)", b.Events, more, now.Sub(b.Oldest).Round(time.Second))
 }
 
 func joinTypes(types []order.EventType) string {

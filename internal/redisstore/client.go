@@ -60,9 +60,8 @@ func newNames(prefix string) (names, error) {
 	}, nil
 }
 
-// webhook and webhookLease are an endpoint's hash and lease, in its ids' slot; ids hold no brace.
-func (n names) webhook(id string) string      { return "{" + n.prefix + ":webhooks}:endpoint:" + id }
-func (n names) webhookLease(id string) string { return "{" + n.prefix + ":webhooks}:lease:" + id }
+// webhook is an endpoint's hash, in its ids' slot; ids hold no brace.
+func (n names) webhook(id string) string { return "{" + n.prefix + ":webhooks}:endpoint:" + id }
 
 // rateLimit is caller's hash; caller ids hold no brace.
 func (n names) rateLimit(caller string) string { return "{" + n.prefix + ":rl:" + caller + "}" }
@@ -79,12 +78,6 @@ var (
 	importScript    = script("writes.lua", "import.lua")
 	addKeyScript    = script("writes.lua", "addkey.lua")
 	revokeKeyScript = script("writes.lua", "revokekey.lua")
-
-	createWebhookScript  = script("webhookcreate.lua")
-	leaseWebhookScript   = script("webhooklease.lua")
-	releaseWebhookScript = script("webhookrelease.lua")
-	saveWebhookScript    = script("webhooksave.lua")
-	enableWebhookScript  = script("webhookenable.lua")
 )
 
 func script(files ...string) *redis.Script {

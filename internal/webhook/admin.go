@@ -12,39 +12,50 @@ import (
 // Create registers an endpoint for rawURL and types, delivered the events after the log's
 // newest: those of changes made from now on.
 func Create(ctx context.Context, s Store, log order.EventLog, rawURL string, types []order.EventType, now time.Time) (Endpoint, error) {
-	if err := CheckURL(rawURL); err != nil {
-		return Endpoint{}, err
-	}
-	last, err := log.LastEventID(ctx)
+	e, err := NewEndpoint(rawURL, types, "", now)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	e, err := NewEndpoint(rawURL, types, last, now)
-	if err != nil {
+	if e.Position, err = log.LastEventID(ctx); err != nil {
 		return Endpoint{}, err
 	}
-	return e, s.Create(ctx, e)
+	return e, s.Update(ctx, e.ID, func(stored *Endpoint) error {
+		if stored.ID != "" {
+			return fmt.Errorf("webhook %s: the id is taken", e.ID)
+		}
+		*stored = e
+		return nil
+	})
+}
+
+// Delete removes the endpoint id, though an instance holds its lease: its next write finds
+// none. Refusal: ErrNotFound.
+func Delete(ctx context.Context, s Store, id string) error {
+	return s.Update(ctx, id, func(e *Endpoint) error {
+		if e.ID == "" {
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		*e = Endpoint{}
+		return nil
+	})
 }
 
 // Backlog is how far an endpoint is behind the log: the events of its types after its position.
 type Backlog struct {
-	Events  int       // how many, up to backlogMax
+	Events  int       // how many, up to 10,000
 	More    bool      // there are more than Events
 	Oldest  time.Time // the time of the first of them; zero when there is none
-	Expired bool      // the log no longer keeps the events after the position
+	Expired error     // the log's refusal: it no longer keeps the events after the position
 }
-
-// backlogMax bounds the events BacklogOf reads.
-const backlogMax = 10_000
 
 // BacklogOf reads the log after e's position to say how far behind it is.
 func BacklogOf(ctx context.Context, log order.EventLog, e Endpoint) (Backlog, error) {
 	var b Backlog
 	q := order.EventQuery{After: e.Position, Types: e.Types, Limit: 1000}
-	for b.Events < backlogMax {
+	for b.Events < 10_000 {
 		page, err := log.Events(ctx, q)
 		if errors.Is(err, order.ErrEventsExpired) {
-			return Backlog{Expired: true}, nil
+			return Backlog{Expired: err}, nil
 		}
 		if err != nil {
 			return Backlog{}, err
@@ -71,29 +82,13 @@ type Enabled struct {
 	Waiting, Skipped Backlog
 }
 
-// GapError refuses to enable an endpoint whose position the log no longer reads on from:
-// events after it were dropped by the retention.
-type GapError struct {
-	Position string // the endpoint's
-	Oldest   string // the oldest event the log keeps; "" when it keeps none
-	Err      error  // the log's refusal, ErrEventsExpired
-}
-
-func (e *GapError) Error() string {
-	oldest := "it keeps none"
-	if e.Oldest != "" {
-		oldest = "the oldest it keeps is " + e.Oldest
-	}
-	return fmt.Sprintf("the log no longer keeps the events after position %s (%s): %v", e.Position, oldest, e.Err)
-}
-
-func (e *GapError) Unwrap() error { return e.Err }
-
 // Enable makes the failing or disabled endpoint id active again, its attempts and failure
-// cleared. Delivery resumes after its position, the event it failed on first, when the log
-// still keeps the events after it; otherwise Enable refuses with a *GapError, unless
-// skipToNewest, which moves the position to the log's newest: nothing before it is sent.
-// Refusals: ErrNotFound, ErrActive, ErrMoved, *GapError.
+// cleared (its last attempt and status kept, as history). Delivery resumes after its position,
+// the event it failed on first, when the log still keeps the events after it; otherwise Enable
+// refuses with order.ErrEventsExpired, unless skipToNewest, which moves the position to the
+// log's newest: nothing before it is sent. The write checks again that the endpoint is not
+// active (a deliverer owns an active one's state) and that its position is the one checked.
+// Refusals: ErrNotFound, ErrActive, ErrMoved, order.ErrEventsExpired.
 func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToNewest bool) (Enabled, error) {
 	e, err := s.Get(ctx, id)
 	if err != nil {
@@ -104,12 +99,11 @@ func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToN
 	}
 	r := Enabled{From: e.Position, To: e.Position}
 	b, err := BacklogOf(ctx, log, e)
-	if err != nil {
-		return Enabled{}, err
-	}
 	switch {
+	case err != nil:
+		return Enabled{}, err
 	case skipToNewest:
-		if b.Expired { // count what is still kept: the dropped ones are gone uncounted
+		if b.Expired != nil { // count what is still kept: the dropped ones are gone uncounted
 			if b, err = BacklogOf(ctx, log, Endpoint{Types: e.Types}); err != nil {
 				return Enabled{}, err
 			}
@@ -118,30 +112,29 @@ func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToN
 			return Enabled{}, err
 		}
 		r.Skipped = b
-	case b.Expired:
-		return Enabled{}, gap(ctx, log, e.Position)
+	case b.Expired != nil:
+		oldest, err := log.Events(ctx, order.EventQuery{Limit: 1})
+		if err != nil {
+			return Enabled{}, err
+		}
+		kept := "it keeps none"
+		if len(oldest.Events) > 0 {
+			kept = "the oldest it keeps is " + oldest.Events[0].ID
+		}
+		return Enabled{}, fmt.Errorf("the log no longer keeps the events after position %s (%s): %w", e.Position, kept, b.Expired)
 	default:
 		r.Waiting = b
 	}
-	return r, s.Enable(ctx, id, r.From, r.To)
-}
-
-// gap is the *GapError of position, naming the oldest event the log keeps.
-func gap(ctx context.Context, log order.EventLog, position string) error {
-	_, err := log.Events(ctx, order.EventQuery{After: position, Limit: 1})
-	switch {
-	case err == nil: // the log only drops more: it said otherwise a moment ago
-		err = order.ErrEventsExpired
-	case !errors.Is(err, order.ErrEventsExpired):
-		return err
-	}
-	g := &GapError{Position: position, Err: err}
-	oldest, err := log.Events(ctx, order.EventQuery{Limit: 1})
-	if err != nil {
-		return err
-	}
-	if len(oldest.Events) > 0 {
-		g.Oldest = oldest.Events[0].ID
-	}
-	return g
+	return r, s.Update(ctx, id, func(e *Endpoint) error {
+		switch {
+		case e.ID == "":
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		case e.Status == StatusActive:
+			return fmt.Errorf("%w: %q", ErrActive, id)
+		case e.Position != r.From:
+			return fmt.Errorf("%w: %q", ErrMoved, id)
+		}
+		e.Delivery = Delivery{Status: StatusActive, Position: r.To, LastAttempt: e.LastAttempt, LastStatus: e.LastStatus}
+		return nil
+	})
 }

@@ -5,15 +5,17 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
@@ -41,7 +43,6 @@ type Config struct {
 	Schedule Schedule     // DefaultSchedule when it has no Backoff
 	Observer Observer     // none when nil
 	Logger   *slog.Logger // none when nil
-	Now      func() time.Time
 }
 
 // DefaultLeaseTTL is how long an endpoint's lease lasts unrenewed: a renewal, a write, every
@@ -50,41 +51,23 @@ const DefaultLeaseTTL = 30 * time.Second
 
 // Deliverer posts the log's events to the endpoints whose leases it holds.
 type Deliverer struct {
-	cfg Config
-	mu  sync.Mutex
-	// running are the endpoints this instance delivers to, each by a goroutine of its own.
-	running map[string]bool
+	cfg     Config
+	running sync.Map // the ids of the endpoints it delivers to, each by a goroutine of its own
 }
-
-// pageSize is how many events of the log one read examines.
-const pageSize = 100
 
 // NewDeliverer returns a Deliverer of cfg; Run starts it.
 func NewDeliverer(cfg Config) *Deliverer {
 	cfg.Timeout = cmp.Or(cfg.Timeout, 10*time.Second)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
 	cfg.Poll = cmp.Or(cfg.Poll, min(5*time.Second, cfg.LeaseTTL/3))
+	cfg.Owner = cmp.Or(cfg.Owner, rand.Text())
+	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
+	cfg.Client = cmp.Or(cfg.Client, NewClient(false))
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if len(cfg.Schedule.Backoff) == 0 {
 		cfg.Schedule = DefaultSchedule
 	}
-	if cfg.Client == nil {
-		cfg.Client = NewClient(false)
-	}
-	if cfg.Owner == "" {
-		b := make([]byte, 8)
-		rand.Read(b) // never fails (crypto/rand)
-		cfg.Owner = hex.EncodeToString(b)
-	}
-	if cfg.Observer == nil {
-		cfg.Observer = noObserver{}
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	return &Deliverer{cfg: cfg, running: map[string]bool{}}
+	return &Deliverer{cfg: cfg}
 }
 
 // Run takes the lease of every active endpoint no other instance holds and delivers to it,
@@ -100,20 +83,21 @@ func (d *Deliverer) Run(ctx context.Context) {
 			d.cfg.Logger.Debug("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
 		}
 		for _, e := range list {
-			if e.Status != StatusActive || !d.start(e.ID) {
+			if e.Status != StatusActive || !free(e, d.cfg.Owner, time.Now()) {
 				continue
 			}
-			held, err := d.cfg.Store.Lease(ctx, e.ID, d.cfg.Owner, d.cfg.LeaseTTL)
+			if _, running := d.running.LoadOrStore(e.ID, true); running {
+				continue
+			}
+			leased, held, err := Lease(ctx, d.cfg.Store, e.ID, d.cfg.Owner, d.cfg.LeaseTTL, time.Now())
 			if !held || err != nil {
-				d.stop(e.ID)
+				d.running.Delete(e.ID)
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer d.stop(e.ID)
-				d.deliver(ctx, e.ID)
-			}()
+			wg.Go(func() {
+				defer d.running.Delete(e.ID)
+				d.deliver(ctx, leased)
+			})
 		}
 		select {
 		case <-ctx.Done():
@@ -123,53 +107,38 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 }
 
-// start marks id as delivered to by this instance, unless it was.
-func (d *Deliverer) start(id string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.running[id] {
-		return false
-	}
-	d.running[id] = true
-	return true
+// hold applies change to the endpoint id while this instance's lease on it holds.
+func (d *Deliverer) hold(ctx context.Context, id string, change func(*Endpoint)) error {
+	return Hold(ctx, d.cfg.Store, id, d.cfg.Owner, time.Now(), change)
 }
 
-func (d *Deliverer) stop(id string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.running, id)
-}
-
-// deliver delivers to the endpoint id, whose lease it took, while it holds the lease and the
-// endpoint is active; it renews the lease before each attempt and each wait. A lease that
-// lapsed (a stall longer than it) ends the delivery, though no one holds it now: meanwhile
-// another instance may have delivered or disabled the endpoint, and an operator enabled it,
-// so the state read under it is old. The next poll takes the lease and reads the state anew.
-func (d *Deliverer) deliver(ctx context.Context, id string) {
-	log := d.cfg.Logger.With(slog.String("webhook", id))
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+// deliver delivers to e, whose lease it took, while it holds the lease and e is active; it
+// renews the lease before each attempt and each wait. A lease that lapsed (a stall longer
+// than it) ends the delivery, though no one holds it now: meanwhile another instance may have
+// delivered or disabled the endpoint, and an operator enabled it, so the state read under it
+// is old. The next poll takes the lease and reads the state anew.
+func (d *Deliverer) deliver(ctx context.Context, e Endpoint) {
+	w := worker{d: d, e: e, log: d.cfg.Logger.With(slog.String("webhook", e.ID))}
+	defer func() { // though shutting down: another instance takes it at once
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		d.cfg.Store.Release(rctx, id, d.cfg.Owner)
+		d.hold(ctx, e.ID, func(e *Endpoint) { e.LeaseOwner, e.LeaseExpires = "", time.Time{} })
 	}()
-	e, err := d.cfg.Store.Get(ctx, id)
-	if err != nil {
-		return // deleted, or the store fails: the next poll tries again
-	}
-	w := worker{d: d, e: e, log: log}
-	if w.key, err = SecretKey(e.Secret); err != nil {
-		w.giveUp(ctx, err.Error())
+	var err error
+	if w.signer, err = standardwebhooks.NewWebhook(e.Secret); err != nil {
+		w.e.Status, w.e.LastError = StatusFailing, "webhook secret: "+err.Error()
+		w.record(ctx, "failed", order.Event{})
 		return
 	}
 	for ctx.Err() == nil && w.e.Status == StatusActive {
-		at := d.cfg.Now()
-		if err := d.cfg.Store.Renew(ctx, id, d.cfg.Owner, d.cfg.LeaseTTL); err != nil {
+		at := time.Now()
+		if err := d.hold(ctx, e.ID, func(e *Endpoint) { e.LeaseExpires = at.Add(d.cfg.LeaseTTL) }); err != nil {
 			return
 		}
 		w.leaseEnds = at.Add(d.cfg.LeaseTTL)
 		if err := w.step(ctx); err != nil {
 			if ctx.Err() == nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrNotFound) {
-				log.Warn("webhooks: delivery stopped", slog.String("error", err.Error()))
+				w.log.Warn("webhooks: delivery stopped", slog.String("error", err.Error()))
 			}
 			return
 		}
@@ -180,7 +149,7 @@ func (d *Deliverer) deliver(ctx context.Context, id string) {
 type worker struct {
 	d         *Deliverer
 	e         Endpoint
-	key       []byte
+	signer    *standardwebhooks.Webhook
 	log       *slog.Logger
 	leaseEnds time.Time
 	queue     []order.Event // read and not yet delivered, after e.Position
@@ -189,96 +158,98 @@ type worker struct {
 
 // step does one thing, bounded by a third of the lease: an attempt, a read, or a wait.
 func (w *worker) step(ctx context.Context) error {
-	d := w.d
-	renew := d.cfg.LeaseTTL / 3
-	if wait := w.e.NextAttempt.Sub(d.cfg.Now()); wait > 0 {
-		return sleep(ctx, min(wait, renew))
+	d, third := w.d, w.d.cfg.LeaseTTL/3
+	if wait := time.Until(w.e.NextAttempt); wait > 0 {
+		return sleep(ctx, min(wait, third))
 	}
 	if len(w.queue) > 0 {
 		return w.attempt(ctx, w.queue[0])
 	}
-	page, err := d.cfg.Events.Events(ctx, order.EventQuery{After: w.e.Position, Types: w.e.Types, Limit: pageSize})
+	page, err := d.cfg.Events.Events(ctx, order.EventQuery{After: w.e.Position, Types: w.e.Types, Limit: 100})
 	switch {
-	case errors.Is(err, order.ErrEventsExpired):
-		return w.giveUp(ctx, fmt.Sprintf("the log no longer keeps the events after %s: %v", w.e.Position, err))
+	case errors.Is(err, order.ErrEventsExpired): // fail, rather than skip events unseen
+		w.e.Status, w.e.LastError = StatusFailing, fmt.Sprintf("the log no longer keeps the events after %s: %v", w.e.Position, err)
+		return w.record(ctx, "failed", order.Event{})
 	case err != nil:
 		w.log.Warn("webhooks: the event log could not be read", slog.String("error", err.Error()))
-		return sleep(ctx, renew)
+		return sleep(ctx, third)
 	case len(page.Events) > 0:
 		w.queue, w.queueLast = page.Events, page.Last
 		return nil
 	case page.Last != w.e.Position: // events of other types only: done with them
 		w.e.Position = page.Last
-		return w.save(ctx)
+		return w.d.hold(ctx, w.e.ID, func(e *Endpoint) { e.Delivery = w.e.Delivery })
 	}
-	wctx, cancel := context.WithTimeout(ctx, renew)
+	wctx, cancel := context.WithTimeout(ctx, third)
 	defer cancel()
 	if err := d.cfg.Events.WaitForEvents(wctx, w.e.Position); err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-		return sleep(ctx, renew) // the log cannot be waited on now: read it again after a while
+		return sleep(ctx, third) // the log cannot be waited on now: read it again after a while
 	}
 	return nil
 }
 
 // attempt posts ev, and records the outcome.
 func (w *worker) attempt(ctx context.Context, ev order.Event) error {
-	d, now := w.d, w.d.cfg.Now()
+	d, now, s := w.d, time.Now(), &w.e.Delivery
 	status, retryAfter, err := w.post(ctx, ev, now)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err() // shutting down cut the attempt: it does not count; the next holder repeats it
 	}
-	answered := d.cfg.Now() // a retry's wait counts from the answer, or from the timeout
-	w.e.LastAttempt, w.e.LastStatus = now, status
-	var outcome string
+	answered := time.Now() // a retry's wait counts from the answer, or from the timeout
+	s.LastAttempt, s.LastStatus = now, status
 	switch {
-	case err == nil && status >= 200 && status < 300:
-		outcome = "delivered"
+	case err == nil && status/100 == 2:
 		w.queue = w.queue[1:]
-		w.e.Position = ev.ID
+		s.Position = ev.ID
 		if len(w.queue) == 0 {
-			w.e.Position = w.queueLast // past the events of other types that followed
+			s.Position = w.queueLast // past the events of other types that followed
 		}
-		w.e.Attempts, w.e.FirstFailure, w.e.NextAttempt, w.e.LastError = 0, time.Time{}, time.Time{}, ""
+		s.Attempts, s.FirstFailure, s.NextAttempt, s.LastError = 0, time.Time{}, time.Time{}, ""
+		return w.record(ctx, "delivered", ev)
 	case err == nil && status == http.StatusGone:
-		outcome = "disabled"
-		w.e.Status, w.e.LastError = StatusDisabled, "410 Gone: the receiver wants no more events"
+		s.Status, s.LastError = StatusDisabled, "410 Gone: the receiver wants no more events"
 		w.log.Warn("webhooks: endpoint disabled: it answered 410 Gone", slog.String("event", ev.ID))
-	default:
-		outcome = "failed"
-		if err != nil {
-			w.e.LastError = err.Error()
-		} else {
-			w.e.LastError = "HTTP " + strconv.Itoa(status)
-		}
-		w.e.Attempts++
-		if w.e.FirstFailure.IsZero() {
-			w.e.FirstFailure = now
-		}
-		if now.Sub(w.e.FirstFailure) >= d.cfg.Schedule.GiveUpAfter {
-			w.e.Status = StatusFailing
-			w.e.LastError = fmt.Sprintf("event %s: gave up after %d attempts since %s; the last: %s",
-				ev.ID, w.e.Attempts, w.e.FirstFailure.UTC().Format(time.RFC3339), w.e.LastError)
-			w.log.Warn("webhooks: endpoint failing", slog.String("error", w.e.LastError))
-		} else {
-			// A Retry-After longer than the schedule's wait is honoured, up to its longest.
-			w.e.NextAttempt = answered.Add(max(d.cfg.Schedule.wait(w.e.Attempts), min(retryAfter, d.cfg.Schedule.longest())))
-		}
+		return w.record(ctx, "disabled", ev)
 	}
-	// An answer is saved though the service is shutting down, lest the next holder repeat it.
-	// Observers are told once it is saved: what they are told is what the store holds.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	s.LastError = "HTTP " + strconv.Itoa(status)
+	if err != nil {
+		s.LastError = err.Error()
+	}
+	s.Attempts++
+	if s.FirstFailure.IsZero() {
+		s.FirstFailure = now
+	}
+	if now.Sub(s.FirstFailure) >= d.cfg.Schedule.GiveUpAfter {
+		s.Status = StatusFailing
+		s.LastError = fmt.Sprintf("event %s: gave up after %d attempts since %s; the last: %s",
+			ev.ID, s.Attempts, s.FirstFailure.UTC().Format(time.RFC3339), s.LastError)
+	} else { // a Retry-After longer than the schedule's wait is honoured, up to its longest
+		s.NextAttempt = answered.Add(max(d.cfg.Schedule.wait(s.Attempts), min(retryAfter, slices.Max(d.cfg.Schedule.Backoff))))
+	}
+	return w.record(ctx, "failed", ev)
+}
+
+// record saves the state, though the service is shutting down lest the next holder repeat an
+// attempt answered, and then tells the observer of outcome: what it is told is what is stored.
+func (w *worker) record(ctx context.Context, outcome string, ev order.Event) error {
+	if w.e.Status == StatusFailing {
+		w.log.Warn("webhooks: endpoint failing", slog.String("error", w.e.LastError))
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := w.save(sctx); err != nil {
+	if err := w.d.hold(ctx, w.e.ID, func(e *Endpoint) { e.Delivery = w.e.Delivery }); err != nil {
 		return err
 	}
-	d.cfg.Observer.WebhookDelivery(outcome)
+	w.d.cfg.Observer.WebhookDelivery(outcome)
 	if outcome == "delivered" {
-		d.cfg.Observer.WebhookLag(d.cfg.Now().Sub(ev.Time))
+		w.d.cfg.Observer.WebhookLag(time.Since(ev.Time))
 	}
 	return nil
 }
 
 // post sends ev signed, and returns the answer's status and Retry-After (a date counted from
-// the answer; 0 when none). The attempt ends before the lease does, so that no other instance can send while it runs.
+// the answer; 0 when none). The attempt ends before the lease does, so that no other instance
+// can send while it runs.
 func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (status int, retryAfter time.Duration, err error) {
 	end := now.Add(w.d.cfg.Timeout)
 	if w.leaseEnds.Before(end) {
@@ -287,6 +258,7 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (statu
 	ctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 	body := orderjson.AppendEvent(make([]byte, 0, 256), ev)
+	signature, _ := w.signer.Sign(ev.ID, now, body) // an HMAC: never fails
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, 0, err
@@ -294,9 +266,9 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (statu
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "orderd-webhooks")
-	h.Set(HeaderID, ev.ID)
-	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-	h.Set(HeaderSignature, Sign(w.key, ev.ID, now, body))
+	h.Set(standardwebhooks.HeaderWebhookID, ev.ID)
+	h.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(standardwebhooks.HeaderWebhookSignature, signature)
 	resp, err := w.d.cfg.Client.Do(req)
 	if err != nil {
 		return 0, 0, err
@@ -309,35 +281,18 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (statu
 		if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
 			retryAfter = time.Duration(secs) * time.Second
 		} else if at, err := http.ParseTime(v); err == nil {
-			retryAfter = max(0, at.Sub(w.d.cfg.Now()))
+			retryAfter = max(0, time.Until(at))
 		}
 	}
 	return resp.StatusCode, retryAfter, nil
 }
 
-// giveUp marks the endpoint failing for reason.
-func (w *worker) giveUp(ctx context.Context, reason string) error {
-	w.e.Status, w.e.LastError = StatusFailing, reason
-	w.log.Warn("webhooks: endpoint failing", slog.String("error", reason))
-	if err := w.save(ctx); err != nil {
-		return err
-	}
-	w.d.cfg.Observer.WebhookDelivery("failed")
-	return nil
-}
-
-func (w *worker) save(ctx context.Context) error {
-	return w.d.cfg.Store.Save(ctx, w.e.ID, w.d.cfg.Owner, w.e.Delivery)
-}
-
 // sleep waits for d or for ctx's end.
 func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
+	case <-time.After(d):
 		return nil
 	}
 }

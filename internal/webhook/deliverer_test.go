@@ -2,10 +2,14 @@ package webhook_test
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -571,7 +575,7 @@ func TestAnExpiredLeaseIsTakenOver(t *testing.T) {
 	r := newReceiver(t, always(http.StatusOK))
 	e := w.endpoint(t, r.URL)
 	const ttl = 300 * time.Millisecond
-	if held, err := w.hooks.Lease(t.Context(), e.ID, "crashed", ttl); !held || err != nil {
+	if _, held, err := webhook.Lease(t.Context(), w.hooks, e.ID, "crashed", ttl, time.Now()); !held || err != nil {
 		t.Fatalf("Lease = %v, %v", held, err)
 	}
 	expires := time.Now().Add(ttl)
@@ -593,9 +597,12 @@ func TestNewEndpointChecksTheURLAndTypes(t *testing.T) {
 		t.Error("an unknown type was accepted")
 	}
 	e, err := webhook.NewEndpoint("https://a.example/", []order.EventType{order.EventShipped, order.EventCancelled, order.EventShipped}, "0", time.Now())
-	if err != nil || !strings.HasPrefix(e.Secret, "whsec_") || e.Status != webhook.StatusActive || len(e.Types) != 2 ||
-		!e.Wants(order.EventShipped) || e.Wants(order.EventCreated) {
+	if err != nil || e.Status != webhook.StatusActive || !slices.Equal(e.Types, []order.EventType{order.EventCancelled, order.EventShipped}) {
 		t.Fatalf("NewEndpoint = %+v, %v", e, err)
+	}
+	// The secret is whsec_ and 32 random bytes (the spec asks 24 to 64), in base64.
+	if key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(e.Secret, "whsec_")); err != nil || len(key) != 32 || !strings.HasPrefix(e.Secret, "whsec_") {
+		t.Fatalf("secret %q: %d bytes, %v", e.Secret, len(key), err)
 	}
 }
 
@@ -610,7 +617,7 @@ func TestALapsedLeaseEndsTheDelivery(t *testing.T) {
 	w.cancel(t, 1)
 	const ttl = 300 * time.Millisecond
 	log := &stallingLog{EventLog: w.events, stalled: make(chan struct{}), resume: make(chan struct{})}
-	hooks := releases{Store: w.hooks, done: make(chan string, 10)}
+	hooks := refusals{Store: w.hooks, refused: make(chan error, 10)}
 	start(t, webhook.Config{Store: hooks, Events: log, Owner: "a", LeaseTTL: ttl,
 		Client: &http.Client{Transport: instance{"a"}}})
 	within(t, log.stalled, "a's first read of the log")
@@ -625,11 +632,11 @@ func TestALapsedLeaseEndsTheDelivery(t *testing.T) {
 	stopB()
 
 	close(log.resume)
-	within(t, hooks.done, "a's delivery to end")
+	within(t, hooks.refused, "a's renewal of its lapsed lease to be refused")
 	select {
 	case d := <-r.got:
 		got, _ := w.hooks.Get(t.Context(), e.ID)
-		t.Fatalf("%s posted event %s to an endpoint disabled meanwhile; its state now %+v", d.from, d.header.Get(webhook.HeaderID), got.Delivery)
+		t.Fatalf("%s posted event %s to an endpoint disabled meanwhile; its state now %+v", d.from, d.header.Get("webhook-id"), got.Delivery)
 	default:
 	}
 }
@@ -647,15 +654,17 @@ func (s *stallingLog) Events(ctx context.Context, q order.EventQuery) (order.Eve
 	return s.EventLog.Events(ctx, q)
 }
 
-// releases is a store that passes on the id of each lease given up, once it is.
-type releases struct {
+// refusals is a store that passes on each change it refused.
+type refusals struct {
 	webhook.Store
-	done chan string
+	refused chan error
 }
 
-func (r releases) Release(ctx context.Context, id, owner string) error {
-	err := r.Store.Release(ctx, id, owner)
-	r.done <- id
+func (r refusals) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
+	err := r.Store.Update(ctx, id, change)
+	if err != nil {
+		r.refused <- err
+	}
 	return err
 }
 
@@ -666,5 +675,61 @@ func within[T any](t *testing.T, ch <-chan T, what string) {
 	case <-ch:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("waited 10 s for %s", what)
+	}
+}
+
+// TestEnableOnlyAnEndpointNotActiveAtThePositionChecked: Enable refuses an active endpoint (its
+// deliverer owns its state) and one whose position moved while it read the log; it makes a
+// failing or disabled one active from its position, its failure cleared, its last answer kept.
+func TestEnableOnlyAnEndpointNotActiveAtThePositionChecked(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	e := w.endpoint(t, "https://a.example/hook")
+	w.cancel(t, 1, 2)
+	events := w.logAfter(t, e.Position)
+	if _, err := webhook.Enable(ctx, w.hooks, w.events, e.ID, false); !errors.Is(err, webhook.ErrActive) {
+		t.Fatalf("Enable of an active endpoint: %v", err)
+	}
+	save := func(d webhook.Delivery) {
+		t.Helper()
+		now := time.Now()
+		if _, held, err := webhook.Lease(ctx, w.hooks, e.ID, "one", time.Minute, now); !held || err != nil {
+			t.Fatalf("Lease = %v, %v", held, err)
+		}
+		if err := webhook.Hold(ctx, w.hooks, e.ID, "one", now, func(e *webhook.Endpoint) { e.Delivery = d }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failing := webhook.Delivery{Status: webhook.StatusFailing, Position: e.Position, Attempts: 19, FirstFailure: time.Unix(100, 0).UTC(),
+		NextAttempt: time.Unix(200, 0).UTC(), LastAttempt: time.Unix(300, 0).UTC(), LastStatus: 503, LastError: "gave up"}
+	save(failing)
+	// While Enable reads the log, a deliverer moves the endpoint on, and it fails again.
+	moved := failing
+	moved.Position = events[0].ID
+	log := &stallingLog{EventLog: w.events, stalled: make(chan struct{}), resume: make(chan struct{})}
+	go func() { <-log.stalled; save(moved); close(log.resume) }()
+	if _, err := webhook.Enable(ctx, w.hooks, log, e.ID, false); !errors.Is(err, webhook.ErrMoved) {
+		t.Fatalf("Enable of an endpoint moved meanwhile: %v", err)
+	}
+	if got, _ := w.hooks.Get(ctx, e.ID); !reflect.DeepEqual(got.Delivery, moved) {
+		t.Fatalf("a refused Enable changed the state: %+v", got.Delivery)
+	}
+	r, err := webhook.Enable(ctx, w.hooks, w.events, e.ID, false)
+	if err != nil || r.From != moved.Position || r.To != moved.Position || r.Waiting.Events != 1 {
+		t.Fatalf("Enable = %+v, %v; want from and to %s, 1 event waiting", r, err, moved.Position)
+	}
+	want := webhook.Delivery{Status: webhook.StatusActive, Position: moved.Position, LastAttempt: moved.LastAttempt, LastStatus: 503}
+	if got, _ := w.hooks.Get(ctx, e.ID); !reflect.DeepEqual(got.Delivery, want) {
+		t.Fatalf("after Enable: %+v; want %+v", got.Delivery, want)
+	}
+	save(webhook.Delivery{Status: webhook.StatusDisabled, Position: events[1].ID, LastStatus: 410, LastError: "410 Gone"})
+	if _, err := webhook.Enable(ctx, w.hooks, w.events, e.ID, false); err != nil {
+		t.Fatalf("Enable of a disabled endpoint: %v", err)
+	}
+	if got, _ := w.hooks.Get(ctx, e.ID); got.Status != webhook.StatusActive || got.LastError != "" || got.LastStatus != 410 {
+		t.Fatalf("a disabled endpoint enabled: %+v", got.Delivery)
+	}
+	if _, err := webhook.Enable(ctx, w.hooks, w.events, "wh_none", false); !errors.Is(err, webhook.ErrNotFound) {
+		t.Fatalf("Enable of no endpoint: %v", err)
 	}
 }

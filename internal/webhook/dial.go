@@ -10,10 +10,8 @@ import (
 	"time"
 )
 
-// ErrForbiddenAddress refuses to dial an address an outside URL must not reach: a private,
-// loopback, link-local, unspecified, multicast or otherwise special-purpose one, or an IPv6
-// one that embeds such an IPv4 address (an endpoint URL could otherwise make orderd probe the
-// network it runs in).
+// ErrForbiddenAddress refuses to dial an address that is not public (Public): an endpoint URL
+// could otherwise make orderd probe the network it runs in.
 var ErrForbiddenAddress = errors.New("webhook: the address is not public")
 
 // NewClient returns the client deliveries are sent with. Unless allowPrivate, it refuses to
@@ -24,28 +22,18 @@ var ErrForbiddenAddress = errors.New("webhook: the address is not public")
 func NewClient(allowPrivate bool) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second}
 	if !allowPrivate {
-		d.Control = refusePrivate
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			if ap, err := netip.ParseAddrPort(address); err != nil || !Public(ap.Addr()) {
+				return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
+			}
+			return nil
+		}
 	}
 	return &http.Client{
-		Transport: &http.Transport{
-			DialContext:         d.DialContext,
-			TLSHandshakeTimeout: 10 * time.Second,
-			MaxIdleConnsPerHost: 2,
-			IdleConnTimeout:     time.Minute,
-		},
+		Transport: &http.Transport{DialContext: d.DialContext, TLSHandshakeTimeout: 10 * time.Second,
+			MaxIdleConnsPerHost: 2, IdleConnTimeout: time.Minute},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-}
-
-func refusePrivate(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
-	}
-	if !Public(ap.Addr()) {
-		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
-	}
-	return nil
 }
 
 // notPublic are the blocks Public refuses beyond what netip's predicates catch: those of the
@@ -74,12 +62,10 @@ var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 func Public(a netip.Addr) bool {
 	a = a.WithZone("").Unmap() // a zone would keep Prefix.Contains from matching; ::ffff:127.0.0.1 is 127.0.0.1
 	if nat64.Contains(a) {
-		b := a.As16()
-		return Public(netip.AddrFrom4([4]byte(b[12:])))
+		return Public(netip.AddrFrom4([4]byte(a.AsSlice()[12:])))
 	}
-	if !a.IsValid() || !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() ||
-		a.IsLinkLocalUnicast() || a.IsUnspecified() || a.IsMulticast() {
-		return false
+	if !a.IsGlobalUnicast() || a.IsPrivate() {
+		return false // IsGlobalUnicast is false for invalid, loopback, link-local, unspecified and multicast addresses
 	}
 	for _, p := range notPublic {
 		if p.Contains(a) {

@@ -1,16 +1,20 @@
 // Package webhook sends the log of order events to the endpoints operators register, signed
-// as Standard Webhooks 1.0 says: the Endpoint, the Store of endpoints and their delivery state,
-// and the Deliverer each instance runs (docs/design.md, Webhooks).
+// as Standard Webhooks 1.0 says: the Endpoint, the rules of its lease and state, the Store that
+// keeps it, and the Deliverer each instance runs (docs/design.md, Webhooks).
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
@@ -29,7 +33,7 @@ const (
 	StatusDisabled Status = "disabled"
 )
 
-// Endpoint is a receiver of events and where its delivery stands.
+// Endpoint is a receiver of events, where its delivery stands, and who delivers to it.
 type Endpoint struct {
 	ID        string
 	URL       string
@@ -37,9 +41,12 @@ type Endpoint struct {
 	Secret    string            // whsec_…, shown once at creation
 	CreatedAt time.Time
 	Delivery
+	// The instance that delivers to it, until LeaseExpires by that instance's clock.
+	LeaseOwner   string
+	LeaseExpires time.Time
 }
 
-// Delivery is an endpoint's state in the log, written only by the holder of its lease.
+// Delivery is an endpoint's state in the log, written only under its lease or by Enable.
 type Delivery struct {
 	Status Status
 	// Position is the id of the last event the endpoint is done with: delivered, or not of its
@@ -54,34 +61,70 @@ type Delivery struct {
 	LastError    string    // why the last attempt or the endpoint failed; "" after a success
 }
 
-// Store keeps the endpoints and their delivery state, shared by every instance.
+// Store keeps the endpoints, shared by every instance. The rules of who may write what are
+// this package's (Lease, Hold, Enable): a store only keeps endpoints and changes one atomically.
 type Store interface {
-	// Create adds e, whose ID is new.
-	Create(ctx context.Context, e Endpoint) error
 	// List returns every endpoint, the oldest first.
 	List(ctx context.Context) ([]Endpoint, error)
 	// Get returns the endpoint id. Refusal: ErrNotFound.
 	Get(ctx context.Context, id string) (Endpoint, error)
-	// Delete removes the endpoint id, its state and its lease. Refusal: ErrNotFound.
-	Delete(ctx context.Context, id string) error
-	// Lease takes the endpoint's lease for owner for ttl, or renews it when owner holds it,
-	// atomically: it reports false when another owner holds an unexpired lease. Refusal: ErrNotFound.
-	Lease(ctx context.Context, id, owner string, ttl time.Duration) (bool, error)
-	// Renew extends owner's lease by ttl while owner holds it, unexpired, atomically. A lease
-	// that expired is lost though no one took it: another owner may have taken it, written
-	// and released it meanwhile, so what owner read under it may be old. Refusals:
-	// ErrLeaseLost, ErrNotFound.
-	Renew(ctx context.Context, id, owner string, ttl time.Duration) error
-	// Release gives the lease up if owner holds it, so another instance can take it at once.
-	Release(ctx context.Context, id, owner string) error
-	// Save writes d as the endpoint's delivery state if owner holds its lease, atomically.
-	// Refusals: ErrLeaseLost, ErrNotFound.
-	Save(ctx context.Context, id, owner string, d Delivery) error
-	// Enable makes a failing or disabled endpoint active again, its position moved from from
-	// to to and its attempts and failure cleared (its last attempt and status are kept), in
-	// one step with the checks: it is an operator's, under no lease, and no deliverer writes
-	// an endpoint that is not active. Refusals: ErrNotFound, ErrActive, ErrMoved.
-	Enable(ctx context.Context, id, from, to string) error
+	// Update calls change with the endpoint id as stored (the zero Endpoint when there is none)
+	// and stores what it leaves (none: an ID left empty), in one step no other write to the
+	// endpoint comes into. When change returns an error, nothing is written and Update returns
+	// it. change may be called more than once.
+	Update(ctx context.Context, id string, change func(*Endpoint) error) error
+}
+
+// Fields name what the stores keep of an endpoint besides its id, in the order of Record's
+// values: the fields of its Redis hash, the columns of SQLite's table (created is created_at).
+var Fields = []string{"url", "types", "secret", "created", "status", "position", "attempts",
+	"first_failure", "next_attempt", "last_attempt", "last_status", "last_error", "lease_owner", "lease_expires"}
+
+// Record is e as the stores keep it, a string per field: the types comma-separated, the times
+// in Unix nanoseconds ("0" for none).
+func (e Endpoint) Record() []string {
+	types := make([]string, len(e.Types))
+	for i, t := range e.Types {
+		types[i] = string(t)
+	}
+	nanos := func(t time.Time) string {
+		if t.IsZero() {
+			return "0"
+		}
+		return strconv.FormatInt(t.UnixNano(), 10)
+	}
+	return []string{e.URL, strings.Join(types, ","), e.Secret, nanos(e.CreatedAt), string(e.Status), e.Position,
+		strconv.Itoa(e.Attempts), nanos(e.FirstFailure), nanos(e.NextAttempt), nanos(e.LastAttempt),
+		strconv.Itoa(e.LastStatus), e.LastError, e.LeaseOwner, nanos(e.LeaseExpires)}
+}
+
+// FromRecord is the endpoint id a store keeps as r (Record); a number missing is 0, as the
+// lease's are in a Redis hash written before leases were kept there. Refusal: order.ErrCorrupt.
+func FromRecord(id string, r []string) (Endpoint, error) {
+	var errs []error
+	integer := func(i int) int {
+		n, err := strconv.Atoi(cmp.Or(r[i], "0"))
+		errs = append(errs, err)
+		return n
+	}
+	at := func(i int) time.Time {
+		if n := integer(i); n != 0 {
+			return time.Unix(0, int64(n)).UTC()
+		}
+		return time.Time{}
+	}
+	e := Endpoint{ID: id, URL: r[0], Secret: r[2], CreatedAt: at(3), LeaseOwner: r[12], LeaseExpires: at(13), Delivery: Delivery{
+		Status: Status(r[4]), Position: r[5], Attempts: integer(6), FirstFailure: at(7), NextAttempt: at(8),
+		LastAttempt: at(9), LastStatus: integer(10), LastError: r[11]}}
+	for t := range strings.SplitSeq(r[1], ",") {
+		if t != "" {
+			e.Types = append(e.Types, order.EventType(t))
+		}
+	}
+	if err := errors.Join(errs...); err != nil || e.URL == "" || e.CreatedAt.IsZero() {
+		return Endpoint{}, fmt.Errorf("%w: webhook %s: %v", order.ErrCorrupt, id, err)
+	}
+	return e, nil
 }
 
 var (
@@ -93,13 +136,68 @@ var (
 	ErrActive = errors.New("the webhook endpoint is already active")
 	// ErrMoved refuses to enable an endpoint whose position is no longer the one checked.
 	ErrMoved = errors.New("the webhook endpoint's position changed meanwhile")
+
+	errHeld = errors.New("the webhook endpoint's lease is held")
 )
 
+// Lease takes the lease of the endpoint id for owner until now+ttl, when no other owner holds
+// it unexpired (owner's own is renewed), and returns the endpoint as it stands under the lease;
+// false when another holds it. Refusal: ErrNotFound.
+func Lease(ctx context.Context, s Store, id, owner string, ttl time.Duration, now time.Time) (Endpoint, bool, error) {
+	var leased Endpoint
+	err := s.Update(ctx, id, func(e *Endpoint) error {
+		switch {
+		case e.ID == "":
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		case !free(*e, owner, now):
+			return errHeld
+		}
+		e.LeaseOwner, e.LeaseExpires = owner, now.Add(ttl)
+		leased = *e
+		return nil
+	})
+	if errors.Is(err, errHeld) {
+		return Endpoint{}, false, nil
+	}
+	return leased, err == nil, err
+}
+
+// free reports whether owner may take e's lease at now.
+func free(e Endpoint, owner string, now time.Time) bool {
+	return e.LeaseOwner == owner || !e.LeaseExpires.After(now)
+}
+
+// Hold applies change to the endpoint id only while owner holds its lease, unexpired at now.
+// A lease that expired is lost though no one took it: meanwhile another may have taken it,
+// written and released it, so what owner read under it may be old. Refusals: ErrLeaseLost,
+// ErrNotFound.
+func Hold(ctx context.Context, s Store, id, owner string, now time.Time, change func(*Endpoint)) error {
+	return s.Update(ctx, id, func(e *Endpoint) error {
+		switch {
+		case e.ID == "":
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		case e.LeaseOwner != owner || !e.LeaseExpires.After(now):
+			return fmt.Errorf("%w: %q", ErrLeaseLost, id)
+		}
+		change(e)
+		return nil
+	})
+}
+
 // NewEndpoint checks rawURL and types and returns an active endpoint with a new id and secret,
-// delivered the events after position (the log's newest, for a new endpoint).
+// delivered the events after position (the log's newest, for a new endpoint). Where the URL
+// points is checked when it is dialed (NewClient): a name may resolve elsewhere by then.
 func NewEndpoint(rawURL string, types []order.EventType, position string, now time.Time) (Endpoint, error) {
-	if err := CheckURL(rawURL); err != nil {
-		return Endpoint{}, err
+	u, err := url.Parse(rawURL)
+	switch {
+	case err != nil:
+		return Endpoint{}, fmt.Errorf("webhook URL: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return Endpoint{}, fmt.Errorf("webhook URL %q: want http or https, not %q", rawURL, u.Scheme)
+	case u.Hostname() == "":
+		return Endpoint{}, fmt.Errorf("webhook URL %q: no host", rawURL)
+	case u.User != nil:
+		return Endpoint{}, fmt.Errorf("webhook URL %q: credentials in a URL are refused: they would be shown by webhooks list", rawURL)
 	}
 	for _, t := range types {
 		if !slices.Contains(order.EventTypes, t) {
@@ -109,32 +207,11 @@ func NewEndpoint(rawURL string, types []order.EventType, position string, now ti
 	if len(types) > 0 {
 		types = slices.Compact(slices.Sorted(slices.Values(types)))
 	}
-	id := make([]byte, 8)
-	rand.Read(id) // never fails (crypto/rand)
+	id, key := make([]byte, 8), make([]byte, 32) // the spec asks 24 to 64 bytes of key
+	rand.Read(id)                                // never fails (crypto/rand)
+	rand.Read(key)
 	return Endpoint{
-		ID: "wh_" + hex.EncodeToString(id), URL: rawURL, Types: types, Secret: NewSecret(),
-		CreatedAt: now.UTC(), Delivery: Delivery{Status: StatusActive, Position: position},
+		ID: "wh_" + hex.EncodeToString(id), URL: rawURL, Types: types, CreatedAt: now.UTC(),
+		Secret: "whsec_" + base64.StdEncoding.EncodeToString(key), Delivery: Delivery{Status: StatusActive, Position: position},
 	}, nil
-}
-
-// CheckURL accepts an absolute http or https URL with a host. Where it points is checked when
-// it is dialed (Dialer), for a name may resolve elsewhere by then.
-func CheckURL(rawURL string) error {
-	u, err := url.Parse(rawURL)
-	switch {
-	case err != nil:
-		return fmt.Errorf("webhook URL: %w", err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("webhook URL %q: want http or https, not %q", rawURL, u.Scheme)
-	case u.Hostname() == "":
-		return fmt.Errorf("webhook URL %q: no host", rawURL)
-	case u.User != nil:
-		return fmt.Errorf("webhook URL %q: credentials in a URL are refused: they would be shown by webhooks list", rawURL)
-	}
-	return nil
-}
-
-// Wants reports whether the endpoint receives events of type t.
-func (e Endpoint) Wants(t order.EventType) bool {
-	return len(e.Types) == 0 || slices.Contains(e.Types, t)
 }

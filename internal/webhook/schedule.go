@@ -1,13 +1,16 @@
 package webhook
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
-// Schedule says when a failed event is tried again, and when to give up on it.
+// Schedule says when a failed event is tried again, and when to give up on it. It is ours, not
+// github.com/cenkalti/backoff's: that one grows waits by a factor (ours are a list an operator
+// gives), its jitter may shorten a wait, and its state lives in memory while ours (the attempts)
+// is saved with the endpoint, for whichever instance holds it next.
 type Schedule struct {
 	// Backoff[i] is the wait after the (i+1)-th failed attempt; the last one repeats.
 	Backoff []time.Duration
@@ -32,40 +35,14 @@ var DefaultSchedule = Schedule{
 
 // Check refuses a schedule that would never wait, or wait less after more failures.
 func (s Schedule) Check() error {
-	if len(s.Backoff) == 0 {
-		return errors.New("the retry schedule has no wait")
-	}
-	for i, d := range s.Backoff {
-		switch {
-		case d <= 0:
-			return fmt.Errorf("the retry schedule's waits must be positive, not %s", d)
-		case i > 0 && d < s.Backoff[i-1]:
-			return fmt.Errorf("the retry schedule's waits must not decrease: %s after %s", d, s.Backoff[i-1])
-		}
-	}
-	if s.GiveUpAfter <= 0 {
-		return fmt.Errorf("the time to give up must be positive, not %s", s.GiveUpAfter)
+	if len(s.Backoff) == 0 || slices.Min(s.Backoff) <= 0 || !slices.IsSorted(s.Backoff) || s.GiveUpAfter <= 0 {
+		return fmt.Errorf("the retry schedule's waits must be positive and never decrease (not %v), and the time to give up positive (not %s)", s.Backoff, s.GiveUpAfter)
 	}
 	return nil
 }
 
 // wait is the wait after the attempts-th failed attempt (1 after the first).
 func (s Schedule) wait(attempts int) time.Duration {
-	if len(s.Backoff) == 0 {
-		return 0
-	}
 	d := s.Backoff[min(max(attempts, 1), len(s.Backoff))-1]
-	if s.Jitter > 0 && d > 0 {
-		d += time.Duration(rand.Float64() * s.Jitter * float64(d))
-	}
-	return d
-}
-
-// longest is the longest wait the schedule gives, before jitter.
-func (s Schedule) longest() time.Duration {
-	var m time.Duration
-	for _, d := range s.Backoff {
-		m = max(m, d)
-	}
-	return m
+	return d + time.Duration(rand.Float64()*s.Jitter*float64(d))
 }
