@@ -41,7 +41,7 @@ func (s *Webhooks) Get(ctx context.Context, id string) (webhook.Endpoint, error)
 
 // Update reads the row and writes or deletes it in one write transaction.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.db.write(ctx, func(tx *sql.Tx) error {
 		e, err := scanEndpoint(tx.QueryRowContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE id = ?", id))
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return s.db.fail(ctx, err)
@@ -61,19 +61,6 @@ func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.E
 		_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO webhook_endpoints ("+webhookColumns+") VALUES (?"+strings.Repeat(", ?", len(args)-1)+")", args...)
 		return s.db.fail(ctx, err)
 	})
-}
-
-// write runs fn in a write transaction, and commits it unless fn fails.
-func (s *Webhooks) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, done, err := s.db.beginWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return s.db.fail(ctx, s.db.commit(tx))
 }
 
 // scanEndpoint reads a row of webhookColumns; SQLite turns the numbers into strings.
