@@ -25,7 +25,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Var((*timeFlag)(&cfg.Sunset.SunsetAt), "pets-sunset-at", "when GET /pets/{petId} stops working and answers 410 (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&cfg.Sunset.Link, "pets-sunset-link", cfg.Sunset.Link, "migration notes, sent in the Link header of the deprecated operation")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long requests in flight may take to finish on SIGTERM")
-	fs.DurationVar(&cfg.ShutdownDelay, "shutdown-delay", service.DefaultShutdownDelay,
+	// Time for a balancer polling /readyz every second or two to see it fail twice.
+	fs.DurationVar(&cfg.ShutdownDelay, "shutdown-delay", 5*time.Second,
 		"on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once)")
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
