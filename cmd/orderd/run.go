@@ -6,11 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/petstore/orderd/internal/service"
 )
@@ -145,16 +144,9 @@ func flagError(fs *flag.FlagSet, args []string, err error) string {
 	if m == nil {
 		return err.Error()
 	}
-	name := m[1] + m[5]
-	typed := "--" + name
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == name && strings.HasPrefix(a, "-") {
-			typed = a[:len(a)-len(strings.TrimLeft(a, "-"))] + name
-			break
-		}
+	name, typed := m[1]+m[5], "--"+m[1]+m[5]
+	if slices.ContainsFunc(args, func(a string) bool { return a == "-"+name || strings.HasPrefix(a, "-"+name+"=") }) {
+		typed = "-" + name
 	}
 	switch f := fs.Lookup(name); {
 	case f == nil:
@@ -170,26 +162,14 @@ func flagError(fs *flag.FlagSet, args []string, err error) string {
 // wantValue says why v is no value of f: the form f wants, for the flag package's own kinds
 // (whose errors say only "parse error"), else err.
 func wantValue(f *flag.Flag, v string, err error) string {
-	want := ""
-	if g, ok := f.Value.(flag.Getter); ok {
-		switch g.Get().(type) {
-		case time.Duration:
-			want = "a duration like 15m, 30s or 1h30m"
-		case int, int64, uint, uint64:
-			want = "a whole number"
-		case bool:
-			want = "true or false"
-		case float64:
-			want = "a number"
-		case *slog.Level:
-			want = "debug, info, warn or error"
-		}
+	if g, ok := f.Value.(flag.Getter); ok && wants[fmt.Sprintf("%T", g.Get())] != "" {
+		return fmt.Sprintf("want %s, not %q", wants[fmt.Sprintf("%T", g.Get())], v)
 	}
-	if want == "" {
-		return fmt.Sprintf("invalid value %q: %v", v, err)
-	}
-	return fmt.Sprintf("want %s, not %q", want, v)
+	return fmt.Sprintf("invalid value %q: %v", v, err)
 }
+
+var wants = map[string]string{"time.Duration": "a duration like 15m, 30s or 1h30m", "int": "a whole number", "int64": "a whole number",
+	"bool": "true or false", "*slog.Level": "debug, info, warn or error"}
 
 // envName is the variable that backs a flag: --redis-url is ORDERD_REDIS_URL.
 func envName(flagName string) string {
