@@ -30,8 +30,8 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 		"on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once)")
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
-	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
-	fs.Var((*originsFlag)(&cfg.CORSAllowOrigins), "cors-allow-origins", "comma-separated origins whose pages may call the API from a browser, exactly (https://shop.example,http://localhost:3000); none: CORS off")
+	fs.Var(cidrsFlag(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
+	fs.Var(originsFlag(&cfg.CORSAllowOrigins), "cors-allow-origins", "comma-separated origins whose pages may call the API from a browser, exactly (https://shop.example,http://localhost:3000); none: CORS off")
 	fs.IntVar(&cfg.IPv6Prefix, "ipv6-prefix", cfg.IPv6Prefix, "callers without a key on IPv6 are counted together per network of this prefix length (1 to 128)")
 	fs.IntVar(&cfg.MaxAnonymousCallers, "anonymous-callers-max", cfg.MaxAnonymousCallers, "callers without a key the instance's own limiter remembers; past it the least recently seen not banned are forgotten")
 	fs.StringVar(&cfg.PageTokenSecret, "page-token-secret", "", "the secret v2's page tokens are made under: at least 32 bytes; "+
@@ -42,7 +42,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.Events.Retention.MaxCount, "events-max", cfg.Events.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
 	fs.IntVar(&cfg.Events.MaxStreamsPerKey, "max-streams-per-key", cfg.Events.MaxStreamsPerKey, "event streams one key may hold open on this instance")
 	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhooks go to private, loopback, link-local and the other non-public addresses (receivers on the operator's own network)")
-	fs.Var((*durationsFlag)(&cfg.Webhooks.Schedule.Backoff), "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; "+
+	fs.Var(durationsFlag(&cfg.Webhooks.Schedule.Backoff), "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; "+
 		"positive, never decreasing; each up to 10% longer at random")
 	fs.DurationVar(&cfg.Webhooks.Schedule.GiveUpAfter, "webhooks-give-up", cfg.Webhooks.Schedule.GiveUpAfter, "how long after an event's first failed attempt its endpoint is marked failing")
 	fs.DurationVar(&cfg.Webhooks.LeaseTTL, "webhooks-lease", cfg.Webhooks.LeaseTTL, "how long an instance's hold on a webhook endpoint lasts unrenewed: the endpoints of an instance that dies wait that long, "+
