@@ -57,7 +57,8 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer stores.Close()
-	n, err := stores.ImportBatches(ctx, orders, pets)
+	// The decoding goes a batch or two ahead of the writes, in a goroutine of its own.
+	n, err := stores.ImportBatches(ctx, order.ReadAhead(orders, 2), order.ReadAhead(pets, 2))
 	if err != nil {
 		return err
 	}

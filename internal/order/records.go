@@ -1,6 +1,7 @@
 package order
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -80,3 +81,43 @@ func Slice[T Record](list []T, size int) Batches[T] {
 		return nil
 	}
 }
+
+// ReadAhead is b read in a goroutine of its own, up to depth batches ahead of each: the
+// reading (decoding a file) and the writing take their time side by side. check runs in
+// that goroutine.
+func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
+	return func(check func(T) error, each func([]T) error) error {
+		batches := make(chan []T, depth)
+		stop := make(chan struct{})
+		read := make(chan error, 1)
+		go func() {
+			defer close(batches)
+			read <- b(check, func(batch []T) error {
+				select { // first, as the drain below would take batches for ever
+				case <-stop:
+					return errStopped
+				default:
+				}
+				select {
+				case batches <- batch:
+					return nil
+				case <-stop:
+					return errStopped
+				}
+			})
+		}()
+		for batch := range batches {
+			if err := each(batch); err != nil {
+				close(stop)
+				for range batches { // until the reader stops
+				}
+				<-read
+				return err
+			}
+		}
+		return <-read
+	}
+}
+
+// errStopped ends the reading of a ReadAhead whose each failed; it is never returned.
+var errStopped = errors.New("stopped")

@@ -88,3 +88,38 @@ func TestSlice(t *testing.T) {
 		t.Fatalf("err %v, batches of %v, checked %v", err, sizes, checked)
 	}
 }
+
+// TestReadAhead: the batches in order, the reader's error, and each's error stopping the reader.
+func TestReadAhead(t *testing.T) {
+	list := make([]order.Order, 100)
+	for i := range list {
+		list[i].ID = int64(i)
+	}
+	var got []int64
+	check := func(o order.Order) error {
+		if o.ID == 95 {
+			return errors.New("95")
+		}
+		return nil
+	}
+	err := order.ReadAhead(order.Slice(list, 10), 2)(check, func(b []order.Order) error {
+		for _, o := range b {
+			got = append(got, o.ID)
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "95" || len(got) != 90 || got[89] != 89 {
+		t.Fatalf("err %v, %d records handed out", err, len(got))
+	}
+	read := 0
+	err = order.ReadAhead(order.Slice(list, 10), 2)(func(order.Order) error { read++; return nil }, func(b []order.Order) error {
+		if b[0].ID == 20 {
+			return errors.New("full")
+		}
+		return nil
+	})
+	// Read: the 3 batches handed out, 2 waiting, 1 sent as each failed, 1 more checked.
+	if err == nil || err.Error() != "full" || read > 70 {
+		t.Fatalf("err %v after %d records read", err, read)
+	}
+}
