@@ -114,6 +114,7 @@ func (s *Stores) Ready(ctx context.Context) error {
 	return s.db.Ready(ctx)
 }
 
+// Close closes the Redis client or the SQLite file.
 func (s *Stores) Close() error {
 	if s.rdb != nil {
 		return s.rdb.Close()
