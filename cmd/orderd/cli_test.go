@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -36,6 +37,8 @@ func TestHelpShowsEachCommandsOwnFlags(t *testing.T) {
 		{[]string{"webhooks", "create", "--help"}, append([]string{"--url", "--types"}, store...), []string{"--addr", "--plan"}},
 		{[]string{"webhooks", "list", "--help"}, store, []string{"--url", "--types"}},
 		{[]string{"serve", "--help"}, []string{"--webhooks-allow-private", "--webhooks-retry", "--webhooks-give-up", "--webhooks-lease"}, nil},
+		{[]string{"version", "--help"}, []string{"Usage: orderd version"}, []string{"Commands:", "Flags"}},
+		{[]string{"webhooks", "delete", "-h"}, store, []string{"--url", "--types"}},
 		{[]string{"help"}, []string{"Commands:", "orderd version"}, nil},
 		{[]string{"--help"}, []string{"Commands:"}, nil},
 	} {
@@ -181,5 +184,38 @@ func TestIdleServeWithRedisDownWarnsOnce(t *testing.T) {
 		if (level == "debug") != (redisLines > 0) {
 			t.Errorf("--log-level %s: %d of go-redis's pool lines", level, redisLines)
 		}
+	}
+}
+
+// TestFlagErrorsNameTheFlagAsTyped: a flag error names the flag as it was typed (--bogus,
+// not the flag package's -bogus) and, for a bad value, the form wanted; `keys create`
+// without --plan says that it is required.
+func TestFlagErrorsNameTheFlagAsTyped(t *testing.T) {
+	db := t.TempDir() + "/none.db"
+	for _, tc := range []struct {
+		env       map[string]string
+		args      []string
+		want, not string
+	}{
+		{nil, []string{"serve", "--bogus"}, "unknown flag --bogus", " -bogus"},
+		{nil, []string{"serve", "-bogus=1"}, "unknown flag -bogus", "--bogus"},
+		{nil, []string{"keys", "list", "--db", db, "--nope"}, "unknown flag --nope", " -nope"},
+		{nil, []string{"serve", "--db", db, "--ban-for", "15"}, `--ban-for: want a duration like 15m`, "parse error"},
+		{nil, []string{"serve", "--db", db, "--ban-for=15"}, `--ban-for: want a duration like 15m`, "parse error"},
+		{nil, []string{"serve", "--addr"}, "--addr needs a value", " -addr"},
+		{nil, []string{"serve", "--db", db, "--ipv6-prefix", "/64"}, `--ipv6-prefix: want a whole number, not "/64"`, "parse error"},
+		{nil, []string{"serve", "--db", db, "--log-level", "loud"}, "--log-level: want debug, info, warn or error", " -log-level"},
+		{nil, []string{"serve", "--db", db, "--webhooks-allow-private=maybe"}, "--webhooks-allow-private: want true or false", "parse error"},
+		{map[string]string{"ORDERD_BAN_FOR": "15"}, []string{"serve", "--db", db}, "ORDERD_BAN_FOR: want a duration like 15m", "parse error"},
+		{nil, []string{"keys", "create", "--db", db, "--plan", "enterprise", "--per-minute", "x"}, "--per-minute: want a whole number", "parse error"},
+		{nil, []string{"keys", "create", "--db", db}, "--plan is required", `""`},
+	} {
+		out, errOut, code := orderd(t, tc.env, tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, tc.not) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q, without %q", tc.args, code, errOut, tc.want, tc.not)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a command that failed on its flags made the store's file")
 	}
 }

@@ -28,24 +28,41 @@ func (f *timeFlag) Set(s string) error {
 	return fmt.Errorf("want RFC 3339 (2027-07-01T00:00:00Z) or a date (2027-07-01)")
 }
 
-// cidrsFlag is a flag.Value for a comma-separated list of CIDRs; a bare address is one host.
-type cidrsFlag []*net.IPNet
+// listFlag is a flag.Value for a comma-separated list of items, each read by parse and
+// written by format; empty items are skipped.
+type listFlag[T any] struct {
+	list   *[]T
+	parse  func(string) (T, error)
+	format func(T) string
+}
 
-func (f *cidrsFlag) String() string {
-	parts := make([]string, len(*f))
-	for i, n := range *f {
-		parts[i] = n.String()
+func (f listFlag[T]) String() string {
+	parts := make([]string, len(*f.list))
+	for i, v := range *f.list {
+		parts[i] = f.format(v)
 	}
 	return strings.Join(parts, ",")
 }
 
-func (f *cidrsFlag) Set(s string) error {
-	var out cidrsFlag
+func (f listFlag[T]) Set(s string) error {
+	var out []T
 	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
+		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
+		v, err := f.parse(part)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	*f.list = out
+	return nil
+}
+
+// cidrsFlag reads CIDRs; a bare address is one host.
+func cidrsFlag(list *[]*net.IPNet) listFlag[*net.IPNet] {
+	return listFlag[*net.IPNet]{list, func(part string) (*net.IPNet, error) {
 		if !strings.Contains(part, "/") {
 			if ip := net.ParseIP(part); ip != nil && ip.To4() != nil {
 				part += "/32"
@@ -55,56 +72,26 @@ func (f *cidrsFlag) Set(s string) error {
 		}
 		_, n, err := net.ParseCIDR(part)
 		if err != nil {
-			return fmt.Errorf("%q is not a CIDR or an address", part)
+			return nil, fmt.Errorf("%q is not a CIDR or an address", part)
 		}
-		out = append(out, n)
-	}
-	*f = out
-	return nil
+		return n, nil
+	}, (*net.IPNet).String}
 }
 
-// originsFlag is a flag.Value for a comma-separated list of exact origins (api.CheckOrigin).
-type originsFlag []string
-
-func (f *originsFlag) String() string { return strings.Join(*f, ",") }
-
-func (f *originsFlag) Set(s string) error {
-	var out originsFlag
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		if err := api.CheckOrigin(part); err != nil {
-			return err
-		}
-		out = append(out, part)
-	}
-	*f = out
-	return nil
+// originsFlag reads exact origins (api.CheckOrigin).
+func originsFlag(list *[]string) listFlag[string] {
+	return listFlag[string]{list, func(s string) (string, error) { return s, api.CheckOrigin(s) }, strings.Clone}
 }
 
-// durationsFlag is a flag.Value for a comma-separated list of durations: 5s,30s,2m.
-type durationsFlag []time.Duration
-
-func (f *durationsFlag) String() string {
-	parts := make([]string, len(*f))
-	for i, d := range *f {
-		parts[i] = shortDuration(d)
-	}
-	return strings.Join(parts, ",")
-}
-
-func (f *durationsFlag) Set(s string) error {
-	var out durationsFlag
-	for _, part := range strings.Split(s, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(part))
+// durationsFlag reads durations: 5s,30s,2m.
+func durationsFlag(list *[]time.Duration) listFlag[time.Duration] {
+	return listFlag[time.Duration]{list, func(s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
 		if err != nil {
-			return fmt.Errorf("%q is not a duration (5s, 2m, 1h)", part)
+			return 0, fmt.Errorf("%q is not a duration (5s, 2m, 1h)", s)
 		}
-		out = append(out, d)
-	}
-	*f = out
-	return nil
+		return d, nil
+	}, shortDuration}
 }
 
 // shortDuration writes d without its zero units: 2m, not 2m0s.

@@ -55,6 +55,9 @@ func keys(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	// The plan and the name are checked before the store is opened, which may create the file.
 	if args[0] == "create" {
+		if planName == "" {
+			return usageErrorf("keys create: --plan is required: free, pro, business or enterprise")
+		}
 		if p, err = order.ParsePlan(planName); err != nil {
 			return usageErrorf("keys create: --plan: %w", err)
 		}

@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/petstore/orderd/internal/service"
@@ -48,6 +51,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "import":
 		return importData(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-version":
+		fs := flag.NewFlagSet("version", flag.ContinueOnError)
+		fs.Usage = flagUsage(fs, "orderd version")
+		rest, err := parseFlags(fs, rest, getenv, stdout)
+		if err != nil {
+			return err
+		}
 		if len(rest) > 0 {
 			return usageErrorf("version: unexpected argument %q", rest[0])
 		}
@@ -102,7 +111,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 				fs.Usage()
 				return nil, err
 			}
-			return nil, usageError{fmt.Errorf("%s: %w", fs.Name(), err)}
+			return nil, usageErrorf("%s: %s", fs.Name(), flagError(fs, args, err))
 		}
 		if fs.NArg() == 0 {
 			break
@@ -117,12 +126,50 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, std
 		name := envName(f.Name)
 		if v := getenv(name); v != "" && !set[f.Name] && err == nil {
 			if e := f.Value.Set(v); e != nil {
-				err = usageErrorf("%s: invalid value %q for %s: %v", fs.Name(), v, name, e)
+				err = usageErrorf("%s: %s: %s", fs.Name(), name, wantValue(f, v, e))
 			}
 		}
 	})
 	return positional, err
 }
+
+// flagParseErrors are the flag package's errors, which name a flag by one dash; the groups
+// are the value, if any, the flag's name and the value's own error.
+var flagParseErrors = regexp.MustCompile(`^(?:flag provided but not defined|flag needs an argument): -(.*)$()()|^invalid (?:boolean )?value (".*") for (?:flag )?-([^:]*): (.*)$`)
+
+// flagError says err of the flag package again naming the flag as it was typed (--bogus, not
+// -bogus) and, for a bad value, the form it wants.
+func flagError(fs *flag.FlagSet, args []string, err error) string {
+	m := flagParseErrors.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	name, typed := m[1]+m[5], "--"+m[1]+m[5]
+	if slices.ContainsFunc(args, func(a string) bool { return a == "-"+name || strings.HasPrefix(a, "-"+name+"=") }) {
+		typed = "-" + name
+	}
+	switch f := fs.Lookup(name); {
+	case f == nil:
+		return "unknown flag " + typed
+	case m[4] == "":
+		return typed + " needs a value"
+	default:
+		v, _ := strconv.Unquote(m[4])
+		return typed + ": " + wantValue(f, v, errors.New(m[6]))
+	}
+}
+
+// wantValue says why v is no value of f: the form f wants, for the flag package's own kinds
+// (whose errors say only "parse error"), else err.
+func wantValue(f *flag.Flag, v string, err error) string {
+	if g, ok := f.Value.(flag.Getter); ok && wants[fmt.Sprintf("%T", g.Get())] != "" {
+		return fmt.Sprintf("want %s, not %q", wants[fmt.Sprintf("%T", g.Get())], v)
+	}
+	return fmt.Sprintf("invalid value %q: %v", v, err)
+}
+
+var wants = map[string]string{"time.Duration": "a duration like 15m, 30s or 1h30m", "int": "a whole number", "int64": "a whole number",
+	"bool": "true or false", "*slog.Level": "debug, info, warn or error"}
 
 // envName is the variable that backs a flag: --redis-url is ORDERD_REDIS_URL.
 func envName(flagName string) string {
@@ -133,8 +180,11 @@ func envName(flagName string) string {
 func flagUsage(fs *flag.FlagSet, synopsis string) func() {
 	return func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "Usage: %s\n\nFlags (each also read from its ORDERD_* variable):\n", synopsis)
+		fmt.Fprintf(w, "Usage: %s\n", synopsis)
+		header := "\nFlags (each also read from its ORDERD_* variable):\n" // version has none
 		fs.VisitAll(func(f *flag.Flag) {
+			fmt.Fprint(w, header)
+			header = ""
 			def := ""
 			if f.DefValue != "" {
 				def = fmt.Sprintf(" (default %s)", f.DefValue)

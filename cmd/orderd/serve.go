@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/petstore/orderd/internal/logbuf"
@@ -25,12 +26,13 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Var((*timeFlag)(&cfg.Sunset.SunsetAt), "pets-sunset-at", "when GET /pets/{petId} stops working and answers 410 (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&cfg.Sunset.Link, "pets-sunset-link", cfg.Sunset.Link, "migration notes, sent in the Link header of the deprecated operation")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long requests in flight may take to finish on SIGTERM")
-	fs.DurationVar(&cfg.ShutdownDelay, "shutdown-delay", service.DefaultShutdownDelay,
+	// Time for a balancer polling /readyz every second or two to see it fail twice.
+	fs.DurationVar(&cfg.ShutdownDelay, "shutdown-delay", 5*time.Second,
 		"on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once)")
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
-	fs.Var((*cidrsFlag)(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
-	fs.Var((*originsFlag)(&cfg.CORSAllowOrigins), "cors-allow-origins", "comma-separated origins whose pages may call the API from a browser, exactly (https://shop.example,http://localhost:3000); none: CORS off")
+	fs.Var(cidrsFlag(&cfg.TrustedProxies), "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)")
+	fs.Var(originsFlag(&cfg.CORSAllowOrigins), "cors-allow-origins", "comma-separated origins whose pages may call the API from a browser, exactly (https://shop.example,http://localhost:3000); none: CORS off")
 	fs.IntVar(&cfg.IPv6Prefix, "ipv6-prefix", cfg.IPv6Prefix, "callers without a key on IPv6 are counted together per network of this prefix length (1 to 128)")
 	fs.IntVar(&cfg.MaxAnonymousCallers, "anonymous-callers-max", cfg.MaxAnonymousCallers, "callers without a key the instance's own limiter remembers; past it the least recently seen not banned are forgotten")
 	fs.StringVar(&cfg.PageTokenSecret, "page-token-secret", "", "the secret v2's page tokens are made under: at least 32 bytes; "+
@@ -41,7 +43,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.Events.Retention.MaxCount, "events-max", cfg.Events.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
 	fs.IntVar(&cfg.Events.MaxStreamsPerKey, "max-streams-per-key", cfg.Events.MaxStreamsPerKey, "event streams one key may hold open on this instance")
 	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhooks go to private, loopback, link-local and the other non-public addresses (receivers on the operator's own network)")
-	fs.Var((*durationsFlag)(&cfg.Webhooks.Schedule.Backoff), "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; "+
+	fs.Var(durationsFlag(&cfg.Webhooks.Schedule.Backoff), "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; "+
 		"positive, never decreasing; each up to 10% longer at random")
 	fs.DurationVar(&cfg.Webhooks.Schedule.GiveUpAfter, "webhooks-give-up", cfg.Webhooks.Schedule.GiveUpAfter, "how long after an event's first failed attempt its endpoint is marked failing")
 	fs.DurationVar(&cfg.Webhooks.LeaseTTL, "webhooks-lease", cfg.Webhooks.LeaseTTL, "how long an instance's hold on a webhook endpoint lasts unrenewed: the endpoints of an instance that dies wait that long, "+
@@ -116,4 +118,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer svc.Close()
 	return svc.Run(ctx)
+}
+
+// memoryLimitEnv is the container's memory limit in bytes, as Kubernetes's downward API gives
+// it (resourceFieldRef limits.memory). A variable of the process, as GOGC and GOMEMLIMIT are,
+// and no flag: it describes where the process runs, not what the service does.
+const memoryLimitEnv = "ORDERD_MEMORY_LIMIT"
+
+// setMemoryLimit sets Go's soft memory limit to nine tenths of ORDERD_MEMORY_LIMIT, unless it
+// is unset or GOMEMLIMIT is set. GOMEMLIMIT cannot say "90% of the limit" itself, and at 100%
+// the collector would only work hard once the kernel is about to kill the process: the tenth
+// left is for what Go does not count (the binary's pages, the kernel's socket buffers).
+func setMemoryLimit(getenv func(string) string) error {
+	v := getenv(memoryLimitEnv)
+	if v == "" || getenv("GOMEMLIMIT") != "" {
+		return nil
+	}
+	limit, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || limit <= 0 {
+		return usageErrorf("serve: %s must be a number of bytes, not %q", memoryLimitEnv, v)
+	}
+	debug.SetMemoryLimit(limit / 10 * 9)
+	return nil
 }

@@ -14,23 +14,17 @@ var version, commit string
 
 // printVersion runs `orderd version`: the version, the commit and the Go version, one line.
 func printVersion(w io.Writer) {
-	c, modified := commit, false
-	if info, ok := debug.ReadBuildInfo(); ok {
+	c := commit
+	if info, ok := debug.ReadBuildInfo(); ok && c == "" {
+		settings := map[string]string{}
 		for _, s := range info.Settings {
-			switch {
-			case s.Key == "vcs.revision" && c == "":
-				c = s.Value
-			case s.Key == "vcs.modified" && s.Value == "true":
-				modified = true
-			}
+			settings[s.Key] = s.Value
+		}
+		if c = settings["vcs.revision"]; c != "" && settings["vcs.modified"] == "true" {
+			c += " (modified)"
 		}
 	}
-	if c == "" {
-		c = "unknown"
-	} else if modified && commit == "" {
-		c += " (modified)"
-	}
-	fmt.Fprintf(w, "orderd %s (commit %s, %s)\n", buildVersion(), c, runtime.Version())
+	fmt.Fprintf(w, "orderd %s (commit %s, %s)\n", buildVersion(), cmp.Or(c, "unknown"), runtime.Version())
 }
 
 // buildVersion is the stamped version, else the build's record, else "(devel)".

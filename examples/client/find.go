@@ -39,11 +39,8 @@ func parseFindFlags(args []string, getenv func(string) string, stderr io.Writer)
 	var o findOptions
 	fs := flag.NewFlagSet("client find", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), findUsageText)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.base, "base", "http://127.0.0.1:8080/v2", "base URL of version 2 of the API, /v2 included")
+	fs.Usage = usage(fs, findUsageText)
+	fs.StringVar(&o.base, "base", defaultBase, baseUsage)
 	fs.StringVar(&o.key, "key", "", "API key (default: $ORDERD_KEY); required")
 	fs.Func("status", "keep orders in this state: pending, shipped or cancelled (repeatable)", func(s string) error {
 		st := orderclientv2.FindOrdersParamsStatus(s)
@@ -106,7 +103,7 @@ func runFind(ctx context.Context, doer orderclientv2.HttpRequestDoer, args []str
 	if err != nil {
 		return err
 	}
-	client, err := orderclientv2.NewClientWithResponses(o.base,
+	client, err := orderclientv2.NewClientWithResponses(strings.TrimRight(o.base, "/")+"/v2",
 		orderclientv2.WithHTTPClient(doer),
 		orderclientv2.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+o.key)

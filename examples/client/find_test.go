@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
@@ -25,7 +24,7 @@ func findService(t *testing.T, orders []order.Order, p order.Plan, limits order.
 		cfg.Now = clock.Now
 	}
 	key = servicetest.AddKey(t, cfg.Store, "example", p, limits)
-	return servicetest.Run(t, cfg).URL() + api.BasePathV2, key
+	return servicetest.Run(t, cfg).URL(), key
 }
 
 // wantFind is what `client find` prints for the orders f keeps.
@@ -121,7 +120,7 @@ func TestFindUsageErrors(t *testing.T) {
 		{[]string{"--key", "k", "--page-size", "1001"}, "--page-size 1001"},
 		{[]string{"--key", "k", "--ship-from", "yesterday"}, `--ship-from "yesterday"`},
 		{[]string{"--key", "k", "--pet", "-2"}, "--pet -2"},
-		{[]string{"--base", "http://127.0.0.1:1/v2"}, "no API key"},
+		{[]string{"--base", "http://127.0.0.1:1"}, "no API key"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

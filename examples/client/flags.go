@@ -7,8 +7,8 @@ import (
 )
 
 const usageText = `Usage: client [--base URL] [--key KEY] [--cancel ID]
-       client find [flags]   (version 2: see client find -h)
-       client watch [flags]  (version 2's order events: see client watch -h)
+       client find [flags]   (version 2: see client find --help)
+       client watch [flags]  (version 2's order events: see client watch --help)
 
 Lists the orders of the Store Order Service, one line per order:
   id status petId quantity shipDate
@@ -24,6 +24,27 @@ cancelled, so a script must not carry on as if it were) or cannot be reached;
 
 Flags:
 `
+
+// defaultBase and baseUsage are --base's default and help: the service's root URL, as
+// orderd serve --addr makes it; each command adds its version's path.
+const (
+	defaultBase = "http://127.0.0.1:8080"
+	baseUsage   = "the service's root URL (the client adds /v1 or /v2)"
+)
+
+// usage prints text, then the flags with their double dash, as they are written.
+func usage(fs *flag.FlagSet, text string) func() {
+	return func() {
+		fmt.Fprint(fs.Output(), text)
+		fs.VisitAll(func(f *flag.Flag) {
+			fmt.Fprintf(fs.Output(), "  --%s\n    \t%s", f.Name, f.Usage)
+			if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "-1" {
+				fmt.Fprintf(fs.Output(), " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(fs.Output())
+		})
+	}
+}
 
 // options are the parsed command line.
 type options struct {
@@ -44,11 +65,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 	var o options
 	fs := flag.NewFlagSet("client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usageText)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.base, "base", "http://127.0.0.1:8080/v1", "base URL of the API, /v1 included")
+	fs.Usage = usage(fs, usageText)
+	fs.StringVar(&o.base, "base", defaultBase, baseUsage)
 	// Not getenv as the flag's default: -h prints defaults, and would print the key.
 	fs.StringVar(&o.key, "key", "", "API key (default: $ORDERD_KEY); required")
 	fs.Int64Var(&o.cancel, "cancel", 0, "cancel the order with this id before listing")

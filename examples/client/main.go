@@ -5,7 +5,7 @@
 // order events. All wait out 429 and 503 answers as the API asks: Retry-After, then
 // exponential backoff with jitter.
 //
-//	ORDERD_KEY=osk_… go run ./examples/client --base http://127.0.0.1:8080/v1 --cancel 2
+//	ORDERD_KEY=osk_… go run ./examples/client --base http://127.0.0.1:8080 --cancel 2
 //	ORDERD_KEY=osk_… go run ./examples/client find --status pending --page-size 2
 //	ORDERD_KEY=osk_… go run ./examples/client watch --type order.cancelled
 package main

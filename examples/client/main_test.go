@@ -22,7 +22,8 @@ import (
 
 // instance is the real orderd service on a loopback port, holding ordertest.Fixture().
 type instance struct {
-	base   string // the URL of the API, /v1 included
+	root   string // the service's root URL, which --base takes
+	base   string // the URL of version 1 of the API, /v1 included
 	key    string
 	client *http.Client
 }
@@ -37,7 +38,7 @@ func newService(t *testing.T, p order.Plan, limits order.Limits, clock *ratelimi
 	}
 	key := servicetest.AddKey(t, cfg.Store, "example", p, limits)
 	svc := servicetest.Run(t, cfg)
-	return &instance{base: svc.URL() + api.BasePath, key: key, client: &http.Client{Transport: &http.Transport{}}}
+	return &instance{root: svc.URL(), base: svc.URL() + api.BasePath, key: key, client: &http.Client{Transport: &http.Transport{}}}
 }
 
 // run runs the program against the service with its key in ORDERD_KEY.
@@ -45,7 +46,7 @@ func (s *instance) run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	env := map[string]string{"ORDERD_KEY": s.key}
-	err := run(context.Background(), append([]string{"--base", s.base}, args...),
+	err := run(context.Background(), append([]string{"--base", s.root}, args...),
 		func(k string) string { return env[k] }, &stdout, &stderr)
 	return stdout.String(), err
 }
@@ -92,7 +93,7 @@ func TestKeyFlagWinsOverEnvironment(t *testing.T) {
 	s := newService(t, order.Free, order.Limits{}, nil)
 	var stdout, stderr bytes.Buffer
 	getenv := func(string) string { return "osk_not-a-key" }
-	if err := run(context.Background(), []string{"--base", s.base, "--key", s.key}, getenv, &stdout, &stderr); err != nil {
+	if err := run(context.Background(), []string{"--base", s.root, "--key", s.key}, getenv, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if want := wantListing(nil); stdout.String() != want {
@@ -179,7 +180,7 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"MissingKey", []string{"--base", "http://127.0.0.1:1/v1"}, "no API key"},
+		{"MissingKey", []string{"--base", "http://127.0.0.1:1"}, "no API key"},
 		{"NegativeID", []string{"--key", "k", "--cancel", "-1"}, "--cancel -1"},
 		{"IDOverInt64", []string{"--key", "k", "--cancel", "9223372036854775808"}, "cancel"},
 		{"StrayArgument", []string{"--key", "k", "list"}, `unexpected argument "list"`},
@@ -256,7 +257,7 @@ func TestRetryAfterOfTheRealService(t *testing.T) {
 		return ctx.Err()
 	}
 	var stdout, stderr bytes.Buffer
-	err = runWith(context.Background(), doer, []string{"--base", s.base, "--key", s.key},
+	err = runWith(context.Background(), doer, []string{"--base", s.root, "--key", s.key},
 		func(string) string { return "" }, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -288,5 +289,19 @@ func TestRetryAfterOfTheRealService(t *testing.T) {
 	minuteEnd, _ := ratelimit.WindowEnds(start)
 	if want := strconv.Itoa(int(minuteEnd.Sub(start) / time.Second)); got[0].retryAfter != want {
 		t.Fatalf("Retry-After %q, want the %s seconds left in the minute", got[0].retryAfter, want)
+	}
+}
+
+// TestHelpNamesTheFlagsWithTwoDashes: each command's --help lists its flags as they are
+// written, --base among them with the service's root URL as its default.
+func TestHelpNamesTheFlagsWithTwoDashes(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"find", "--help"}, {"watch", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr)
+		help := stdout.String() + stderr.String()
+		if code := exitCode(err, &bytes.Buffer{}); code != 0 || !strings.Contains(help, "\n  --base\n") || !strings.Contains(help, "\n  --key\n") ||
+			strings.Contains(help, "\n  -base") || !strings.Contains(help, "(default http://127.0.0.1:8080)") || strings.Contains(help, "8080/v") {
+			t.Errorf("%v: exit %d:\n%s", args, code, help)
+		}
 	}
 }

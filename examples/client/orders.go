@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/petstore/orderd/examples/client/orderclient"
@@ -16,7 +17,7 @@ func runWith(ctx context.Context, doer orderclient.HttpRequestDoer, args []strin
 	if err != nil {
 		return err
 	}
-	client, err := orderclient.NewClientWithResponses(o.base,
+	client, err := orderclient.NewClientWithResponses(strings.TrimRight(o.base, "/")+"/v1",
 		orderclient.WithHTTPClient(doer),
 		orderclient.WithRequestEditorFn(bearer(o.key)),
 	)

@@ -41,11 +41,8 @@ func parseWatchFlags(args []string, getenv func(string) string, stderr io.Writer
 	var o watchOptions
 	fs := flag.NewFlagSet("client watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), watchUsageText)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.base, "base", "http://127.0.0.1:8080/v2", "base URL of version 2 of the API, /v2 included")
+	fs.Usage = usage(fs, watchUsageText)
+	fs.StringVar(&o.base, "base", defaultBase, baseUsage)
 	fs.StringVar(&o.key, "key", "", "API key (default: $ORDERD_KEY); required")
 	fs.StringVar(&o.after, "after", "", "follow the events after this event id (default: from now)")
 	fs.Func("type", "keep events of this type, e.g. order.cancelled (repeatable)", func(s string) error {
@@ -83,7 +80,7 @@ func runWatch(ctx context.Context, doer orderclientv2.HttpRequestDoer, args []st
 	if err != nil {
 		return err
 	}
-	client, err := orderclientv2.NewClientWithResponses(o.base,
+	client, err := orderclientv2.NewClientWithResponses(strings.TrimRight(o.base, "/")+"/v2",
 		orderclientv2.WithHTTPClient(doer),
 		orderclientv2.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("Authorization", "Bearer "+o.key)

@@ -71,7 +71,8 @@ func nextLine(t *testing.T, ch <-chan string) string {
 func TestWatchFollowsFromNowAndResyncsWhenExpired(t *testing.T) {
 	cfg := servicetest.Embedded(t, ordertest.Fixture(), nil)
 	key := servicetest.AddKey(t, cfg.Store, "example", order.Business, order.Limits{})
-	base := servicetest.Run(t, cfg).URL() + api.BasePathV2
+	root := servicetest.Run(t, cfg).URL()
+	base := root + api.BasePathV2
 	cancel := func(id string) {
 		t.Helper()
 		req, _ := http.NewRequest("DELETE", base+"/store/orders/"+id, nil)
@@ -83,7 +84,7 @@ func TestWatchFollowsFromNowAndResyncsWhenExpired(t *testing.T) {
 		res.Body.Close()
 	}
 
-	out := watching(t, base, key)
+	out := watching(t, root, key)
 	resync := nextLine(t, out)
 	if !strings.HasPrefix(resync, "resync: 6 orders, following from ") {
 		t.Fatalf("first line %q, want the resync", resync)
@@ -107,7 +108,7 @@ func TestWatchFollowsFromNowAndResyncsWhenExpired(t *testing.T) {
 	if _, err := stores.Events.Trim(context.Background(), order.Retention{MaxCount: 1}); err != nil {
 		t.Fatal(err)
 	}
-	late := watching(t, base, key, "--after", oldest, "--type", "order.cancelled")
+	late := watching(t, root, key, "--after", oldest, "--type", "order.cancelled")
 	if got := nextLine(t, late); !strings.HasPrefix(got, "resync: 6 orders, following from ") {
 		t.Fatalf("after an expired position: %q, want a resync", got)
 	}

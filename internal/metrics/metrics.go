@@ -4,11 +4,15 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/petstore/orderd"
 )
 
 // Metrics holds the service's collectors in a registry of its own, so tests can make many.
@@ -72,8 +76,39 @@ func New() *Metrics {
 	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.storeFaults, m.fallbacks, m.forgotten,
 		m.streams, m.events, m.trimmed, m.webhooks, m.webhookLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// These are exported at 0 from the start, with every label value they take, so that a
+	// rate or an alert on them sees their first event.
+	for _, op := range operations() {
+		m.storeErrors.WithLabelValues(op)
+	}
+	for _, kind := range []string{"corrupt", "full", "replaced", "shm_removed"} { // sqlitestore's Fault kinds
+		m.storeFaults.WithLabelValues(kind)
+	}
+	for _, outcome := range []string{"delivered", "failed", "disabled"} {
+		m.webhooks.WithLabelValues(outcome)
+	}
 	return m
 }
+
+// operations are the contract's operations as api labels them: operationId, after version 1
+// prefixed ("v2.findOrders").
+var operations = sync.OnceValue(func() (labels []string) {
+	for i, v := range orderd.Versions {
+		doc, err := v.Load()
+		if err != nil {
+			return nil // api.New fails on it
+		}
+		for _, item := range doc.Paths.Map() {
+			for _, op := range item.Operations() {
+				if i > 0 {
+					op.OperationID = strings.TrimPrefix(v.Base, "/") + "." + op.OperationID
+				}
+				labels = append(labels, op.OperationID)
+			}
+		}
+	}
+	return labels
+})
 
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)

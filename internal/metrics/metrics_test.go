@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/petstore/orderd/internal/sqlitestore"
 )
 
 func TestMetricsAreExported(t *testing.T) {
@@ -42,6 +44,29 @@ func TestMetricsAreExported(t *testing.T) {
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("no %s in:\n%s", want, body)
+		}
+	}
+}
+
+// TestCountersStartAtZero: the store's errors and faults and the webhook deliveries are
+// exported at 0, with each label value they take, before their first event.
+func TestCountersStartAtZero(t *testing.T) {
+	rec := httptest.NewRecorder()
+	New().Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	var want []string
+	for _, op := range []string{"listOrders", "cancelOrder", "getPetById", "v2.findOrders", "v2.getOrder", "v2.cancelOrder", "v2.listEvents"} {
+		want = append(want, `orderd_store_errors_total{operation="`+op+`"} 0`)
+	}
+	for _, kind := range []string{sqlitestore.FaultCorrupt, sqlitestore.FaultFull, sqlitestore.FaultReplaced, sqlitestore.FaultShmRemoved} {
+		want = append(want, `orderd_store_faults_total{kind="`+kind+`"} 0`)
+	}
+	for _, outcome := range []string{"delivered", "failed", "disabled"} {
+		want = append(want, `orderd_webhook_deliveries_total{outcome="`+outcome+`"} 0`)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(body), w) {
+			t.Errorf("no %s in:\n%s", w, body)
 		}
 	}
 }

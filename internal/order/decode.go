@@ -2,13 +2,13 @@ package order
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"github.com/petstore/orderd/internal/jsonfile"
 )
 
 // MaxShipDateLength is the maxLength, in characters, of Order.shipDate in openapi.yaml.
@@ -21,25 +21,24 @@ const MaxShipDateLength = 64
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r Order
 	var shipDate string
-	err := decodeRecord(data, orderFields, &r.ID, &r.PetID, &r.Quantity, &shipDate, &r.Complete, (*string)(&r.Status))
+	err := decodeRecord("order", data, orderFields, &r.ID, &r.PetID, &r.Quantity, &shipDate, &r.Complete, (*string)(&r.Status))
 	if err == nil {
-		r.ShipDate, err = parseShipDate(shipDate)
+		if r.ShipDate, err = parseShipDate(shipDate); err != nil {
+			return fmt.Errorf("order %d: %w", r.ID, err)
+		}
+		*o = r
 	}
-	if err != nil {
-		return recordError("order", data, err)
-	}
-	*o = r
-	return nil
+	return err
 }
 
 // UnmarshalJSON reads the contract's Pet as Order's does an order.
 func (p *Pet) UnmarshalJSON(data []byte) error {
 	var r Pet
-	if err := decodeRecord(data, petFields, &r.ID, &r.Name, (*string)(&r.Status)); err != nil {
-		return recordError("pet", data, err)
+	err := decodeRecord("pet", data, petFields, &r.ID, &r.Name, (*string)(&r.Status))
+	if err == nil {
+		*p = r
 	}
-	*p = r
-	return nil
+	return err
 }
 
 // The fields of the records, by their names in JSON; a record has maxFields at most.
@@ -52,119 +51,92 @@ const maxFields = 6
 
 // decodeRecord decodes the object data into to, where each of fields goes: an *int64,
 // *int32, *bool or *string. It names the first field unknown or repeated, then mistyped,
-// as written, then missing or null, in fields' order.
-func decodeRecord(data []byte, fields []string, to ...any) error {
+// as written, then missing or null, in fields' order; each error begins with kind and, when
+// the record has one valid id, its id (of its one member named "id" exactly).
+func decodeRecord(kind string, data []byte, fields []string, to ...any) error {
 	var values [maxFields][]byte // by field; nil: absent
 	var written [maxFields]int   // fields, as written
-	n := 0
-	err := jsonfile.Members(data, func(name, value []byte) error {
-		for i, f := range fields {
-			if f != string(name) {
-				continue
-			}
-			if values[i] != nil {
-				return fmt.Errorf("repeated field %q", name)
-			}
+	n, ids := 0, 0
+	var err error
+	if data[0] != '{' {
+		err = errors.New("want a JSON object")
+	}
+	members(data, func(name, value []byte) {
+		i := 0
+		for i < len(fields) && fields[i] != string(name) {
+			i++
+		}
+		switch {
+		case i == len(fields):
+			err = cmp.Or(err, fmt.Errorf("unknown field %q", name))
+		case values[i] != nil:
+			err = cmp.Or(err, fmt.Errorf("repeated field %q", name))
+		default:
 			values[i], written[n] = value, i
 			n++
-			return nil
 		}
-		return fmt.Errorf("unknown field %q", name)
+		if string(name) == "id" {
+			ids++
+		}
 	})
-	if err != nil {
-		return err
-	}
 	for _, i := range written[:n] {
-		if string(values[i]) != "null" {
-			if err := decodeValue(to[i], values[i]); err != nil {
-				return fmt.Errorf("%s: %w", fields[i], err)
+		if err == nil && string(values[i]) != "null" {
+			if err = decodeValue(to[i], values[i]); err != nil {
+				err = fmt.Errorf("%s: %w", fields[i], err)
 			}
 		}
 	}
 	for i, v := range values[:len(fields)] {
-		switch {
-		case v == nil:
-			return fmt.Errorf("%s missing", fields[i])
-		case string(v) == "null":
-			return fmt.Errorf("%s: must not be null", fields[i])
+		if err == nil && v == nil {
+			err = fmt.Errorf("%s missing", fields[i])
+		} else if err == nil && string(v) == "null" {
+			err = fmt.Errorf("%s: must not be null", fields[i])
 		}
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	if id, perr := strconv.ParseInt(string(values[0]), 10, 64); ids == 1 && perr == nil {
+		kind = fmt.Sprintf("%s %d", kind, id)
+	}
+	return fmt.Errorf("%s: %w", kind, err)
 }
 
-// decodeValue decodes the JSON value v, not null, into to, or says, as encoding/json would,
-// what v is instead: an integer field names the number.
+// decodeValue decodes the JSON value v, not null, into to, or says what v is instead, in
+// encoding/json's words (an integer field names the number). The common values are read
+// without encoding/json's reflection: an import reads millions.
 func decodeValue(to any, v []byte) error {
-	var want string
-	var number bool
 	switch to := to.(type) {
 	case *int64:
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		if err == nil {
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
 			*to = n
 			return nil
 		}
-		want, number = "an int64", true
 	case *int32:
-		n, err := strconv.ParseInt(string(v), 10, 32)
-		if err == nil {
+		if n, err := strconv.ParseInt(string(v), 10, 32); err == nil {
 			*to = int32(n)
 			return nil
 		}
-		want, number = "an int32", true
 	case *bool:
 		if v[0] == 't' || v[0] == 'f' {
 			*to = v[0] == 't'
 			return nil
 		}
-		want = "true or false"
 	case *string:
 		if v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
 			*to = string(v[1 : len(v)-1])
 			return nil
 		}
-		if v[0] == '"' { // escapes, or bytes that are not UTF-8
-			var s string
-			err := json.Unmarshal(v, &s)
-			*to = s
-			return err
-		}
-		want = "a string"
 	}
-	got := "number"
-	switch v[0] {
-	case '"':
-		got = "string"
-	case '{':
-		got = "object"
-	case '[':
-		got = "array"
-	case 't', 'f':
-		got = "bool"
-	default:
-		if number {
-			got += " " + string(v)
-		}
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(v, to); errors.As(err, &te) {
+		return fmt.Errorf("want %s, got %s", wants[te.Type.String()], te.Value)
+	} else {
+		return err
 	}
-	return fmt.Errorf("want %s, got %s", want, got)
 }
 
-// recordError prefixes err with the record's kind and, when it has a valid one, its id: the
-// value of its one member named "id" exactly (not of "ID", nor of either of two "id").
-func recordError(kind string, data []byte, err error) error {
-	var ids int
-	var id []byte
-	jsonfile.Members(data, func(name, value []byte) error {
-		if string(name) == "id" {
-			ids, id = ids+1, value
-		}
-		return nil
-	})
-	if n, perr := strconv.ParseInt(string(id), 10, 64); ids == 1 && perr == nil {
-		return fmt.Errorf("%s %d: %w", kind, n, err)
-	}
-	return fmt.Errorf("%s: %w", kind, err)
-}
+var wants = map[string]string{"int64": "an int64", "int32": "an int32", "bool": "true or false", "string": "a string"}
 
 func parseShipDate(s string) (time.Time, error) {
 	if n := utf8.RuneCountInString(s); n > MaxShipDateLength {
@@ -174,4 +146,67 @@ func parseShipDate(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("shipDate: %q: %s", s, fault)
 	}
 	return time.Parse(time.RFC3339, s)
+}
+
+// members hands f the name and value of each member of the object data, valid JSON, in turn
+// as written; data of another value has none.
+func members(data []byte, f func(name, value []byte)) {
+	if data[0] != '{' {
+		return
+	}
+	for i := skipSpace(data, 1); data[i] != '}'; i = skipSpace(data, i+1) { // +1: the comma
+		n := frame(data[i:])
+		name := data[i+1 : i+n-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			json.Unmarshal(data[i:i+n], &s)
+			name = []byte(s)
+		}
+		i = skipSpace(data, skipSpace(data, i+n)+1) // +1: the colon
+		n = frame(data[i:])
+		f(name, data[i:i+n])
+		if i = skipSpace(data, i+n); data[i] == '}' {
+			break
+		}
+	}
+}
+
+// frame is the length of the valid JSON value b begins with: through its closing bracket or
+// quote, or for a scalar up to the space or delimiter after it.
+func frame(b []byte) int {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || isSpace(c)):
+			return i
+		}
+	}
+	return len(b)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
 }

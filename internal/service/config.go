@@ -1,9 +1,9 @@
 // Package service wires the Store Order Service together, a Config in, a running service out:
 // on Redis when the Config names one, else on one SQLite file with in-process rate limits.
+// It is the one place that picks implementations.
 package service
 
 import (
-	"cmp"
 	"io"
 	"log/slog"
 	"net"
@@ -16,30 +16,25 @@ import (
 	"github.com/petstore/orderd/internal/webhook"
 )
 
-// Config is everything a running service is made from. Start from DefaultConfig: Open gives
-// a zero duration, address, prefix, fallback or sunset DefaultConfig's value, but a zero Ban
-// means what --ban-after 0 means, no bans.
+// Config is everything a running service is made from: start from DefaultConfig. Its maker
+// (`orderd serve`'s flags) checks the settings; Open takes them as they are.
 type Config struct {
-	Version         string              // the build's, for traces' service.version
-	Addr            string              // host:port to listen on; port 0 picks a free one
-	MetricsAddr     string              // when set, /metrics is served there instead of on Addr
-	Store           StoreConfig         // where orders, pets and keys are kept
-	Ban             ratelimit.BanPolicy // when a caller sending too early is banned, how long
-	LimiterFallback Fallback            // what the limiter does while Redis cannot be reached
-	TrustedProxies  []*net.IPNet        // the peers whose X-Forwarded-For names the client
-	// CORSAllowOrigins are the origins whose pages may call the API (api.CheckOrigin); none: CORS off.
-	CORSAllowOrigins []string
-	// IPv6Prefix groups callers without a key on IPv6: one subscriber often has a whole /64.
-	IPv6Prefix int
+	Version          string              // the build's, for traces' service.version
+	Addr             string              // host:port to listen on; port 0 picks a free one
+	MetricsAddr      string              // when set, /metrics is served there instead of on Addr
+	Store            StoreConfig         // where orders, pets and keys are kept
+	Ban              ratelimit.BanPolicy // when a caller sending too early is banned, how long
+	LimiterFallback  Fallback            // what the limiter does while Redis cannot be reached
+	TrustedProxies   []*net.IPNet        // the peers whose X-Forwarded-For names the client
+	CORSAllowOrigins []string            // the origins whose pages may call the API; none: CORS off
+	IPv6Prefix       int                 // groups callers without a key on IPv6, by network
 	// MaxAnonymousCallers caps the callers without a key the in-process limiter remembers.
 	MaxAnonymousCallers int
-	// PageTokenSecret signs v2's page tokens; empty: the store's secret, made on first use.
-	PageTokenSecret string
-	// Events are how long the log of order events keeps them, and how many streams a key holds.
-	Events          EventsConfig
-	Webhooks        WebhooksConfig
-	Sunset          api.Sunset    // the schedule of the deprecated pets operation
-	ShutdownTimeout time.Duration // how long requests in flight may take once Run's ctx ends
+	PageTokenSecret     string // signs v2's page tokens; empty: the store's secret, made on first use
+	Events              EventsConfig
+	Webhooks            WebhooksConfig
+	Sunset              api.Sunset    // the schedule of the deprecated pets operation
+	ShutdownTimeout     time.Duration // how long requests in flight may take once Run's ctx ends
 	// ShutdownDelay is how long Run keeps serving, /readyz answering 503, once its ctx ends,
 	// so that load balancers stop sending before the listener closes; 0: it closes at once.
 	ShutdownDelay time.Duration
@@ -52,24 +47,19 @@ type Config struct {
 
 // EventsConfig bounds the log of order events and its streams.
 type EventsConfig struct {
-	// Retention: events older than MaxAge, or past the newest MaxCount, are dropped; 0: no bound.
-	Retention order.Retention
-	// MaxStreamsPerKey bounds the streams one key holds open on an instance.
-	MaxStreamsPerKey int
+	Retention        order.Retention // events older, or past the newest count, are dropped; 0: no bound
+	MaxStreamsPerKey int             // the streams one key holds open on an instance
 	// StreamRecheck is how often an open stream checks that its key is neither revoked nor
 	// banned (api.DefaultStreamRecheck when 0): no flag sets it.
 	StreamRecheck time.Duration
 }
 
-// WebhooksConfig is how this instance delivers webhooks.
+// WebhooksConfig is how this instance delivers webhooks: webhook.Config's settings (zero:
+// its defaults), and whether deliveries may go to addresses that are not public
+// (webhook.Public), for receivers on the operator's own network, and tests.
 type WebhooksConfig struct {
-	// AllowPrivate lets deliveries go to addresses that are not public (webhook.Public): for
-	// receivers on the operator's own network, and tests. Off, an endpoint URL cannot make
-	// orderd reach what only it can reach.
-	AllowPrivate bool
-	// Poll, LeaseTTL and Schedule are webhook.Config's; zero: its defaults. No flag sets Poll:
-	// it follows LeaseTTL.
-	Poll, LeaseTTL time.Duration
+	AllowPrivate   bool
+	Poll, LeaseTTL time.Duration // no flag sets Poll: it follows LeaseTTL
 	Schedule       webhook.Schedule
 }
 
@@ -79,15 +69,10 @@ type StoreConfig struct {
 	RedisURL     string
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
 	RedisTimeout time.Duration // bound on each Redis call
-
-	// DB is the embedded mode's SQLite file; no zero default: tests never write in the work dir.
-	DB string
+	DB           string        // the embedded mode's SQLite file
 	// CreateDB makes a missing DB; otherwise a mistyped path is an error, not an empty store.
 	CreateDB bool
 }
-
-// DefaultDB is the SQLite file of the embedded mode when none is named.
-const DefaultDB = "orderd.db"
 
 // Redis reports whether the deployment keeps everything in Redis.
 func (c StoreConfig) Redis() bool { return c.RedisURL != "" }
@@ -102,11 +87,8 @@ const (
 	FallbackFail Fallback = "fail"
 )
 
-// DefaultShutdownDelay is `orderd serve`'s ShutdownDelay: time for a balancer polling /readyz
-// every second or two to see it fail twice. DefaultConfig's is 0: tests and benches stop at once.
-const DefaultShutdownDelay = 5 * time.Second
-
-// DefaultConfig is the configuration of `orderd serve` without flags, but for ShutdownDelay.
+// DefaultConfig is the configuration of `orderd serve` without flags, but for ShutdownDelay,
+// 0 here so that tests stop at once.
 func DefaultConfig() Config {
 	return Config{
 		Addr:                "127.0.0.1:8080",
@@ -125,11 +107,7 @@ func DefaultConfig() Config {
 			MaxStreamsPerKey: api.DefaultMaxStreamsPerKey,
 		},
 		Webhooks: WebhooksConfig{LeaseTTL: webhook.DefaultLeaseTTL, Schedule: webhook.DefaultSchedule},
-		Store: StoreConfig{
-			RedisPrefix:  redisstore.DefaultPrefix,
-			RedisTimeout: redisstore.DefaultTimeout,
-			DB:           DefaultDB,
-		},
+		Store:    StoreConfig{RedisPrefix: redisstore.DefaultPrefix, RedisTimeout: redisstore.DefaultTimeout, DB: "orderd.db"},
 	}
 }
 
@@ -144,31 +122,4 @@ func configError(err error) error {
 		return nil
 	}
 	return &ConfigError{err}
-}
-
-// withDefaults returns c with its zero settings taken from DefaultConfig.
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	c.Addr = cmp.Or(c.Addr, d.Addr)
-	c.LimiterFallback = cmp.Or(c.LimiterFallback, d.LimiterFallback)
-	c.IPv6Prefix = cmp.Or(c.IPv6Prefix, d.IPv6Prefix)
-	c.MaxAnonymousCallers = cmp.Or(c.MaxAnonymousCallers, d.MaxAnonymousCallers)
-	c.Events.MaxStreamsPerKey = cmp.Or(c.Events.MaxStreamsPerKey, d.Events.MaxStreamsPerKey)
-	if c.Sunset == (api.Sunset{}) {
-		c.Sunset = d.Sunset
-	}
-	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = d.ShutdownTimeout
-	}
-	return c
-}
-
-// withDefaults returns c with its zero settings taken from DefaultConfig.
-func (c StoreConfig) withDefaults() StoreConfig {
-	d := DefaultConfig().Store
-	c.RedisPrefix = cmp.Or(c.RedisPrefix, d.RedisPrefix)
-	if c.RedisTimeout <= 0 {
-		c.RedisTimeout = d.RedisTimeout
-	}
-	return c
 }

@@ -1,7 +1,6 @@
 package service_test
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/order"
-	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
@@ -58,31 +56,4 @@ func TestAnonymousLimitSettings(t *testing.T) {
 		}
 	}
 	t.Fatal("no orderd_ratelimit_forgotten_callers_total")
-}
-
-// TestBadAnonymousLimitSettings: a prefix length outside 1–128, or a negative cap, does not
-// start.
-func TestBadAnonymousLimitSettings(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		change func(*service.Config)
-	}{
-		{"Prefix129", func(c *service.Config) { c.IPv6Prefix = 129 }},
-		{"NegativePrefix", func(c *service.Config) { c.IPv6Prefix = -1 }},
-		{"NegativeCap", func(c *service.Config) { c.MaxAnonymousCallers = -5 }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, _ := embedded(t, order.Free)
-			tc.change(&cfg)
-			svc, err := service.Open(t.Context(), cfg)
-			if err == nil {
-				svc.Close()
-				t.Fatal("opened")
-			}
-			var ce *service.ConfigError
-			if !errors.As(err, &ce) {
-				t.Fatalf("%v is not a ConfigError", err)
-			}
-		})
-	}
 }

@@ -10,11 +10,9 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// warnEvery is how often a warning of a store outage or fault is repeated while it lasts.
-const warnEvery = time.Minute
-
-// repeats decides when a warning that would repeat on every call is logged: the first at
-// once, then at most one every warnEvery per kind, each saying how many it held back.
+// repeats decides when a line that would repeat on every call is logged: the first at once,
+// then at most one a minute per kind, each saying how many it held back. (rate.Sometimes
+// neither counts what it held back nor takes a clock, which the tests move by minutes.)
 type repeats struct {
 	now  func() time.Time
 	mu   sync.Mutex
@@ -34,7 +32,7 @@ func (r *repeats) due(kind string, restart bool) (ok bool, held int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
-	if last, seen := r.last[kind]; seen && !restart && now.Sub(last) < warnEvery {
+	if last, seen := r.last[kind]; seen && !restart && now.Sub(last) < time.Minute {
 		r.held[kind]++
 		return false, 0
 	}
@@ -44,13 +42,12 @@ func (r *repeats) due(kind string, restart bool) (ok bool, held int64) {
 }
 
 // outageLog warns of a store outage as the readiness checks meet it: on entering it, every
-// warnEvery while it lasts (with the failures since), and when it ends. Requests do not report.
+// minute while it lasts (with the failures since), and when it ends. Requests do not report.
 type outageLog struct {
 	log     *slog.Logger
 	repeats *repeats
 	mu      sync.Mutex
-	down    bool
-	since   time.Time // when the outage began
+	since   time.Time // when the outage began; zero: none
 }
 
 // observe takes what a readiness check met; an error but order.ErrUnavailable is no outage.
@@ -61,26 +58,25 @@ func (o *outageLog) observe(err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	now := o.repeats.now()
+	downFor := slog.String("down_for", now.Sub(o.since).Round(time.Second).String())
 	switch {
-	case err == nil && o.down:
-		o.down = false
-		o.log.Info("store answers again", slog.String("down_for", now.Sub(o.since).Round(time.Second).String()))
+	case err == nil && !o.since.IsZero():
+		o.since = time.Time{}
+		o.log.Info("store answers again", downFor)
 	case err == nil:
-	case !o.down:
-		o.down, o.since = true, now
+	case o.since.IsZero():
+		o.since = now
 		o.repeats.due("outage", true)
 		o.log.Warn("store unavailable: answering 503 until it answers again", slog.String("error", err.Error()))
 	default:
 		if ok, held := o.repeats.due("outage", false); ok {
-			o.log.Warn("store still unavailable", slog.String("error", err.Error()),
-				slog.String("down_for", now.Sub(o.since).Round(time.Second).String()),
-				slog.Int64("failures_since_last_warning", held+1))
+			o.log.Warn("store still unavailable", slog.String("error", err.Error()), downFor, slog.Int64("failures_since_last_warning", held+1))
 		}
 	}
 }
 
-// faultLog counts each order.Fault and logs at most one every warnEvery per kind: an error
-// when it lasts until a restart, a warning when it ends by itself.
+// faultLog counts each order.Fault and logs at most one a minute per kind: an error when it
+// lasts until a restart, a warning when it ends by itself.
 type faultLog struct {
 	log     *slog.Logger
 	count   func(kind string)
@@ -95,7 +91,7 @@ func (l *faultLog) observe(f *order.Fault) {
 	}
 	level, msg := slog.LevelWarn, "store fault: "+f.Public
 	if f.Lasting {
-		level, msg = slog.LevelError, "store fault: "+f.Public+"; not ready until it is mended and the service restarted"
+		level, msg = slog.LevelError, msg+"; not ready until it is mended and the service restarted"
 	}
 	l.log.LogAttrs(context.Background(), level, msg, slog.String("kind", f.Kind), slog.String("error", f.Err.Error()),
 		slog.Int64("repeats_since_last_line", held))

@@ -2,11 +2,13 @@ package service
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -18,34 +20,32 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/tracing"
+	"github.com/petstore/orderd/internal/webhook"
 )
 
 // Service is the Store Order Service: Open makes it, Run serves, Close releases what Open took.
 type Service struct {
-	cfg        Config
-	log        *slog.Logger
-	stores     *Stores
-	ln         net.Listener
-	srv        *http.Server
-	metricsLn  net.Listener // nil unless Config.MetricsAddr is set
-	metricsSrv *http.Server
-	metrics    *metrics.Metrics
-	outage     *outageLog        // warns of a store outage once, whoever meets it
-	draining   chan struct{}     // closed when Run's ctx ends: /readyz answers 503 from then on
-	closing    chan struct{}     // closed when Run begins to shut down: event streams end
-	traces     *tracing.Provider // nil unless the OTEL_* environment turns tracing on
+	cfg             Config
+	log             *slog.Logger
+	stores          *Stores
+	metrics         *metrics.Metrics
+	outage          *outageLog        // warns of a store outage once, whoever meets it
+	traces          *tracing.Provider // nil unless the OTEL_* environment turns tracing on
+	ln, metricsLn   net.Listener      // metricsLn: nil unless Config.MetricsAddr is set
+	srv, metricsSrv *http.Server
+	draining        chan struct{} // closed when Run's ctx ends: /readyz answers 503 from then on
+	closing         chan struct{} // closed when Run begins to shut down: event streams end
 }
 
 // Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
 // not answer yet is logged and answered 503 until it does. A bad setting or file is a *ConfigError.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
-	cfg = cfg.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, draining: make(chan struct{}), closing: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(), draining: make(chan struct{}), closing: make(chan struct{})}
 	if err := s.open(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -53,17 +53,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-func (s *Service) open(ctx context.Context) error {
-	cfg := s.cfg
-	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
-		return configError(err)
-	}
-	if cfg.MaxAnonymousCallers < 0 {
-		return configError(fmt.Errorf("the cap on callers without a key must be positive, not %d", cfg.MaxAnonymousCallers))
-	}
-	m := metrics.New()
-	s.metrics = m
-	var err error
+func (s *Service) open(ctx context.Context) (err error) {
+	cfg, m := s.cfg, s.metrics
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return err
 	}
@@ -77,26 +68,23 @@ func (s *Service) open(ctx context.Context) error {
 			return err
 		}
 	}
-	faults := &faultLog{log: s.log, count: m.StoreFault, repeats: newRepeats(cfg.Now)}
-	s.stores.observe(s.log, faults.observe)
-	// A Redis that does not answer yet is the start of an outage, warned of like any other.
-	outage := &outageLog{log: s.log, repeats: newRepeats(cfg.Now)}
-	s.outage = outage
+	repeats := newRepeats(cfg.Now)
+	s.stores.observe(s.log, (&faultLog{log: s.log, count: m.StoreFault, repeats: repeats}).observe)
+	s.outage = &outageLog{log: s.log, repeats: repeats}
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
-		var fault *order.Fault
-		if !errors.As(err, &fault) { // a fault was logged when the store found it
-			outage.observe(err)
+		if fault := (*order.Fault)(nil); !errors.As(err, &fault) { // a fault was logged when the store found it
+			s.outage.observe(err)
 		}
 		return err
 	}
-	_ = ready(ctx)
+	_ = ready(ctx) // a Redis that does not answer yet is the start of an outage, warned of like any other
 	inProcess := ratelimit.NewMemory(cfg.Now, cfg.Ban, ratelimit.MaxAnonymous(cfg.MaxAnonymousCallers), ratelimit.OnForget(m.ForgottenCaller))
 	limiter, err := s.stores.limiter(cfg, inProcess, m.Fallback)
 	if err != nil {
 		return err
 	}
-	pageTokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
+	tokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
 	if err != nil {
 		return err
 	}
@@ -105,27 +93,11 @@ func (s *Service) open(ctx context.Context) error {
 		metricsOnMain = m.Handler()
 	}
 	handler, err := api.New(api.Config{
-		Observer:         m,
-		Metrics:          metricsOnMain,
-		Orders:           s.stores.Orders,
-		Events:           s.stores.Events,
-		MaxStreamsPerKey: cfg.Events.MaxStreamsPerKey,
-		StreamRecheck:    cfg.Events.StreamRecheck,
-		Closing:          s.closing,
-		Draining:         s.draining,
-		PageTokens:       pageTokens,
-		Pets:             s.stores.Pets,
-		Keys:             s.stores.Keys,
-		Limiter:          limiter,
-		Ready:            ready,
-		TrustedProxies:   cfg.TrustedProxies,
-		CORSAllowOrigins: cfg.CORSAllowOrigins,
-		IPv6Prefix:       cfg.IPv6Prefix,
-		Sunset:           cfg.Sunset,
-		Logger:           s.log,
-		AccessLog:        cfg.AccessLog,
-		Now:              cfg.Now,
-		Tracer:           tracer,
+		Observer: m, Metrics: metricsOnMain, Orders: s.stores.Orders, Events: s.stores.Events,
+		MaxStreamsPerKey: cfg.Events.MaxStreamsPerKey, StreamRecheck: cfg.Events.StreamRecheck,
+		Closing: s.closing, Draining: s.draining, PageTokens: tokens, Pets: s.stores.Pets, Keys: s.stores.Keys,
+		Limiter: limiter, Ready: ready, TrustedProxies: cfg.TrustedProxies, CORSAllowOrigins: cfg.CORSAllowOrigins,
+		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer,
 	})
 	if err != nil {
 		return err
@@ -145,6 +117,16 @@ func (s *Service) open(ctx context.Context) error {
 		s.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	}
 	return nil
+}
+
+// pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
+// secret, which every instance on them shares untold. A secret too short is a *ConfigError.
+func pageTokens(secret string, s *Stores) (*pagetoken.Codec, error) {
+	if secret == "" {
+		return pagetoken.FromStore(s.Secrets), nil
+	}
+	c, err := pagetoken.New([]byte(secret))
+	return c, configError(err)
 }
 
 // HTTPServer is the server the API is served by, with its limits; bench/ceiling serves by
@@ -187,12 +169,13 @@ func (s *Service) Run(ctx context.Context) error {
 		defer s.metricsSrv.Close()
 		s.log.Info("metrics listening", slog.String("addr", s.MetricsAddr()))
 	}
-
-	trimCtx, stopTrimming := context.WithCancel(ctx)
-	defer stopTrimming()
-	go s.trimEvents(trimCtx)
-	stopDelivering := s.deliverWebhooks(ctx)
-	defer stopDelivering() // before Close closes the stores
+	background, stopBackground := context.WithCancel(ctx)
+	go s.trimEvents(background)
+	delivered := make(chan struct{})
+	go func() { defer close(delivered); s.deliverer().Run(background) }()
+	// Before Close closes the stores: deliveries in flight are cut, and the leases released
+	// for another instance to take.
+	defer func() { stopBackground(); <-delivered }()
 
 	select {
 	case err := <-served:
@@ -243,26 +226,13 @@ func (s *Service) Close() error {
 		err = s.stores.Close()
 	}
 	if s.traces != nil { // the last spans are sent, within a bound
-		ctx, cancel := context.WithTimeout(context.Background(), tracesFlushTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if terr := s.traces.Shutdown(ctx); terr != nil {
 			s.log.Warn("tracing: the last spans were not all sent", slog.String("error", terr.Error()))
 		}
 	}
 	return err
-}
-
-// tracesFlushTimeout bounds Close's wait for the collector.
-const tracesFlushTimeout = 5 * time.Second
-
-// pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
-// secret, which every instance on them shares untold. A secret too short is a *ConfigError.
-func pageTokens(secret string, s *Stores) (*pagetoken.Codec, error) {
-	if secret == "" {
-		return pagetoken.FromStore(s.Secrets), nil
-	}
-	c, err := pagetoken.New([]byte(secret))
-	return c, configError(err)
 }
 
 // trimEvents applies the log's retention at start and then every minute until ctx ends.
@@ -292,4 +262,16 @@ func (s *Service) trimEvents(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// deliverer is this instance's webhook Deliverer. It names itself in the leases it holds by
+// the host and the pid, for the operator, and a random part, for two processes are never one.
+func (s *Service) deliverer() *webhook.Deliverer {
+	host, _ := os.Hostname()
+	cfg := s.cfg.Webhooks
+	return webhook.NewDeliverer(webhook.Config{
+		Store: s.stores.Webhooks, Events: s.stores.Events, Client: webhook.NewClient(cfg.AllowPrivate),
+		Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8]),
+		Poll:  cfg.Poll, LeaseTTL: cfg.LeaseTTL, Schedule: cfg.Schedule, Observer: s.metrics, Logger: s.log,
+	})
 }

@@ -114,7 +114,6 @@ func TestConfigErrors(t *testing.T) {
 		{"DBIsNotSQLite", service.Config{Store: service.StoreConfig{DB: notSQLite}}, "keys.json"},
 		{"BadRedisURL", service.Config{Store: service.StoreConfig{RedisURL: "http://127.0.0.1:1"}}, "redis URL"},
 		{"BadRedisPrefix", service.Config{Store: service.StoreConfig{RedisURL: "redis://127.0.0.1:1", RedisPrefix: "a b"}}, "prefix"},
-		{"BadFallback", service.Config{LimiterFallback: "open", Store: service.StoreConfig{RedisURL: "redis://127.0.0.1:1"}}, "fallback"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Addr = "127.0.0.1:0"
