@@ -1,10 +1,12 @@
 package order
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,28 +110,31 @@ func (v *View) Cancel(ctx context.Context, id int64) (Order, bool, error) {
 }
 
 // catchUp applies the events after s's mark to a copy of s; ErrEventsExpired or ErrReload
-// when it cannot (or when there are so many that a load is cheaper).
+// when it cannot.
 func (v *View) catchUp(ctx context.Context, s *Snapshot) (*Snapshot, error) {
 	if s == nil {
 		return nil, ErrReload
 	}
 	next := s.copy()
-	for read := 0; ; read += sinceLimit {
-		if read >= loadAfter {
-			return nil, ErrReload
-		}
-		events, mark, more, err := v.store.Since(ctx, next.Mark, sinceLimit)
+	return next, v.apply(ctx, next)
+}
+
+// apply applies the events after s's mark to s, which no reader has yet; ErrReload after
+// loadAfter of them, when a load is cheaper than reading on (an import of many orders).
+func (v *View) apply(ctx context.Context, s *Snapshot) error {
+	for read := 0; read < loadAfter; read += sinceLimit {
+		events, mark, more, err := v.store.Since(ctx, s.Mark, sinceLimit)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, e := range events {
-			next.set(e.Order)
+			s.set(e.Order)
 		}
-		next.Mark = mark
-		if !more {
-			return next, nil
+		if s.Mark = mark; !more {
+			return nil
 		}
 	}
+	return ErrReload
 }
 
 // load reads every order, then what changed while it read.
@@ -151,25 +156,17 @@ func (v *View) load(ctx context.Context) (*Snapshot, error) {
 			s.byStatus.Load(indexKey{int64(st), id})
 		}
 	}
-	for _, k := range sortByKey(byPet) {
+	slices.SortFunc(byPet, func(a, b indexKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
+	for _, k := range byPet {
 		s.byPet.Load(k)
 	}
 	s.Mark = mark
-	for read := 0; ; read += sinceLimit {
-		if read >= loadAfter {
-			return nil, fmt.Errorf("%w: the orders changed faster than they could be read", ErrUnavailable)
-		}
-		events, mark, more, err := v.store.Since(ctx, s.Mark, sinceLimit)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range events {
-			s.set(e.Order)
-		}
-		if s.Mark = mark; !more {
-			return s, nil
-		}
+	if err := v.apply(ctx, s); errors.Is(err, ErrReload) {
+		return nil, fmt.Errorf("%w: the orders changed faster than they could be read", ErrUnavailable)
+	} else if err != nil {
+		return nil, err
 	}
+	return s, nil
 }
 
 // Snapshot is the orders at one version, immutable: every reader of it sees the same orders.
@@ -220,31 +217,6 @@ func newSnapshot() *Snapshot {
 		byStatus: btree.NewBTreeGOptions(byKeyThenID, treeOptions),
 		byPet:    btree.NewBTreeGOptions(byKeyThenID, treeOptions),
 	}
-}
-
-// sortByKey sorts keys in id order by key, keeping the ids' order among equal keys: 16 bits
-// a pass from the lowest (a stable radix sort), passing over the bits every key shares.
-func sortByKey(keys []indexKey) []indexKey {
-	spare := make([]indexKey, len(keys))
-	for shift := 0; shift < 64 && len(keys) > 0; shift += 16 {
-		var at [1 << 16]int
-		for _, k := range keys {
-			at[uint64(k.key)>>shift&0xffff]++
-		}
-		if at[uint64(keys[0].key)>>shift&0xffff] == len(keys) {
-			continue
-		}
-		for d, sum := 0, 0; d < len(at); d++ {
-			at[d], sum = sum, sum+at[d]
-		}
-		for _, k := range keys {
-			d := uint64(k.key) >> shift & 0xffff
-			spare[at[d]] = k
-			at[d]++
-		}
-		keys, spare = spare, keys
-	}
-	return keys
 }
 
 // copy returns a copy that shares s's trees until it writes them.
