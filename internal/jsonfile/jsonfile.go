@@ -26,14 +26,16 @@ type Record[T any] interface {
 	json.Unmarshaler
 }
 
-// EachInFile is Each on the file at path, named by path in errors.
-func EachInFile[T any, R Record[T]](path string, check func(T) error, size int, each func([]T) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+// File is Each on the file at path, named by path in errors, each time it is called.
+func File[T any, R Record[T]](path string, size int) func(check func(T) error, each func([]T) error) error {
+	return func(check func(T) error, each func([]T) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return Each[T, R](path, f, check, size, each)
 	}
-	defer f.Close()
-	return Each[T, R](path, f, check, size, each)
 }
 
 // opts leave names twice and invalid UTF-8 to the records, as encoding/json did.
