@@ -35,14 +35,10 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	// Both files are read and checked before the store is opened, which may create the file,
 	// then read again as they are written: neither is held whole. Each record is checked as
 	// it is read; the first refused is named by file:line:column.
-	orders := func(check func(order.Order) error, each func([]order.Order) error) error {
-		return jsonfile.EachInFile(*ordersFile, check, service.ImportBatch, each)
-	}
+	var orders order.Batches[order.Order] = jsonfile.File[order.Order](*ordersFile, service.ImportBatch)
 	pets := order.Slice[order.Pet](nil, 1)
 	if *petsFile != "" {
-		pets = func(check func(order.Pet) error, each func([]order.Pet) error) error {
-			return jsonfile.EachInFile(*petsFile, check, service.ImportBatch, each)
-		}
+		pets = jsonfile.File[order.Pet](*petsFile, service.ImportBatch)
 	}
 	var nOrders, nPets int
 	if err := orders(order.CheckEach[order.Order](), func(b []order.Order) error { nOrders += len(b); return nil }); err != nil {

@@ -1,6 +1,7 @@
 // Package jsonfile reads the service's data files, JSON arrays of records, as streams. Its
-// errors name the file, line and column: the file's first syntax error, in encoding/json's
-// words, else its first record refused.
+// errors name the file, line and column: the file's first syntax error, else its first
+// record refused. jsontext (github.com/go-json-experiment/json) reads a value at a time and
+// places its syntax errors at their byte.
 package jsonfile
 
 import (
@@ -10,7 +11,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Record is a record type that decodes itself (UnmarshalJSON) from an element of the array,
@@ -20,15 +26,20 @@ type Record[T any] interface {
 	json.Unmarshaler
 }
 
-// EachInFile is Each on the file at path, named by path in errors.
-func EachInFile[T any, R Record[T]](path string, check func(T) error, size int, each func([]T) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+// File is Each on the file at path, named by path in errors, each time it is called.
+func File[T any, R Record[T]](path string, size int) func(check func(T) error, each func([]T) error) error {
+	return func(check func(T) error, each func([]T) error) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return Each[T, R](path, f, check, size, each)
 	}
-	defer f.Close()
-	return Each[T, R](path, f, check, size, each)
 }
+
+// opts leave names twice and invalid UTF-8 to the records, as encoding/json did.
+var opts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // Each decodes the JSON array read from r and hands its elements, each once check (nil: none)
 // passed it, to each in batches of up to size, in order: it holds a batch and the decoder's
@@ -36,55 +47,46 @@ func EachInFile[T any, R Record[T]](path string, check func(T) error, size int, 
 // that a syntax error after it comes first; errors are placed by reading r again. name is
 // used in errors; each's are returned as they are.
 func Each[T any, R Record[T]](name string, r io.ReadSeeker, check func(T) error, size int, each func([]T) error) error {
-	in := bufio.NewReaderSize(r, 64<<10)
-	dec := json.NewDecoder(in)
-	if tok, err := dec.Token(); err != nil {
-		return fault(name, r, 0, "", err)
-	} else if tok != json.Delim('[') { // its syntax errors come first
-		if _, err := r.Seek(0, io.SeekStart); err != nil {
-			return err
+	dec := jsontext.NewDecoder(r, opts...)
+	if dec.PeekKind() != '[' { // its syntax errors come first
+		if _, err := dec.ReadValue(); err != nil {
+			return fault(name, r, dec, "", err)
 		}
-		in := bufio.NewReader(r)
-		dec := json.NewDecoder(in)
-		if err := dec.Decode(new(json.RawMessage)); err != nil {
-			return fault(name, r, 0, "", err)
-		}
-		if err := afterValue(name, r, dec, in); err != nil {
+		if err := end(name, r, dec); err != nil {
 			return err
 		}
 		return at(name, r, -1, errors.New("want a JSON array"))
 	}
+	dec.ReadToken()
 	batch := make([]T, 0, max(1, size))
 	var refused error
 	var refusedAt int64
-	// context is what came before an element in the array, for a fault in it to be named
-	// as in the whole file.
-	from, context := dec.InputOffset(), "["
-	for ; dec.More(); from, context = dec.InputOffset(), `[""` {
-		var e element[T, R]
-		err := dec.Decode(&e)
+	for context := "["; ; context = "[0 " {
+		if dec.PeekKind() == ']' {
+			break
+		}
+		value, err := dec.ReadValue()
 		switch {
-		case err != nil && e.n == 0: // the JSON, not the record
-			return fault(name, r, from, context, err)
+		case err != nil:
+			return fault(name, r, dec, context, err)
 		case refused != nil:
-		case err == nil && check != nil:
-			err = check(e.v)
+			continue
 		}
-		if refused == nil && err != nil {
-			refused, refusedAt = err, dec.InputOffset()-int64(e.n)
-		} else if refused == nil {
-			if batch = append(batch, e.v); len(batch) == cap(batch) {
-				if err := each(batch); err != nil {
-					return err
-				}
-				batch = make([]T, 0, cap(batch)) // each may keep the one it had
+		var v T
+		if err = R(&v).UnmarshalJSON(value); err == nil && check != nil {
+			err = check(v)
+		}
+		if err != nil {
+			refused, refusedAt = err, dec.InputOffset()-int64(len(value))
+		} else if batch = append(batch, v); len(batch) == cap(batch) {
+			if err := each(batch); err != nil {
+				return err
 			}
+			batch = make([]T, 0, cap(batch)) // each may keep the one it had
 		}
 	}
-	if _, err := dec.Token(); err != nil {
-		return fault(name, r, from, context, err)
-	}
-	if err := afterValue(name, r, dec, in); err != nil {
+	dec.ReadToken() // the ']' peeked
+	if err := end(name, r, dec); err != nil {
 		return err
 	}
 	switch {
@@ -96,49 +98,37 @@ func Each[T any, R Record[T]](name string, r io.ReadSeeker, check func(T) error,
 	return nil
 }
 
-// element is a record and the length of the JSON it was decoded from, to place its errors.
-type element[T any, R Record[T]] struct {
-	v T
-	n int
-}
-
-func (e *element[T, R]) UnmarshalJSON(data []byte) error {
-	e.n = len(data)
-	return R(&e.v).UnmarshalJSON(data)
-}
-
-// afterValue places the first byte after the value dec read from in that is not space, if any.
-func afterValue(name string, r io.ReadSeeker, dec *json.Decoder, in io.Reader) error {
-	end := dec.InputOffset()
-	rest := bufio.NewReader(io.MultiReader(dec.Buffered(), in))
-	for c, err := rest.ReadByte(); err == nil; c, err = rest.ReadByte() {
-		if !strings.ContainsRune(" \t\r\n", rune(c)) {
-			return at(name, r, end, json.Unmarshal([]byte{'[', ']', c}, new(any)))
+// end refuses anything but space after the value dec read: jsontext reads a stream of values.
+func end(name string, r io.ReadSeeker, dec *jsontext.Decoder) error {
+	var err error
+	if dec.PeekKind() == 0 { // no value: the end, or a fault
+		if _, err = dec.ReadToken(); err == io.EOF {
+			return nil
 		}
-		end++
 	}
-	return nil
+	return fault(name, r, dec, "0 ", err)
 }
 
-// fault places the syntax error err met in r from offset on, after context: a decoder of its
-// own reads it again, since the offsets of the token API's errors are not the input's.
-func fault(name string, r io.ReadSeeker, offset int64, context string, err error) error {
-	var se *json.SyntaxError
-	if !errors.As(err, &se) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return err // the input's own
+// fault places err, met by dec after context: a syntax error, in the words of the library's
+// reading of whole values (its token reader's do not say what it expected), found by reading
+// again what dec had left and a rune more; or the end of the input; or the input's own.
+func fault(name string, r io.ReadSeeker, dec *jsontext.Decoder, context string, err error) error {
+	more, _ := io.ReadAll(io.LimitReader(r, utf8.UTFMax))
+	data := slices.Concat([]byte(context), dec.UnreadBuffer(), more)
+	var se *jsontext.SyntacticError
+	switch {
+	case errors.As(jsonv2.Unmarshal(data, new(jsontext.Value), opts...), &se) && !errors.Is(se, io.ErrUnexpectedEOF):
+		return at(name, r, dec.InputOffset()+se.ByteOffset-int64(len(context)), se.Err)
+	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
+		end, serr := r.Seek(0, io.SeekEnd)
+		if serr != nil {
+			return serr
+		}
+		return at(name, r, end, errors.New("unexpected end of file"))
+	case errors.As(err, &se):
+		return at(name, r, se.ByteOffset, se.Err)
 	}
-	if _, err := r.Seek(offset, io.SeekStart); err != nil {
-		return err
-	}
-	err = json.NewDecoder(io.MultiReader(strings.NewReader(context), r)).Decode(new(json.RawMessage))
-	if errors.As(err, &se) {
-		return at(name, r, offset+se.Offset-1-int64(len(context)), err)
-	}
-	end, serr := r.Seek(0, io.SeekEnd)
-	if serr != nil {
-		return serr
-	}
-	return at(name, r, end, errors.New("unexpected end of file"))
+	return err
 }
 
 // at places err at offset of r (-1: at its first byte that is not space), by line and

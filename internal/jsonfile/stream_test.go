@@ -10,6 +10,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // decodeArray is every element of data, or the error; name is used in errors.
@@ -25,50 +28,39 @@ func decodeArray[T any, R Record[T]](name string, data []byte, check func(T) err
 	return out, nil
 }
 
-// wholeFile is how ReadArray read a file before it streamed: all of it at once, syntax first,
-// then each element. It is the model that Each's errors must equal, but for a fault in the
-// file's last byte, which it called an unexpected end of file (Each names the fault), and
-// for an element nested exactly 10000 deep, which the decoder of one element allows.
-func wholeFile[T any](name string, data []byte, check func(T) error) ([]T, error) {
-	errEOF := errors.New("unexpected end of file")
+// wholeFile reads a file all at once, syntax first (json v2's Unmarshal of it whole), then
+// each element: the model that Each, reading it as a stream, must equal.
+func wholeFile[T any, R Record[T]](name string, data []byte, check func(T) error) ([]T, error) {
 	at := func(offset int64, err error) error {
-		offset = max(0, min(offset, int64(len(data))))
 		before := data[:offset]
 		line := bytes.Count(before, []byte{'\n'}) + 1
 		col := int(offset) - bytes.LastIndexByte(before, '\n')
 		return fmt.Errorf("%s:%d:%d: %w", name, line, col, err)
 	}
-	skipSpace := func(off int64) int64 {
-		return int64(len(data) - len(bytes.TrimLeft(data[off:], " \t\r\n,")))
-	}
-	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
-		// The fault is a byte of the file if more bytes do not move it (at the end: EOF).
-		se, ok := err.(*json.SyntaxError)
-		var more *json.SyntaxError
-		if ok && se.Offset == int64(len(data)) && errors.As(json.Unmarshal(append(data, ' '), new(json.RawMessage)), &more) {
-			ok = *more == *se
+	var elements []jsontext.Value
+	err := jsonv2.Unmarshal(data, new(jsontext.Value), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if se := (*jsontext.SyntacticError)(nil); errors.As(err, &se) {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, at(int64(len(data)), errors.New("unexpected end of file"))
 		}
-		if ok && se.Offset <= int64(len(data)) {
-			return nil, at(se.Offset-1, err)
-		}
-		return nil, at(int64(len(data)), errEOF)
+		return nil, at(se.ByteOffset, se.Err)
+	} else if err != nil {
+		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if tok, _ := dec.Token(); tok != json.Delim('[') {
-		return nil, at(skipSpace(0), errors.New("want a JSON array"))
+	if jsonv2.Unmarshal(data, &elements, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) != nil || elements == nil {
+		return nil, at(int64(len(data)-len(bytes.TrimLeft(data, " \t\r\n"))), errors.New("want a JSON array"))
 	}
-	out := []T{}
-	for dec.More() {
-		start := skipSpace(dec.InputOffset())
+	out, from := []T{}, 0
+	for _, e := range elements {
+		start := from + bytes.Index(data[from:], e) // Unmarshal keeps e as written; only space and a comma come before it
+		from = start + len(e)
 		var v T
-		if err := dec.Decode(&v); err != nil {
-			return nil, at(start, err)
+		err := R(&v).UnmarshalJSON(e)
+		if err == nil && check != nil {
+			err = check(v)
 		}
-		if check != nil {
-			if err := check(v); err != nil {
-				return nil, at(start, err)
-			}
+		if err != nil {
+			return nil, at(int64(start), err)
 		}
 		out = append(out, v)
 	}
@@ -136,7 +128,7 @@ func checkOwn(o own) error { return checkRec(o.rec) }
 // wholeFile reads and fails as it does.
 func eachAsWholeFile[T any, R Record[T]](t *testing.T, data []byte, size int, check func(T) error) {
 	t.Helper()
-	want, wantErr := wholeFile("f.json", data, check)
+	want, wantErr := wholeFile[T, R]("f.json", data, check)
 	got := []T{}
 	err := Each[T, R]("f.json", &pieces{data: data, size: size}, check, 2, func(b []T) error {
 		got = append(got, b...)

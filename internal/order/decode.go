@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxShipDateLength is the maxLength, in characters, of Order.shipDate in openapi.yaml.
@@ -58,10 +61,22 @@ func decodeRecord(kind string, data []byte, fields []string, to ...any) error {
 	var written [maxFields]int   // fields, as written
 	n, ids := 0, 0
 	var err error
-	if data[0] != '{' {
-		err = errors.New("want a JSON object")
+	d := decoders.Get().(*decoder)
+	defer decoders.Put(d)
+	d.in.Reset()
+	d.in.Write(data)
+	d.Reset(&d.in, decoderOptions...)
+	if tok, _ := d.ReadToken(); tok.Kind() != '{' {
+		return fmt.Errorf("%s: want a JSON object", kind)
 	}
-	members(data, func(name, value []byte) {
+	for d.PeekKind() == '"' {
+		name := d.next(data)
+		if bytes.IndexByte(name, '\\') >= 0 {
+			name, _ = jsontext.AppendUnquote(nil, name)
+		} else {
+			name = name[1 : len(name)-1]
+		}
+		value := d.next(data)
 		i := 0
 		for i < len(fields) && fields[i] != string(name) {
 			i++
@@ -78,7 +93,7 @@ func decodeRecord(kind string, data []byte, fields []string, to ...any) error {
 		if string(name) == "id" {
 			ids++
 		}
-	})
+	}
 	for _, i := range written[:n] {
 		if err == nil && string(values[i]) != "null" {
 			if err = decodeValue(to[i], values[i]); err != nil {
@@ -148,65 +163,20 @@ func parseShipDate(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339, s)
 }
 
-// members hands f the name and value of each member of the object data, valid JSON, in turn
-// as written; data of another value has none.
-func members(data []byte, f func(name, value []byte)) {
-	if data[0] != '{' {
-		return
-	}
-	for i := skipSpace(data, 1); data[i] != '}'; i = skipSpace(data, i+1) { // +1: the comma
-		n := frame(data[i:])
-		name := data[i+1 : i+n-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			var s string
-			json.Unmarshal(data[i:i+n], &s)
-			name = []byte(s)
-		}
-		i = skipSpace(data, skipSpace(data, i+n)+1) // +1: the colon
-		n = frame(data[i:])
-		f(name, data[i:i+n])
-		if i = skipSpace(data, i+n); data[i] == '}' {
-			break
-		}
-	}
+// decoder reads a record's members; decoders keeps them for the next: an import reads millions.
+type decoder struct {
+	jsontext.Decoder
+	in bytes.Buffer
 }
 
-// frame is the length of the valid JSON value b begins with: through its closing bracket or
-// quote, or for a scalar up to the space or delimiter after it.
-func frame(b []byte) int {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			for i++; b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return i
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case depth == 0 && (c == ',' || isSpace(c)):
-			return i
-		}
-	}
-	return len(b)
-}
+var (
+	decoders       = sync.Pool{New: func() any { return new(decoder) }}
+	decoderOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+)
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
+// next is the next value the decoder reads from data, as data has it.
+func (d *decoder) next(data []byte) []byte {
+	v, _ := d.ReadValue()
+	end := d.InputOffset()
+	return data[end-int64(len(v)) : end]
 }
