@@ -169,7 +169,6 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 	}
 	return func(c echo.Context, ex *exchange) error {
 		req := ex.req
-		combineListHeaders(req.Header, params)
 		var buf [512]byte
 		input := appendInput(buf[:0], req, params)
 		if seen != nil && seen.has(input) {
@@ -184,12 +183,12 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 		}
 		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams,
 			QueryParams: c.QueryParams(), Route: route, Options: opts}
-		err := ownRules(in, params, true)
+		err := ownRules(in, params, doc, true)
 		if err == nil {
 			err = openapi3filter.ValidateRequest(req.Context(), in)
 		}
 		if err == nil {
-			err = ownRules(in, params, false)
+			err = ownRules(in, params, doc, false)
 		}
 		if re := (*openapi3filter.RequestError)(nil); errors.As(err, &re) {
 			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, doc)}
@@ -226,14 +225,19 @@ func (p *passed) add(input []byte) {
 }
 
 // appendInput appends all that validation reads of a request without a body, each part after
-// its length: the path, the query as sent, and each header parameter's value or its absence.
+// its length: the path, the query as sent, and each header parameter's value or its absence,
+// its lines first joined with commas (RFC 9110 §5.3), the one value validation and binding read.
 func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 	part := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = part(part(part(b, r.URL.Path), r.URL.RawPath), r.URL.RawQuery)
 	for _, ref := range params {
 		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			if v := r.Header[http.CanonicalHeaderKey(p.Name)]; len(v) > 0 {
-				b = part(append(b, 1), v[0]) // one line, after combineListHeaders
+			name := http.CanonicalHeaderKey(p.Name)
+			if v := r.Header[name]; len(v) > 1 {
+				r.Header[name] = []string{strings.Join(v, ", ")}
+			}
+			if v := r.Header[name]; len(v) > 0 {
+				b = part(append(b, 1), v[0])
 			} else {
 				b = append(b, 0)
 			}
@@ -244,7 +248,7 @@ func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 
 // ownRules checks the query: before ValidateRequest, that a single value is sent once (the
 // binding would read the first); after it, a date-time by order.DateTimeFault.
-func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, before bool) error {
+func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, doc string, before bool) error {
 	for _, ref := range params {
 		p := ref.Value
 		if p == nil || p.In != openapi3.ParameterInQuery || p.Schema == nil || p.Schema.Value == nil {
@@ -259,37 +263,16 @@ func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Paramet
 			fault = order.DateTimeFault(values[0])
 		}
 		if fault != "" {
-			return &openapi3filter.RequestError{Input: in, Parameter: p, Err: ruleError(fault)}
+			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, fault, doc)}
 		}
 	}
 	return nil
 }
 
-// ruleError is ownRules' refusal; its text is what the client is told.
-type ruleError string
-
-func (e ruleError) Error() string { return string(e) }
-
-// combineListHeaders joins a header parameter's lines with commas (RFC 9110 §5.3): one value.
-func combineListHeaders(h http.Header, params openapi3.Parameters) {
-	for _, ref := range params {
-		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			name := http.CanonicalHeaderKey(p.Name)
-			if v := h[name]; len(v) > 1 {
-				h[name] = []string{strings.Join(v, ", ")}
-			}
-		}
-	}
-}
-
 // requestErrorMessage names the parameter, what it must be, and doc, which says so.
 func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	if p := re.Parameter; p != nil {
-		why := expectation(p, re.Err)
-		if rule := ruleError(""); errors.As(re.Err, &rule) {
-			why = string(rule)
-		}
-		return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
+		return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, expectation(p, re.Err), doc)
 	}
 	return "invalid request: " + re.Error() + "; see " + doc
 }
