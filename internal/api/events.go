@@ -13,7 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
@@ -120,12 +119,6 @@ func (s *streams) release(key string) {
 		delete(s.perKey, key)
 	}
 	s.Observer.Streams(-1)
-}
-
-// errTooManyStreams refuses a stream past its key's places on this instance.
-func (s *streams) errTooManyStreams() error {
-	return &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
-		fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.MaxStreamsPerKey)}
 }
 
 // open starts a stream after q.After, or refuses it (410) before anything is sent. A HEAD

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -297,7 +298,7 @@ func (s *ServerV2) GetOpenAPIDocument(ctx context.Context, _ genv2.GetOpenAPIDoc
 // petRoute is the deprecated operation's route, whose every answer is marked (observe.go).
 const petRoute = BasePath + "/pets/:petId"
 
-var errSunset = errors.New("GET /pets/{petId} was retired on its sunset date; see the Link header")
+var errSunset = &problem{http.StatusGone, gen.ErrorCodeEndpointSunset, "GET /pets/{petId} was retired on its sunset date; see the Link header"}
 
 // Sunset is the schedule of the deprecated pets operation.
 type Sunset struct {
