@@ -21,17 +21,15 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// MaxHeaderBytes bounds a request's line and header fields as Go parsed them (docs/security.md).
-// http.Server refuses 4096 bytes past it, in plain text; conform between, as an Error.
+// MaxHeaderBytes bounds a request's line and header fields (docs/security.md): conform answers
+// 431 as an Error up to the 4096 bytes past it that http.Server allows.
 const MaxHeaderBytes = 16 << 10
 
 var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge,
 	fmt.Sprintf("the request line and header fields exceed %d bytes", MaxHeaderBytes)}
 
-// conform is the step after admit: the request must keep to the contract. 431 past
-// MaxHeaderBytes; 404 for a path that matches no template (echo's last parameter would take
-// "1/items"), whatever the method; 405 with an Allow of what works for a known path with
-// another method (OPTIONS included, which echo would answer 204); 400 for a parameter.
+// conform is the step after admit: 431, 404 for a path that matches no template whatever the
+// method, 405 with Allow (OPTIONS too, which echo would answer 204), 400 for a parameter.
 func conform(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ex := exchangeOf(c.Request().Context())
@@ -70,14 +68,14 @@ func headerBytes(r *http.Request) int {
 	return n
 }
 
-// allowOf is what echo's router found the path serves, when not the request's method; "" else.
+// allowOf is the methods echo found the path serves when not the request's; "" else.
 func allowOf(c echo.Context) string {
 	allow, _ := c.Get(echo.ContextKeyHeaderAllow).(string)
 	return strings.TrimPrefix(allow, "OPTIONS, ")
 }
 
-// matchesTemplate reports whether each parameter is one whole, non-empty segment (%2F is no
-// separator): echo's last would take the rest of the path, as a wildcard route does by design.
+// matchesTemplate reports whether each parameter is one whole, non-empty segment: echo's last
+// would take the rest of the path ("1/items").
 func matchesTemplate(c echo.Context) bool {
 	route := c.Path()
 	if route == "" || strings.HasSuffix(route, "*") {
@@ -199,8 +197,7 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 	}
 }
 
-// passed remembers the inputs of one operation's requests that validation passed: the check
-// is a function of them alone. At most maxPassed, forgotten all at once when full.
+// passed remembers the inputs of one operation that validation passed, at most maxPassed.
 type passed struct {
 	mu     sync.RWMutex
 	inputs map[string]struct{}
@@ -277,8 +274,7 @@ func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	return "invalid request: " + re.Error() + "; see " + doc
 }
 
-// expectation says what the parameter must be; for a string, by the rule it broke (cause),
-// since a short value may fail its pattern.
+// expectation says what the parameter must be; for a string, by the rule it broke.
 func expectation(p *openapi3.Parameter, cause error) string {
 	if p.Schema == nil || p.Schema.Value == nil {
 		return "invalid value"

@@ -79,8 +79,7 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 	return l, nil
 }
 
-// appendOrders writes the list as encoding/json writes []gen.Order, byte for byte (tested),
-// without reflection: list readers wait while it runs (bench/notes.md).
+// appendOrders writes the list as encoding/json writes []gen.Order (tested), without reflection.
 func appendOrders(b []byte, orders iter.Seq[order.Order]) []byte {
 	b = append(b, '[')
 	start := len(b)
@@ -93,8 +92,7 @@ func appendOrders(b []byte, orders iter.Seq[order.Order]) []byte {
 	return append(b, ']', '\n')
 }
 
-// FindOrders answers one page of the orders that match the filters, from where pageToken
-// says, or 304; a page asked for again in the same snapshot comes from the cache.
+// FindOrders answers a page of the orders that match, from where pageToken says, or 304.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
 	r := exchangeOf(ctx).req
 	snap, err := s.v1.orders.Current(ctx)
@@ -171,8 +169,7 @@ type encodedPage struct {
 	secret *[]byte // the page-token secret its tokens verify under; nil when it has none
 }
 
-// pageCache keeps the pages found in one snapshot of the orders, by query as sent. A new
-// snapshot, or a full cache, starts it again empty: queries made to miss cost bounded memory.
+// pageCache keeps the pages found in one snapshot, by query as sent, emptied when full.
 type pageCache struct {
 	mu    sync.Mutex
 	snap  *order.Snapshot
@@ -202,10 +199,9 @@ func (c *pageCache) put(snap *order.Snapshot, query string, pg *encodedPage) {
 	c.bytes += len(pg.body)
 }
 
-// upToNanosecond is t, parsed from the query parameter name of u, one nanosecond later when
-// the fraction sent has a non-zero digit past the ninth, which the parse dropped. Order dates
-// are whole nanoseconds, so the bound rounded up keeps exactly the orders the instant sent
-// does, as either bound; and a page token, which hashes the bounds, tells the two apart.
+// upToNanosecond is t one nanosecond later when the fraction sent has a non-zero digit past the
+// ninth: ship dates are whole nanoseconds, so it keeps the orders the instant sent does, and a
+// page token, which hashes the bounds, tells the two apart.
 func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	if t == nil {
 		return nil // and the query is not parsed again: most finds have no ship dates
@@ -219,9 +215,8 @@ func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	return &later
 }
 
-// nextLink is the Link of the next page (RFC 8288): the request to path with the parameters
-// kept of the query as sent (any other is dropped, which bounds its length), and name set to
-// value.
+// nextLink is the next page's Link (RFC 8288): the query as sent, only the kept parameters,
+// name set to value.
 func nextLink(path, query string, kept []string, name, value string) string {
 	sent, _ := url.ParseQuery(query)
 	q := url.Values{}
