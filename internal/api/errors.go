@@ -106,7 +106,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 				level = slog.LevelDebug
 			}
 			log.LogAttrs(ex, level, "request failed", slog.String("request_id", ex.id), slog.String("method", ex.req.Method),
-				slog.String("route", routeOf(ex.route)), slog.Int("status", p.status), slog.String("error", err.Error()))
+				slog.String("route", ex.route), slog.Int("status", p.status), slog.String("error", err.Error()))
 		}
 		if p.status == http.StatusUnauthorized {
 			res.Header().Set("WWW-Authenticate", `Bearer realm="orders"`)

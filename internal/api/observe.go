@@ -27,7 +27,7 @@ type exchange struct {
 	req          *http.Request
 	id           string
 	start        time.Time
-	route        string
+	route        string     // echo's, or "unmatched"
 	op           *operation // of the route and method, or nil
 	base         bool       // under a version's base
 	addr         string     // the client's address, once admit named it
@@ -82,6 +82,9 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ex := &exchange{Trip: order.Trip{Context: ctx}, req: req, start: o.Now(), route: c.Path()}
 		ex.op, ex.base = o.ct.operations[req.Method+" "+ex.route], o.ct.underBase(req.URL.Path)
+		if ex.route == "" || ex.route == "/*" {
+			ex.route = "unmatched"
+		}
 		if ex.id = req.Header.Get(echo.HeaderXRequestID); !validRequestID(ex.id) {
 			ex.id = rand.Text()
 		}
@@ -108,7 +111,7 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		attrs := append(make([]slog.Attr, 0, 9), slog.String("request_id", ex.id), slog.String("method", req.Method),
-			slog.String("route", routeOf(ex.route)), slog.Int("status", res.Status),
+			slog.String("route", ex.route), slog.Int("status", res.Status),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size))
 		if ex.key != nil {
 			attrs = append(attrs, slog.String("key_name", ex.key.Name), slog.String("key_prefix", ex.key.Prefix))
@@ -136,11 +139,8 @@ func (o *observer) writeHeaders(ex *exchange, res *echo.Response) {
 		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
 		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
 		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
-		reset := w.End.Unix() // rounded up, as Retry-After: a client that waits until Reset finds a ban over
-		if w.End.Nanosecond() > 0 {
-			reset++
-		}
-		h.Set("X-Ratelimit-Reset", strconv.FormatInt(reset, 10))
+		// Rounded up, as Retry-After: a client that waits until Reset finds a ban over.
+		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Add(time.Second-1).Unix(), 10))
 		h.Set("Ratelimit", `"`+w.Name+`";r=`+strconv.FormatInt(w.Remaining, 10)+";t="+strconv.FormatInt(secs, 10))
 		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
 		if res.Status == http.StatusTooManyRequests && !ex.noRetryAfter {
@@ -187,17 +187,10 @@ func (ex *exchange) label() string {
 	switch {
 	case ex.op != nil:
 		return ex.op.label
-	case !ex.base && ex.route != "" && ex.route != "/*":
+	case !ex.base && ex.route != "unmatched":
 		return ex.route
 	}
 	return "unknown"
-}
-
-func routeOf(route string) string {
-	if route == "" || route == "/*" {
-		return "unmatched"
-	}
-	return route
 }
 
 // validRequestID accepts the ids a client may choose: none that forges a log line (echo's keeps any).
