@@ -52,8 +52,8 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 			// request is refused, and counts in no window: the limiter is only asked.
 			decide, streamsFull := cfg.Limiter.Allow, false
 			if ex.key != nil && asksForStream(ex) {
-				if name := ex.key.Name; streams.take(name) {
-					defer streams.release(name)
+				if name := ex.key.Name; streams.hold(name, 1) {
+					defer streams.hold(name, -1)
 				} else {
 					decide, streamsFull = cfg.Limiter.Peek, true
 				}

@@ -94,24 +94,18 @@ func newStreams(cfg Config) *streams {
 	return &streams{Config: cfg, writeTimeout: 2 * heartbeatEvery, perKey: map[string]int{}}
 }
 
-func (s *streams) take(key string) bool {
+// hold counts n (1 or -1) of key's streams, refusing a place past MaxStreamsPerKey.
+func (s *streams) hold(key string, n int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.perKey[key] >= s.MaxStreamsPerKey {
+	if n > 0 && s.perKey[key] >= s.MaxStreamsPerKey {
 		return false
 	}
-	s.perKey[key]++
-	s.Observer.Streams(1)
-	return true
-}
-
-func (s *streams) release(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.perKey[key]--; s.perKey[key] <= 0 {
+	if s.perKey[key] += n; s.perKey[key] <= 0 {
 		delete(s.perKey, key)
 	}
-	s.Observer.Streams(-1)
+	s.Observer.Streams(n)
+	return true
 }
 
 // open starts a stream after q.After, or refuses it (410) before anything is sent; a HEAD too.
