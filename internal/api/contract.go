@@ -157,7 +157,7 @@ func (ct *contract) underBase(path string) bool {
 // it passes is one the binding reads; a 400 names its parameter and doc, the document.
 func validator(route *routers.Route, doc string) func(echo.Context, *exchange) error {
 	// Without defaults written into the query: the find's Link repeats the query as sent.
-	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
+	opts := &openapi3filter.Options{SkipSettingDefaults: true}
 	params := append(slices.Clone(route.PathItem.Parameters), route.Operation.Parameters...)
 	var seen *passed
 	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, func(p *openapi3.ParameterRef) bool {
