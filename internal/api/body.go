@@ -13,6 +13,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
 // A walk gzips many pages, so speed decides; the list is gzipped once a version (bench/notes.md).
@@ -26,10 +28,12 @@ const (
 type encoded struct {
 	body        []byte
 	contentType string
-	etag        string        // none for a file or a page of events
-	gzipped     func() []byte // made by the first request that accepts gzip; nil: always plain
-	eventID     string        // Orders-Event-Id: the position in the log it was read at
-	link        string        // the next page (RFC 8288), or ""
+	etag        string          // none for a file or a page of events
+	gzipped     func() []byte   // made by the first request that accepts gzip; nil: always plain
+	eventID     string          // Orders-Event-Id: the position in the log it was read at
+	link        string          // the next page (RFC 8288), or ""
+	snap        *order.Snapshot // the list's, for listCache
+	secret      *[]byte         // the page-token secret a page's tokens verify under; nil when it has none
 }
 
 func newEncoded(body []byte, level int) *encoded {

@@ -44,22 +44,17 @@ func (s *Server) ListOrders(ctx context.Context, _ gen.ListOrdersRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	return answer{list.encoded, exchangeOf(ctx).req}, nil
+	return answer{list, exchangeOf(ctx).req}, nil
 }
 
 // listCache keeps the list encoded for one snapshot of the orders.
 type listCache struct {
 	orders *order.View
-	cur    atomic.Pointer[encodedList]
+	cur    atomic.Pointer[encoded]
 	build  sync.Mutex // one encoding at a time; the others wait for it
 }
 
-type encodedList struct {
-	snap *order.Snapshot
-	*encoded
-}
-
-func (c *listCache) get(ctx context.Context) (*encodedList, error) {
+func (c *listCache) get(ctx context.Context) (*encoded, error) {
 	snap, err := c.orders.Current(ctx)
 	if err != nil {
 		return nil, err
@@ -73,10 +68,9 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 		return cur, nil // made while this request waited
 	}
 	e := newEncoded(settled(appendOrders(make([]byte, 0, 128*snap.Len()+2), snap.All())), listLevel)
-	e.eventID = snap.Position // after which every change the list lacks is
-	l := &encodedList{snap, e}
-	c.cur.Store(l)
-	return l, nil
+	e.snap, e.eventID = snap, snap.Position // after which every change the list lacks is
+	c.cur.Store(e)
+	return e, nil
 }
 
 // appendOrders writes the list as encoding/json writes []gen.Order (tested), without reflection.
@@ -108,10 +102,10 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 			s.pages.put(snap, r.URL.RawQuery, pg)
 		}
 	}
-	return answer{pg.encoded, r}, nil
+	return answer{pg, r}, nil
 }
 
-func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.FindOrdersParams, u *url.URL) (*encodedPage, error) {
+func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.FindOrdersParams, u *url.URL) (*encoded, error) {
 	f := order.Filter{PetID: p.PetId, ShipFrom: upToNanosecond(p.ShipDateFrom, u, "shipDateFrom"),
 		ShipBefore: upToNanosecond(p.ShipDateBefore, u, "shipDateBefore")}
 	for _, st := range deref(p.Status) {
@@ -142,7 +136,7 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 	if b = b[:len(b)-1]; next != "" { // the list's newline ends the object
 		b = append(append(append(b, `,"nextPageToken":"`...), next...), '"') // base64url: nothing to escape
 	}
-	pg := &encodedPage{encoded: newEncoded(append(b, '}', '\n'), pageLevel)}
+	pg := newEncoded(append(b, '}', '\n'), pageLevel)
 	pg.eventID = snap.Position
 	if next != "" {
 		pg.link = nextLink("/store/orders", u.RawQuery, []string{"status", "petId", "shipDateFrom", "shipDateBefore", "pageSize"}, "pageToken", next)
@@ -163,17 +157,11 @@ func deref[T any](p *T) (v T) {
 	return v
 }
 
-// encodedPage is one page of a find, as encoded when found.
-type encodedPage struct {
-	*encoded
-	secret *[]byte // the page-token secret its tokens verify under; nil when it has none
-}
-
 // pageCache keeps the pages found in one snapshot, by query as sent, emptied when full.
 type pageCache struct {
 	mu    sync.Mutex
 	snap  *order.Snapshot
-	pages map[string]*encodedPage
+	pages map[string]*encoded
 	bytes int
 }
 
@@ -182,18 +170,18 @@ const (
 	maxCachedBytes = 16 << 20
 )
 
-func (c *pageCache) get(snap *order.Snapshot, query string) (*encodedPage, bool) {
+func (c *pageCache) get(snap *order.Snapshot, query string) (*encoded, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pg, ok := c.pages[query]
 	return pg, ok && c.snap == snap
 }
 
-func (c *pageCache) put(snap *order.Snapshot, query string, pg *encodedPage) {
+func (c *pageCache) put(snap *order.Snapshot, query string, pg *encoded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pages == nil || snap != c.snap || len(c.pages) >= maxCachedPages || c.bytes+len(pg.body) > maxCachedBytes {
-		c.pages, c.snap, c.bytes = map[string]*encodedPage{}, snap, 0
+		c.pages, c.snap, c.bytes = map[string]*encoded{}, snap, 0
 	}
 	c.pages[query] = pg
 	c.bytes += len(pg.body)
