@@ -21,9 +21,6 @@ import (
 	"github.com/petstore/orderd/internal/order/orderjson"
 )
 
-var _ gen.StrictServerInterface = (*Server)(nil)
-var _ genv2.StrictServerInterface = (*ServerV2)(nil)
-
 // Server implements the operations of openapi.yaml on the domain's stores.
 type Server struct {
 	*Config
