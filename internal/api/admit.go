@@ -14,11 +14,11 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-// Why a request carries no usable key; the messages go to the client as they are.
+// Why a request carries no usable key.
 var (
-	errNoCredentials = errors.New("no API key: send the header Authorization: Bearer API_KEY")
-	errMalformed     = errors.New("malformed Authorization header: expected Bearer API_KEY")
-	errUnknownKey    = errors.New("unknown or revoked API key")
+	errNoCredentials = &problem{http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "no API key: send the header Authorization: Bearer API_KEY"}
+	errMalformed     = &problem{http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "malformed Authorization header: expected Bearer API_KEY"}
+	errUnknownKey    = &problem{http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "unknown or revoked API key"}
 )
 
 // anonymousLimits apply to callers without a valid key, by address: they slow key guessing.
@@ -36,8 +36,7 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 			if ex.addr = c.RealIP(); ex.op != nil && ex.op.unlimited {
 				return next(c)
 			}
-			// The lookup may answer provisionally; the limiter's round trip confirms it.
-			keyErr := error(nil)
+			keyErr := error(nil) // the lookup may answer provisionally; the limiter's round trip confirms it
 			if token, err := bearerToken(ex.req.Header.Values("Authorization")); err != nil {
 				keyErr = err
 			} else if ex.found, err = cfg.Keys.Lookup(ex, order.HashOf(token)); err != nil {
@@ -53,8 +52,8 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 			// request is refused, and counts in no window: the limiter is only asked.
 			decide, streamsFull := cfg.Limiter.Allow, false
 			if ex.key != nil && asksForStream(ex) {
-				if name := ex.key.Name; streams.take(name) {
-					defer streams.release(name)
+				if name := ex.key.Name; streams.hold(name, 1) {
+					defer streams.hold(name, -1)
 				} else {
 					decide, streamsFull = cfg.Limiter.Peek, true
 				}
@@ -86,7 +85,8 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 					fmt.Sprintf("rate limit of %d requests per %s exceeded; retry after %d seconds", d.Binding.Limit, d.Binding.Name, secs)}
 			case streamsFull: // a place frees when one of the key's streams ends, which no clock tells
 				ex.noRetryAfter = true
-				return streams.errTooManyStreams()
+				return &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams, fmt.Sprintf(
+					"this key holds %d streams open on this instance, as many as it may; close one first", cfg.MaxStreamsPerKey)}
 			}
 			if ex.rateLimit = outcome; refusal == nil && keyErr != nil && (ex.op == nil || !ex.op.public) {
 				refusal = keyErr
@@ -100,8 +100,7 @@ func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 	}
 }
 
-// asksForStream reports whether the request asks for a stream of the log, which holds one of
-// its key's places from admission on (admit).
+// asksForStream reports whether the request asks for a stream of the log.
 func asksForStream(ex *exchange) bool {
 	m := ex.req.Method
 	return ex.route == eventsRoute && (m == http.MethodGet || m == http.MethodHead) && acceptsEventStream(ex.req.Header)
@@ -131,8 +130,7 @@ func noDecision(ctx context.Context, err error) bool {
 	return errors.Is(err, order.ErrUnavailable) || requestEnded(ctx, err)
 }
 
-// lookupError is a failed lookup as the client is told it; a KeyStore fails only in the ways
-// package order names, and anything else is a 500.
+// lookupError is a failed lookup as the client is told it; an error order does not name is a 500.
 func lookupError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, order.ErrKeyNotFound):
@@ -143,9 +141,8 @@ func lookupError(ctx context.Context, err error) error {
 	return fmt.Errorf("looking up a key: %w", err)
 }
 
-// bearerToken extracts the token of an Authorization header (RFC 6750, RFC 9110): the scheme
-// word is case-insensitive and the token is a token68, which keeps control characters and
-// spaces out of every later step. values are all the header's fields.
+// bearerToken extracts the token of the Authorization fields (RFC 6750): a case-insensitive
+// scheme, then a token68, which keeps control characters and spaces out of every later step.
 func bearerToken(values []string) (string, error) {
 	if len(values) == 0 {
 		return "", errNoCredentials

@@ -13,25 +13,27 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/labstack/echo/v4"
+
+	"github.com/petstore/orderd/internal/order"
 )
 
-// The levels (klauspost/compress; figures in bench/notes.md): a page is gzipped once per page
-// found, and a walk finds many, so speed decides; the list once per version, so size counts.
+// A walk gzips many pages, so speed decides; the list is gzipped once a version (bench/notes.md).
 const (
 	pageLevel     = gzip.BestSpeed
 	listLevel     = 3
 	minGzipLength = 256 // the shortest body worth compressing: error bodies are shorter
 )
 
-// encoded is a whole answer made once and sent many times (the list, a page, a document, a
-// file), or once (a page of events), with the headers only it writes.
+// encoded is a whole answer, made once, with the headers only it writes.
 type encoded struct {
 	body        []byte
 	contentType string
-	etag        string        // none for a file or a page of events
-	gzipped     func() []byte // made by the first request that accepts gzip; nil: always plain
-	eventID     string        // Orders-Event-Id: the position in the log it was read at
-	link        string        // the next page (RFC 8288), or ""
+	etag        string          // none for a file or a page of events
+	gzipped     func() []byte   // made by the first request that accepts gzip; nil: always plain
+	eventID     string          // Orders-Event-Id: the position in the log it was read at
+	link        string          // the next page (RFC 8288), or ""
+	snap        *order.Snapshot // the list's, for listCache
+	secret      *[]byte         // the page-token secret a page's tokens verify under; nil when it has none
 }
 
 func newEncoded(body []byte, level int) *encoded {
@@ -43,7 +45,7 @@ func newFile(body []byte, contentType string) *encoded {
 	return &encoded{body: body, contentType: contentType, gzipped: gzipOnce(body, pageLevel)}
 }
 
-// answer is an encoded body as the generated interfaces' responses; they would encode it again.
+// answer is an encoded body as a generated response, which would encode it again.
 type answer struct {
 	*encoded
 	r *http.Request
@@ -54,8 +56,7 @@ func (a answer) VisitFindOrdersResponse(w http.ResponseWriter) error         { r
 func (a answer) VisitListEventsResponse(w http.ResponseWriter) error         { return a.write(w, a.r) }
 func (a answer) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error { return a.write(w, a.r) }
 
-// write answers r with e: 304 when If-None-Match names e's tag, else e's body, gzipped when r
-// accepts gzip and the body is long enough to gain by it.
+// write answers r with e: 304 when If-None-Match names e's tag, else e's body, gzipped if it gains.
 func (e *encoded) write(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	if e.eventID != "" {
@@ -95,9 +96,8 @@ func gzipOnce(body []byte, level int) func() []byte {
 	})
 }
 
-// settled returns body; from 32 MiB on, the garbage of its making is first given back to the
-// system: with GOGC at 400 the list of a million orders would keep the orders read resident
-// until the next collection (bench/million.sh, RSS).
+// settled returns body, from 32 MiB on after giving back the garbage of its making: with GOGC
+// at 400 a million orders read would stay resident until the next collection (bench/million.sh).
 func settled(body []byte) []byte {
 	if len(body) >= 32<<20 {
 		debug.FreeOSMemory()
@@ -121,8 +121,7 @@ func acceptsGzip(h http.Header) bool {
 	return gz > 0 && gz >= identity
 }
 
-// weight is the greatest weight, in thousandths, that the lines of a header's list give an
-// item named as is says; -1 when none is. A weight that is no qvalue counts as none.
+// weight is the greatest weight, in thousandths, the header's lines give an item that is; -1: none.
 func weight(lines []string, is func(string) bool) int {
 	w := -1
 	for _, line := range lines {
@@ -151,8 +150,7 @@ func qvalue(params string) int {
 
 var qvalueSyntax = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
 
-// etagOf is a weak tag of body, sent plain or gzipped: two CRCs the CPU computes, 64 bits,
-// alike on every instance.
+// etagOf is a weak tag of body, plain or gzipped: two hardware CRCs, alike on every instance.
 func etagOf(body []byte) string {
 	sum := uint64(crc32.Checksum(body, castagnoli))<<32 | uint64(crc32.ChecksumIEEE(body))
 	return `W/"` + strconv.FormatUint(sum, 36) + `"`
@@ -160,9 +158,8 @@ func etagOf(body []byte) string {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// etagMatches is the weak comparison of If-None-Match (RFC 9110 §13.1.2): "*" only as the
-// whole value, else a list of entity-tags, read quote by quote since an opaque-tag may itself
-// hold ',' and '*'.
+// etagMatches is If-None-Match's weak comparison (RFC 9110 §13.1.2), read quote by quote: an
+// opaque-tag may hold ',' and '*'.
 func etagMatches(ifNoneMatch, current string) bool {
 	v := strings.Trim(ifNoneMatch, " \t")
 	if v == "*" {

@@ -21,17 +21,15 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// MaxHeaderBytes bounds a request's line and header fields as Go parsed them (docs/security.md).
-// http.Server refuses 4096 bytes past it, in plain text; conform between, as an Error.
+// MaxHeaderBytes bounds a request's line and header fields (docs/security.md): conform answers
+// 431 as an Error up to the 4096 bytes past it that http.Server allows.
 const MaxHeaderBytes = 16 << 10
 
 var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge,
 	fmt.Sprintf("the request line and header fields exceed %d bytes", MaxHeaderBytes)}
 
-// conform is the step after admit: the request must keep to the contract. 431 past
-// MaxHeaderBytes; 404 for a path that matches no template (echo's last parameter would take
-// "1/items"), whatever the method; 405 with an Allow of what works for a known path with
-// another method (OPTIONS included, which echo would answer 204); 400 for a parameter.
+// conform is the step after admit: 431, 404 for a path that matches no template whatever the
+// method, 405 with Allow (OPTIONS too, which echo would answer 204), 400 for a parameter.
 func conform(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ex := exchangeOf(c.Request().Context())
@@ -70,14 +68,14 @@ func headerBytes(r *http.Request) int {
 	return n
 }
 
-// allowOf is what echo's router found the path serves, when not the request's method; "" else.
+// allowOf is the methods echo found the path serves when not the request's; "" else.
 func allowOf(c echo.Context) string {
 	allow, _ := c.Get(echo.ContextKeyHeaderAllow).(string)
 	return strings.TrimPrefix(allow, "OPTIONS, ")
 }
 
-// matchesTemplate reports whether each parameter is one whole, non-empty segment (%2F is no
-// separator): echo's last would take the rest of the path, as a wildcard route does by design.
+// matchesTemplate reports whether each parameter is one whole, non-empty segment: echo's last
+// would take the rest of the path ("1/items").
 func matchesTemplate(c echo.Context) bool {
 	route := c.Path()
 	if route == "" || strings.HasSuffix(route, "*") {
@@ -159,7 +157,7 @@ func (ct *contract) underBase(path string) bool {
 // it passes is one the binding reads; a 400 names its parameter and doc, the document.
 func validator(route *routers.Route, doc string) func(echo.Context, *exchange) error {
 	// Without defaults written into the query: the find's Link repeats the query as sent.
-	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true}
+	opts := &openapi3filter.Options{SkipSettingDefaults: true}
 	params := append(slices.Clone(route.PathItem.Parameters), route.Operation.Parameters...)
 	var seen *passed
 	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, func(p *openapi3.ParameterRef) bool {
@@ -169,7 +167,6 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 	}
 	return func(c echo.Context, ex *exchange) error {
 		req := ex.req
-		combineListHeaders(req.Header, params)
 		var buf [512]byte
 		input := appendInput(buf[:0], req, params)
 		if seen != nil && seen.has(input) {
@@ -184,12 +181,12 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 		}
 		in := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams,
 			QueryParams: c.QueryParams(), Route: route, Options: opts}
-		err := ownRules(in, params, true)
+		err := ownRules(in, params, doc, true)
 		if err == nil {
 			err = openapi3filter.ValidateRequest(req.Context(), in)
 		}
 		if err == nil {
-			err = ownRules(in, params, false)
+			err = ownRules(in, params, doc, false)
 		}
 		if re := (*openapi3filter.RequestError)(nil); errors.As(err, &re) {
 			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, doc)}
@@ -200,8 +197,7 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 	}
 }
 
-// passed remembers the inputs of one operation's requests that validation passed: the check
-// is a function of them alone. At most maxPassed, forgotten all at once when full.
+// passed remembers the inputs of one operation that validation passed, at most maxPassed.
 type passed struct {
 	mu     sync.RWMutex
 	inputs map[string]struct{}
@@ -226,14 +222,19 @@ func (p *passed) add(input []byte) {
 }
 
 // appendInput appends all that validation reads of a request without a body, each part after
-// its length: the path, the query as sent, and each header parameter's value or its absence.
+// its length: the path, the query as sent, and each header parameter's value or its absence,
+// its lines first joined with commas (RFC 9110 §5.3), the one value validation and binding read.
 func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 	part := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = part(part(part(b, r.URL.Path), r.URL.RawPath), r.URL.RawQuery)
 	for _, ref := range params {
 		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			if v := r.Header[http.CanonicalHeaderKey(p.Name)]; len(v) > 0 {
-				b = part(append(b, 1), v[0]) // one line, after combineListHeaders
+			name := http.CanonicalHeaderKey(p.Name)
+			if v := r.Header[name]; len(v) > 1 {
+				r.Header[name] = []string{strings.Join(v, ", ")}
+			}
+			if v := r.Header[name]; len(v) > 0 {
+				b = part(append(b, 1), v[0])
 			} else {
 				b = append(b, 0)
 			}
@@ -244,7 +245,7 @@ func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 
 // ownRules checks the query: before ValidateRequest, that a single value is sent once (the
 // binding would read the first); after it, a date-time by order.DateTimeFault.
-func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, before bool) error {
+func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, doc string, before bool) error {
 	for _, ref := range params {
 		p := ref.Value
 		if p == nil || p.In != openapi3.ParameterInQuery || p.Schema == nil || p.Schema.Value == nil {
@@ -259,43 +260,21 @@ func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Paramet
 			fault = order.DateTimeFault(values[0])
 		}
 		if fault != "" {
-			return &openapi3filter.RequestError{Input: in, Parameter: p, Err: ruleError(fault)}
+			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, fault, doc)}
 		}
 	}
 	return nil
 }
 
-// ruleError is ownRules' refusal; its text is what the client is told.
-type ruleError string
-
-func (e ruleError) Error() string { return string(e) }
-
-// combineListHeaders joins a header parameter's lines with commas (RFC 9110 §5.3): one value.
-func combineListHeaders(h http.Header, params openapi3.Parameters) {
-	for _, ref := range params {
-		if p := ref.Value; p != nil && p.In == openapi3.ParameterInHeader {
-			name := http.CanonicalHeaderKey(p.Name)
-			if v := h[name]; len(v) > 1 {
-				h[name] = []string{strings.Join(v, ", ")}
-			}
-		}
-	}
-}
-
 // requestErrorMessage names the parameter, what it must be, and doc, which says so.
 func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
 	if p := re.Parameter; p != nil {
-		why := expectation(p, re.Err)
-		if rule := ruleError(""); errors.As(re.Err, &rule) {
-			why = string(rule)
-		}
-		return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, why, doc)
+		return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, expectation(p, re.Err), doc)
 	}
 	return "invalid request: " + re.Error() + "; see " + doc
 }
 
-// expectation says what the parameter must be; for a string, by the rule it broke (cause),
-// since a short value may fail its pattern.
+// expectation says what the parameter must be; for a string, by the rule it broke.
 func expectation(p *openapi3.Parameter, cause error) string {
 	if p.Schema == nil || p.Schema.Value == nil {
 		return "invalid value"

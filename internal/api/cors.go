@@ -12,15 +12,10 @@ import (
 )
 
 // CORS lets pages of the configured origins call the versions' bases (docs/design.md,
-// "Browsers (CORS)"). Not echo's CORS middleware: it answers 204 to any OPTIONS, for origins
-// it refuses and paths that do not exist too. No credentials mode: keys travel in
-// Authorization, never in cookies.
+// "Browsers (CORS)"). Not echo's CORS middleware: it answers 204 to any OPTIONS, for refused
+// origins and unknown paths too. No credentials mode: keys travel in Authorization.
 const (
-	// The request headers the API reads; traceparent and tracestate carry a page's W3C trace
-	// context, which tracing continues.
-	corsAllowHeaders = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate"
-	// The answer headers a client needs beyond those a browser always shows; Allow, as a 405's
-	// message sends the client to it.
+	corsAllowHeaders  = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate"
 	corsExposeHeaders = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, " +
 		"Retry-After, ETag, Link, X-Request-Id, Orders-Event-Id, Deprecation, Sunset, WWW-Authenticate, Allow"
 	corsMaxAge = "600" // seconds a browser may keep a preflight's answer
@@ -40,10 +35,8 @@ func newOrigins(list []string) (origins, error) {
 	return o, nil
 }
 
-// CheckOrigin accepts an origin as a browser sends it: scheme://host[:port], http or https,
-// lower case, the port (not the scheme's default) and an IP address in their shortest forms;
-// any other would never match. Not "*": the API takes keys, and any page calling it from a
-// visitor's browser is a choice made origin by origin.
+// CheckOrigin accepts an origin as a browser sends it, any other would never match; not "*":
+// with keys, each page allowed to call the API from a visitor's browser is a choice.
 func CheckOrigin(s string) error {
 	if s == "*" {
 		return fmt.Errorf(`"*" is not accepted: the API is called with API keys, so name each origin allowed to call it`)
@@ -82,10 +75,8 @@ func (o origins) allowed(r *http.Request) string {
 	return ""
 }
 
-// preflight, the step before admit when CORS is on, answers 204 a preflight from an allowed
-// origin to a known route under a version's base: a browser sends it without the key, so it
-// spends no quota. Any other OPTIONS goes on, to conform's 404 or 405. The header hook adds
-// the origin.
+// preflight, before admit (a browser sends it without the key: it spends no quota), answers
+// 204 a preflight from an allowed origin to a known route; any other OPTIONS goes on to conform.
 func preflight(o origins) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

@@ -33,9 +33,7 @@ const (
 	msgEnded       = "the request ended before it was answered"
 )
 
-// retryAfterUnavailable is a 503's Retry-After in seconds: long enough for a failover, short
-// enough that clients come back soon after the store does.
-const retryAfterUnavailable = 5
+const retryAfterUnavailable = 5 // a 503's, in seconds: a failover's length
 
 // errorTable maps errors to answers; an empty message means the error's own text. The
 // storage's errors name addresses and records: a fixed message, the text in the log.
@@ -48,10 +46,6 @@ var errorTable = []struct {
 	{order.ErrNotFound, http.StatusNotFound, gen.ErrorCodeOrderNotFound, ""},
 	{order.ErrAlreadyShipped, http.StatusConflict, gen.ErrorCodeOrderAlreadyShipped, ""},
 	{order.ErrPetNotFound, http.StatusNotFound, gen.ErrorCodePetNotFound, ""},
-	{errNoCredentials, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
-	{errMalformed, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
-	{errUnknownKey, http.StatusUnauthorized, gen.ErrorCodeUnauthorized, ""},
-	{errSunset, http.StatusGone, gen.ErrorCodeEndpointSunset, ""},
 	{order.ErrEventsExpired, http.StatusGone, gen.ErrorCodeEventsExpired, ""},
 	{order.ErrBadRequest, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""},
 	{pagetoken.ErrMalformed, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is malformed; see openapi-v2.yaml"},
@@ -98,24 +92,21 @@ func problemFor(err error) *problem {
 	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal}
 }
 
-// errorHandler renders every error that reaches echo as an Error object. Handlers and steps
-// return errors and never write one themselves: a generated typed response would encode the
-// Error a second way.
+// errorHandler renders every error as an Error object; steps and handlers only return them.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		p, ex, res := problemFor(err), exchangeOf(c.Request().Context()), c.Response()
 		if res.Committed {
 			return
 		}
-		// A 500 is a fault to look into. A 503 and a store's fault are told already by the
-		// access line, the metrics and the stores' own warnings: debug level.
+		// A 503 and a store's fault are told by the access line, the metrics and the stores' warnings.
 		if p.status >= 500 && ex != nil && !requestEnded(ex, err) {
 			level := slog.LevelError
 			if fault := (*order.Fault)(nil); p.status == http.StatusServiceUnavailable || errors.As(err, &fault) {
 				level = slog.LevelDebug
 			}
 			log.LogAttrs(ex, level, "request failed", slog.String("request_id", ex.id), slog.String("method", ex.req.Method),
-				slog.String("route", routeOf(ex.route)), slog.Int("status", p.status), slog.String("error", err.Error()))
+				slog.String("route", ex.route), slog.Int("status", p.status), slog.String("error", err.Error()))
 		}
 		if p.status == http.StatusUnauthorized {
 			res.Header().Set("WWW-Authenticate", `Bearer realm="orders"`)

@@ -13,14 +13,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-// eventsRoute is listEvents' route, which answers a page or a stream as Accept asks.
 const eventsRoute = BasePathV2 + "/store/events"
 
 // Streams of the log (docs/design.md, "Order events").
@@ -29,18 +27,14 @@ const (
 	retryHint       = "retry: 2000\n\n" // how long an EventSource waits before reconnecting, in ms
 	streamPageSize  = 100
 	eventStreamType = "text/event-stream" // by which observe tells a stream from a page
-	// streamEndGrace is how long a stream told to end may take: past it, a write under way is
-	// cut, and then the server's last chunk has as long again.
-	streamEndGrace = time.Second
+	streamEndGrace  = time.Second         // for a stream told to end: then its write is cut, and its last chunk has as long
 	// DefaultMaxStreamsPerKey is how many streams a key may hold open on one instance.
 	DefaultMaxStreamsPerKey = 5
-	// DefaultStreamRecheck is how often an open stream checks that its key is still valid and
-	// not banned: a revoke or a ban ends the key's streams within it.
+	// DefaultStreamRecheck is how often a stream checks that its key is neither revoked nor banned.
 	DefaultStreamRecheck = heartbeatEvery
 )
 
-// ListEvents answers a page of the log of order events, or, when the client asks for
-// text/event-stream, follows it.
+// ListEvents answers a page of the log of order events, or a stream when Accept asks for one.
 func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestObject) (genv2.ListEventsResponseObject, error) {
 	p, r := req.Params, exchangeOf(ctx).req
 	q := order.EventQuery{After: deref(p.After), Limit: defaultPageSize}
@@ -81,15 +75,13 @@ func eventsError(after string, err error) error {
 	return fmt.Errorf("after %s: %w", after, err)
 }
 
-// acceptsEventStream reports whether Accept names text/event-stream with a weight above 0,
-// read by qvalue as Accept-Encoding's are: "0", "0." and "0.00" are all 0 (RFC 9110 §12.4.2).
+// acceptsEventStream reports whether Accept weights text/event-stream above 0 (RFC 9110 §12.4.2).
 func acceptsEventStream(h http.Header) bool {
 	return weight(h.Values(echo.HeaderAccept), func(m string) bool { return strings.EqualFold(m, eventStreamType) }) > 0
 }
 
-// streams are an instance's open streams: counted per key, ended when closing closes or when
-// their key is revoked or banned. Each reads the log from its own position; one wait per
-// instance tells them all when it moved (in Redis a blocking read holds a connection).
+// streams are an instance's open streams, counted per key. Each reads the log from its own
+// position; one wait per instance tells them all when it moved (in Redis it holds a connection).
 type streams struct {
 	Config
 	writeTimeout time.Duration // a client that read nothing of a write for two heartbeats has stopped reading
@@ -102,34 +94,21 @@ func newStreams(cfg Config) *streams {
 	return &streams{Config: cfg, writeTimeout: 2 * heartbeatEvery, perKey: map[string]int{}}
 }
 
-func (s *streams) take(key string) bool {
+// hold counts n (1 or -1) of key's streams, refusing a place past MaxStreamsPerKey.
+func (s *streams) hold(key string, n int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.perKey[key] >= s.MaxStreamsPerKey {
+	if n > 0 && s.perKey[key] >= s.MaxStreamsPerKey {
 		return false
 	}
-	s.perKey[key]++
-	s.Observer.Streams(1)
+	if s.perKey[key] += n; s.perKey[key] <= 0 {
+		delete(s.perKey, key)
+	}
+	s.Observer.Streams(n)
 	return true
 }
 
-func (s *streams) release(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.perKey[key]--; s.perKey[key] <= 0 {
-		delete(s.perKey, key)
-	}
-	s.Observer.Streams(-1)
-}
-
-// errTooManyStreams refuses a stream past its key's places on this instance.
-func (s *streams) errTooManyStreams() error {
-	return &problem{http.StatusTooManyRequests, gen.ErrorCodeTooManyStreams,
-		fmt.Sprintf("this key holds %d streams open on this instance, as many as it may; close one first", s.MaxStreamsPerKey)}
-}
-
-// open starts a stream after q.After, or refuses it (410) before anything is sent. A HEAD
-// makes the same checks and answers the stream's status and headers.
+// open starts a stream after q.After, or refuses it (410) before anything is sent; a HEAD too.
 func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
 	q.Limit = streamPageSize
 	moved := s.next() // before the read: a change after it wakes the stream
@@ -140,8 +119,8 @@ func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv
 	return &eventStream{streams: s, ctx: ctx, key: exchangeOf(ctx).key, q: q, page: first, moved: moved, head: head}, nil
 }
 
-// eventStream is one stream's answer: it writes until the client leaves, the log cannot be
-// read (the client reconnects and learns why), the service shuts down or the key is refused.
+// eventStream writes until the client leaves, the log cannot be read (a reconnect learns why),
+// the service shuts down or the key is refused.
 type eventStream struct {
 	*streams
 	ctx   context.Context // the request's; watch's once the stream is open
@@ -217,10 +196,8 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	}
 }
 
-// watch ends the stream (end) when the service shuts down, or when a check, every recheck,
-// finds its key revoked or banned; and it cuts a write still under way after streamEndGrace,
-// which a client that reads nothing would otherwise hold for the write's whole timeout (and a
-// shutdown with it).
+// watch ends the stream at shutdown or when a recheck finds its key revoked or banned, and
+// then cuts a write a client that reads nothing would hold for its whole timeout.
 func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc, done <-chan struct{}) {
 	tick := time.NewTicker(st.StreamRecheck)
 	defer tick.Stop()
@@ -245,8 +222,7 @@ func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc
 	}
 }
 
-// keyAllowed reports whether the stream's key is still one and not banned. Only an answer
-// that says so ends the stream: while the store cannot answer, the log's reads decide.
+// keyAllowed is false only when the store says the key is gone or banned.
 func (st *eventStream) keyAllowed() bool {
 	// Not the request's context: its Trip would answer the key from what admission read.
 	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck)

@@ -88,9 +88,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
-	// The client is the peer, or from a trusted proxy X-Forwarded-For's nearest untrusted hop.
-	// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone would make it answer the
-	// proxy, one caller for all its clients.
+	// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone makes it answer the proxy.
 	if e.IPExtractor = echo.ExtractIPDirect(); len(cfg.TrustedProxies) > 0 {
 		e.IPExtractor = func(r *http.Request) string {
 			return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), cfg.TrustedProxies)
@@ -112,8 +110,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	v2 := &ServerV2{v1: v1, streams: streams}
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(v2, nil), genv2.RegisterHandlersOptions{BaseURL: BasePathV2})
 
-	// The steps, outermost first. echo routes a request before any of them runs, so each
-	// knows its route. CORS is a step only when configured.
+	// The steps, outermost first; echo has routed the request before them.
 	e.Use(newObserver(&cfg, ct, cors).observe, recoverPanics(cfg.Logger))
 	if len(cors) > 0 {
 		e.Use(preflight(cors))
@@ -122,8 +119,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	return e, nil
 }
 
-// routes registers every GET route for HEAD too; Go's server drops the body, keeping the
-// Content-Length of a whole one (RFC 9110 §9.3.2).
+// routes registers every GET route for HEAD too; Go's server drops the body (RFC 9110 §9.3.2).
 type routes struct{ *echo.Echo }
 
 func (r routes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
@@ -152,8 +148,7 @@ func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 // errDraining is /readyz's answer once shutdown began: no store failed (observe counts none).
 var errDraining = &problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "not ready: shutting down"}
 
-// health serves /healthz and /readyz (the stores answer, and no shutdown is near). Not ready
-// is not logged: a probe meets it every few seconds, and the stores' own log tells of it.
+// health serves /healthz and /readyz; not ready is not logged, the stores' own log tells of it.
 func health(e routes, ready func(context.Context) error, draining <-chan struct{}) {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

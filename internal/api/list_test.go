@@ -107,7 +107,7 @@ func benchOrders(n int) []order.Order {
 func TestPageCacheIsBounded(t *testing.T) {
 	var c pageCache
 	one, two := &order.Snapshot{}, &order.Snapshot{}
-	small := &encodedPage{encoded: newEncoded([]byte("{}"), pageLevel)}
+	small := newEncoded([]byte("{}"), pageLevel)
 	for i := range maxCachedPages + 10 {
 		c.put(one, strconv.Itoa(i), small)
 		if len(c.pages) > maxCachedPages {
@@ -117,7 +117,7 @@ func TestPageCacheIsBounded(t *testing.T) {
 	if _, ok := c.get(one, strconv.Itoa(maxCachedPages+9)); !ok {
 		t.Fatal("the page put last is not held")
 	}
-	big := &encodedPage{encoded: newEncoded(make([]byte, maxCachedBytes/3), pageLevel)}
+	big := newEncoded(make([]byte, maxCachedBytes/3), pageLevel)
 	for i := range 10 {
 		c.put(one, "big"+strconv.Itoa(i), big)
 		if c.bytes > maxCachedBytes {
@@ -141,7 +141,7 @@ func TestOneListBuildAtATime(t *testing.T) {
 	s := &blockingStore{readers: readers, allRead: make(chan struct{})}
 	c := &listCache{orders: order.NewView(s)}
 	var wg sync.WaitGroup
-	got := make(chan *encodedList, readers)
+	got := make(chan *encoded, readers)
 	for range readers {
 		wg.Go(func() {
 			l, err := c.get(context.Background())

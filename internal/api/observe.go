@@ -20,26 +20,24 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-// exchange is the one value a request carries, as its context: observe makes it, admit fills
-// in who calls and the decision, the handlers read the request from it, and the header hook
-// writes every answer's headers from it. Its Trip lets the stores share one round trip.
+// exchange is the request's context and all it carries: observe makes it, admit fills in the
+// caller and decision, the header hook writes from it. Its Trip shares the stores' round trip.
 type exchange struct {
 	order.Trip
-	req     *http.Request
-	id      string
-	start   time.Time
-	route   string
-	op      *operation // of the route and method, or nil
-	base    bool       // under a version's base
-	addr    string     // the client's address, once admit named it
-	key     *order.Key // the request's valid key, or nil
-	found   order.Key  // what key points at
-	limited bool       // admit's decision is in limit
-	limit   ratelimit.Decision
-	// rateLimit is admit's outcome as Observer.RateLimit is told; "" when none was decided.
-	rateLimit    string
+	req          *http.Request
+	id           string
+	start        time.Time
+	route        string     // echo's, or "unmatched"
+	op           *operation // of the route and method, or nil
+	base         bool       // under a version's base
+	addr         string     // the client's address, once admit named it
+	key          *order.Key // the request's valid key (&found), or nil
+	found        order.Key
+	limited      bool // admit's decision is in limit
+	limit        ratelimit.Decision
+	rateLimit    string    // admit's outcome as Observer.RateLimit is told; "" when none
 	noRetryAfter bool      // a 429 that cannot say when to retry (too_many_streams)
-	opened       time.Time // when an event stream's status was written; zero for any other answer
+	opened       time.Time // when an event stream's status was written
 }
 
 type exchangeKey struct{}
@@ -57,7 +55,6 @@ func exchangeOf(ctx context.Context) *exchange {
 	return ex
 }
 
-// observer is what observe needs of the service, fixed by New.
 type observer struct {
 	*Config
 	access *slog.Logger // nil: no access line
@@ -73,9 +70,8 @@ func newObserver(cfg *Config, ct *contract, cors origins) *observer {
 	return o
 }
 
-// observe is the outermost step: it makes the exchange and its span, has the header hook
-// write every answer's headers, renders an error (errors.go), and writes the access line
-// (by slog, naming the caller by its key's name and prefix, never the key) and the metrics.
+// observe is the outermost step: the exchange, the span, the header hook, the error's
+// rendering, the metrics and the access line (naming a key by its name and prefix).
 func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req, res := c.Request(), c.Response()
@@ -86,6 +82,9 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ex := &exchange{Trip: order.Trip{Context: ctx}, req: req, start: o.Now(), route: c.Path()}
 		ex.op, ex.base = o.ct.operations[req.Method+" "+ex.route], o.ct.underBase(req.URL.Path)
+		if ex.route == "" || ex.route == "/*" {
+			ex.route = "unmatched"
+		}
 		if ex.id = req.Header.Get(echo.HeaderXRequestID); !validRequestID(ex.id) {
 			ex.id = rand.Text()
 		}
@@ -112,7 +111,7 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		attrs := append(make([]slog.Attr, 0, 9), slog.String("request_id", ex.id), slog.String("method", req.Method),
-			slog.String("route", routeOf(ex.route)), slog.Int("status", res.Status),
+			slog.String("route", ex.route), slog.Int("status", res.Status),
 			slog.Float64("duration_ms", float64(took.Microseconds())/1000), slog.Int64("bytes", res.Size))
 		if ex.key != nil {
 			attrs = append(attrs, slog.String("key_name", ex.key.Name), slog.String("key_prefix", ex.key.Prefix))
@@ -127,9 +126,8 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// writeHeaders is the header hook: it writes the headers every answer of a route carries,
-// whoever wrote the answer, when its status is written (docs/design.md, "Where each header
-// is written"). Names are canonical, which Header.Set then uses without a copy.
+// writeHeaders is the header hook: the headers every answer of a route carries, whoever wrote
+// it (docs/design.md, "Where each header is written"). Canonical names: Set does not copy them.
 func (o *observer) writeHeaders(ex *exchange, res *echo.Response) {
 	h := res.Header()
 	h.Set(echo.HeaderXRequestID, ex.id)
@@ -141,11 +139,8 @@ func (o *observer) writeHeaders(ex *exchange, res *echo.Response) {
 		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
 		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
 		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
-		reset := w.End.Unix() // rounded up, as Retry-After: a client that waits until Reset finds a ban over
-		if w.End.Nanosecond() > 0 {
-			reset++
-		}
-		h.Set("X-Ratelimit-Reset", strconv.FormatInt(reset, 10))
+		// Rounded up, as Retry-After: a client that waits until Reset finds a ban over.
+		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Add(time.Second-1).Unix(), 10))
 		h.Set("Ratelimit", `"`+w.Name+`";r=`+strconv.FormatInt(w.Remaining, 10)+";t="+strconv.FormatInt(secs, 10))
 		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
 		if res.Status == http.StatusTooManyRequests && !ex.noRetryAfter {
@@ -187,27 +182,18 @@ func policyItem(w ratelimit.Window) string {
 	return `"` + w.Name + `";q=` + strconv.FormatInt(w.Limit, 10) + ";w=" + strconv.FormatInt(w.Seconds(), 10)
 }
 
-// label is the request's metrics label: its operation's, the route outside the versions'
-// bases (/healthz, /docs…), else "unknown".
+// label is the request's metrics label: its operation's, a route outside the bases, or "unknown".
 func (ex *exchange) label() string {
 	switch {
 	case ex.op != nil:
 		return ex.op.label
-	case !ex.base && ex.route != "" && ex.route != "/*":
+	case !ex.base && ex.route != "unmatched":
 		return ex.route
 	}
 	return "unknown"
 }
 
-func routeOf(route string) string {
-	if route == "" || route == "/*" {
-		return "unmatched"
-	}
-	return route
-}
-
-// validRequestID accepts the ids a client may choose: short, none that forges a log line.
-// (echo's RequestID middleware keeps any id a client sends.)
+// validRequestID accepts the ids a client may choose: none that forges a log line (echo's keeps any).
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`).MatchString
 
 // Observer is told what the service does, for metrics; internal/metrics implements it.
@@ -229,10 +215,8 @@ func (noObserver) StoreError(string)                  {}
 func (noObserver) Streams(int)                        {}
 func (noObserver) Event(string)                       {}
 
-// startSpan starts a server span, a child of the client's traceparent. Names and attributes
-// follow OpenTelemetry's HTTP server conventions: "METHOD route", or the method alone when no
-// route matched (a path would make a name per id), and "_OTHER" for a method HTTP does not
-// define, which a client could otherwise make names of.
+// startSpan starts a server span, a child of the client's traceparent, named and described by
+// OpenTelemetry's HTTP server conventions: no name from a path or an unknown method.
 func (o *observer) startSpan(c echo.Context, ctx context.Context) (context.Context, trace.Span) {
 	req := c.Request()
 	method, name := req.Method, req.Method
@@ -250,7 +234,7 @@ func (o *observer) startSpan(c echo.Context, ctx context.Context) (context.Conte
 	return o.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 }
 
-// knownMethods are the methods of RFC 9110 and PATCH (RFC 5789), the set the conventions name.
+// knownMethods are RFC 9110's and PATCH, the set the conventions name.
 var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
 	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true}
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -19,9 +20,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
 )
-
-var _ gen.StrictServerInterface = (*Server)(nil)
-var _ genv2.StrictServerInterface = (*ServerV2)(nil)
 
 // Server implements the operations of openapi.yaml on the domain's stores.
 type Server struct {
@@ -43,22 +41,17 @@ func (s *Server) ListOrders(ctx context.Context, _ gen.ListOrdersRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	return answer{list.encoded, exchangeOf(ctx).req}, nil
+	return answer{list, exchangeOf(ctx).req}, nil
 }
 
 // listCache keeps the list encoded for one snapshot of the orders.
 type listCache struct {
 	orders *order.View
-	cur    atomic.Pointer[encodedList]
+	cur    atomic.Pointer[encoded]
 	build  sync.Mutex // one encoding at a time; the others wait for it
 }
 
-type encodedList struct {
-	snap *order.Snapshot
-	*encoded
-}
-
-func (c *listCache) get(ctx context.Context) (*encodedList, error) {
+func (c *listCache) get(ctx context.Context) (*encoded, error) {
 	snap, err := c.orders.Current(ctx)
 	if err != nil {
 		return nil, err
@@ -72,14 +65,12 @@ func (c *listCache) get(ctx context.Context) (*encodedList, error) {
 		return cur, nil // made while this request waited
 	}
 	e := newEncoded(settled(appendOrders(make([]byte, 0, 128*snap.Len()+2), snap.All())), listLevel)
-	e.eventID = snap.Position // after which every change the list lacks is
-	l := &encodedList{snap, e}
-	c.cur.Store(l)
-	return l, nil
+	e.snap, e.eventID = snap, snap.Position // after which every change the list lacks is
+	c.cur.Store(e)
+	return e, nil
 }
 
-// appendOrders writes the list as encoding/json writes []gen.Order, byte for byte (tested),
-// without reflection: list readers wait while it runs (bench/notes.md).
+// appendOrders writes the list as encoding/json writes []gen.Order (tested), without reflection.
 func appendOrders(b []byte, orders iter.Seq[order.Order]) []byte {
 	b = append(b, '[')
 	start := len(b)
@@ -92,8 +83,7 @@ func appendOrders(b []byte, orders iter.Seq[order.Order]) []byte {
 	return append(b, ']', '\n')
 }
 
-// FindOrders answers one page of the orders that match the filters, from where pageToken
-// says, or 304; a page asked for again in the same snapshot comes from the cache.
+// FindOrders answers a page of the orders that match, from where pageToken says, or 304.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
 	r := exchangeOf(ctx).req
 	snap, err := s.v1.orders.Current(ctx)
@@ -109,10 +99,10 @@ func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestOb
 			s.pages.put(snap, r.URL.RawQuery, pg)
 		}
 	}
-	return answer{pg.encoded, r}, nil
+	return answer{pg, r}, nil
 }
 
-func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.FindOrdersParams, u *url.URL) (*encodedPage, error) {
+func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.FindOrdersParams, u *url.URL) (*encoded, error) {
 	f := order.Filter{PetID: p.PetId, ShipFrom: upToNanosecond(p.ShipDateFrom, u, "shipDateFrom"),
 		ShipBefore: upToNanosecond(p.ShipDateBefore, u, "shipDateBefore")}
 	for _, st := range deref(p.Status) {
@@ -143,7 +133,7 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 	if b = b[:len(b)-1]; next != "" { // the list's newline ends the object
 		b = append(append(append(b, `,"nextPageToken":"`...), next...), '"') // base64url: nothing to escape
 	}
-	pg := &encodedPage{encoded: newEncoded(append(b, '}', '\n'), pageLevel)}
+	pg := newEncoded(append(b, '}', '\n'), pageLevel)
 	pg.eventID = snap.Position
 	if next != "" {
 		pg.link = nextLink("/store/orders", u.RawQuery, []string{"status", "petId", "shipDateFrom", "shipDateBefore", "pageSize"}, "pageToken", next)
@@ -164,18 +154,11 @@ func deref[T any](p *T) (v T) {
 	return v
 }
 
-// encodedPage is one page of a find, as encoded when found.
-type encodedPage struct {
-	*encoded
-	secret *[]byte // the page-token secret its tokens verify under; nil when it has none
-}
-
-// pageCache keeps the pages found in one snapshot of the orders, by query as sent. A new
-// snapshot, or a full cache, starts it again empty: queries made to miss cost bounded memory.
+// pageCache keeps the pages found in one snapshot, by query as sent, emptied when full.
 type pageCache struct {
 	mu    sync.Mutex
 	snap  *order.Snapshot
-	pages map[string]*encodedPage
+	pages map[string]*encoded
 	bytes int
 }
 
@@ -184,27 +167,26 @@ const (
 	maxCachedBytes = 16 << 20
 )
 
-func (c *pageCache) get(snap *order.Snapshot, query string) (*encodedPage, bool) {
+func (c *pageCache) get(snap *order.Snapshot, query string) (*encoded, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pg, ok := c.pages[query]
 	return pg, ok && c.snap == snap
 }
 
-func (c *pageCache) put(snap *order.Snapshot, query string, pg *encodedPage) {
+func (c *pageCache) put(snap *order.Snapshot, query string, pg *encoded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pages == nil || snap != c.snap || len(c.pages) >= maxCachedPages || c.bytes+len(pg.body) > maxCachedBytes {
-		c.pages, c.snap, c.bytes = map[string]*encodedPage{}, snap, 0
+		c.pages, c.snap, c.bytes = map[string]*encoded{}, snap, 0
 	}
 	c.pages[query] = pg
 	c.bytes += len(pg.body)
 }
 
-// upToNanosecond is t, parsed from the query parameter name of u, one nanosecond later when
-// the fraction sent has a non-zero digit past the ninth, which the parse dropped. Order dates
-// are whole nanoseconds, so the bound rounded up keeps exactly the orders the instant sent
-// does, as either bound; and a page token, which hashes the bounds, tells the two apart.
+// upToNanosecond is t one nanosecond later when the fraction sent has a non-zero digit past the
+// ninth: ship dates are whole nanoseconds, so it keeps the orders the instant sent does, and a
+// page token, which hashes the bounds, tells the two apart.
 func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	if t == nil {
 		return nil // and the query is not parsed again: most finds have no ship dates
@@ -218,9 +200,8 @@ func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	return &later
 }
 
-// nextLink is the Link of the next page (RFC 8288): the request to path with the parameters
-// kept of the query as sent (any other is dropped, which bounds its length), and name set to
-// value.
+// nextLink is the next page's Link (RFC 8288): the query as sent, only the kept parameters,
+// name set to value.
 func nextLink(path, query string, kept []string, name, value string) string {
 	sent, _ := url.ParseQuery(query)
 	q := url.Values{}
@@ -297,7 +278,7 @@ func (s *ServerV2) GetOpenAPIDocument(ctx context.Context, _ genv2.GetOpenAPIDoc
 // petRoute is the deprecated operation's route, whose every answer is marked (observe.go).
 const petRoute = BasePath + "/pets/:petId"
 
-var errSunset = errors.New("GET /pets/{petId} was retired on its sunset date; see the Link header")
+var errSunset = &problem{http.StatusGone, gen.ErrorCodeEndpointSunset, "GET /pets/{petId} was retired on its sunset date; see the Link header"}
 
 // Sunset is the schedule of the deprecated pets operation.
 type Sunset struct {
