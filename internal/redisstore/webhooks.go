@@ -49,6 +49,18 @@ func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
 	return list, nil
 }
 
+// Now is Redis's clock, read by a script on the endpoints' slot so that in a cluster every
+// instance reads the same node's: the leases are judged by it, not by the instances' clocks.
+func (s *Webhooks) Now(ctx context.Context) (time.Time, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	t, err := s.rdb.Eval(ctx, "return redis.call('TIME')", []string{s.k.webhookIDs}).Int64Slice()
+	if err != nil {
+		return time.Time{}, classify(ctx, err)
+	}
+	return time.Unix(t[0], t[1]*1000), nil
+}
+
 // Get returns the endpoint id.
 func (s *Webhooks) Get(ctx context.Context, id string) (webhook.Endpoint, error) {
 	e, _, err := s.get(ctx, id)

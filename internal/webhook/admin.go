@@ -31,10 +31,7 @@ func Create(ctx context.Context, s Store, log order.EventLog, rawURL string, typ
 // Delete removes the endpoint id, though an instance holds its lease: its next write finds
 // none. Refusal: ErrNotFound.
 func Delete(ctx context.Context, s Store, id string) error {
-	return s.Update(ctx, id, func(e *Endpoint) error {
-		if e.ID == "" {
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
-		}
+	return update(ctx, s, id, func(e *Endpoint) error {
 		*e = Endpoint{}
 		return nil
 	})
@@ -125,10 +122,8 @@ func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToN
 	default:
 		r.Waiting = b
 	}
-	return r, s.Update(ctx, id, func(e *Endpoint) error {
+	return r, update(ctx, s, id, func(e *Endpoint) error {
 		switch {
-		case e.ID == "":
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
 		case e.Status == StatusActive:
 			return fmt.Errorf("%w: %q", ErrActive, id)
 		case e.Position != r.From:

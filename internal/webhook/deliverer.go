@@ -82,14 +82,15 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil { // an outage: the service warns of it, not each poll
 			d.cfg.Logger.Debug("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
 		}
+		now := d.now(ctx)
 		for _, e := range list {
-			if e.Status != StatusActive || !free(e, d.cfg.Owner, time.Now()) {
+			if e.Status != StatusActive || !free(e, d.cfg.Owner, now) {
 				continue
 			}
 			if _, running := d.running.LoadOrStore(e.ID, true); running {
 				continue
 			}
-			leased, held, err := Lease(ctx, d.cfg.Store, e.ID, d.cfg.Owner, d.cfg.LeaseTTL, time.Now())
+			leased, held, err := Lease(ctx, d.cfg.Store, e.ID, d.cfg.Owner, d.cfg.LeaseTTL, now)
 			if !held || err != nil {
 				d.running.Delete(e.ID)
 				continue
@@ -109,7 +110,19 @@ func (d *Deliverer) Run(ctx context.Context) {
 
 // hold applies change to the endpoint id while this instance's lease on it holds.
 func (d *Deliverer) hold(ctx context.Context, id string, change func(*Endpoint)) error {
-	return Hold(ctx, d.cfg.Store, id, d.cfg.Owner, time.Now(), change)
+	return Hold(ctx, d.cfg.Store, id, d.cfg.Owner, d.now(ctx), change)
+}
+
+// now is the leases' clock: the store's when it has one (Redis's), else this machine's.
+func (d *Deliverer) now(ctx context.Context) time.Time {
+	if c, ok := d.cfg.Store.(interface {
+		Now(context.Context) (time.Time, error)
+	}); ok {
+		if t, err := c.Now(ctx); err == nil {
+			return t
+		}
+	}
+	return time.Now()
 }
 
 // deliver delivers to e, whose lease it took, while it holds the lease and e is active; it
@@ -131,8 +144,8 @@ func (d *Deliverer) deliver(ctx context.Context, e Endpoint) {
 		return
 	}
 	for ctx.Err() == nil && w.e.Status == StatusActive {
-		at := time.Now()
-		if err := d.hold(ctx, e.ID, func(e *Endpoint) { e.LeaseExpires = at.Add(d.cfg.LeaseTTL) }); err != nil {
+		at, now := time.Now(), d.now(ctx) // the attempt is cut by this machine's clock, the lease judged by the store's
+		if err := Hold(ctx, d.cfg.Store, e.ID, d.cfg.Owner, now, func(e *Endpoint) { e.LeaseExpires = now.Add(d.cfg.LeaseTTL) }); err != nil {
 			return
 		}
 		w.leaseEnds = at.Add(d.cfg.LeaseTTL)

@@ -41,7 +41,7 @@ type Endpoint struct {
 	Secret    string            // whsec_…, shown once at creation
 	CreatedAt time.Time
 	Delivery
-	// The instance that delivers to it, until LeaseExpires by that instance's clock.
+	// The instance that delivers to it, until LeaseExpires by the store's clock (Redis's, or SQLite's machine's).
 	LeaseOwner   string
 	LeaseExpires time.Time
 }
@@ -145,11 +145,8 @@ var (
 // false when another holds it. Refusal: ErrNotFound.
 func Lease(ctx context.Context, s Store, id, owner string, ttl time.Duration, now time.Time) (Endpoint, bool, error) {
 	var leased Endpoint
-	err := s.Update(ctx, id, func(e *Endpoint) error {
-		switch {
-		case e.ID == "":
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
-		case !free(*e, owner, now):
+	err := update(ctx, s, id, func(e *Endpoint) error {
+		if !free(*e, owner, now) {
 			return errHeld
 		}
 		e.LeaseOwner, e.LeaseExpires = owner, now.Add(ttl)
@@ -172,15 +169,22 @@ func free(e Endpoint, owner string, now time.Time) bool {
 // written and released it, so what owner read under it may be old. Refusals: ErrLeaseLost,
 // ErrNotFound.
 func Hold(ctx context.Context, s Store, id, owner string, now time.Time, change func(*Endpoint)) error {
-	return s.Update(ctx, id, func(e *Endpoint) error {
-		switch {
-		case e.ID == "":
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
-		case e.LeaseOwner != owner || !e.LeaseExpires.After(now):
+	return update(ctx, s, id, func(e *Endpoint) error {
+		if e.LeaseOwner != owner || !e.LeaseExpires.After(now) {
 			return fmt.Errorf("%w: %q", ErrLeaseLost, id)
 		}
 		change(e)
 		return nil
+	})
+}
+
+// update is s.Update of an endpoint that exists. Refusal: ErrNotFound.
+func update(ctx context.Context, s Store, id string, change func(*Endpoint) error) error {
+	return s.Update(ctx, id, func(e *Endpoint) error {
+		if e.ID == "" {
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		return change(e)
 	})
 }
 
