@@ -28,25 +28,23 @@ type Observer interface {
 	WebhookLag(d time.Duration)
 }
 
-// Config is what a Deliverer is made of; the zero durations and schedule are the defaults.
+// Config is what a Deliverer is made of; the zero values are the defaults.
 type Config struct {
-	Store  Store
-	Events order.EventLog
-	Client *http.Client // nil: NewClient(false), which refuses addresses that are not public
-	// Owner names this instance in the leases; "" picks a random one.
-	Owner    string
-	Timeout  time.Duration // bound on one attempt (10 s)
-	LeaseTTL time.Duration // how long a lease lasts unrenewed (DefaultLeaseTTL): a stopped instance's endpoints wait that long
+	Store    Store
+	Events   order.EventLog
+	Client   *http.Client  // NewClient(false): it refuses addresses that are not public
+	Owner    string        // names this instance in the leases; a random name
+	Timeout  time.Duration // bound on one attempt: 10 s
+	LeaseTTL time.Duration // how long a lease lasts unrenewed, a stopped instance's endpoints wait: DefaultLeaseTTL
 	// Poll is how often the endpoints are listed, to take the leases no one holds: 5 s, or a
 	// third of LeaseTTL when that is shorter, so that a lapsed lease waits at most a third more.
 	Poll     time.Duration
-	Schedule Schedule     // DefaultSchedule when it has no Backoff
-	Observer Observer     // none when nil
-	Logger   *slog.Logger // none when nil
+	Schedule Schedule // DefaultSchedule, when it has no Backoff
+	Observer Observer
+	Logger   *slog.Logger
 }
 
-// DefaultLeaseTTL is how long an endpoint's lease lasts unrenewed: a renewal, a write, every
-// 10 s per endpoint, and the endpoints of an instance that died wait 30 s for another.
+// DefaultLeaseTTL: a renewal, a write, every 10 s per endpoint, and a dead instance's endpoints wait 30 s.
 const DefaultLeaseTTL = 30 * time.Second
 
 // Deliverer posts the log's events to the endpoints whose leases it holds.

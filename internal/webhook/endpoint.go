@@ -20,16 +20,14 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// Status says whether an endpoint is delivered to.
+// Status says whether an endpoint is delivered to: active; failing, it gave up on an event
+// (its retries ran out, or the log no longer keeps it), its state kept; or disabled, its
+// receiver answered 410 Gone.
 type Status string
 
 const (
-	// StatusActive endpoints are delivered to.
-	StatusActive Status = "active"
-	// StatusFailing endpoints gave up on an event (its retries ran out, or the log no longer
-	// keeps it): they keep their state and are no longer delivered to.
-	StatusFailing Status = "failing"
-	// StatusDisabled endpoints answered 410 Gone: their receiver wants no more.
+	StatusActive   Status = "active"
+	StatusFailing  Status = "failing"
 	StatusDisabled Status = "disabled"
 )
 
@@ -127,17 +125,14 @@ func FromRecord(id string, r []string) (Endpoint, error) {
 	return e, nil
 }
 
+// The refusals of the rules. Enable refuses an active endpoint (ErrActive: its deliverer owns
+// its state) and one whose position changed since it was checked (ErrMoved).
 var (
-	// ErrNotFound refuses an endpoint id no endpoint has.
-	ErrNotFound = errors.New("no such webhook endpoint")
-	// ErrLeaseLost refuses a write by an owner whose lease expired or was taken.
+	ErrNotFound  = errors.New("no such webhook endpoint")
 	ErrLeaseLost = errors.New("the webhook endpoint's lease is held by another instance")
-	// ErrActive refuses to enable an endpoint that is active: its deliverer owns its state.
-	ErrActive = errors.New("the webhook endpoint is already active")
-	// ErrMoved refuses to enable an endpoint whose position is no longer the one checked.
-	ErrMoved = errors.New("the webhook endpoint's position changed meanwhile")
-
-	errHeld = errors.New("the webhook endpoint's lease is held")
+	ErrActive    = errors.New("the webhook endpoint is already active")
+	ErrMoved     = errors.New("the webhook endpoint's position changed meanwhile")
+	errHeld      = errors.New("the webhook endpoint's lease is held")
 )
 
 // Lease takes the lease of the endpoint id for owner until now+ttl, when no other owner holds
