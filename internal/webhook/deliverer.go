@@ -262,11 +262,7 @@ func (w *worker) record(ctx context.Context, outcome string, ev order.Event) err
 // the answer; 0 when none). The attempt ends before the lease does, so that no other instance
 // can send while it runs.
 func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (status int, retryAfter time.Duration, err error) {
-	end := now.Add(w.d.cfg.Timeout)
-	if w.leaseEnds.Before(end) {
-		end = w.leaseEnds
-	}
-	ctx, cancel := context.WithDeadline(ctx, end)
+	ctx, cancel := context.WithDeadline(ctx, now.Add(min(w.d.cfg.Timeout, w.leaseEnds.Sub(now))))
 	defer cancel()
 	body := orderjson.AppendEvent(make([]byte, 0, 256), ev)
 	signature, _ := w.signer.Sign(ev.ID, now, body) // an HMAC: never fails
