@@ -7,19 +7,13 @@ import (
 	"time"
 )
 
-// Schedule says when a failed event is tried again, and when to give up on it. It is ours, not
-// github.com/cenkalti/backoff's: that one grows waits by a factor (ours are a list an operator
-// gives), its jitter may shorten a wait, and its state lives in memory while ours (the attempts)
-// is saved with the endpoint, for whichever instance holds it next.
+// Schedule says when a failed event is tried again, and when to give up on it. Not
+// github.com/cenkalti/backoff's: ours is an operator's list, its jitter only lengthens a wait,
+// and its state (the attempts) is saved with the endpoint for whichever instance holds it next.
 type Schedule struct {
-	// Backoff[i] is the wait after the (i+1)-th failed attempt; the last one repeats.
-	Backoff []time.Duration
-	// GiveUpAfter ends the retries of an event this long after its first failure: the
-	// endpoint is then marked failing.
-	GiveUpAfter time.Duration
-	// Jitter adds a random part up to this fraction of each wait, so that endpoints that
-	// failed together are not all tried again at one instant.
-	Jitter float64
+	Backoff     []time.Duration // Backoff[i] is the wait after the (i+1)-th failed attempt; the last one repeats
+	GiveUpAfter time.Duration   // after the event's first failure: the endpoint is then marked failing
+	Jitter      float64         // a random part up to this fraction of each wait, lest endpoints that failed together retry together
 }
 
 // DefaultSchedule is 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h, for 24 h after
