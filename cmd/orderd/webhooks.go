@@ -91,9 +91,9 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		var r webhook.Enabled
 		if r, err = webhook.Enable(ctx, stores.Webhooks, stores.Events, rest[0], skipToNewest); err == nil && skipToNewest {
 			fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, "+
-				"and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Skipped))
+				"and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Backlog))
 		} else if err == nil {
-			fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", rest[0], r.To, counted(r.Waiting))
+			fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", rest[0], r.To, counted(r.Backlog))
 		} else if errors.Is(err, order.ErrEventsExpired) {
 			err = fmt.Errorf("%w; the events in between are lost to it: --skip-to-newest enables it from the log's newest event, skipping them", err)
 		}

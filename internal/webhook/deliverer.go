@@ -40,7 +40,7 @@ type Config struct {
 	// third of LeaseTTL when that is shorter, so that a lapsed lease waits at most a third more.
 	Poll     time.Duration
 	Schedule Schedule // DefaultSchedule, when it has no Backoff
-	Observer Observer
+	Observer Observer // none when nil
 	Logger   *slog.Logger
 }
 
@@ -59,7 +59,6 @@ func NewDeliverer(cfg Config) *Deliverer {
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
 	cfg.Poll = cmp.Or(cfg.Poll, min(5*time.Second, cfg.LeaseTTL/3))
 	cfg.Owner = cmp.Or(cfg.Owner, strconv.FormatUint(rand.Uint64(), 36))
-	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
 	cfg.Client = cmp.Or(cfg.Client, NewClient(false))
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if len(cfg.Schedule.Backoff) == 0 {
@@ -251,9 +250,11 @@ func (w *worker) record(ctx context.Context, outcome string, ev order.Event) err
 	if err := w.d.hold(ctx, w.e.ID, func(e *Endpoint) { e.Delivery = w.e.Delivery }); err != nil {
 		return err
 	}
-	w.d.cfg.Observer.WebhookDelivery(outcome)
-	if outcome == "delivered" {
-		w.d.cfg.Observer.WebhookLag(time.Since(ev.Time))
+	if o := w.d.cfg.Observer; o != nil {
+		o.WebhookDelivery(outcome)
+		if outcome == "delivered" {
+			o.WebhookLag(time.Since(ev.Time))
+		}
 	}
 	return nil
 }
@@ -303,11 +304,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
-
-type noObserver struct{}
-
-func (noObserver) WebhookDelivery(string)   {}
-func (noObserver) WebhookLag(time.Duration) {}
 
 // Schedule says when a failed event is tried again, and when to give up on it. Not
 // github.com/cenkalti/backoff's: ours is an operator's list, its jitter only lengthens a wait,

@@ -279,10 +279,9 @@ func BacklogOf(ctx context.Context, log order.EventLog, e Endpoint) (Backlog, er
 // Enabled is what Enable did.
 type Enabled struct {
 	From, To string // the position before, and the one delivery resumes after
-	// Waiting are the events of its types after To, to be sent; Skipped, with skipToNewest,
-	// the events of its types the log still keeps that are not sent (those it dropped are not
-	// counted).
-	Waiting, Skipped Backlog
+	// The events of its types after From: to be sent; with skipToNewest, skipped, those the log
+	// still keeps (those it dropped are not counted).
+	Backlog
 }
 
 // Enable makes the failing or disabled endpoint id active again, its attempts and failure
@@ -314,7 +313,6 @@ func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToN
 		if r.To, err = log.LastEventID(ctx); err != nil {
 			return Enabled{}, err
 		}
-		r.Skipped = b
 	case b.Expired != nil:
 		oldest, err := log.Events(ctx, order.EventQuery{Limit: 1})
 		if err != nil {
@@ -325,9 +323,8 @@ func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToN
 			kept = "the oldest it keeps is " + oldest.Events[0].ID
 		}
 		return Enabled{}, fmt.Errorf("the log no longer keeps the events after position %s (%s): %w", e.Position, kept, b.Expired)
-	default:
-		r.Waiting = b
 	}
+	r.Backlog = b
 	return r, update(ctx, s, id, func(e *Endpoint) error {
 		switch {
 		case e.Status == StatusActive:
