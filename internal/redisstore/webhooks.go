@@ -37,13 +37,10 @@ func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
 	}
 	list := make([]webhook.Endpoint, 0, len(ids))
 	for _, id := range ids {
-		e, _, err := s.get(ctx, id)
-		switch {
-		case errors.Is(err, webhook.ErrNotFound):
-		case err != nil:
-			return nil, err
-		default:
+		if e, _, err := s.get(ctx, id); err == nil {
 			list = append(list, e)
+		} else if !errors.Is(err, webhook.ErrNotFound) {
+			return nil, err
 		}
 	}
 	return list, nil
