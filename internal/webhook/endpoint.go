@@ -81,17 +81,13 @@ var Fields = []string{"url", "types", "secret", "created", "status", "position",
 // Record is e as the stores keep it, a string per field: the types comma-separated, the times
 // in Unix nanoseconds ("0" for none).
 func (e Endpoint) Record() []string {
-	types := make([]string, len(e.Types))
-	for i, t := range e.Types {
-		types[i] = string(t)
-	}
 	nanos := func(t time.Time) string {
 		if t.IsZero() {
 			return "0"
 		}
 		return strconv.FormatInt(t.UnixNano(), 10)
 	}
-	return []string{e.URL, strings.Join(types, ","), e.Secret, nanos(e.CreatedAt), string(e.Status), e.Position,
+	return []string{e.URL, JoinTypes(e.Types), e.Secret, nanos(e.CreatedAt), string(e.Status), e.Position,
 		strconv.Itoa(e.Attempts), nanos(e.FirstFailure), nanos(e.NextAttempt), nanos(e.LastAttempt),
 		strconv.Itoa(e.LastStatus), e.LastError, e.LeaseOwner, nanos(e.LeaseExpires)}
 }
@@ -111,14 +107,9 @@ func FromRecord(id string, r []string) (Endpoint, error) {
 		}
 		return time.Time{}
 	}
-	e := Endpoint{ID: id, URL: r[0], Secret: r[2], CreatedAt: at(3), LeaseOwner: r[12], LeaseExpires: at(13), Delivery: Delivery{
-		Status: Status(r[4]), Position: r[5], Attempts: integer(6), FirstFailure: at(7), NextAttempt: at(8),
-		LastAttempt: at(9), LastStatus: integer(10), LastError: r[11]}}
-	for t := range strings.SplitSeq(r[1], ",") {
-		if t != "" {
-			e.Types = append(e.Types, order.EventType(t))
-		}
-	}
+	e := Endpoint{ID: id, URL: r[0], Types: SplitTypes(r[1]), Secret: r[2], CreatedAt: at(3), LeaseOwner: r[12],
+		LeaseExpires: at(13), Delivery: Delivery{Status: Status(r[4]), Position: r[5], Attempts: integer(6),
+			FirstFailure: at(7), NextAttempt: at(8), LastAttempt: at(9), LastStatus: integer(10), LastError: r[11]}}
 	if err := errors.Join(errs...); err != nil || e.URL == "" || e.CreatedAt.IsZero() {
 		return Endpoint{}, fmt.Errorf("%w: webhook %s: %v", order.ErrCorrupt, id, err)
 	}
@@ -134,6 +125,25 @@ var (
 	ErrMoved     = errors.New("the webhook endpoint's position changed meanwhile")
 	errHeld      = errors.New("the webhook endpoint's lease is held")
 )
+
+// JoinTypes is types comma-separated, as the stores keep them and webhooks list shows them.
+func JoinTypes(types []order.EventType) string {
+	s := make([]string, len(types))
+	for i, t := range types {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ",")
+}
+
+// SplitTypes is the comma-separated types in s, each trimmed of spaces; none when s is "".
+func SplitTypes(s string) (types []order.EventType) {
+	for t := range strings.SplitSeq(s, ",") {
+		if s != "" {
+			types = append(types, order.EventType(strings.TrimSpace(t)))
+		}
+	}
+	return types
+}
 
 // Lease takes the lease of the endpoint id for owner until now+ttl, when no other owner holds
 // it unexpired (owner's own is renewed), and returns the endpoint as it stands under the lease;
