@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -38,7 +37,7 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 	switch args[0] {
 	case "create":
 		fs.StringVar(&url, "url", "", "where the events are posted: http or https; required")
-		fs.StringVar(&types, "types", "", "comma-separated event types to send (default: every type: "+joinTypes(order.EventTypes)+")")
+		fs.StringVar(&types, "types", "", "comma-separated event types to send (default: every type: "+webhook.JoinTypes(order.EventTypes)+")")
 	case "enable":
 		fs.BoolVar(&skipToNewest, "skip-to-newest", false, "resume after the log's newest event, not after the endpoint's position: "+
 			"the events in between are never sent (for a position whose events the log no longer keeps)")
@@ -59,12 +58,7 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 	case byID && len(rest) != 1:
 		return usageErrorf("%s: name one endpoint to %s, by id", fs.Name(), args[0])
 	}
-	var typeList []order.EventType
-	for t := range strings.SplitSeq(types, ",") {
-		if types != "" {
-			typeList = append(typeList, order.EventType(strings.TrimSpace(t)))
-		}
-	}
+	typeList := webhook.SplitTypes(types)
 	if args[0] == "create" { // checked before the store is opened, which may create the file
 		if _, err := webhook.NewEndpoint(url, typeList, "", time.Now()); err != nil {
 			return usageErrorf("webhooks create: %w", err)
@@ -91,9 +85,9 @@ func webhooks(ctx context.Context, args []string, getenv func(string) string, st
 		var r webhook.Enabled
 		if r, err = webhook.Enable(ctx, stores.Webhooks, stores.Events, rest[0], skipToNewest); err == nil && skipToNewest {
 			fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, "+
-				"and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Skipped))
+				"and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Backlog))
 		} else if err == nil {
-			fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", rest[0], r.To, counted(r.Waiting))
+			fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", rest[0], r.To, counted(r.Backlog))
 		} else if errors.Is(err, order.ErrEventsExpired) {
 			err = fmt.Errorf("%w; the events in between are lost to it: --skip-to-newest enables it from the log's newest event, skipping them", err)
 		}
@@ -133,7 +127,7 @@ func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer)
 		}
 		types, last, behind := "all", "-", counted(b)
 		if len(e.Types) > 0 {
-			types = joinTypes(e.Types)
+			types = webhook.JoinTypes(e.Types)
 		}
 		switch {
 		case e.LastStatus != 0:
@@ -150,12 +144,4 @@ func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind, e.LastError)
 	}
 	return tw.Flush()
-}
-
-func joinTypes(types []order.EventType) string {
-	s := make([]string, len(types))
-	for i, t := range types {
-		s[i] = string(t)
-	}
-	return strings.Join(s, ",")
 }

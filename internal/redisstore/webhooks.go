@@ -37,16 +37,25 @@ func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
 	}
 	list := make([]webhook.Endpoint, 0, len(ids))
 	for _, id := range ids {
-		e, _, err := s.get(ctx, id)
-		switch {
-		case errors.Is(err, webhook.ErrNotFound):
-		case err != nil:
-			return nil, err
-		default:
+		if e, _, err := s.get(ctx, id); err == nil {
 			list = append(list, e)
+		} else if !errors.Is(err, webhook.ErrNotFound) {
+			return nil, err
 		}
 	}
 	return list, nil
+}
+
+// Now is Redis's clock, read by a script on the endpoints' slot so that in a cluster every
+// instance reads the same node's: the leases are judged by it, not by the instances' clocks.
+func (s *Webhooks) Now(ctx context.Context) (time.Time, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	t, err := s.rdb.Eval(ctx, "return redis.call('TIME')", []string{s.k.webhookIDs}).Int64Slice()
+	if err != nil {
+		return time.Time{}, classify(ctx, err)
+	}
+	return time.Unix(t[0], t[1]*1000), nil
 }
 
 // Get returns the endpoint id.

@@ -25,6 +25,28 @@ func TestWebhooksConformance(t *testing.T) {
 	})
 }
 
+// TestWebhooksNowIsRedisClock: the leases' clock is Redis's TIME, to the microsecond, read on a
+// cluster too (the script names a key, so that it runs on the endpoints' node).
+func TestWebhooksNowIsRedisClock(t *testing.T) {
+	cluster, err := redisstore.Open(redistest.StartCluster(t).URL(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.Close() })
+	for _, rdb := range []redis.UniversalClient{client(t, redistest.Start(t)), cluster} {
+		s, err := redisstore.NewWebhooks(rdb, redistest.Prefix(t), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := rdb.Time(t.Context()).Val()
+		now, err := s.Now(t.Context())
+		after := rdb.Time(t.Context()).Val()
+		if err != nil || before.IsZero() || now.Before(before) || now.After(after) {
+			t.Fatalf("Now = %s, %v; want between Redis's %s and %s", now, err, before, after)
+		}
+	}
+}
+
 // TestACorruptWebhookIsRefusedButCanBeDeleted: an endpoint's hash that cannot be read (written
 // by hand) is reported as corrupt, is never written over, and can still be deleted.
 func TestACorruptWebhookIsRefusedButCanBeDeleted(t *testing.T) {

@@ -20,8 +20,8 @@ type Webhooks struct{ db *DB }
 // NewWebhooks returns the webhook endpoints of db.
 func NewWebhooks(db *DB) *Webhooks { return &Webhooks{db: db} }
 
-const webhookColumns = "id, url, types, secret, created_at, status, position, attempts, " +
-	"first_failure, next_attempt, last_attempt, last_status, last_error, lease_owner, lease_expires"
+// webhookColumns are webhook.Fields, created kept as created_at.
+var webhookColumns = "id, " + strings.Replace(strings.Join(webhook.Fields, ", "), "created", "created_at", 1)
 
 // List returns every endpoint, the oldest first.
 func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -28,25 +28,23 @@ type Observer interface {
 	WebhookLag(d time.Duration)
 }
 
-// Config is what a Deliverer is made of; the zero durations and schedule are the defaults.
+// Config is what a Deliverer is made of; the zero values are the defaults.
 type Config struct {
-	Store  Store
-	Events order.EventLog
-	Client *http.Client // nil: NewClient(false), which refuses addresses that are not public
-	// Owner names this instance in the leases; "" picks a random one.
-	Owner    string
-	Timeout  time.Duration // bound on one attempt (10 s)
-	LeaseTTL time.Duration // how long a lease lasts unrenewed (DefaultLeaseTTL): a stopped instance's endpoints wait that long
+	Store    Store
+	Events   order.EventLog
+	Client   *http.Client  // NewClient(false): it refuses addresses that are not public
+	Owner    string        // names this instance in the leases; a random name
+	Timeout  time.Duration // bound on one attempt: 10 s
+	LeaseTTL time.Duration // how long a lease lasts unrenewed, a stopped instance's endpoints wait: DefaultLeaseTTL
 	// Poll is how often the endpoints are listed, to take the leases no one holds: 5 s, or a
 	// third of LeaseTTL when that is shorter, so that a lapsed lease waits at most a third more.
 	Poll     time.Duration
-	Schedule Schedule     // DefaultSchedule when it has no Backoff
-	Observer Observer     // none when nil
-	Logger   *slog.Logger // none when nil
+	Schedule Schedule // DefaultSchedule, when it has no Backoff
+	Observer Observer // none when nil
+	Logger   *slog.Logger
 }
 
-// DefaultLeaseTTL is how long an endpoint's lease lasts unrenewed: a renewal, a write, every
-// 10 s per endpoint, and the endpoints of an instance that died wait 30 s for another.
+// DefaultLeaseTTL: a renewal, a write, every 10 s per endpoint, and a dead instance's endpoints wait 30 s.
 const DefaultLeaseTTL = 30 * time.Second
 
 // Deliverer posts the log's events to the endpoints whose leases it holds.
@@ -60,8 +58,7 @@ func NewDeliverer(cfg Config) *Deliverer {
 	cfg.Timeout = cmp.Or(cfg.Timeout, 10*time.Second)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
 	cfg.Poll = cmp.Or(cfg.Poll, min(5*time.Second, cfg.LeaseTTL/3))
-	cfg.Owner = cmp.Or(cfg.Owner, rand.Text())
-	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
+	cfg.Owner = cmp.Or(cfg.Owner, strconv.FormatUint(rand.Uint64(), 36))
 	cfg.Client = cmp.Or(cfg.Client, NewClient(false))
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if len(cfg.Schedule.Backoff) == 0 {
@@ -82,14 +79,15 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil { // an outage: the service warns of it, not each poll
 			d.cfg.Logger.Debug("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
 		}
+		now := d.now(ctx)
 		for _, e := range list {
-			if e.Status != StatusActive || !free(e, d.cfg.Owner, time.Now()) {
+			if e.Status != StatusActive || !free(e, d.cfg.Owner, now) {
 				continue
 			}
 			if _, running := d.running.LoadOrStore(e.ID, true); running {
 				continue
 			}
-			leased, held, err := Lease(ctx, d.cfg.Store, e.ID, d.cfg.Owner, d.cfg.LeaseTTL, time.Now())
+			leased, held, err := Lease(ctx, d.cfg.Store, e.ID, d.cfg.Owner, d.cfg.LeaseTTL, now)
 			if !held || err != nil {
 				d.running.Delete(e.ID)
 				continue
@@ -109,7 +107,19 @@ func (d *Deliverer) Run(ctx context.Context) {
 
 // hold applies change to the endpoint id while this instance's lease on it holds.
 func (d *Deliverer) hold(ctx context.Context, id string, change func(*Endpoint)) error {
-	return Hold(ctx, d.cfg.Store, id, d.cfg.Owner, time.Now(), change)
+	return Hold(ctx, d.cfg.Store, id, d.cfg.Owner, d.now(ctx), change)
+}
+
+// now is the leases' clock: the store's when it has one (Redis's), else this machine's.
+func (d *Deliverer) now(ctx context.Context) time.Time {
+	if c, ok := d.cfg.Store.(interface {
+		Now(context.Context) (time.Time, error)
+	}); ok {
+		if t, err := c.Now(ctx); err == nil {
+			return t
+		}
+	}
+	return time.Now()
 }
 
 // deliver delivers to e, whose lease it took, while it holds the lease and e is active; it
@@ -131,8 +141,8 @@ func (d *Deliverer) deliver(ctx context.Context, e Endpoint) {
 		return
 	}
 	for ctx.Err() == nil && w.e.Status == StatusActive {
-		at := time.Now()
-		if err := d.hold(ctx, e.ID, func(e *Endpoint) { e.LeaseExpires = at.Add(d.cfg.LeaseTTL) }); err != nil {
+		at, now := time.Now(), d.now(ctx) // the attempt is cut by this machine's clock, the lease judged by the store's
+		if err := Hold(ctx, d.cfg.Store, e.ID, d.cfg.Owner, now, func(e *Endpoint) { e.LeaseExpires = now.Add(d.cfg.LeaseTTL) }); err != nil {
 			return
 		}
 		w.leaseEnds = at.Add(d.cfg.LeaseTTL)
@@ -240,9 +250,11 @@ func (w *worker) record(ctx context.Context, outcome string, ev order.Event) err
 	if err := w.d.hold(ctx, w.e.ID, func(e *Endpoint) { e.Delivery = w.e.Delivery }); err != nil {
 		return err
 	}
-	w.d.cfg.Observer.WebhookDelivery(outcome)
-	if outcome == "delivered" {
-		w.d.cfg.Observer.WebhookLag(time.Since(ev.Time))
+	if o := w.d.cfg.Observer; o != nil {
+		o.WebhookDelivery(outcome)
+		if outcome == "delivered" {
+			o.WebhookLag(time.Since(ev.Time))
+		}
 	}
 	return nil
 }
@@ -251,11 +263,7 @@ func (w *worker) record(ctx context.Context, outcome string, ev order.Event) err
 // the answer; 0 when none). The attempt ends before the lease does, so that no other instance
 // can send while it runs.
 func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (status int, retryAfter time.Duration, err error) {
-	end := now.Add(w.d.cfg.Timeout)
-	if w.leaseEnds.Before(end) {
-		end = w.leaseEnds
-	}
-	ctx, cancel := context.WithDeadline(ctx, end)
+	ctx, cancel := context.WithDeadline(ctx, now.Add(min(w.d.cfg.Timeout, w.leaseEnds.Sub(now))))
 	defer cancel()
 	body := orderjson.AppendEvent(make([]byte, 0, 256), ev)
 	signature, _ := w.signer.Sign(ev.ID, now, body) // an HMAC: never fails
@@ -297,7 +305,36 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-type noObserver struct{}
+// Schedule says when a failed event is tried again, and when to give up on it. Not
+// github.com/cenkalti/backoff's: ours is an operator's list, its jitter only lengthens a wait,
+// and its state (the attempts) is saved with the endpoint for whichever instance holds it next.
+type Schedule struct {
+	Backoff     []time.Duration // Backoff[i] is the wait after the (i+1)-th failed attempt; the last one repeats
+	GiveUpAfter time.Duration   // after the event's first failure: the endpoint is then marked failing
+	Jitter      float64         // a random part up to this fraction of each wait, lest endpoints that failed together retry together
+}
 
-func (noObserver) WebhookDelivery(string)   {}
-func (noObserver) WebhookLag(time.Duration) {}
+// DefaultSchedule is 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h, for 24 h after
+// the first failure of an event, each wait up to 10% longer at random: about 16 attempts.
+var DefaultSchedule = Schedule{
+	Backoff: []time.Duration{
+		5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute,
+		time.Hour, 2 * time.Hour,
+	},
+	GiveUpAfter: 24 * time.Hour,
+	Jitter:      0.1,
+}
+
+// Check refuses a schedule that would never wait, or wait less after more failures.
+func (s Schedule) Check() error {
+	if len(s.Backoff) == 0 || slices.Min(s.Backoff) <= 0 || !slices.IsSorted(s.Backoff) || s.GiveUpAfter <= 0 {
+		return fmt.Errorf("the retry schedule's waits must be positive and never decrease (not %v), and the time to give up positive (not %s)", s.Backoff, s.GiveUpAfter)
+	}
+	return nil
+}
+
+// wait is the wait after the attempts-th failed attempt (1 after the first).
+func (s Schedule) wait(attempts int) time.Duration {
+	d := s.Backoff[min(max(attempts, 1), len(s.Backoff))-1]
+	return d + time.Duration(rand.Float64()*s.Jitter*float64(d))
+}

@@ -715,7 +715,7 @@ func TestEnableOnlyAnEndpointNotActiveAtThePositionChecked(t *testing.T) {
 		t.Fatalf("a refused Enable changed the state: %+v", got.Delivery)
 	}
 	r, err := webhook.Enable(ctx, w.hooks, w.events, e.ID, false)
-	if err != nil || r.From != moved.Position || r.To != moved.Position || r.Waiting.Events != 1 {
+	if err != nil || r.From != moved.Position || r.To != moved.Position || r.Events != 1 {
 		t.Fatalf("Enable = %+v, %v; want from and to %s, 1 event waiting", r, err, moved.Position)
 	}
 	want := webhook.Delivery{Status: webhook.StatusActive, Position: moved.Position, LastAttempt: moved.LastAttempt, LastStatus: 503}

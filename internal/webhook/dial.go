@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -36,27 +37,21 @@ func NewClient(allowPrivate bool) *http.Client {
 	}
 }
 
-// notPublic are the blocks Public refuses beyond what netip's predicates catch: those of the
-// IANA IPv4 and IPv6 Special-Purpose Address Registries that are not globally reachable and a
-// machine or its network may still answer on, and the IPv6 forms that carry an IPv4 address to
-// a tunnel or translator which would then reach it.
-var notPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network" (RFC 1122): no destination, and 0.0.0.0 dials this host
-	netip.MustParsePrefix("100.64.0.0/10"),  // shared address space (RFC 6598): CGNAT, pod networks, Alibaba's metadata at 100.100.100.200
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments (RFC 6890): DS-Lite, NAT64 discovery, not global
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking (RFC 2544): lab networks, not global
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved (RFC 1112), with 255.255.255.255 limited broadcast (RFC 919)
-	netip.MustParsePrefix("::/96"),          // IPv4-compatible (RFC 4291, deprecated): ::a.b.c.d is tunnelled to a.b.c.d
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64 (RFC 8215): not global, and the IPv4's place in it depends on the local prefix length
-	netip.MustParsePrefix("2001::/32"),      // Teredo (RFC 4380): tunnels to an IPv4 address carried in the address
-	netip.MustParsePrefix("2002::/16"),      // 6to4 (RFC 3056): tunnels to the IPv4 address in bits 16-48
-	netip.MustParsePrefix("fec0::/10"),      // site-local (RFC 3879, deprecated): still routed inside some sites
-}
-
-// nat64 is the NAT64 well-known prefix (RFC 6052): 64:ff9b::a.b.c.d is a.b.c.d reached through
-// the network's translator, so it is judged as a.b.c.d (a public one is a legitimate endpoint on
-// an IPv6-only network).
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// notPublic are the blocks of the IANA special-purpose registries that netip calls global
+// unicast but a machine or its network may answer on, and the IPv6 forms that tunnel to an IPv4
+// address. 64:ff9b::/96 (NAT64, RFC 6052) is judged by the IPv4 address in it.
+var notPublic, nat64 = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),      // "this network" (RFC 1122): 0.0.0.0 dials this host
+	netip.MustParsePrefix("100.64.0.0/10"),  // shared (RFC 6598): CGNAT, pod networks, Alibaba's metadata
+	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments (RFC 6890): DS-Lite, NAT64 discovery
+	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking (RFC 2544)
+	netip.MustParsePrefix("240.0.0.0/4"),    // reserved (RFC 1112), and limited broadcast
+	netip.MustParsePrefix("::/96"),          // IPv4-compatible (RFC 4291)
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64 (RFC 8215): where the IPv4 sits depends on the local prefix
+	netip.MustParsePrefix("2001::/32"),      // Teredo (RFC 4380)
+	netip.MustParsePrefix("2002::/16"),      // 6to4 (RFC 3056)
+	netip.MustParsePrefix("fec0::/10"),      // site-local (RFC 3879): still routed inside some sites
+}, netip.MustParsePrefix("64:ff9b::/96")
 
 // Public reports whether a is an address deliveries may go to without --webhooks-allow-private.
 func Public(a netip.Addr) bool {
@@ -64,13 +59,6 @@ func Public(a netip.Addr) bool {
 	if nat64.Contains(a) {
 		return Public(netip.AddrFrom4([4]byte(a.AsSlice()[12:])))
 	}
-	if !a.IsGlobalUnicast() || a.IsPrivate() {
-		return false // IsGlobalUnicast is false for invalid, loopback, link-local, unspecified and multicast addresses
-	}
-	for _, p := range notPublic {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
+	// IsGlobalUnicast is false for invalid, loopback, link-local, unspecified and multicast addresses.
+	return a.IsGlobalUnicast() && !a.IsPrivate() && !slices.ContainsFunc(notPublic, func(p netip.Prefix) bool { return p.Contains(a) })
 }
