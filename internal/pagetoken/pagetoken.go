@@ -1,7 +1,6 @@
 // Package pagetoken makes and reads the page tokens of v2's find: opaque to clients,
-// tamper-evident, and bound to the filter they were made with.
-//
-// A token is 41 bytes, base64url without padding (55 characters):
+// tamper-evident, and bound to the filter they were made with. A token is 41 bytes,
+// base64url without padding (55 characters):
 //
 //	format (1) | after (8, big-endian id) | filter digest (16) | MAC (16)
 //
@@ -25,15 +24,13 @@ import (
 )
 
 const (
-	// Format is the first byte of every token this version of the service makes.
-	Format byte = 2
-	// MinSecretLen is the fewest bytes a secret may have: HMAC-SHA256's output size.
-	MinSecretLen = 32
-
-	digestLen = 16
-	macLen    = 16
-	bodyLen   = 1 + 8 + digestLen // what the MAC covers
-	tokenLen  = bodyLen + macLen
+	Format       byte = 2  // the first byte of every token this version of the service makes
+	MinSecretLen      = 32 // HMAC-SHA256's output size
+	// RereadEvery is the least time between two reads of the store's secret for tokens that
+	// do not verify: forged tokens cost the store one read per RereadEvery at most.
+	RereadEvery = time.Second
+	bodyLen     = 1 + 8 + 16 // what the MAC covers
+	tokenLen    = bodyLen + 16
 )
 
 // The ways a token is refused; each Read error wraps one of them and ErrInvalid.
@@ -51,10 +48,6 @@ type SecretStore interface {
 	// MinSecretLen bytes if there is none: the same for every caller until the store loses it.
 	PageTokenSecret(ctx context.Context) ([]byte, error)
 }
-
-// RereadEvery is the least time between two reads of the store's secret for tokens that do
-// not verify: forged tokens cost the store one read per RereadEvery at most.
-const RereadEvery = time.Second
 
 // Codec makes and reads tokens under a fixed secret or its SecretStore's, read on first use
 // and again when a token does not verify.
@@ -96,42 +89,33 @@ func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, 
 }
 
 func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
-	b := make([]byte, 0, tokenLen)
-	b = append(b, format)
-	b = binary.BigEndian.AppendUint64(b, uint64(after))
-	b = append(b, digest(f)...)
-	b = append(b, mac(secret, b)...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	b := append(binary.BigEndian.AppendUint64([]byte{format}, uint64(after)), digest(f)...)
+	return base64.RawURLEncoding.EncodeToString(append(b, mac(secret, b)...))
 }
 
 // Read returns the id a token made for f starts after; a refusal wraps ErrInvalid and why.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
+	refuse := func(why error) (int64, error) { return 0, fmt.Errorf("%w: %w", ErrInvalid, why) }
 	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if len(token) != base64.RawURLEncoding.EncodedLen(tokenLen) || err != nil || len(b) != tokenLen {
-		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
+		return refuse(ErrMalformed)
 	}
 	secret, err := c.current(ctx)
-	if err != nil {
+	verified := err == nil && hmac.Equal(b[bodyLen:], mac(secret, b[:bodyLen]))
+	if err == nil && !verified && c.store != nil { // perhaps the store holds a newer secret than this instance read
+		secret, err = c.readStore(ctx, true)
+		verified = err == nil && hmac.Equal(b[bodyLen:], mac(secret, b[:bodyLen]))
+	}
+	switch {
+	case err != nil:
 		return 0, err
-	}
-	body, sum := b[:bodyLen], b[bodyLen:]
-	if !hmac.Equal(sum, mac(secret, body)) {
-		if c.store != nil { // perhaps the store holds a newer secret than this instance read
-			if secret, err = c.readStore(ctx, true); err != nil {
-				return 0, err
-			}
-		}
-		if c.store == nil || !hmac.Equal(sum, mac(secret, body)) {
-			return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrAltered)
-		}
-	}
-	// The format is checked only once the MAC holds: before that the byte says nothing.
-	if b[0] != Format {
-		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherVersion)
-	}
-	if !hmac.Equal(digest(f), b[9:bodyLen]) {
-		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherFilter)
+	case !verified:
+		return refuse(ErrAltered)
+	case b[0] != Format: // checked only once the MAC holds: before that the byte says nothing
+		return refuse(ErrOtherVersion)
+	case !hmac.Equal(digest(f), b[9:bodyLen]):
+		return refuse(ErrOtherFilter)
 	}
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
 }
@@ -162,18 +146,18 @@ func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 	if c.reads.Load() != ended {
 		return c.last, c.lastErr
 	}
-	now := c.now()
-	if recheck && now.Sub(c.lastRead) < RereadEvery {
+	if now := c.now(); !recheck || now.Sub(c.lastRead) >= RereadEvery {
+		c.lastRead = now
+	} else {
 		return *c.secret.Load(), nil // a recheck always follows a first read
 	}
-	c.lastRead = now
 	secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx))
-	switch {
-	case err != nil:
+	if err == nil && len(secret) < MinSecretLen {
+		err = fmt.Errorf("the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
+	}
+	if err != nil {
 		secret, err = nil, fmt.Errorf("page token secret: %w", err)
-	case len(secret) < MinSecretLen:
-		secret, err = nil, fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
-	default:
+	} else {
 		c.secret.Store(&secret)
 	}
 	c.last, c.lastErr = secret, err
@@ -184,7 +168,7 @@ func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 func mac(secret, body []byte) []byte {
 	h := hmac.New(sha256.New, secret)
 	h.Write(body)
-	return h.Sum(nil)[:macLen]
+	return h.Sum(nil)[:16]
 }
 
 // digest hashes f canonically: states in any order or repeated, instants in any zone.
@@ -204,5 +188,5 @@ func digest(f order.Filter) []byte {
 		}
 	}
 	sum := sha256.Sum256(b)
-	return sum[:digestLen]
+	return sum[:16]
 }
