@@ -29,7 +29,7 @@ type Service struct {
 	log             *slog.Logger
 	stores          *Stores
 	metrics         *metrics.Metrics
-	outage          *outageLog        // warns of a store outage once, whoever meets it
+	storeLog        *storeLog         // one line for an outage or a fault, whoever meets it
 	traces          *tracing.Provider // nil unless the OTEL_* environment turns tracing on
 	ln, metricsLn   net.Listener      // metricsLn: nil unless Config.MetricsAddr is set
 	srv, metricsSrv *http.Server
@@ -68,13 +68,12 @@ func (s *Service) open(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	repeats := newRepeats(cfg.Now)
-	s.stores.observe(s.log, (&faultLog{log: s.log, count: m.StoreFault, repeats: repeats}).observe)
-	s.outage = &outageLog{log: s.log, repeats: repeats}
+	s.storeLog = newStoreLog(s.log, cfg.Now, m.StoreFault)
+	s.stores.observe(s.log, s.storeLog.fault)
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
 		if fault := (*order.Fault)(nil); !errors.As(err, &fault) { // a fault was logged when the store found it
-			s.outage.observe(err)
+			s.storeLog.outage(err)
 		}
 		return err
 	}
@@ -249,7 +248,7 @@ func (s *Service) trimEvents(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 		case errors.Is(err, order.ErrUnavailable):
-			s.outage.observe(err) // one warning for the outage, as readiness gives it
+			s.storeLog.outage(err) // one warning for the outage, as readiness gives it
 		case err != nil:
 			s.log.Warn("event log: the retention could not be applied; trying again in a minute", slog.String("error", err.Error()))
 		case n > 0:

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,19 +131,11 @@ type Imported struct {
 // cost little more than its rows (docs/design.md, Import).
 const ImportBatch = 8000
 
-// Import adds new orders and pets and updates existing ones, but never an order's status (an
-// import never undoes a cancel). Both lists are checked before either is written.
-func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
-		return Imported{}, configError(err)
-	}
-	return s.ImportBatches(ctx, order.Slice(orders, ImportBatch), order.Slice(pets, ImportBatch))
-}
-
-// ImportBatches is Import of records read in batches, which the caller read through and
-// checked before (order.CheckEach): the stores check each again as they write it, so a file
-// changed between the two readings is refused too, but in Redis the batches before the
-// change are written. SQLite writes all in one transaction.
+// ImportBatches adds new orders and pets and updates existing ones, but never an order's
+// status (an import never undoes a cancel). The caller checked the records before
+// (order.CheckEach); the stores check each again as they write it, so a file changed
+// between the two readings is refused too, but in Redis the batches before the change are
+// written. SQLite writes all in one transaction.
 func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (Imported, error) {
 	if s.db != nil {
 		n, err := s.db.ImportBatches(ctx, orders, pets)
