@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/petstore/orderd/internal/order"
 )
 
@@ -52,16 +54,11 @@ type SecretStore interface {
 // Codec makes and reads tokens under a fixed secret or its SecretStore's, read on first use
 // and again when a token does not verify.
 type Codec struct {
-	store  SecretStore
-	now    func() time.Time
-	secret atomic.Pointer[[]byte] // in use; nil until the store's is read
-
-	reading chan struct{} // held by the one read of the store under way
-	reads   atomic.Int64  // reads of the store ended
-	// Under reading: when the last read began, and what it returned.
-	lastRead time.Time
-	last     []byte
-	lastErr  error
+	store    SecretStore
+	now      func() time.Time
+	secret   atomic.Pointer[[]byte] // in use; nil until the store's is read
+	reads    singleflight.Group     // one read of the store at a time, its answer shared
+	lastRead time.Time              // when the last read began; touched by reads' one call only
 }
 
 // New returns a Codec with a fixed secret of at least MinSecretLen bytes.
@@ -76,7 +73,7 @@ func New(secret []byte) (*Codec, error) {
 
 // FromStore returns a Codec whose secret is the one store holds.
 func FromStore(store SecretStore) *Codec {
-	return &Codec{store: store, now: time.Now, reading: make(chan struct{}, 1)}
+	return &Codec{store: store, now: time.Now}
 }
 
 // Make returns the token of the page that starts after the id after, for filter f.
@@ -132,37 +129,27 @@ func (c *Codec) current(ctx context.Context) ([]byte, error) {
 	return c.readStore(ctx, false)
 }
 
-// readStore returns the store's secret: a caller that waited for a read shares its answer, a
-// read runs to its end whatever the starter's context, and a recheck within RereadEvery of
-// the last read returns the secret in use.
+// readStore returns the store's secret: callers meanwhile share one read, which runs to its
+// end whatever the starter's context, and a recheck within RereadEvery of the last read
+// returns the secret in use.
 func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
-	ended := c.reads.Load()
-	select {
-	case c.reading <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-c.reading }()
-	if c.reads.Load() != ended {
-		return c.last, c.lastErr
-	}
-	if now := c.now(); !recheck || now.Sub(c.lastRead) >= RereadEvery {
-		c.lastRead = now
-	} else {
-		return *c.secret.Load(), nil // a recheck always follows a first read
-	}
-	secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx))
-	if err == nil && len(secret) < MinSecretLen {
-		err = fmt.Errorf("the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
-	}
-	if err != nil {
-		secret, err = nil, fmt.Errorf("page token secret: %w", err)
-	} else {
+	secret, err, _ := c.reads.Do("", func() (any, error) {
+		if p := c.secret.Load(); recheck && p != nil && c.now().Sub(c.lastRead) < RereadEvery {
+			return *p, nil
+		}
+		c.lastRead = c.now()
+		secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx))
+		if err == nil && len(secret) < MinSecretLen {
+			err = fmt.Errorf("the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("page token secret: %w", err)
+		}
 		c.secret.Store(&secret)
-	}
-	c.last, c.lastErr = secret, err
-	c.reads.Add(1) // not deferred: after a panic, waiters read for themselves
-	return secret, err
+		return secret, nil
+	})
+	b, _ := secret.([]byte)
+	return b, err
 }
 
 func mac(secret, body []byte) []byte {
