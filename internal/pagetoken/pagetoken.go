@@ -78,7 +78,7 @@ func FromStore(store SecretStore) *Codec {
 
 // Make returns the token of the page that starts after the id after, for filter f.
 func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {
-	secret, err := c.current(ctx)
+	secret, err := c.current(ctx, false)
 	if err != nil {
 		return "", err
 	}
@@ -98,10 +98,10 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 	if len(token) != base64.RawURLEncoding.EncodedLen(tokenLen) || err != nil || len(b) != tokenLen {
 		return refuse(ErrMalformed)
 	}
-	secret, err := c.current(ctx)
+	secret, err := c.current(ctx, false)
 	verified := err == nil && hmac.Equal(b[bodyLen:], mac(secret, b[:bodyLen]))
 	if err == nil && !verified && c.store != nil { // perhaps the store holds a newer secret than this instance read
-		secret, err = c.readStore(ctx, true)
+		secret, err = c.current(ctx, true)
 		verified = err == nil && hmac.Equal(b[bodyLen:], mac(secret, b[:bodyLen]))
 	}
 	switch {
@@ -121,20 +121,15 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 // under it, or was made under it, verifies while it is the one in use.
 func (c *Codec) InUse() *[]byte { return c.secret.Load() }
 
-// current returns the secret in use, lock-free once one is known.
-func (c *Codec) current(ctx context.Context) ([]byte, error) {
-	if p := c.secret.Load(); p != nil {
+// current returns the secret in use, lock-free once one is known; else, or on a recheck
+// (more than RereadEvery after the last read), the store's: callers meanwhile share one
+// read, which runs to its end whatever the starter's context.
+func (c *Codec) current(ctx context.Context, recheck bool) ([]byte, error) {
+	if p := c.secret.Load(); p != nil && !recheck {
 		return *p, nil
 	}
-	return c.readStore(ctx, false)
-}
-
-// readStore returns the store's secret: callers meanwhile share one read, which runs to its
-// end whatever the starter's context, and a recheck within RereadEvery of the last read
-// returns the secret in use.
-func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
 	secret, err, _ := c.reads.Do("", func() (any, error) {
-		if p := c.secret.Load(); recheck && p != nil && c.now().Sub(c.lastRead) < RereadEvery {
+		if p := c.secret.Load(); p != nil && (!recheck || c.now().Sub(c.lastRead) < RereadEvery) {
 			return *p, nil
 		}
 		c.lastRead = c.now()
