@@ -78,10 +78,16 @@ func (s *Service) open(ctx context.Context) (err error) {
 		return err
 	}
 	_ = ready(ctx) // a Redis that does not answer yet is the start of an outage, warned of like any other
-	inProcess := ratelimit.NewMemory(cfg.Now, cfg.Ban, ratelimit.MaxAnonymous(cfg.MaxAnonymousCallers), ratelimit.OnForget(m.ForgottenCaller))
-	limiter, err := s.stores.limiter(cfg, inProcess, m.Fallback)
-	if err != nil {
-		return err
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(cfg.Now, cfg.Ban, ratelimit.MaxAnonymous(cfg.MaxAnonymousCallers), ratelimit.OnForget(m.ForgottenCaller))
+	if rdb := s.stores.rdb; rdb != nil { // Redis's, shared by every instance, falling back as cfg says
+		fallback := limiter
+		if cfg.LimiterFallback != FallbackMemory {
+			fallback = nil
+		}
+		if limiter, err = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
+			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger}); err != nil {
+			return configError(err)
+		}
 	}
 	tokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
 	if err != nil {

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
-	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/webhook"
@@ -131,11 +131,19 @@ type Imported struct {
 // cost little more than its rows (docs/design.md, Import).
 const ImportBatch = 8000
 
-// ImportBatches adds new orders and pets and updates existing ones, but never an order's
-// status (an import never undoes a cancel). The caller checked the records before
-// (order.CheckEach); the stores check each again as they write it, so a file changed
-// between the two readings is refused too, but in Redis the batches before the change are
-// written. SQLite writes all in one transaction.
+// Import adds new orders and pets and updates existing ones, but never an order's status (an
+// import never undoes a cancel). Both lists are checked before either is written.
+func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
+	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
+		return Imported{}, configError(err)
+	}
+	return s.ImportBatches(ctx, order.Slice(orders, ImportBatch), order.Slice(pets, ImportBatch))
+}
+
+// ImportBatches is Import of records read in batches, which the caller read through and
+// checked before (order.CheckEach): the stores check each again as they write it, so a file
+// changed between the two readings is refused too, but in Redis the batches before the
+// change are written. SQLite writes all in one transaction.
 func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (Imported, error) {
 	if s.db != nil {
 		n, err := s.db.ImportBatches(ctx, orders, pets)
@@ -146,21 +154,6 @@ func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.O
 		err = s.Pets.(*redisstore.Pets).ImportBatches(ctx, pets)
 	}
 	return Imported{OrderFieldsChanged: changed}, err
-}
-
-// limiter is Redis's, shared by every instance and falling back as cfg says; else inProcess.
-func (s *Stores) limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error) {
-	if s.rdb == nil {
-		return inProcess, nil
-	}
-	if cfg.LimiterFallback != FallbackMemory {
-		inProcess = nil
-	}
-	l, err := redisstore.NewLimiter(s.rdb, redisstore.LimiterOptions{
-		Prefix: s.cfg.RedisPrefix, Timeout: s.cfg.RedisTimeout, Clock: cfg.Now, Ban: cfg.Ban,
-		Fallback: inProcess, OnFallback: onFallback, Logger: cfg.Logger,
-	})
-	return l, configError(err)
 }
 
 // observe sends the SQLite file's faults to report, and logs once whether its reads are

@@ -44,7 +44,7 @@ func Embedded(tb testing.TB, orders []order.Order, pets []order.Pet) service.Con
 	admin := cfg.Store
 	admin.CreateDB = true
 	withStores(tb, admin, func(s *service.Stores) error {
-		_, err := s.ImportBatches(context.Background(), order.Slice(orders, service.ImportBatch), order.Slice(pets, service.ImportBatch))
+		_, err := s.Import(context.Background(), orders, pets)
 		return err
 	})
 	return cfg
