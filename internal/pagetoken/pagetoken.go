@@ -25,9 +25,11 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
+// Format is the first byte of every token this version of the service makes.
+const Format byte = 2
+
 const (
-	Format       byte = 2  // the first byte of every token this version of the service makes
-	MinSecretLen      = 32 // HMAC-SHA256's output size
+	MinSecretLen = 32 // HMAC-SHA256's output size
 	// RereadEvery is the least time between two reads of the store's secret for tokens that
 	// do not verify: forged tokens cost the store one read per RereadEvery at most.
 	RereadEvery = time.Second
