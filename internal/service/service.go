@@ -39,33 +39,30 @@ type Service struct {
 
 // Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
 // not answer yet is logged and answered 503 until it does. A bad setting or file is a *ConfigError.
-func Open(ctx context.Context, cfg Config) (*Service, error) {
+func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(), draining: make(chan struct{}), closing: make(chan struct{})}
-	if err := s.open(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *Service) open(ctx context.Context) (err error) {
-	cfg, m := s.cfg, s.metrics
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	m := s.metrics
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
-		return err
+		return nil, err
 	}
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
 	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
-		return configError(fmt.Errorf("tracing: %w", err))
+		return nil, configError(fmt.Errorf("tracing: %w", err))
 	}
 	if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
-		if err := s.stores.trace(s.traces); err != nil {
-			return err
+		if err = s.stores.trace(s.traces); err != nil {
+			return nil, err
 		}
 	}
 	s.storeLog = newStoreLog(s.log, cfg.Now, m.StoreFault)
@@ -86,12 +83,12 @@ func (s *Service) open(ctx context.Context) (err error) {
 		}
 		if limiter, err = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
 			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger}); err != nil {
-			return configError(err)
+			return nil, configError(err)
 		}
 	}
 	tokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var metricsOnMain http.Handler
 	if cfg.MetricsAddr == "" {
@@ -105,23 +102,23 @@ func (s *Service) open(ctx context.Context) (err error) {
 		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return err
+		return nil, err
 	}
 	s.srv = HTTPServer(handler)
 	s.srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	if cfg.MetricsAddr != "" {
 		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-			return err
+			return nil, err
 		}
 		// /metrics alone: a probe pointed at another path of this listener by mistake fails.
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
 		s.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	}
-	return nil
+	return s, nil
 }
 
 // pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
