@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -63,12 +64,8 @@ func (f listFlag[T]) Set(s string) error {
 // cidrsFlag reads CIDRs; a bare address is one host.
 func cidrsFlag(list *[]*net.IPNet) listFlag[*net.IPNet] {
 	return listFlag[*net.IPNet]{list, func(part string) (*net.IPNet, error) {
-		if !strings.Contains(part, "/") {
-			if ip := net.ParseIP(part); ip != nil && ip.To4() != nil {
-				part += "/32"
-			} else {
-				part += "/128"
-			}
+		if a, err := netip.ParseAddr(part); err == nil {
+			part = netip.PrefixFrom(a, a.BitLen()).String()
 		}
 		_, n, err := net.ParseCIDR(part)
 		if err != nil {

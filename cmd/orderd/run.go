@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,25 +15,10 @@ import (
 	"github.com/petstore/orderd/internal/service"
 )
 
-const usage = `orderd: the Store Order Service
-
-Commands:
-  orderd serve [flags]                      serve the API (orderd serve --help)
-  orderd keys create --plan PLAN [flags]    make an API key and print it
-  orderd keys list [flags]                  list keys: name, plan, limits, prefix
-  orderd keys revoke NAME|PREFIX [flags]    revoke a key
-  orderd webhooks create --url URL [flags]  register a webhook endpoint; print its id and secret
-  orderd webhooks list [flags]              list endpoints: URL, types, status, how far behind
-  orderd webhooks delete ID [flags]         delete an endpoint
-  orderd webhooks enable ID [flags]         make a failing or disabled endpoint active again
-  orderd import --orders F [--pets F]       load orders and pets into the store
-  orderd version                            print the version, the commit and the Go version
-  orderd help [COMMAND [SUBCOMMAND]]        this text, or a command's flags (orderd help keys create)
-
-Every command works on the store --redis-url URL names, or else on the SQLite file
---db FILE (default orderd.db). Every flag can also be set with an ORDERD_* environment
-variable (--db is ORDERD_DB); a flag on the command line wins.
-`
+// usage is `orderd help`: the commands and what every command shares.
+//
+//go:embed usage.txt
+var usage string
 
 // run is the whole program, minus the process: it takes what main would read from the
 // environment, so tests call it directly.

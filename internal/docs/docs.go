@@ -19,34 +19,14 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var page = template.Must(template.New("docs").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Store Order Service API</title>
-<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
-</head>
-<body>
-<div id="swagger-ui" data-documents="{{.}}"></div>
-<script src="/docs/assets/swagger-ui-bundle.js"></script>
-<script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
-<script src="/docs/init.js"></script>
-</body>
-</html>
-`))
+// The page's own files: init.js is one of its own so that the Content-Security-Policy can
+// forbid inline scripts; its standalone layout offers the documents in a selector, and
+// "?urls.primaryName=v1" picks one.
+//
+//go:embed page
+var pageFiles embed.FS
 
-// init.js is a file of its own so that the Content-Security-Policy can forbid inline scripts.
-// The standalone layout offers the documents in a selector; "?urls.primaryName=v1" picks one.
-const initJS = `window.ui = SwaggerUIBundle({
-  urls: JSON.parse(document.getElementById("swagger-ui").dataset.documents),
-  dom_id: "#swagger-ui",
-  deepLinking: true,
-  displayOperationId: true,
-  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-  layout: "StandaloneLayout"
-});
-`
+var page = template.Must(template.ParseFS(pageFiles, "page/index.html"))
 
 // csp lets the page load its own files and send requests ("Try it out") to its own origin only.
 const csp = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
@@ -78,7 +58,8 @@ func Register(e Router, documents ...Document) {
 		}
 	}
 	e.File("/docs", echo.MIMETextHTMLCharsetUTF8, []byte(b.String()), secure)
-	e.File("/docs/init.js", "text/javascript; charset=utf-8", []byte(initJS), secure)
+	initJS, _ := pageFiles.ReadFile("page/init.js") // embedded: cannot fail
+	e.File("/docs/init.js", "text/javascript; charset=utf-8", initJS, secure)
 	files, _ := assets.ReadDir("assets") // embedded: cannot fail
 	for _, f := range files {
 		body, _ := assets.ReadFile("assets/" + f.Name())

@@ -51,21 +51,13 @@ func New() *Metrics {
 			"Operations that could not reach the store, by operationId.", "operation"),
 		storeFaults: counterVec("orderd_store_faults_total",
 			"Faults of the store that an operator must mend, by kind: corrupt, full, replaced, shm_removed. Each operation that meets one counts.", "kind"),
-		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "orderd_ratelimit_fallback_decisions_total", Help: "Decisions made by the instance's own limiter while Redis could not be reached.",
-		}),
-		forgotten: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "orderd_ratelimit_forgotten_callers_total",
-			Help: "Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap.",
-		}),
-		streams: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance.",
-		}),
+		fallbacks: counter("orderd_ratelimit_fallback_decisions_total", "Decisions made by the instance's own limiter while Redis could not be reached."),
+		forgotten: counter("orderd_ratelimit_forgotten_callers_total",
+			"Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap."),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance."}),
 		events: counterVec("orderd_events_recorded_total",
 			"Order events this instance recorded in the log, by type (its cancels; imports and other systems record theirs too).", "type"),
-		trimmed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "orderd_events_trimmed_total", Help: "Order events dropped by the retention, by this instance's trims.",
-		}),
+		trimmed: counter("orderd_events_trimmed_total", "Order events dropped by the retention, by this instance's trims."),
 		webhooks: counterVec("orderd_webhook_deliveries_total",
 			"Webhook delivery attempts by this instance, by outcome: delivered, failed (retried, or the endpoint marked failing), disabled (410 Gone).", "outcome"),
 		webhookLag: prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -78,14 +70,12 @@ func New() *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// These are exported at 0 from the start, with every label value they take, so that a
 	// rate or an alert on them sees their first event.
-	for _, op := range operations() {
-		m.storeErrors.WithLabelValues(op)
-	}
-	for _, kind := range []string{"corrupt", "full", "replaced", "shm_removed"} { // sqlitestore's Fault kinds
-		m.storeFaults.WithLabelValues(kind)
-	}
-	for _, outcome := range []string{"delivered", "failed", "disabled"} {
-		m.webhooks.WithLabelValues(outcome)
+	for vec, values := range map[*prometheus.CounterVec][]string{m.storeErrors: operations(),
+		m.storeFaults: {"corrupt", "full", "replaced", "shm_removed"}, // sqlitestore's Fault kinds
+		m.webhooks:    {"delivered", "failed", "disabled"}} {
+		for _, v := range values {
+			vec.WithLabelValues(v)
+		}
 	}
 	return m
 }
@@ -112,6 +102,10 @@ var operations = sync.OnceValue(func() (labels []string) {
 
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 }
 
 // Handler serves the metrics in the Prometheus text format.

@@ -1,7 +1,6 @@
 // Package pagetoken makes and reads the page tokens of v2's find: opaque to clients,
-// tamper-evident, and bound to the filter they were made with.
-//
-// A token is 41 bytes, base64url without padding (55 characters):
+// tamper-evident, and bound to the filter they were made with. A token is 41 bytes,
+// base64url without padding (55 characters):
 //
 //	format (1) | after (8, big-endian id) | filter digest (16) | MAC (16)
 //
@@ -21,19 +20,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/petstore/orderd/internal/order"
 )
 
-const (
-	// Format is the first byte of every token this version of the service makes.
-	Format byte = 2
-	// MinSecretLen is the fewest bytes a secret may have: HMAC-SHA256's output size.
-	MinSecretLen = 32
+// Format is the first byte of every token this version of the service makes.
+const Format byte = 2
 
-	digestLen = 16
-	macLen    = 16
-	bodyLen   = 1 + 8 + digestLen // what the MAC covers
-	tokenLen  = bodyLen + macLen
+const (
+	MinSecretLen = 32 // HMAC-SHA256's output size
+	// RereadEvery is the least time between two reads of the store's secret for tokens that
+	// do not verify: forged tokens cost the store one read per RereadEvery at most.
+	RereadEvery = time.Second
+	bodyLen     = 1 + 8 + 16 // what the MAC covers
+	tokenLen    = bodyLen + 16
 )
 
 // The ways a token is refused; each Read error wraps one of them and ErrInvalid.
@@ -52,23 +53,14 @@ type SecretStore interface {
 	PageTokenSecret(ctx context.Context) ([]byte, error)
 }
 
-// RereadEvery is the least time between two reads of the store's secret for tokens that do
-// not verify: forged tokens cost the store one read per RereadEvery at most.
-const RereadEvery = time.Second
-
 // Codec makes and reads tokens under a fixed secret or its SecretStore's, read on first use
 // and again when a token does not verify.
 type Codec struct {
-	store  SecretStore
-	now    func() time.Time
-	secret atomic.Pointer[[]byte] // in use; nil until the store's is read
-
-	reading chan struct{} // held by the one read of the store under way
-	reads   atomic.Int64  // reads of the store ended
-	// Under reading: when the last read began, and what it returned.
-	lastRead time.Time
-	last     []byte
-	lastErr  error
+	store    SecretStore
+	now      func() time.Time
+	secret   atomic.Pointer[[]byte] // in use; nil until the store's is read
+	reads    singleflight.Group     // one read of the store at a time, its answer shared
+	lastRead time.Time              // when the last read began; touched by reads' one call only
 }
 
 // New returns a Codec with a fixed secret of at least MinSecretLen bytes.
@@ -83,12 +75,12 @@ func New(secret []byte) (*Codec, error) {
 
 // FromStore returns a Codec whose secret is the one store holds.
 func FromStore(store SecretStore) *Codec {
-	return &Codec{store: store, now: time.Now, reading: make(chan struct{}, 1)}
+	return &Codec{store: store, now: time.Now}
 }
 
 // Make returns the token of the page that starts after the id after, for filter f.
 func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {
-	secret, err := c.current(ctx)
+	secret, err := c.current(ctx, false)
 	if err != nil {
 		return "", err
 	}
@@ -96,42 +88,33 @@ func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, 
 }
 
 func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
-	b := make([]byte, 0, tokenLen)
-	b = append(b, format)
-	b = binary.BigEndian.AppendUint64(b, uint64(after))
-	b = append(b, digest(f)...)
-	b = append(b, mac(secret, b)...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	b := append(binary.BigEndian.AppendUint64([]byte{format}, uint64(after)), digest(f)...)
+	return base64.RawURLEncoding.EncodeToString(append(b, mac(secret, b)...))
 }
 
 // Read returns the id a token made for f starts after; a refusal wraps ErrInvalid and why.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
+	refuse := func(why error) (int64, error) { return 0, fmt.Errorf("%w: %w", ErrInvalid, why) }
 	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if len(token) != base64.RawURLEncoding.EncodedLen(tokenLen) || err != nil || len(b) != tokenLen {
-		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrMalformed)
+		return refuse(ErrMalformed)
 	}
-	secret, err := c.current(ctx)
-	if err != nil {
+	secret, err := c.current(ctx, false)
+	verified := err == nil && hmac.Equal(b[bodyLen:], mac(secret, b[:bodyLen]))
+	if err == nil && !verified && c.store != nil { // perhaps the store holds a newer secret than this instance read
+		secret, err = c.current(ctx, true)
+		verified = err == nil && hmac.Equal(b[bodyLen:], mac(secret, b[:bodyLen]))
+	}
+	switch {
+	case err != nil:
 		return 0, err
-	}
-	body, sum := b[:bodyLen], b[bodyLen:]
-	if !hmac.Equal(sum, mac(secret, body)) {
-		if c.store != nil { // perhaps the store holds a newer secret than this instance read
-			if secret, err = c.readStore(ctx, true); err != nil {
-				return 0, err
-			}
-		}
-		if c.store == nil || !hmac.Equal(sum, mac(secret, body)) {
-			return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrAltered)
-		}
-	}
-	// The format is checked only once the MAC holds: before that the byte says nothing.
-	if b[0] != Format {
-		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherVersion)
-	}
-	if !hmac.Equal(digest(f), b[9:bodyLen]) {
-		return 0, fmt.Errorf("%w: %w", ErrInvalid, ErrOtherFilter)
+	case !verified:
+		return refuse(ErrAltered)
+	case b[0] != Format: // checked only once the MAC holds: before that the byte says nothing
+		return refuse(ErrOtherVersion)
+	case !hmac.Equal(digest(f), b[9:bodyLen]):
+		return refuse(ErrOtherFilter)
 	}
 	return int64(binary.BigEndian.Uint64(b[1:9])), nil
 }
@@ -140,51 +123,36 @@ func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, 
 // under it, or was made under it, verifies while it is the one in use.
 func (c *Codec) InUse() *[]byte { return c.secret.Load() }
 
-// current returns the secret in use, lock-free once one is known.
-func (c *Codec) current(ctx context.Context) ([]byte, error) {
-	if p := c.secret.Load(); p != nil {
+// current returns the secret in use, lock-free once one is known; else, or on a recheck
+// (more than RereadEvery after the last read), the store's: callers meanwhile share one
+// read, which runs to its end whatever the starter's context.
+func (c *Codec) current(ctx context.Context, recheck bool) ([]byte, error) {
+	if p := c.secret.Load(); p != nil && !recheck {
 		return *p, nil
 	}
-	return c.readStore(ctx, false)
-}
-
-// readStore returns the store's secret: a caller that waited for a read shares its answer, a
-// read runs to its end whatever the starter's context, and a recheck within RereadEvery of
-// the last read returns the secret in use.
-func (c *Codec) readStore(ctx context.Context, recheck bool) ([]byte, error) {
-	ended := c.reads.Load()
-	select {
-	case c.reading <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-c.reading }()
-	if c.reads.Load() != ended {
-		return c.last, c.lastErr
-	}
-	now := c.now()
-	if recheck && now.Sub(c.lastRead) < RereadEvery {
-		return *c.secret.Load(), nil // a recheck always follows a first read
-	}
-	c.lastRead = now
-	secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx))
-	switch {
-	case err != nil:
-		secret, err = nil, fmt.Errorf("page token secret: %w", err)
-	case len(secret) < MinSecretLen:
-		secret, err = nil, fmt.Errorf("page token secret: the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
-	default:
+	secret, err, _ := c.reads.Do("", func() (any, error) {
+		if p := c.secret.Load(); p != nil && (!recheck || c.now().Sub(c.lastRead) < RereadEvery) {
+			return *p, nil
+		}
+		c.lastRead = c.now()
+		secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx))
+		if err == nil && len(secret) < MinSecretLen {
+			err = fmt.Errorf("the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("page token secret: %w", err)
+		}
 		c.secret.Store(&secret)
-	}
-	c.last, c.lastErr = secret, err
-	c.reads.Add(1) // not deferred: after a panic, waiters read for themselves
-	return secret, err
+		return secret, nil
+	})
+	b, _ := secret.([]byte)
+	return b, err
 }
 
 func mac(secret, body []byte) []byte {
 	h := hmac.New(sha256.New, secret)
 	h.Write(body)
-	return h.Sum(nil)[:macLen]
+	return h.Sum(nil)[:16]
 }
 
 // digest hashes f canonically: states in any order or repeated, instants in any zone.
@@ -204,5 +172,5 @@ func digest(f order.Filter) []byte {
 		}
 	}
 	sum := sha256.Sum256(b)
-	return sum[:digestLen]
+	return sum[:16]
 }

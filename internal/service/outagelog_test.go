@@ -18,17 +18,17 @@ import (
 func TestOutageLogWarnsOnEnteringEveryMinuteAndOnRecovery(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
-	o := &outageLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), repeats: newRepeats(func() time.Time { return now })}
+	o := newStoreLog(slog.New(slog.NewJSONHandler(&buf, nil)), func() time.Time { return now }, nil)
 	down := fmt.Errorf("%w: redis: connection refused", order.ErrUnavailable)
 
-	o.observe(nil) // no outage yet: nothing to say
+	o.outage(nil) // no outage yet: nothing to say
 	for range 3 * 60 * 4 {
-		o.observe(down)
-		o.observe(errors.New("a bug, not an outage"))
+		o.outage(down)
+		o.outage(errors.New("a bug, not an outage"))
 		now = now.Add(250 * time.Millisecond)
 	}
-	o.observe(nil)
-	o.observe(nil)
+	o.outage(nil)
+	o.outage(nil)
 
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
@@ -59,15 +59,14 @@ func TestFaultLogCountsEveryFaultAndLogsALineAMinutePerKind(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
 	counted := map[string]int{}
-	l := &faultLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), repeats: newRepeats(func() time.Time { return now }),
-		count: func(kind string) { counted[kind]++ }}
+	l := newStoreLog(slog.New(slog.NewJSONHandler(&buf, nil)), func() time.Time { return now }, func(kind string) { counted[kind]++ })
 	corrupt := &order.Fault{Kind: "corrupt", Lasting: true, Public: "the database file is corrupt",
 		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database disk image is malformed (11)", order.ErrCorrupt)}
 	full := &order.Fault{Kind: "full", Public: "the disk of the database file is full",
 		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database or disk is full (13)", order.ErrUnavailable)}
 	for range 2 * 60 * 4 {
-		l.observe(corrupt)
-		l.observe(full)
+		l.fault(corrupt)
+		l.fault(full)
 		now = now.Add(250 * time.Millisecond)
 	}
 	var got []string

@@ -29,7 +29,7 @@ type Service struct {
 	log             *slog.Logger
 	stores          *Stores
 	metrics         *metrics.Metrics
-	outage          *outageLog        // warns of a store outage once, whoever meets it
+	storeLog        *storeLog         // one line for an outage or a fault, whoever meets it
 	traces          *tracing.Provider // nil unless the OTEL_* environment turns tracing on
 	ln, metricsLn   net.Listener      // metricsLn: nil unless Config.MetricsAddr is set
 	srv, metricsSrv *http.Server
@@ -39,54 +39,56 @@ type Service struct {
 
 // Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
 // not answer yet is logged and answered 503 until it does. A bad setting or file is a *ConfigError.
-func Open(ctx context.Context, cfg Config) (*Service, error) {
+func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
 	s := &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(), draining: make(chan struct{}), closing: make(chan struct{})}
-	if err := s.open(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *Service) open(ctx context.Context) (err error) {
-	cfg, m := s.cfg, s.metrics
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	m := s.metrics
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
-		return err
+		return nil, err
 	}
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
 	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
-		return configError(fmt.Errorf("tracing: %w", err))
+		return nil, configError(fmt.Errorf("tracing: %w", err))
 	}
 	if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
-		if err := s.stores.trace(s.traces); err != nil {
-			return err
+		if err = s.stores.trace(s.traces); err != nil {
+			return nil, err
 		}
 	}
-	repeats := newRepeats(cfg.Now)
-	s.stores.observe(s.log, (&faultLog{log: s.log, count: m.StoreFault, repeats: repeats}).observe)
-	s.outage = &outageLog{log: s.log, repeats: repeats}
+	s.storeLog = newStoreLog(s.log, cfg.Now, m.StoreFault)
+	s.stores.observe(s.log, s.storeLog.fault)
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
 		if fault := (*order.Fault)(nil); !errors.As(err, &fault) { // a fault was logged when the store found it
-			s.outage.observe(err)
+			s.storeLog.outage(err)
 		}
 		return err
 	}
 	_ = ready(ctx) // a Redis that does not answer yet is the start of an outage, warned of like any other
-	inProcess := ratelimit.NewMemory(cfg.Now, cfg.Ban, ratelimit.MaxAnonymous(cfg.MaxAnonymousCallers), ratelimit.OnForget(m.ForgottenCaller))
-	limiter, err := s.stores.limiter(cfg, inProcess, m.Fallback)
-	if err != nil {
-		return err
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(cfg.Now, cfg.Ban, ratelimit.MaxAnonymous(cfg.MaxAnonymousCallers), ratelimit.OnForget(m.ForgottenCaller))
+	if rdb := s.stores.rdb; rdb != nil { // Redis's, shared by every instance, falling back as cfg says
+		fallback := limiter
+		if cfg.LimiterFallback != FallbackMemory {
+			fallback = nil
+		}
+		if limiter, err = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
+			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger}); err != nil {
+			return nil, configError(err)
+		}
 	}
 	tokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var metricsOnMain http.Handler
 	if cfg.MetricsAddr == "" {
@@ -100,23 +102,23 @@ func (s *Service) open(ctx context.Context) (err error) {
 		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return err
+		return nil, err
 	}
 	s.srv = HTTPServer(handler)
 	s.srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	if cfg.MetricsAddr != "" {
 		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
-			return err
+			return nil, err
 		}
 		// /metrics alone: a probe pointed at another path of this listener by mistake fails.
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
 		s.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	}
-	return nil
+	return s, nil
 }
 
 // pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
@@ -249,7 +251,7 @@ func (s *Service) trimEvents(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 		case errors.Is(err, order.ErrUnavailable):
-			s.outage.observe(err) // one warning for the outage, as readiness gives it
+			s.storeLog.outage(err) // one warning for the outage, as readiness gives it
 		case err != nil:
 			s.log.Warn("event log: the retention could not be applied; trying again in a minute", slog.String("error", err.Error()))
 		case n > 0:

@@ -15,7 +15,6 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
-	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/webhook"
@@ -155,21 +154,6 @@ func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.O
 		err = s.Pets.(*redisstore.Pets).ImportBatches(ctx, pets)
 	}
 	return Imported{OrderFieldsChanged: changed}, err
-}
-
-// limiter is Redis's, shared by every instance and falling back as cfg says; else inProcess.
-func (s *Stores) limiter(cfg Config, inProcess ratelimit.Limiter, onFallback func()) (ratelimit.Limiter, error) {
-	if s.rdb == nil {
-		return inProcess, nil
-	}
-	if cfg.LimiterFallback != FallbackMemory {
-		inProcess = nil
-	}
-	l, err := redisstore.NewLimiter(s.rdb, redisstore.LimiterOptions{
-		Prefix: s.cfg.RedisPrefix, Timeout: s.cfg.RedisTimeout, Clock: cfg.Now, Ban: cfg.Ban,
-		Fallback: inProcess, OnFallback: onFallback, Logger: cfg.Logger,
-	})
-	return l, configError(err)
 }
 
 // observe sends the SQLite file's faults to report, and logs once whether its reads are

@@ -49,17 +49,10 @@ func Start(ctx context.Context, version string, log *slog.Logger) (*Provider, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
-		semconv.ServiceName(ServiceName), semconv.ServiceVersion(version)))
+	// Later detectors win: the environment's attributes (OTEL_SERVICE_NAME first) over ours.
+	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
+		resource.WithAttributes(semconv.ServiceName(ServiceName), semconv.ServiceVersion(version)), resource.WithFromEnv())
 	if err != nil {
-		return nil, err
-	}
-	// The environment's attributes (OTEL_SERVICE_NAME first) win over ours.
-	env, err := resource.New(ctx, resource.WithFromEnv())
-	if err != nil {
-		return nil, err
-	}
-	if res, err = resource.Merge(res, env); err != nil {
 		return nil, err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
