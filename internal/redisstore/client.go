@@ -35,6 +35,7 @@ type names struct {
 	ordersData, ordersStatus, ordersVersion, ordersGeneration, ordersEvents string
 	petsData, pageTokenSecret, webhookIDs                                   string
 	keysByHash, keysByName, keysVersion, keysGeneration                     string
+	orders, keys                                                            []string // the writes' KEYS
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -48,7 +49,7 @@ func newNames(prefix string) (names, error) {
 		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
 	}
 	orders, keys := "{"+prefix+":orders}", "{"+prefix+":keys}"
-	return names{
+	n := names{
 		prefix:     prefix,
 		ordersData: orders + ":data", ordersStatus: orders + ":status", ordersVersion: orders + ":version",
 		ordersGeneration: orders + ":generation", ordersEvents: orders + ":events",
@@ -57,7 +58,10 @@ func newNames(prefix string) (names, error) {
 		webhookIDs:      "{" + prefix + ":webhooks}:ids",
 		keysByHash:      keys + ":by-hash", keysByName: keys + ":by-name", keysVersion: keys + ":version",
 		keysGeneration: keys + ":generation",
-	}, nil
+	}
+	n.orders = []string{n.ordersData, n.ordersStatus, n.ordersVersion, n.ordersGeneration, n.ordersEvents}
+	n.keys = []string{n.keysByName, n.keysByHash, n.keysVersion, n.keysGeneration}
+	return n, nil
 }
 
 // webhook is an endpoint's hash, in its ids' slot; ids hold no brace.
@@ -95,6 +99,14 @@ func script(files ...string) *redis.Script {
 // callContext bounds one Redis call in time, with errCallTimeout as the cause.
 func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
+}
+
+// run runs script, sent once, within the call timeout, and classifies its error.
+func (c conn) run(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	ctx, cancel := callContext(ctx, c.timeout)
+	defer cancel()
+	cmd := script.Run(ctx, c.once(), keys, args...)
+	return cmd, classify(ctx, cmd.Err())
 }
 
 // txPipelined runs fn in MULTI/EXEC; on EXECABORT the refused command's error comes first.

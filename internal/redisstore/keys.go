@@ -98,17 +98,11 @@ func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	added, err := addKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
-		k.Name, string(k.Hash), string(record), newGeneration()).Int64()
-	if err != nil {
-		return classify(ctx, err)
-	}
-	if added == 0 {
+	cmd, err := s.run(ctx, addKeyScript, s.k.keys, k.Name, string(k.Hash), string(record), newGeneration())
+	if added, _ := cmd.Int64(); err == nil && added == 0 {
 		return fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name)
 	}
-	return nil
+	return err
 }
 
 // List returns every key, sorted by name.
@@ -171,16 +165,13 @@ func (s *Keys) find(ctx context.Context, nameOrPrefix string) (order.Key, error)
 }
 
 func (s *Keys) revoke(ctx context.Context, k order.Key) (order.Key, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	raw, err := revokeKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
-		k.Name, string(k.Hash), newGeneration()).Text()
+	cmd, err := s.run(ctx, revokeKeyScript, s.k.keys, k.Name, string(k.Hash), newGeneration())
 	if errors.Is(err, redis.Nil) {
 		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, k.Name)
+	} else if err != nil {
+		return order.Key{}, err
 	}
-	if err != nil {
-		return order.Key{}, classify(ctx, err)
-	}
+	raw, _ := cmd.Val().(string)
 	return decodeKey(raw)
 }
 

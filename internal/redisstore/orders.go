@@ -74,9 +74,14 @@ func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, e
 	at := 0
 	for data := range reads {
 		for i := 0; i < len(data) && ctx.Err() == nil; i++ {
-			if o, ok, err := s.whole(held[at+i].id, data[i], held[at+i].status); err != nil {
+			h := held[at+i]
+			if data[i] == "" || h.status == "" { // an empty half is a missing one
+				if data[i] != h.status { // one half alone
+					s.reportHalf(strconv.FormatInt(h.id, 10), data[i] != "")
+				}
+			} else if o, err := orderOf(h.id, data[i], h.status); err != nil {
 				stop(err)
-			} else if ok {
+			} else {
 				add(o)
 			}
 		}
@@ -170,12 +175,10 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 // Cancel runs cancel.lua: pending becomes cancelled, in one step for every instance.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	field := strconv.FormatInt(id, 10)
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	res, err := cancelScript.Run(ctx, s.once(), []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData,
-		s.k.ordersGeneration, s.k.ordersEvents}, field, newGeneration()).StringSlice()
+	cmd, err := s.run(ctx, cancelScript, s.k.orders, field, newGeneration())
+	res, _ := cmd.StringSlice()
 	if err != nil || len(res) != 2 {
-		return order.Order{}, false, cmp.Or(classify(ctx, err), fmt.Errorf("cancel.lua replied %q", res))
+		return order.Order{}, false, cmp.Or(err, fmt.Errorf("cancel.lua replied %q", res))
 	}
 	switch outcome, data := res[0], res[1]; outcome {
 	case "no-data", "no-status":
@@ -209,7 +212,6 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 // order.CheckEach): the batch of a refused order and those after it are not written, nor
 // are those after a chunk that failed.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
-	keys := []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersEvents}
 	var changed int64
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
 		for part := range slices.Chunk(batch, importChunk) {
@@ -218,10 +220,8 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 				data, _ := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete}) // never fails
 				args = append(args, strconv.FormatInt(o.ID, 10), string(data), string(o.Status))
 			}
-			cctx, cancel := callContext(ctx, s.timeout)
-			n, err := importScript.Run(cctx, s.once(), keys, args...).Int64()
-			err = classify(cctx, err)
-			cancel()
+			cmd, err := s.run(ctx, importScript, s.k.orders, args...)
+			n, _ := cmd.Int64()
 			if changed += n; err != nil {
 				return err
 			}
@@ -257,33 +257,18 @@ func orderOf(id int64, data, status string) (order.Order, error) {
 	return o, nil
 }
 
-// whole decodes an order from its halves, "" where one is missing (or empty, which the layout
-// counts as missing); ok is false without both (one alone is reported).
-func (s *Orders) whole(id int64, data, status string) (o order.Order, ok bool, err error) {
-	if data == "" || status == "" {
-		if data != "" || status != "" {
-			s.reportHalf(strconv.FormatInt(id, 10), data != "")
-		}
-		return o, false, nil
-	}
-	o, err = orderOf(id, data, status)
-	return o, err == nil, err
-}
-
 // reportHalf logs an order another system left half-written, each once, the first thousand.
 func (s *Orders) reportHalf(field string, hasData bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.halves[field] || len(s.halves) == 1000 {
-		return
+	first := !s.halves[field] && len(s.halves) < 1000
+	if first {
+		s.halves[field] = true
 	}
-	s.halves[field] = true
-	missing := "data"
-	if hasData {
-		missing = "status"
+	s.mu.Unlock()
+	if missing := map[bool]string{false: "data", true: "status"}[hasData]; first {
+		cmp.Or(s.log, packageLogger()).Warn("order in redis is half-written, so it is neither listed nor cancelled",
+			slog.String("order", field), slog.String("missing", missing))
 	}
-	cmp.Or(s.log, packageLogger()).Warn("order in redis is half-written, so it is neither listed nor cancelled",
-		slog.String("order", field), slog.String("missing", missing))
 }
 
 // orderData is an order in Redis, less its id (the field) and status (the other hash).
@@ -297,52 +282,30 @@ type orderData struct {
 // decodeData reads an order's data. The form json.Marshal writes (the import's, and the
 // layout's example) is read directly: a list of a million orders spent most of its time in
 // encoding/json. Any other form goes to encoding/json, which decides.
-func decodeData(raw string) (orderData, error) {
+func decodeData(raw string) (d orderData, err error) {
 	if d, ok := parseData(raw); ok {
 		return d, nil
 	}
-	var d orderData
-	err := json.Unmarshal([]byte(raw), &d)
-	return d, err
+	return d, json.Unmarshal([]byte(raw), &d)
 }
 
 // parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly, with
 // nothing between the tokens; ok is false for anything else, which FuzzParseData holds to
 // encoding/json's reading.
 func parseData(s string) (d orderData, ok bool) {
-	s, ok = strings.CutPrefix(s, `{"petId":`)
-	var q int64
-	if ok {
-		d.PetID, s, ok = cutInt(s, `,"quantity":`, 64)
-	}
-	if ok {
-		q, s, ok = cutInt(s, `,"shipDate":"`, 32)
-		d.Quantity = int32(q)
-	}
-	var date string
-	if ok {
-		date, s, ok = strings.Cut(s, `","complete":`)
-	}
-	if !ok || strings.ContainsAny(date, `\"`) || d.ShipDate.UnmarshalText([]byte(date)) != nil {
-		return orderData{}, false
-	}
-	switch s {
-	case "true}":
-		d.Complete = true
-	case "false}":
-	default:
-		return orderData{}, false
-	}
-	return d, true
+	rest, ok0 := strings.CutPrefix(s, `{"petId":`)
+	pet, rest, ok1 := strings.Cut(rest, `,"quantity":`)
+	qty, rest, ok2 := strings.Cut(rest, `,"shipDate":"`)
+	date, complete, ok3 := strings.Cut(rest, `","complete":`)
+	d.PetID, ok1 = jsonInt(pet, 64, ok1)
+	q, ok2 := jsonInt(qty, 32, ok2)
+	d.Quantity, d.Complete = int32(q), complete == "true}"
+	return d, ok0 && ok1 && ok2 && ok3 && (d.Complete || complete == "false}") &&
+		!strings.ContainsAny(date, `\"`) && d.ShipDate.UnmarshalText([]byte(date)) == nil
 }
 
-// cutInt reads a JSON integer (no sign but '-', no leading zero) of bits up to sep.
-func cutInt(s, sep string, bits int) (n int64, rest string, ok bool) {
-	num, rest, ok := strings.Cut(s, sep)
-	digits := strings.TrimPrefix(num, "-")
-	if !ok || digits == "" || digits[0] < '0' || digits[0] > '9' || (digits[0] == '0' && len(digits) > 1) {
-		return 0, "", false
-	}
-	n, err := strconv.ParseInt(num, 10, bits)
-	return n, rest, err == nil
+// jsonInt reads an integer of bits as JSON writes it: no '+', no leading zero.
+func jsonInt(s string, bits int, ok bool) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, bits)
+	return n, ok && err == nil && s[0] != '+' && (len(s) < 2 || s[0] != '0' && s[:2] != "-0")
 }
