@@ -107,10 +107,19 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 	case <-ctx.Done():
 		return ratelimit.Decision{}, ctx.Err()
 	}
-	if err := classify(ctx, d.err); err != nil {
-		return l.failed(ctx, caller, limits, err)
-	}
-	if l.down.CompareAndSwap(true, false) {
+	switch err := classify(ctx, d.err); {
+	case err != nil && !errors.Is(err, order.ErrUnavailable):
+		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
+	case err != nil && l.o.Fallback == nil:
+		return ratelimit.Decision{}, err
+	case err != nil: // an outage: the fallback decides for RetryEvery
+		l.downUntil.Store(l.o.Clock().Add(l.o.RetryEvery).UnixNano())
+		if l.down.CompareAndSwap(false, true) {
+			l.o.Logger.Warn("rate limiter: redis unavailable; each instance limits on its own until it answers",
+				slog.String("error", err.Error()))
+		}
+		return l.fallback(ctx, caller, limits)
+	case l.down.CompareAndSwap(true, false):
 		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
 	}
 	if d.orders != nil {
@@ -128,19 +137,14 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 
 // flush sends the queue, a pipeline at a time, until it is empty.
 func (l *Limiter) flush() {
-	for {
-		l.mu.Lock()
+	for l.mu.Lock(); len(l.queue) > 0; l.mu.Lock() {
 		q := l.queue[:min(len(l.queue), 128)]
 		l.queue = l.queue[len(q):]
-		if len(q) == 0 {
-			l.queue, l.flushing = nil, false
-		}
 		l.mu.Unlock()
-		if len(q) == 0 {
-			return
-		}
 		l.send(q)
 	}
+	l.queue, l.flushing = nil, false
+	l.mu.Unlock()
 }
 
 // send decides q's decisions still waiting and not past due in one pipeline, due with the
@@ -257,22 +261,6 @@ func (l *Limiter) Peek(ctx context.Context, caller string, limits order.Limits) 
 	}
 	o.Admitted = o.MinuteCount < limits.PerMinute && o.DayCount < limits.PerDay
 	return ratelimit.Decide(o, limits, now), nil
-}
-
-// failed sends an outage to the fallback, when there is one, for RetryEvery.
-func (l *Limiter) failed(ctx context.Context, caller string, limits order.Limits, err error) (ratelimit.Decision, error) {
-	if !errors.Is(err, order.ErrUnavailable) {
-		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
-	}
-	if l.o.Fallback == nil {
-		return ratelimit.Decision{}, err
-	}
-	l.downUntil.Store(l.o.Clock().Add(l.o.RetryEvery).UnixNano())
-	if l.down.CompareAndSwap(false, true) {
-		l.o.Logger.Warn("rate limiter: redis unavailable; each instance limits on its own until it answers",
-			slog.String("error", err.Error()))
-	}
-	return l.fallback(ctx, caller, limits)
 }
 
 func (l *Limiter) fallback(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
