@@ -79,20 +79,19 @@ func (e *Events) LastEventID(ctx context.Context) (string, error) {
 
 // Trim runs trim.lua, sent once, as each script that writes alone is.
 func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
-	var age, count, countAndOne string
+	if r.MaxAge <= 0 && r.MaxCount <= 0 {
+		return 0, nil
+	}
+	var age, count, countAndOne string // "" for off
 	if r.MaxAge > 0 {
 		age = strconv.FormatInt(int64((r.MaxAge+time.Millisecond-1)/time.Millisecond), 10) // never younger
 	}
 	if r.MaxCount > 0 {
 		count, countAndOne = strconv.FormatInt(r.MaxCount, 10), strconv.FormatInt(r.MaxCount+1, 10)
 	}
-	if age == "" && count == "" {
-		return 0, nil
-	}
-	ctx, cancel := callContext(ctx, e.timeout)
-	defer cancel()
-	n, err := trimScript.Run(ctx, e.once(), []string{e.k.ordersEvents}, age, count, countAndOne).Int64()
-	return n, classify(ctx, err)
+	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, age, count, countAndOne)
+	n, _ := cmd.Int64()
+	return n, err
 }
 
 // logState is what events.lua read: where the log stands, a page of it, and whether the
@@ -111,21 +110,18 @@ func (e *Events) read(ctx context.Context, after string, limit int) (st logState
 	if err != nil {
 		return st, classify(ctx, err)
 	}
-	ok := len(res) == 4
-	if ok {
+	if len(res) == 4 {
 		last, _ := res[0].(string)
 		maxDeleted, _ := res[1].(string)
-		held, ok3 := res[3].(int64)
-		var ok1, ok2, ok4 bool
+		var ok1, ok2, ok3 bool
 		st.last, ok1 = parseStreamID(last)
 		st.maxDeleted, ok2 = parseStreamID(maxDeleted)
-		st.entries, ok4 = res[2].([]any)
-		st.held, ok = held == 1, ok1 && ok2 && ok3 && ok4
+		if st.entries, ok3 = res[2].([]any); ok1 && ok2 && ok3 {
+			st.held = res[3] == int64(1)
+			return st, nil
+		}
 	}
-	if !ok {
-		return st, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
-	}
-	return st, nil
+	return st, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
 }
 
 // errBadEvent is a stream entry in a form the layout does not allow.
