@@ -109,20 +109,6 @@ func (c conn) run(ctx context.Context, script *redis.Script, keys []string, args
 	return cmd, classify(ctx, cmd.Err())
 }
 
-// txPipelined runs fn in MULTI/EXEC; on EXECABORT the refused command's error comes first.
-func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
-	cmds, err := c.rdb.TxPipelined(ctx, fn)
-	if !redis.IsExecAbortError(err) {
-		return err
-	}
-	for _, cmd := range cmds {
-		if cerr := cmd.Err(); cerr != nil && !redis.IsExecAbortError(cerr) {
-			return fmt.Errorf("%w (%v)", cerr, err)
-		}
-	}
-	return err
-}
-
 // sentOnce is a command the client must not send again: one that may have run (its reply
 // lost), or that a Cluster client would resend on its redirect loop (docs/redis-layout.md).
 type sentOnce struct{ redis.Cmder }

@@ -22,7 +22,6 @@ var _ order.Store = (*Orders)(nil)
 // Orders is an order.Store in Redis (docs/redis-layout.md).
 type Orders struct {
 	conn
-	log        *slog.Logger // LogTo's; else SetLogger's
 	mu         sync.Mutex
 	halves     map[string]bool // the half-written orders reported
 	afterChunk func()          // after each HSCAN of Load; tests change the orders there
@@ -33,10 +32,6 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 	c, err := newConn(rdb, prefix, timeout)
 	return &Orders{conn: c, halves: map[string]bool{}}, err
 }
-
-// LogTo sends the reports of records the store cannot serve to log, not SetLogger's; call it
-// before the store is used.
-func (s *Orders) LogTo(log *slog.Logger) { s.log = log }
 
 // listChunk is the fields one HSCAN or HMGET of Load reads: a command's time in Redis is its
 // fields', so a small chunk keeps each well under a millisecond (TestLoadHoldsRedisBriefly).
@@ -266,7 +261,7 @@ func (s *Orders) reportHalf(field string, hasData bool) {
 	}
 	s.mu.Unlock()
 	if missing := map[bool]string{false: "data", true: "status"}[hasData]; first {
-		cmp.Or(s.log, packageLogger()).Warn("order in redis is half-written, so it is neither listed nor cancelled",
+		packageLogger().Warn("order in redis is half-written, so it is neither listed nor cancelled",
 			slog.String("order", field), slog.String("missing", missing))
 	}
 }
