@@ -1,9 +1,7 @@
--- Loads orders without undoing what happened to them: an order's data is replaced when it
--- differs, its status set only if the order is new (a cancel survives a re-import). Each order
--- it creates or whose data it changes has its event: order.created for an order that was not
--- whole, order.updated for new data. Running it twice changes nothing, not even the version.
--- A stored status that is no state (a corrupt record) fails the whole run before any write.
--- One call per hash for all its orders, whose ids are distinct (at least one).
+-- Loads orders without undoing what happened to them: data replaced when it differs, status
+-- set only for a new order (a cancel survives a re-import), each with its event (order.created
+-- for an order that was not whole, order.updated for new data); twice changes nothing. A stored
+-- status that is no state fails the run before any write. Ids distinct, at least one.
 -- KEYS: data hash, status hash, version counter, generation, events stream.
 -- ARGV: a new generation (set with the change), then id, data, status, id, ...
 local n = (#ARGV - 1) / 3
@@ -16,7 +14,6 @@ local status = redis.call('HMGET', KEYS[2], unpack(ids))
 local states = {pending = true, shipped = true, cancelled = true}
 for i = 1, n do -- every check before the first write
   if status[i] == '' then status[i] = false end -- an empty half is a missing one (docs/redis-layout.md)
-  -- New data for it would be a change without its (undecodable) event.
   if status[i] and not states[status[i]] then
     error({err = 'WRONGTYPE order ' .. ids[i] .. ': ' .. KEYS[2] .. ' holds "' .. status[i] ..
       '", not pending, shipped or cancelled: repair it, then import again'})

@@ -1,8 +1,7 @@
--- Drops the events the retention no longer keeps: those older than ARGV[1] ms by Redis's
--- clock (their ids'), then all but the newest ARGV[2], exactly. XTRIM does not move the
--- stream's max-deleted-entry-id (Redis 7.0), so XSETID sets it to the newest event dropped:
--- Events refuses the positions before it, and only those. KEYS: events stream. ARGV: max age
--- in ms, max count, max count + 1 (from Go: no Lua number), "" for off. Returns how many went.
+-- Drops the events older than ARGV[1] ms by Redis's clock, then all but the newest ARGV[2],
+-- exactly; XTRIM does not move max-deleted-entry-id (Redis 7.0), so XSETID sets it to the
+-- newest dropped, before which Events refuses positions. KEYS: events stream. ARGV: max age
+-- (ms), max count, max count + 1 (no Lua number), "" for off. Returns how many went.
 local function later(a, b) -- stream ids as strings: a Lua number cannot hold 64 bits
   local am, as = string.match(a, '^(%d+)-(%d+)$')
   local bm, bs = string.match(b, '^(%d+)-(%d+)$')
@@ -24,8 +23,8 @@ if ARGV[1] ~= '' then
   local now = redis.call('TIME')
   local cut = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[1])
   local minid = string.format('%d-0', cut)
-  -- Only when the oldest event is older than the cut: XREVRANGE from a bound before every
-  -- entry walks the whole stream back (Redis 7.0), 0.2 s for a million events.
+  -- Only when the oldest is older than the cut: XREVRANGE from before every entry walks the
+  -- whole stream back (Redis 7.0).
   local oldest = at['first-entry']
   if cut > 0 and oldest and later(minid, oldest[1]) then
     local last = redis.call('XREVRANGE', KEYS[1], '(' .. minid, '-', 'COUNT', 1)
