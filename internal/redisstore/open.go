@@ -19,7 +19,8 @@ import (
 // DefaultTimeout bounds every Redis call: a Redis that does not answer never hangs a request.
 const DefaultTimeout = time.Second
 
-// replicaReads are go-redis's URL options that send reads to replicas (Cluster, Sentinel).
+// replicaReads are go-redis's URL options that send reads to replicas (Cluster, Sentinel): a
+// replica may lack an acknowledged write, and a version read there would serve a list before it.
 var replicaReads = []string{"read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"}
 
 // Open returns a client for url without connecting (go-redis connects on first use, so the
@@ -39,13 +40,10 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	// No call is sent twice (docs/redis-layout.md, "When Redis cannot be reached").
-	if q.Has("max_retries") {
+	if q.Has("max_retries") { // docs/redis-layout.md, "When Redis cannot be reached"
 		return nil, fmt.Errorf("redis URL: max_retries is not allowed: a call that may have run is never sent again")
 	}
 	q.Set("max_retries", "-1")
-	// Every read goes to a primary: a replica may not have an acknowledged write yet, and a
-	// version read there would serve the list before it (docs/redis-layout.md).
 	for _, name := range replicaReads {
 		if q.Has(name) {
 			return nil, fmt.Errorf("redis URL: %s is not allowed: reads go to the primary, as a replica may lack an acknowledged write", name)

@@ -38,11 +38,9 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 var listChunk int64 = 500
 
 // Load reads the log's newest position, then the orders a chunk at a time, so that no call
-// holds Redis long: the status hash with HSCAN, which returns every field held throughout the
-// scan (orders are never deleted) in no order and perhaps twice, then the data in id order,
-// with HMGET, each round trip's orders given to add while the next is read. A change made
-// while it reads has its event after the position, which the View applies after the load. A
-// half-written order is absent, and reported when it has a status.
+// holds Redis long: the statuses with HSCAN (every field held throughout, orders are never
+// deleted, perhaps twice), then the data in id order with HMGET, each round trip's orders
+// decoded while the next is read. A change made meanwhile has its event after the position.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
 	position, err := s.events().LastEventID(ctx)
 	if err != nil {
@@ -91,16 +89,16 @@ type heldStatus struct {
 }
 
 // scanStatuses reads the status hash and returns its fields sorted by id, once each.
-func (s *Orders) scanStatuses(ctx context.Context) ([]heldStatus, error) {
-	var held []heldStatus
+func (s *Orders) scanStatuses(ctx context.Context) (held []heldStatus, err error) {
 	for cursor, first := uint64(0), true; first || cursor != 0; first = false {
 		cctx, cancel := callContext(ctx, s.timeout)
-		pairs, next, err := s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
-		err = classify(cctx, err)
-		cancel()
-		if err != nil {
+		var pairs []string
+		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
+		if err = classify(cctx, err); err != nil {
+			cancel()
 			return nil, err
 		}
+		cancel()
 		if s.afterChunk != nil {
 			s.afterChunk()
 		}
@@ -111,7 +109,6 @@ func (s *Orders) scanStatuses(ctx context.Context) ([]heldStatus, error) {
 			}
 			held = append(held, heldStatus{id, pairs[i+1]})
 		}
-		cursor = next
 	}
 	slices.SortFunc(held, func(a, b heldStatus) int { return cmp.Compare(a.id, b.id) })
 	return slices.CompactFunc(held, func(a, b heldStatus) bool { return a.id == b.id }), nil
@@ -204,8 +201,8 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 }
 
 // ImportBatches is Import of orders read in batches, each checked as it is read (by
-// order.CheckEach): the batch of a refused order and those after it are not written, nor
-// are those after a chunk that failed.
+// order.CheckEach): the batch of a refused order and those after it are not written, nor are
+// those after a chunk that failed. It returns how many fields changed.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	var changed int64
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
