@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -160,10 +161,15 @@ func (l *Limiter) send(q []*decision) {
 		key    string
 		limits [4]int64
 	}
-	byCaller := map[caller][]*decision{}
-	var callers []caller
+	type call struct {
+		ds   []*decision
+		args []any // the limits, then each decision's time
+		cmd  *redis.Cmd
+	}
+	byCaller := map[caller]*call{}
+	var calls []*call
 	var due time.Time
-	versions := false
+	var orders, keys *redis.SliceCmd
 	for _, d := range q {
 		if d.ctx.Err() != nil {
 			continue
@@ -171,45 +177,42 @@ func (l *Limiter) send(q []*decision) {
 			d.err = errCallTimeout // queued behind a pipeline in flight
 			continue
 		}
-		c := caller{d.key, d.limits}
-		if byCaller[c] == nil {
-			callers = append(callers, c)
+		c := byCaller[caller{d.key, d.limits}]
+		if c == nil {
+			c = &call{args: []any{d.limits[0], d.limits[1], d.limits[2], d.limits[3]}}
+			byCaller[caller{d.key, d.limits}], calls = c, append(calls, c)
 		}
-		byCaller[c] = append(byCaller[c], d)
-		versions = versions || d.trip != nil
+		c.ds, c.args = append(c.ds, d), append(c.args, strconv.FormatInt(d.now, 10))
 		if due.IsZero() || d.due.Before(due) {
 			due = d.due
 		}
 	}
-	if len(callers) == 0 {
+	if len(calls) == 0 {
 		return
 	}
 	ctx, cancel := context.WithDeadlineCause(context.Background(), due, errCallTimeout)
 	defer cancel()
-	calls := make([]*redis.Cmd, len(callers))
-	var orders, keys *redis.SliceCmd
 	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, c := range callers {
-			calls[i] = scriptCmd(ctx, "evalsha", rateScript.Hash(), []string{c.key}, rateArgs(c.limits, byCaller[c]))
-			_ = p.Process(ctx, sentOnce{calls[i]})
+		for _, c := range calls {
+			c.cmd = scriptCmd(ctx, "evalsha", rateScript.Hash(), []string{c.ds[0].key}, c.args)
+			_ = p.Process(ctx, sentOnce{c.cmd})
 		}
-		if versions {
+		if slices.ContainsFunc(q, func(d *decision) bool { return d.trip != nil }) {
 			orders, keys = p.MGet(ctx, l.k.ordersVersion, l.k.ordersGeneration), p.MGet(ctx, l.k.keysVersion, l.k.keysGeneration)
 		}
 		return nil
 	})
-	for i, c := range callers {
-		call := calls[i]
-		if redis.HasErrorPrefix(call.Err(), "NOSCRIPT") { // it did not run: again, with the source
-			call = rateScript.Eval(ctx, onceScripter{rdb: l.rdb}, []string{c.key}, rateArgs(c.limits, byCaller[c])...)
-		} else if call.Err() == nil && call.Val() == nil {
-			call.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
+	for _, c := range calls {
+		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") { // it did not run: again, with the source
+			c.cmd = rateScript.Eval(ctx, onceScripter{rdb: l.rdb}, []string{c.ds[0].key}, c.args...)
+		} else if c.cmd.Err() == nil && c.cmd.Val() == nil {
+			c.cmd.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
 		}
-		res, rerr := call.Int64Slice()
-		if rerr == nil && len(res) != 6*len(byCaller[c]) {
-			rerr = fmt.Errorf("rate.lua returned %v", call.Val())
+		res, rerr := c.cmd.Int64Slice()
+		if rerr == nil && len(res) != 6*len(c.ds) {
+			rerr = fmt.Errorf("rate.lua returned %v", c.cmd.Val())
 		}
-		for j, d := range byCaller[c] {
+		for j, d := range c.ds {
 			if d.err = rerr; rerr == nil {
 				d.outcome = res[6*j : 6*j+6]
 			}
@@ -218,15 +221,6 @@ func (l *Limiter) send(q []*decision) {
 			}
 		}
 	}
-}
-
-// rateArgs are rate.lua's arguments for ds, which share a caller and limits.
-func rateArgs(limits [4]int64, ds []*decision) []any {
-	args := []any{limits[0], limits[1], limits[2], limits[3]}
-	for _, d := range ds {
-		args = append(args, strconv.FormatInt(d.now, 10))
-	}
-	return args
 }
 
 // Peek reads the caller's hash and returns what rate.lua would decide now, writing nothing.
