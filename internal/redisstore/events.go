@@ -16,9 +16,8 @@ import (
 
 var _ order.EventLog = (*Events)(nil)
 
-// Events is the order.EventLog in Redis: one stream in the orders' slot, to which every
-// writer appends the event of its change in the script of the change (docs/redis-layout.md).
-// An entry's id is the event's id, and its milliseconds the event's time, by Redis's clock.
+// Events is the order.EventLog in Redis: one stream, appended to in each change's script; an
+// entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
 type Events struct {
 	conn
 	wake waker
@@ -30,11 +29,9 @@ func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 	return &Events{conn: c, wake: waker{moved: make(chan struct{})}}, err
 }
 
-// Events reads a page after q.After with events.lua, which reads the stream's state with it.
-// A position is expired when it is before the newest event Trim dropped (max-deleted-entry-id,
-// which trim.lua sets), past the newest the stream ever had, or between the two and no entry
-// of it: every position given is an entry, the newest dropped or 0-0, so that one is of a
-// history this Redis lost (a failover, a restore), whose later events are not its own.
+// Events reads a page after q.After with events.lua. A position is expired before the newest
+// event Trim dropped, past the newest the stream had, or between them and no entry: every
+// position given is an entry (or the newest dropped, or 0-0), else one of a history Redis lost.
 func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)
@@ -71,7 +68,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	return page, nil
 }
 
-// LastEventID is the stream's last-generated-id, which XTRIM keeps; "0-0" without a stream.
+// LastEventID is the stream's last-generated-id; "0-0" without a stream.
 func (e *Events) LastEventID(ctx context.Context) (string, error) {
 	st, err := e.read(ctx, "", 0)
 	return st.last.String(), err
@@ -94,8 +91,7 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	return n, err
 }
 
-// logState is what events.lua read: where the log stands, a page of it, and whether the
-// position after which it read is an entry.
+// logState is events.lua's reply: where the log stands, a page, whether the position is an entry.
 type logState struct {
 	last, maxDeleted streamID
 	entries          []any
@@ -127,8 +123,7 @@ func (e *Events) read(ctx context.Context, after string, limit int) (st logState
 // errBadEvent is a stream entry in a form the layout does not allow.
 var errBadEvent = fmt.Errorf("%w: bad event in redis", errBadRecord)
 
-// decodeEvent reads one XRANGE entry: {id, {field, value, ...}} with the fields type, id,
-// data and status.
+// decodeEvent reads one XRANGE entry: {id, {field, value, ...}}.
 func decodeEvent(raw any) (order.Event, error) {
 	entry, _ := raw.([]any)
 	var id string

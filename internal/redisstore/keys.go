@@ -16,8 +16,7 @@ import (
 
 var _ order.KeyStore = (*Keys)(nil)
 
-// Keys is an order.KeyStore in Redis. It keeps the keys it found at one version of the keys,
-// answered within a request's Trip only at the version its round trip read (docs/redis-layout.md).
+// Keys is an order.KeyStore in Redis, with a cache of the keys found at one version of them.
 type Keys struct {
 	conn
 	mu    sync.Mutex
@@ -41,9 +40,8 @@ func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 		s.mu.Unlock()
 		if ok && !t.read {
 			t.answered, t.hash, t.answeredAt = s, h, at
-			return k, nil
 		}
-		if ok && t.keys == at {
+		if ok && (!t.read || t.keys == at) {
 			return k, nil
 		}
 	}
@@ -51,8 +49,7 @@ func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 }
 
 // read reads the keys' version, then the key, in one pipeline (not MULTI, which Redis refuses
-// when out of memory), and keeps a key found at a version with a generation: a revocation
-// after the version was read moves it.
+// when out of memory), and caches it at that version: a revocation since would move it.
 func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
@@ -67,16 +64,13 @@ func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 		return order.Key{}, classify(ctx, err)
 	}
 	v, err := parseVersion(ver.Val())
-	if err != nil {
-		return order.Key{}, err
+	k := order.Key{}
+	if err == nil && rec.Err() != nil {
+		err = order.ErrKeyNotFound
+	} else if err == nil {
+		k, err = decodeKey(rec.Val())
 	}
-	k, err := order.Key{}, order.ErrKeyNotFound
-	if rec.Err() == nil {
-		if k, err = decodeKey(rec.Val()); err != nil {
-			return k, err
-		}
-	}
-	if v != "" {
+	if v != "" && (err == nil || errors.Is(err, order.ErrKeyNotFound)) {
 		s.mu.Lock()
 		if s.at != v {
 			s.at, s.cache = v, map[order.Hash]order.Key{}
@@ -135,9 +129,8 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, erro
 	return s.revoke(ctx, k)
 }
 
-// find reads only what it needs: by name, the name's hash alone; by prefix, every record,
-// passing over those that do not decode (they match no prefix). So a bad record another
-// writer left never stops a revoke of a good key, a leaked one above all.
+// find reads by name the name's hash alone, by prefix every record, passing over those that do
+// not decode: a bad record another writer left never stops a revoke of a good key.
 func (s *Keys) find(ctx context.Context, nameOrPrefix string) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()

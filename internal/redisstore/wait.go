@@ -9,9 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// waker watches the log for every WaitForEvents of one Events with one blocking XREAD at a
-// time: a blocked XREAD holds a connection of the pool, and a few dozen clients each waiting
-// with its own would leave none for the requests. It runs while someone waits.
+// waker watches the log for every WaitForEvents of one Events with one blocking XREAD, which
+// holds a pooled connection: one per waiter would leave none for requests.
 type waker struct {
 	mu      sync.Mutex
 	newest  streamID      // the log's newest position, as last read; zero when not known
@@ -23,8 +22,8 @@ type waker struct {
 // waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
 const waitBlock = 2 * time.Second
 
-// WaitForEvents returns nil once the newest position read is after after; "" waits for any
-// event. An after that is no position returns at once: the read tells why.
+// WaitForEvents returns nil once the newest position read is after after ("": any event), or
+// at once for no position (the read tells why).
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	a, ok := parseStreamID(after)
 	if !ok && after != "" {
@@ -54,8 +53,8 @@ func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	return nil
 }
 
-// watch reads where the log stands, then blocks on XREAD after it, again while anyone waits:
-// read anew after each block, as a log lost and begun again behind it would keep XREAD waiting.
+// watch reads where the log stands, then blocks on XREAD after it, while anyone waits; read
+// anew each time, as a log lost and begun again behind it would keep XREAD waiting.
 func (e *Events) watch() {
 	w := &e.wake
 	for pause := time.Duration(0); ; {
@@ -82,8 +81,8 @@ func (e *Events) watch() {
 	}
 }
 
-// publish records the newest position read, and wakes the waiters when it moved on; one that
-// went back (a Redis that lost the log) is kept too, for waiters to wait for the new one.
+// publish records the newest position, waking the waiters when it moved on; one that went back
+// (a Redis that lost the log) is kept too.
 func (w *waker) publish(newest streamID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
