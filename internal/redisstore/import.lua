@@ -4,11 +4,8 @@
 -- status that is no state fails the run before any write. Ids distinct, at least one.
 -- KEYS: data hash, status hash, version counter, generation, events stream.
 -- ARGV: a new generation (set with the change), then id, data, status, id, ...
-local n = (#ARGV - 1) / 3
-local ids = {}
-for i = 1, n do
-  ids[i] = ARGV[3 * i - 1]
-end
+local n, ids = (#ARGV - 1) / 3, {}
+for i = 1, n do ids[i] = ARGV[3 * i - 1] end
 local data = redis.call('HMGET', KEYS[1], unpack(ids))
 local status = redis.call('HMGET', KEYS[2], unpack(ids))
 local states = {pending = true, shipped = true, cancelled = true}
@@ -41,12 +38,8 @@ for i = 1, n do
     redis.call('XADD', KEYS[5], '*', 'type', 'order.updated', 'id', id, 'data', d, 'status', s)
   end
 end
-if nd > 0 then
-  redis.call('HSET', KEYS[1], unpack(newData))
-end
-if ns > 0 then
-  redis.call('HSET', KEYS[2], unpack(newStatus))
-end
+if nd > 0 then redis.call('HSET', KEYS[1], unpack(newData)) end
+if ns > 0 then redis.call('HSET', KEYS[2], unpack(newStatus)) end
 if nd + ns > 0 then
   redis.call('INCR', KEYS[3])
   redis.call('SET', KEYS[4], ARGV[1])

@@ -10,14 +10,9 @@ local function later(a, b) -- stream ids as strings: a Lua number cannot hold 64
   end
   return #as > #bs or (#as == #bs and as > bs)
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return 0
-end
-local info = redis.call('XINFO', 'STREAM', KEYS[1]) -- WRONGTYPE before any write
-local at = {}
-for i = 1, #info, 2 do
-  at[info[i]] = info[i + 1]
-end
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local info, at = redis.call('XINFO', 'STREAM', KEYS[1]), {} -- WRONGTYPE before any write
+for i = 1, #info, 2 do at[info[i]] = info[i + 1] end
 local dropped, newest = 0, nil
 if ARGV[1] ~= '' then
   local now = redis.call('TIME')
