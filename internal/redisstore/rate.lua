@@ -12,9 +12,7 @@ local retry0, early0, ban0 = tonumber(f[5]), tonumber(f[6]), tonumber(f[7])
 local m, mc, d, dc = m0, mc0 or 0, d0, dc0 or 0
 local retry, early, ban = retry0 or 0, early0 or 0, ban0 or 0
 -- The expiry counts from the last request that moved the day, the ban or the retry time.
-local d_before, ban_before, retry_before = d0, ban0, retry0
-local expire_from
-local out = {}
+local d_before, ban_before, retry_before, expire_from, out = d0, ban0, retry0, nil, {}
 for i = 5, #ARGV do
   local now = tonumber(ARGV[i])
   local minute, day = math.floor(now / 60000), math.floor(now / 86400000)
@@ -27,17 +25,10 @@ for i = 5, #ARGV do
     mc, dc, admitted = mc + 1, dc + 1, 1
   elseif now < retry then -- too early: before the Retry-After of the last first 429
     early = early + 1
-    if ban_after > 0 and early >= ban_after then
-      ban, retry, early = now + ban_for, 0, 0
-    end
+    if ban_after > 0 and early >= ban_after then ban, retry, early = now + ban_for, 0, 0 end
   else
     -- a first 429: Retry-After ends the window with fewer left (the day on a tie), as Decide
-    if math.max(0, per_minute - mc) < math.max(0, per_day - dc) then
-      retry = (m + 1) * 60000
-    else
-      retry = (d + 1) * 86400000
-    end
-    early = 0
+    retry, early = (math.max(0, per_minute - mc) < math.max(0, per_day - dc)) and (m + 1) * 60000 or (d + 1) * 86400000, 0
   end
   if d ~= d_before or ban ~= ban_before or retry ~= retry_before then expire_from = now end
   d_before, ban_before, retry_before = d, ban, retry
@@ -47,16 +38,11 @@ end
 -- Only what changed is written: an admitted request writes two counts.
 local changes = {}
 local function put(field, value, old)
-  if value ~= old then
-    changes[#changes + 1] = field
-    changes[#changes + 1] = string.format('%.0f', value)
-  end
+  if value ~= old then changes[#changes + 1], changes[#changes + 2] = field, string.format('%.0f', value) end
 end
 put('m', m, m0); put('mc', mc, mc0); put('d', d, d0); put('dc', dc, dc0)
 put('retry', retry, retry0); put('early', early, early0); put('ban', ban, ban0)
-if #changes > 0 then
-  redis.call('HSET', KEYS[1], unpack(changes))
-end
+if #changes > 0 then redis.call('HSET', KEYS[1], unpack(changes)) end
 -- The hash expires a minute after the later of its day, ban and retry end, counted from the
 -- caller's clock like the windows, so a lagging instance finds its day's counts.
 if expire_from then
