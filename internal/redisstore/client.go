@@ -87,10 +87,7 @@ var (
 func script(files ...string) *redis.Script {
 	var src string
 	for _, f := range files {
-		b, err := luaFiles.ReadFile(f)
-		if err != nil {
-			panic(err) // embedded: never
-		}
+		b, _ := luaFiles.ReadFile(f) // embedded: never fails
 		src += string(b)
 	}
 	return redis.NewScript(src)
@@ -109,8 +106,7 @@ func (c conn) run(ctx context.Context, script *redis.Script, keys []string, args
 	return cmd, classify(ctx, cmd.Err())
 }
 
-// sentOnce is a command the client must not send again: one that may have run (its reply
-// lost), or that a Cluster client would resend on its redirect loop (docs/redis-layout.md).
+// sentOnce is a command never sent again: it may have run (docs/redis-layout.md).
 type sentOnce struct{ redis.Cmder }
 
 func (sentOnce) NoRetry() bool { return true }
@@ -168,7 +164,7 @@ func classify(ctx context.Context, err error) error {
 	}
 	msg := reply.Error()
 	if _, reason, ok := strings.Cut(msg, "EXECABORT Transaction discarded because of: "); ok {
-		msg = reason // Redis names why it refused the transaction: judge that
+		msg = reason // judge why Redis refused the transaction
 	}
 	switch code, _, _ := strings.Cut(msg, " "); code {
 	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;

@@ -32,9 +32,8 @@ type LimiterOptions struct {
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback.
-// The decisions in flight go to Redis in one pipeline at a time, one rate.lua call per
-// caller: a burst from one caller costs Redis one script call a round trip (bench/notes.md).
+// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback. The
+// decisions in flight go in one pipeline at a time, one rate.lua call per caller (bench/notes.md).
 type Limiter struct {
 	rdb       redis.UniversalClient
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
@@ -48,8 +47,7 @@ type Limiter struct {
 	flushing bool // a goroutine is sending the queue
 }
 
-// decision is one request's rate decision, queued for the next pipeline; what follows done
-// is set before done is closed.
+// decision is one request's rate decision, queued; what follows done is set before it closes.
 type decision struct {
 	ctx          context.Context
 	due          time.Time // queued + timeout: a decision still queued then fails
@@ -149,8 +147,7 @@ func (l *Limiter) flush() {
 }
 
 // send decides q's decisions still waiting and not past due in one pipeline, due with the
-// earliest (no decision carries a timer of its own): a rate.lua call for each caller and
-// limits, and one read of the versions for those that ask.
+// earliest: a rate.lua call for each caller and limits, and one read of the versions.
 func (l *Limiter) send(q []*decision) {
 	defer func() {
 		for _, d := range q {

@@ -23,14 +23,13 @@ const DefaultTimeout = time.Second
 // replica may lack an acknowledged write, and a version read there would serve a list before it.
 var replicaReads = []string{"read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"}
 
-// Open returns a client for url without connecting (go-redis connects on first use, so the
-// service starts while Redis is down). The forms:
+// Open returns a client for url without connecting, so the service starts while Redis is down:
 //
 //	redis://[user:pass@]host:port[/db]            one node (rediss:// for TLS)
 //	redis://host:port?master_name=NAME&addr=h2:p2  Sentinel: the sentinels, and the primary's name
 //	redis+cluster://host:port?addr=h2:p2           Cluster: seed nodes (rediss+cluster:// for TLS)
 //
-// Timeouts not set in the URL's query default to timeout.
+// Timeouts not in the URL's query are timeout.
 func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
