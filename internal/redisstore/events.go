@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -51,10 +52,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if q.After != "" && (after.less(st.maxDeleted) || st.last.less(after) || (after != st.maxDeleted && !st.held)) {
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	page := order.EventPage{Last: q.After, More: len(st.entries) == q.Limit}
-	if q.After == "" {
-		page.Last = st.last.String()
-	}
+	page := order.EventPage{Last: cmp.Or(q.After, st.last.String()), More: len(st.entries) == q.Limit}
 	for _, raw := range st.entries {
 		ev, err := decodeEvent(raw)
 		if err != nil {
@@ -146,10 +144,10 @@ func decodeEvent(raw any) (order.Event, error) {
 		return order.Event{}, fmt.Errorf("%w: %s: type %q", errBadEvent, id, f["type"])
 	}
 	oid, err := parseID(f["id"])
-	if err != nil {
-		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
+	o := order.Order{}
+	if err == nil {
+		o, err = orderOf(oid, f["data"], f["status"])
 	}
-	o, err := orderOf(oid, f["data"], f["status"])
 	if err != nil {
 		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
 	}
