@@ -121,27 +121,17 @@ func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 
 // Revoke removes the key named nameOrPrefix, else the first by name with that shown prefix
 // (names, which an operator chose, first), if its name still names it when the script runs.
+// By prefix it reads every record, passing over those that do not decode: a bad record
+// another writer left never stops a revoke of a good key.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, error) {
-	k, err := s.find(ctx, nameOrPrefix)
-	if err != nil {
-		return order.Key{}, err
-	}
-	return s.revoke(ctx, k)
-}
-
-// find reads by name the name's hash alone, by prefix every record, passing over those that do
-// not decode: a bad record another writer left never stops a revoke of a good key.
-func (s *Keys) find(ctx context.Context, nameOrPrefix string) (order.Key, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
+	cctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	h, err := s.rdb.HGet(ctx, s.k.keysByName, nameOrPrefix).Result()
-	if err == nil {
-		return order.Key{Name: nameOrPrefix, Hash: order.Hash(h)}, nil
-	}
-	var found order.Key
+	h, err := s.rdb.HGet(cctx, s.k.keysByName, nameOrPrefix).Result()
+	found := order.Key{Name: nameOrPrefix, Hash: order.Hash(h)}
 	if errors.Is(err, redis.Nil) && order.LooksLikePrefix(nameOrPrefix) {
 		var all map[string]string
-		all, err = s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
+		all, err = s.rdb.HGetAll(cctx, s.k.keysByHash).Result()
+		found = order.Key{}
 		for _, raw := range all {
 			if k, derr := decodeKey(raw); derr == nil && k.Prefix == nameOrPrefix && (found.Name == "" || k.Name < found.Name) {
 				found = k
@@ -149,12 +139,12 @@ func (s *Keys) find(ctx context.Context, nameOrPrefix string) (order.Key, error)
 		}
 	}
 	switch {
-	case found.Name != "":
-		return found, nil
+	case err == nil && found.Name != "":
+		return s.revoke(ctx, found)
 	case err == nil || errors.Is(err, redis.Nil):
-		return found, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
+		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
 	}
-	return found, classify(ctx, err)
+	return order.Key{}, classify(cctx, err)
 }
 
 func (s *Keys) revoke(ctx context.Context, k order.Key) (order.Key, error) {
