@@ -94,11 +94,10 @@ func (s *Orders) scanStatuses(ctx context.Context) (held []heldStatus, err error
 		cctx, cancel := callContext(ctx, s.timeout)
 		var pairs []string
 		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
-		if err = classify(cctx, err); err != nil {
-			cancel()
+		err = classify(cctx, err)
+		if cancel(); err != nil {
 			return nil, err
 		}
-		cancel()
 		if s.afterChunk != nil {
 			s.afterChunk()
 		}

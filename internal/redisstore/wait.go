@@ -67,7 +67,13 @@ func (e *Events) watch() {
 		w.mu.Unlock()
 		st, err := e.read(context.Background(), "", 0)
 		if err == nil {
-			w.publish(st.last)
+			w.mu.Lock()
+			if w.newest.less(st.last) { // wake the waiters; one that went back (a lost log) is kept too
+				close(w.moved)
+				w.moved = make(chan struct{})
+			}
+			w.newest = st.last
+			w.mu.Unlock()
 			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
 			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, st.last.String()}, Count: 1, Block: waitBlock}).Err()
 			cancel()
@@ -79,16 +85,4 @@ func (e *Events) watch() {
 			pause = 0
 		}
 	}
-}
-
-// publish records the newest position, waking the waiters when it moved on; one that went back
-// (a Redis that lost the log) is kept too.
-func (w *waker) publish(newest streamID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.newest.less(newest) {
-		close(w.moved)
-		w.moved = make(chan struct{})
-	}
-	w.newest = newest
 }
