@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -23,10 +24,7 @@ type conn struct {
 
 func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (conn, error) {
 	k, err := newNames(prefix)
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return conn{rdb: rdb, k: k, timeout: timeout}, err
+	return conn{rdb: rdb, k: k, timeout: cmp.Or(max(timeout, 0), DefaultTimeout)}, err
 }
 
 // names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).

@@ -35,10 +35,7 @@ func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
 	}
-	q := u.Query()
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	q, timeout := u.Query(), cmp.Or(max(timeout, 0), DefaultTimeout)
 	if q.Has("max_retries") { // docs/redis-layout.md, "When Redis cannot be reached"
 		return nil, fmt.Errorf("redis URL: max_retries is not allowed: a call that may have run is never sent again")
 	}
@@ -91,7 +88,7 @@ func CheckURL(rawURL string) error {
 	return c.Close()
 }
 
-// SetLogger sends go-redis's messages and the stores' reports (unless Orders.LogTo) to log; last call wins.
+// SetLogger sends go-redis's messages and the stores' reports to log; the last call wins.
 func SetLogger(log *slog.Logger) {
 	storeLogger.Store(log)
 	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })
@@ -100,11 +97,10 @@ func SetLogger(log *slog.Logger) {
 var (
 	setLoggerOnce sync.Once
 	storeLogger   atomic.Pointer[slog.Logger]
+	discard       = slog.New(slog.DiscardHandler)
 )
 
 func packageLogger() *slog.Logger { return cmp.Or(storeLogger.Load(), discard) }
-
-var discard = slog.New(slog.DiscardHandler)
 
 type slogPrinter struct{}
 
