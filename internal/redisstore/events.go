@@ -115,11 +115,8 @@ func (e *Events) read(ctx context.Context, after string, limit int) (st logState
 			return st, nil
 		}
 	}
-	return st, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
+	return st, fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
 }
-
-// errBadEvent is a stream entry in a form the layout does not allow.
-var errBadEvent = fmt.Errorf("%w: bad event in redis", errBadRecord)
 
 // decodeEvent reads one XRANGE entry: {id, {field, value, ...}}.
 func decodeEvent(raw any) (order.Event, error) {
@@ -132,7 +129,7 @@ func decodeEvent(raw any) (order.Event, error) {
 	}
 	at, ok := parseStreamID(id)
 	if !ok || at.ms > math.MaxInt64 {
-		return order.Event{}, fmt.Errorf("%w: entry %v", errBadEvent, raw)
+		return order.Event{}, fmt.Errorf("%w: event entry %v", errBadRecord, raw)
 	}
 	f := map[string]string{}
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -141,7 +138,7 @@ func decodeEvent(raw any) (order.Event, error) {
 	}
 	typ := order.EventType(f["type"])
 	if !slices.Contains(order.EventTypes, typ) {
-		return order.Event{}, fmt.Errorf("%w: %s: type %q", errBadEvent, id, f["type"])
+		return order.Event{}, fmt.Errorf("%w: event %s: type %q", errBadRecord, id, f["type"])
 	}
 	oid, err := parseID(f["id"])
 	o := order.Order{}

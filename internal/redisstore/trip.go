@@ -29,15 +29,13 @@ func tripOf(ctx context.Context, prefix string) *trip {
 	t := order.TripOf(ctx)
 	if t == nil {
 		return nil
-	}
-	if t.Carried == nil {
+	} else if t.Carried == nil {
 		t.Carried = &trip{prefix: prefix}
 	}
-	c, _ := t.Carried.(*trip)
-	if c == nil || c.prefix != prefix {
-		return nil
+	if c, _ := t.Carried.(*trip); c != nil && c.prefix == prefix {
+		return c
 	}
-	return c
+	return nil
 }
 
 // Confirm reads a key answered from the cache again unless the round trip read its version.
