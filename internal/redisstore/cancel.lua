@@ -8,24 +8,15 @@ local data = redis.call('HGET', KEYS[1], ARGV[1])
 local status = redis.call('HGET', KEYS[2], ARGV[1])
 if status == '' then status = false end -- an empty half is a missing one (docs/redis-layout.md)
 if data == '' then data = false end
-local outcome
-if not status and not data then
-  outcome = 'missing'
-elseif not data then
-  outcome = 'no-data'
-elseif not status then
-  outcome = 'no-status'
-elseif status == 'pending' then
-  expectCounter(KEYS[3])
-  -- The first write: a stream key of another type fails it, and the script, before any other.
-  redis.call('XADD', KEYS[5], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
-  redis.call('HSET', KEYS[2], ARGV[1], 'cancelled')
-  redis.call('INCR', KEYS[3])
-  redis.call('SET', KEYS[4], ARGV[2])
-  outcome = 'cancelled'
-elseif status == 'cancelled' then
-  outcome = 'already-cancelled'
-else
-  outcome = status
-end
-return {outcome, data or ''}
+if not status and not data then return {'missing', ''} end
+if not data then return {'no-data', ''} end
+if not status then return {'no-status', data} end
+if status == 'cancelled' then return {'already-cancelled', data} end
+if status ~= 'pending' then return {status, data} end
+expectCounter(KEYS[3])
+-- The first write: a stream key of another type fails it, and the script, before any other.
+redis.call('XADD', KEYS[5], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
+redis.call('HSET', KEYS[2], ARGV[1], 'cancelled')
+redis.call('INCR', KEYS[3])
+redis.call('SET', KEYS[4], ARGV[2])
+return {'cancelled', data}

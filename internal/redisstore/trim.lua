@@ -2,14 +2,11 @@
 -- exactly; XTRIM does not move max-deleted-entry-id (Redis 7.0), so XSETID sets it to the
 -- newest dropped, before which Events refuses positions. KEYS: events stream. ARGV: max age
 -- (ms), max count, max count + 1 (no Lua number), "" for off. Returns how many went.
-local function later(a, b) -- stream ids as strings: a Lua number cannot hold 64 bits
-  local am, as = string.match(a, '^(%d+)-(%d+)$')
-  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
-  if am ~= bm then
-    return #am > #bm or (#am == #bm and am > bm)
-  end
-  return #as > #bs or (#as == #bs and as > bs)
+local function padded(id) -- stream ids as strings: a Lua number cannot hold 64 bits
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  return string.rep('0', 20 - #ms) .. ms .. '-' .. string.rep('0', 20 - #seq) .. seq
 end
+local function later(a, b) return padded(a) > padded(b) end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local info, at = redis.call('XINFO', 'STREAM', KEYS[1]), {} -- WRONGTYPE before any write
 for i = 1, #info, 2 do at[info[i]] = info[i + 1] end
