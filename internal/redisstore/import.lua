@@ -22,21 +22,14 @@ local newData, newStatus, nd, ns = {}, {}, 0, 0
 for i = 1, n do
   local id, d, s = ids[i], ARGV[3 * i], status[i]
   local had = data[i] ~= '' and data[i]
-  if had ~= d then
-    nd = nd + 2
-    newData[nd - 1], newData[nd] = id, d
-  end
+  if had ~= d then newData[nd + 1], newData[nd + 2], nd = id, d, nd + 2 end
   if not s then
     s = ARGV[3 * i + 1]
-    ns = ns + 2
-    newStatus[ns - 1], newStatus[ns] = id, s
+    newStatus[ns + 1], newStatus[ns + 2], ns = id, s, ns + 2
   end
   -- The events go first: a stream key of another type fails the first, before other writes.
-  if not had or not status[i] then
-    redis.call('XADD', KEYS[5], '*', 'type', 'order.created', 'id', id, 'data', d, 'status', s)
-  elseif had ~= d then
-    redis.call('XADD', KEYS[5], '*', 'type', 'order.updated', 'id', id, 'data', d, 'status', s)
-  end
+  local typ = (not had or not status[i]) and 'order.created' or (had ~= d and 'order.updated')
+  if typ then redis.call('XADD', KEYS[5], '*', 'type', typ, 'id', id, 'data', d, 'status', s) end
 end
 if nd > 0 then redis.call('HSET', KEYS[1], unpack(newData)) end
 if ns > 0 then redis.call('HSET', KEYS[2], unpack(newStatus)) end
