@@ -164,16 +164,15 @@ func classify(ctx context.Context, err error) error {
 	if _, reason, ok := strings.Cut(msg, "EXECABORT Transaction discarded because of: "); ok {
 		msg = reason // judge why Redis refused the transaction
 	}
+	if strings.HasPrefix(msg, "ERR max number of clients reached") {
+		msg = "MAXCLIENTS" // about the server
+	}
 	switch code, _, _ := strings.Cut(msg, " "); code {
 	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
 	// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
 	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
-		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
+		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE", "MAXCLIENTS":
 		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-	case "ERR":
-		if strings.HasPrefix(msg, "ERR max number of clients reached") { // about the server
-			return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-		}
 	case "WRONGTYPE":
 		return fmt.Errorf("%w: redis: %w", order.ErrCorrupt, err)
 	}
