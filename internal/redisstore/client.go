@@ -117,12 +117,11 @@ type onceScripter struct {
 	rdb            redis.UniversalClient
 }
 
-func (o onceScripter) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return o.send(ctx, "eval", script, keys, args)
+func (o onceScripter) Eval(ctx context.Context, src string, keys []string, args ...any) *redis.Cmd {
+	return o.send(ctx, "eval", src, keys, args)
 }
-
-func (o onceScripter) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return o.send(ctx, "evalsha", sha1, keys, args)
+func (o onceScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	return o.send(ctx, "evalsha", sha, keys, args)
 }
 
 func (o onceScripter) send(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
