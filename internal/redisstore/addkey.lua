@@ -3,9 +3,7 @@
 -- Returns 1, or 0 when the name is taken.
 expectType(KEYS[2], 'hash')
 expectCounter(KEYS[3])
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
-  return 0
-end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('INCR', KEYS[3])
 redis.call('SET', KEYS[4], ARGV[4])

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -23,10 +24,7 @@ type conn struct {
 
 func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (conn, error) {
 	k, err := newNames(prefix)
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return conn{rdb: rdb, k: k, timeout: timeout}, err
+	return conn{rdb: rdb, k: k, timeout: cmp.Or(max(timeout, 0), DefaultTimeout)}, err
 }
 
 // names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).
@@ -35,6 +33,7 @@ type names struct {
 	ordersData, ordersStatus, ordersVersion, ordersGeneration, ordersEvents string
 	petsData, pageTokenSecret, webhookIDs                                   string
 	keysByHash, keysByName, keysVersion, keysGeneration                     string
+	orders, keys                                                            []string // the writes' KEYS
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -48,7 +47,7 @@ func newNames(prefix string) (names, error) {
 		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
 	}
 	orders, keys := "{"+prefix+":orders}", "{"+prefix+":keys}"
-	return names{
+	n := names{
 		prefix:     prefix,
 		ordersData: orders + ":data", ordersStatus: orders + ":status", ordersVersion: orders + ":version",
 		ordersGeneration: orders + ":generation", ordersEvents: orders + ":events",
@@ -57,7 +56,10 @@ func newNames(prefix string) (names, error) {
 		webhookIDs:      "{" + prefix + ":webhooks}:ids",
 		keysByHash:      keys + ":by-hash", keysByName: keys + ":by-name", keysVersion: keys + ":version",
 		keysGeneration: keys + ":generation",
-	}, nil
+	}
+	n.orders = []string{n.ordersData, n.ordersStatus, n.ordersVersion, n.ordersGeneration, n.ordersEvents}
+	n.keys = []string{n.keysByName, n.keysByHash, n.keysVersion, n.keysGeneration}
+	return n, nil
 }
 
 // webhook is an endpoint's hash, in its ids' slot; ids hold no brace.
@@ -83,10 +85,7 @@ var (
 func script(files ...string) *redis.Script {
 	var src string
 	for _, f := range files {
-		b, err := luaFiles.ReadFile(f)
-		if err != nil {
-			panic(err) // embedded: never
-		}
+		b, _ := luaFiles.ReadFile(f) // embedded: never fails
 		src += string(b)
 	}
 	return redis.NewScript(src)
@@ -97,22 +96,15 @@ func callContext(ctx context.Context, timeout time.Duration) (context.Context, c
 	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 }
 
-// txPipelined runs fn in MULTI/EXEC; on EXECABORT the refused command's error comes first.
-func (c conn) txPipelined(ctx context.Context, fn func(redis.Pipeliner) error) error {
-	cmds, err := c.rdb.TxPipelined(ctx, fn)
-	if !redis.IsExecAbortError(err) {
-		return err
-	}
-	for _, cmd := range cmds {
-		if cerr := cmd.Err(); cerr != nil && !redis.IsExecAbortError(cerr) {
-			return fmt.Errorf("%w (%v)", cerr, err)
-		}
-	}
-	return err
+// run runs script, sent once, within the call timeout, and classifies its error.
+func (c conn) run(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	ctx, cancel := callContext(ctx, c.timeout)
+	defer cancel()
+	cmd := script.Run(ctx, c.once(), keys, args...)
+	return cmd, classify(ctx, cmd.Err())
 }
 
-// sentOnce is a command the client must not send again: one that may have run (its reply
-// lost), or that a Cluster client would resend on its redirect loop (docs/redis-layout.md).
+// sentOnce is a command never sent again: it may have run (docs/redis-layout.md).
 type sentOnce struct{ redis.Cmder }
 
 func (sentOnce) NoRetry() bool { return true }
@@ -125,12 +117,11 @@ type onceScripter struct {
 	rdb            redis.UniversalClient
 }
 
-func (o onceScripter) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return o.send(ctx, "eval", script, keys, args)
+func (o onceScripter) Eval(ctx context.Context, src string, keys []string, args ...any) *redis.Cmd {
+	return o.send(ctx, "eval", src, keys, args)
 }
-
-func (o onceScripter) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return o.send(ctx, "evalsha", sha1, keys, args)
+func (o onceScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	return o.send(ctx, "evalsha", sha, keys, args)
 }
 
 func (o onceScripter) send(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
@@ -170,18 +161,17 @@ func classify(ctx context.Context, err error) error {
 	}
 	msg := reply.Error()
 	if _, reason, ok := strings.Cut(msg, "EXECABORT Transaction discarded because of: "); ok {
-		msg = reason // Redis names why it refused the transaction: judge that
+		msg = reason // judge why Redis refused the transaction
+	}
+	if strings.HasPrefix(msg, "ERR max number of clients reached") {
+		msg = "MAXCLIENTS" // about the server
 	}
 	switch code, _, _ := strings.Cut(msg, " "); code {
 	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
 	// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
 	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
-		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE":
+		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE", "MAXCLIENTS":
 		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-	case "ERR":
-		if strings.HasPrefix(msg, "ERR max number of clients reached") { // about the server
-			return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-		}
 	case "WRONGTYPE":
 		return fmt.Errorf("%w: redis: %w", order.ErrCorrupt, err)
 	}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -16,9 +17,8 @@ import (
 
 var _ order.EventLog = (*Events)(nil)
 
-// Events is the order.EventLog in Redis: one stream in the orders' slot, to which every
-// writer appends the event of its change in the script of the change (docs/redis-layout.md).
-// An entry's id is the event's id, and its milliseconds the event's time, by Redis's clock.
+// Events is the order.EventLog in Redis: one stream, appended to in each change's script; an
+// entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
 type Events struct {
 	conn
 	wake waker
@@ -30,11 +30,9 @@ func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 	return &Events{conn: c, wake: waker{moved: make(chan struct{})}}, err
 }
 
-// Events reads a page after q.After with events.lua, which reads the stream's state with it.
-// A position is expired when it is before the newest event Trim dropped (max-deleted-entry-id,
-// which trim.lua sets), past the newest the stream ever had, or between the two and no entry
-// of it: every position given is an entry, the newest dropped or 0-0, so that one is of a
-// history this Redis lost (a failover, a restore), whose later events are not its own.
+// Events reads a page after q.After with events.lua. A position is expired before the newest
+// event Trim dropped, past the newest the stream had, or between them and no entry: every
+// position given is an entry (or the newest dropped, or 0-0), else one of a history Redis lost.
 func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)
@@ -54,10 +52,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if q.After != "" && (after.less(st.maxDeleted) || st.last.less(after) || (after != st.maxDeleted && !st.held)) {
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	page := order.EventPage{Last: q.After, More: len(st.entries) == q.Limit}
-	if q.After == "" {
-		page.Last = st.last.String()
-	}
+	page := order.EventPage{Last: cmp.Or(q.After, st.last.String()), More: len(st.entries) == q.Limit}
 	for _, raw := range st.entries {
 		ev, err := decodeEvent(raw)
 		if err != nil {
@@ -71,7 +66,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	return page, nil
 }
 
-// LastEventID is the stream's last-generated-id, which XTRIM keeps; "0-0" without a stream.
+// LastEventID is the stream's last-generated-id; "0-0" without a stream.
 func (e *Events) LastEventID(ctx context.Context) (string, error) {
 	st, err := e.read(ctx, "", 0)
 	return st.last.String(), err
@@ -79,24 +74,22 @@ func (e *Events) LastEventID(ctx context.Context) (string, error) {
 
 // Trim runs trim.lua, sent once, as each script that writes alone is.
 func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
-	var age, count, countAndOne string
+	if r.MaxAge <= 0 && r.MaxCount <= 0 {
+		return 0, nil
+	}
+	var age, count, countAndOne string // "" for off
 	if r.MaxAge > 0 {
 		age = strconv.FormatInt(int64((r.MaxAge+time.Millisecond-1)/time.Millisecond), 10) // never younger
 	}
 	if r.MaxCount > 0 {
 		count, countAndOne = strconv.FormatInt(r.MaxCount, 10), strconv.FormatInt(r.MaxCount+1, 10)
 	}
-	if age == "" && count == "" {
-		return 0, nil
-	}
-	ctx, cancel := callContext(ctx, e.timeout)
-	defer cancel()
-	n, err := trimScript.Run(ctx, e.once(), []string{e.k.ordersEvents}, age, count, countAndOne).Int64()
-	return n, classify(ctx, err)
+	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, age, count, countAndOne)
+	n, _ := cmd.Int64()
+	return n, err
 }
 
-// logState is what events.lua read: where the log stands, a page of it, and whether the
-// position after which it read is an entry.
+// logState is events.lua's reply: where the log stands, a page, whether the position is an entry.
 type logState struct {
 	last, maxDeleted streamID
 	entries          []any
@@ -111,28 +104,21 @@ func (e *Events) read(ctx context.Context, after string, limit int) (st logState
 	if err != nil {
 		return st, classify(ctx, err)
 	}
-	ok := len(res) == 4
-	if ok {
+	if len(res) == 4 {
 		last, _ := res[0].(string)
 		maxDeleted, _ := res[1].(string)
-		held, ok3 := res[3].(int64)
-		var ok1, ok2, ok4 bool
+		var ok1, ok2, ok3 bool
 		st.last, ok1 = parseStreamID(last)
 		st.maxDeleted, ok2 = parseStreamID(maxDeleted)
-		st.entries, ok4 = res[2].([]any)
-		st.held, ok = held == 1, ok1 && ok2 && ok3 && ok4
+		if st.entries, ok3 = res[2].([]any); ok1 && ok2 && ok3 {
+			st.held = res[3] == int64(1)
+			return st, nil
+		}
 	}
-	if !ok {
-		return st, fmt.Errorf("%w: events.lua replied %v", errBadEvent, res)
-	}
-	return st, nil
+	return st, fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
 }
 
-// errBadEvent is a stream entry in a form the layout does not allow.
-var errBadEvent = fmt.Errorf("%w: bad event in redis", errBadRecord)
-
-// decodeEvent reads one XRANGE entry: {id, {field, value, ...}} with the fields type, id,
-// data and status.
+// decodeEvent reads one XRANGE entry: {id, {field, value, ...}}.
 func decodeEvent(raw any) (order.Event, error) {
 	entry, _ := raw.([]any)
 	var id string
@@ -143,7 +129,7 @@ func decodeEvent(raw any) (order.Event, error) {
 	}
 	at, ok := parseStreamID(id)
 	if !ok || at.ms > math.MaxInt64 {
-		return order.Event{}, fmt.Errorf("%w: entry %v", errBadEvent, raw)
+		return order.Event{}, fmt.Errorf("%w: event entry %v", errBadRecord, raw)
 	}
 	f := map[string]string{}
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -152,13 +138,13 @@ func decodeEvent(raw any) (order.Event, error) {
 	}
 	typ := order.EventType(f["type"])
 	if !slices.Contains(order.EventTypes, typ) {
-		return order.Event{}, fmt.Errorf("%w: %s: type %q", errBadEvent, id, f["type"])
+		return order.Event{}, fmt.Errorf("%w: event %s: type %q", errBadRecord, id, f["type"])
 	}
 	oid, err := parseID(f["id"])
-	if err != nil {
-		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
+	o := order.Order{}
+	if err == nil {
+		o, err = orderOf(oid, f["data"], f["status"])
 	}
-	o, err := orderOf(oid, f["data"], f["status"])
 	if err != nil {
 		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
 	}

@@ -26,7 +26,8 @@ func TestHalfWrittenOrdersAreLoggedOnce(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	s := ordersWithPrefix(t, rdb, prefix)
 	var logs bytes.Buffer
-	s.LogTo(slog.New(slog.NewTextHandler(&logs, nil)))
+	redisstore.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { redisstore.SetLogger(nil) })
 	ctx := context.Background()
 	p := "{" + prefix + ":orders}"
 	rdb.HSet(ctx, p+":data", "5001", `{"petId":1,"quantity":1,"shipDate":"2026-11-20T00:00:00Z","complete":false}`)

@@ -76,7 +76,7 @@ func BenchmarkHotPath(b *testing.B) {
 	srv := redistest.Start(b)
 	k, _ := newNames("bench")
 	keys := []string{"{bench:rl:key:hot}"}
-	// rate.lua's arguments for one request under hotLimits, as rateArgs orders them, written
+	// rate.lua's arguments for one request under hotLimits, as send orders them, written
 	// out as constants: the one-pipeline figures in bench/notes.md were measured so.
 	args := func() []any {
 		return []any{int64(1 << 40), int64(1 << 40), 0, 0, strconv.FormatInt(time.Now().UnixMilli(), 10)}

@@ -1,22 +1,16 @@
--- Loads orders without undoing what happened to them: an order's data is replaced when it
--- differs, its status set only if the order is new (a cancel survives a re-import). Each order
--- it creates or whose data it changes has its event: order.created for an order that was not
--- whole, order.updated for new data. Running it twice changes nothing, not even the version.
--- A stored status that is no state (a corrupt record) fails the whole run before any write.
--- One call per hash for all its orders, whose ids are distinct (at least one).
+-- Loads orders without undoing what happened to them: data replaced when it differs, status
+-- set only for a new order (a cancel survives a re-import), each with its event (order.created
+-- for an order that was not whole, order.updated for new data); twice changes nothing. A stored
+-- status that is no state fails the run before any write. Ids distinct, at least one.
 -- KEYS: data hash, status hash, version counter, generation, events stream.
 -- ARGV: a new generation (set with the change), then id, data, status, id, ...
-local n = (#ARGV - 1) / 3
-local ids = {}
-for i = 1, n do
-  ids[i] = ARGV[3 * i - 1]
-end
+local n, ids = (#ARGV - 1) / 3, {}
+for i = 1, n do ids[i] = ARGV[3 * i - 1] end
 local data = redis.call('HMGET', KEYS[1], unpack(ids))
 local status = redis.call('HMGET', KEYS[2], unpack(ids))
 local states = {pending = true, shipped = true, cancelled = true}
 for i = 1, n do -- every check before the first write
   if status[i] == '' then status[i] = false end -- an empty half is a missing one (docs/redis-layout.md)
-  -- New data for it would be a change without its (undecodable) event.
   if status[i] and not states[status[i]] then
     error({err = 'WRONGTYPE order ' .. ids[i] .. ': ' .. KEYS[2] .. ' holds "' .. status[i] ..
       '", not pending, shipped or cancelled: repair it, then import again'})
@@ -28,28 +22,17 @@ local newData, newStatus, nd, ns = {}, {}, 0, 0
 for i = 1, n do
   local id, d, s = ids[i], ARGV[3 * i], status[i]
   local had = data[i] ~= '' and data[i]
-  if had ~= d then
-    nd = nd + 2
-    newData[nd - 1], newData[nd] = id, d
-  end
+  if had ~= d then newData[nd + 1], newData[nd + 2], nd = id, d, nd + 2 end
   if not s then
     s = ARGV[3 * i + 1]
-    ns = ns + 2
-    newStatus[ns - 1], newStatus[ns] = id, s
+    newStatus[ns + 1], newStatus[ns + 2], ns = id, s, ns + 2
   end
   -- The events go first: a stream key of another type fails the first, before other writes.
-  if not had or not status[i] then
-    redis.call('XADD', KEYS[5], '*', 'type', 'order.created', 'id', id, 'data', d, 'status', s)
-  elseif had ~= d then
-    redis.call('XADD', KEYS[5], '*', 'type', 'order.updated', 'id', id, 'data', d, 'status', s)
-  end
+  local typ = (not had or not status[i]) and 'order.created' or (had ~= d and 'order.updated')
+  if typ then redis.call('XADD', KEYS[5], '*', 'type', typ, 'id', id, 'data', d, 'status', s) end
 end
-if nd > 0 then
-  redis.call('HSET', KEYS[1], unpack(newData))
-end
-if ns > 0 then
-  redis.call('HSET', KEYS[2], unpack(newStatus))
-end
+if nd > 0 then redis.call('HSET', KEYS[1], unpack(newData)) end
+if ns > 0 then redis.call('HSET', KEYS[2], unpack(newStatus)) end
 if nd + ns > 0 then
   redis.call('INCR', KEYS[3])
   redis.call('SET', KEYS[4], ARGV[1])

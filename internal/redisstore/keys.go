@@ -16,8 +16,7 @@ import (
 
 var _ order.KeyStore = (*Keys)(nil)
 
-// Keys is an order.KeyStore in Redis. It keeps the keys it found at one version of the keys,
-// answered within a request's Trip only at the version its round trip read (docs/redis-layout.md).
+// Keys is an order.KeyStore in Redis, with a cache of the keys found at one version of them.
 type Keys struct {
 	conn
 	mu    sync.Mutex
@@ -41,9 +40,8 @@ func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 		s.mu.Unlock()
 		if ok && !t.read {
 			t.answered, t.hash, t.answeredAt = s, h, at
-			return k, nil
 		}
-		if ok && t.keys == at {
+		if ok && (!t.read || t.keys == at) {
 			return k, nil
 		}
 	}
@@ -51,8 +49,7 @@ func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 }
 
 // read reads the keys' version, then the key, in one pipeline (not MULTI, which Redis refuses
-// when out of memory), and keeps a key found at a version with a generation: a revocation
-// after the version was read moves it.
+// when out of memory), and caches it at that version: a revocation since would move it.
 func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
@@ -67,16 +64,13 @@ func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 		return order.Key{}, classify(ctx, err)
 	}
 	v, err := parseVersion(ver.Val())
-	if err != nil {
-		return order.Key{}, err
+	k := order.Key{}
+	if err == nil && rec.Err() != nil {
+		err = order.ErrKeyNotFound
+	} else if err == nil {
+		k, err = decodeKey(rec.Val())
 	}
-	k, err := order.Key{}, order.ErrKeyNotFound
-	if rec.Err() == nil {
-		if k, err = decodeKey(rec.Val()); err != nil {
-			return k, err
-		}
-	}
-	if v != "" {
+	if v != "" && (err == nil || errors.Is(err, order.ErrKeyNotFound)) {
 		s.mu.Lock()
 		if s.at != v {
 			s.at, s.cache = v, map[order.Hash]order.Key{}
@@ -98,17 +92,11 @@ func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	added, err := addKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
-		k.Name, string(k.Hash), string(record), newGeneration()).Int64()
-	if err != nil {
-		return classify(ctx, err)
-	}
-	if added == 0 {
+	cmd, err := s.run(ctx, addKeyScript, s.k.keys, k.Name, string(k.Hash), string(record), newGeneration())
+	if added, _ := cmd.Int64(); err == nil && added == 0 {
 		return fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name)
 	}
-	return nil
+	return err
 }
 
 // List returns every key, sorted by name.
@@ -133,28 +121,17 @@ func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 
 // Revoke removes the key named nameOrPrefix, else the first by name with that shown prefix
 // (names, which an operator chose, first), if its name still names it when the script runs.
+// By prefix it reads every record, passing over those that do not decode: a bad record
+// another writer left never stops a revoke of a good key.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, error) {
-	k, err := s.find(ctx, nameOrPrefix)
-	if err != nil {
-		return order.Key{}, err
-	}
-	return s.revoke(ctx, k)
-}
-
-// find reads only what it needs: by name, the name's hash alone; by prefix, every record,
-// passing over those that do not decode (they match no prefix). So a bad record another
-// writer left never stops a revoke of a good key, a leaked one above all.
-func (s *Keys) find(ctx context.Context, nameOrPrefix string) (order.Key, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
+	cctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	h, err := s.rdb.HGet(ctx, s.k.keysByName, nameOrPrefix).Result()
-	if err == nil {
-		return order.Key{Name: nameOrPrefix, Hash: order.Hash(h)}, nil
-	}
-	var found order.Key
+	h, err := s.rdb.HGet(cctx, s.k.keysByName, nameOrPrefix).Result()
+	found := order.Key{Name: nameOrPrefix, Hash: order.Hash(h)}
 	if errors.Is(err, redis.Nil) && order.LooksLikePrefix(nameOrPrefix) {
 		var all map[string]string
-		all, err = s.rdb.HGetAll(ctx, s.k.keysByHash).Result()
+		all, err = s.rdb.HGetAll(cctx, s.k.keysByHash).Result()
+		found = order.Key{}
 		for _, raw := range all {
 			if k, derr := decodeKey(raw); derr == nil && k.Prefix == nameOrPrefix && (found.Name == "" || k.Name < found.Name) {
 				found = k
@@ -162,25 +139,22 @@ func (s *Keys) find(ctx context.Context, nameOrPrefix string) (order.Key, error)
 		}
 	}
 	switch {
-	case found.Name != "":
-		return found, nil
+	case err == nil && found.Name != "":
+		return s.revoke(ctx, found)
 	case err == nil || errors.Is(err, redis.Nil):
-		return found, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
+		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
 	}
-	return found, classify(ctx, err)
+	return order.Key{}, classify(cctx, err)
 }
 
 func (s *Keys) revoke(ctx context.Context, k order.Key) (order.Key, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	raw, err := revokeKeyScript.Run(ctx, s.once(), []string{s.k.keysByName, s.k.keysByHash, s.k.keysVersion, s.k.keysGeneration},
-		k.Name, string(k.Hash), newGeneration()).Text()
+	cmd, err := s.run(ctx, revokeKeyScript, s.k.keys, k.Name, string(k.Hash), newGeneration())
 	if errors.Is(err, redis.Nil) {
 		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, k.Name)
+	} else if err != nil {
+		return order.Key{}, err
 	}
-	if err != nil {
-		return order.Key{}, classify(ctx, err)
-	}
+	raw, _ := cmd.Val().(string)
 	return decodeKey(raw)
 }
 

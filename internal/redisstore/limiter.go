@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -31,9 +32,8 @@ type LimiterOptions struct {
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback.
-// The decisions in flight go to Redis in one pipeline at a time, one rate.lua call per
-// caller: a burst from one caller costs Redis one script call a round trip (bench/notes.md).
+// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback. The
+// decisions in flight go in one pipeline at a time, one rate.lua call per caller (bench/notes.md).
 type Limiter struct {
 	rdb       redis.UniversalClient
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
@@ -47,8 +47,7 @@ type Limiter struct {
 	flushing bool // a goroutine is sending the queue
 }
 
-// decision is one request's rate decision, queued for the next pipeline; what follows done
-// is set before done is closed.
+// decision is one request's rate decision, queued; what follows done is set before it closes.
 type decision struct {
 	ctx          context.Context
 	due          time.Time // queued + timeout: a decision still queued then fails
@@ -65,16 +64,13 @@ type decision struct {
 // NewLimiter returns a limiter on rdb.
 func NewLimiter(rdb redis.UniversalClient, o LimiterOptions) (*Limiter, error) {
 	k, err := newNames(o.Prefix)
-	if err != nil {
-		return nil, err
-	}
 	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
 	o.RetryEvery = cmp.Or(max(o.RetryEvery, 0), time.Second)
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
 	o.Logger = cmp.Or(o.Logger, discard)
-	return &Limiter{rdb: rdb, bans: ratelimit.NewBans(10_000), o: o, k: k}, nil
+	return &Limiter{rdb: rdb, bans: ratelimit.NewBans(10_000), o: o, k: k}, err
 }
 
 // Allow runs rate.lua for caller (with a order.Trip's reads); only an outage, never a hang-up, falls back.
@@ -107,10 +103,19 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 	case <-ctx.Done():
 		return ratelimit.Decision{}, ctx.Err()
 	}
-	if err := classify(ctx, d.err); err != nil {
-		return l.failed(ctx, caller, limits, err)
-	}
-	if l.down.CompareAndSwap(true, false) {
+	switch err := classify(ctx, d.err); {
+	case err != nil && !errors.Is(err, order.ErrUnavailable):
+		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
+	case err != nil && l.o.Fallback == nil:
+		return ratelimit.Decision{}, err
+	case err != nil: // an outage: the fallback decides for RetryEvery
+		l.downUntil.Store(l.o.Clock().Add(l.o.RetryEvery).UnixNano())
+		if l.down.CompareAndSwap(false, true) {
+			l.o.Logger.Warn("rate limiter: redis unavailable; each instance limits on its own until it answers",
+				slog.String("error", err.Error()))
+		}
+		return l.fallback(ctx, caller, limits)
+	case l.down.CompareAndSwap(true, false):
 		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
 	}
 	if d.orders != nil {
@@ -128,24 +133,18 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 
 // flush sends the queue, a pipeline at a time, until it is empty.
 func (l *Limiter) flush() {
-	for {
-		l.mu.Lock()
+	for l.mu.Lock(); len(l.queue) > 0; l.mu.Lock() {
 		q := l.queue[:min(len(l.queue), 128)]
 		l.queue = l.queue[len(q):]
-		if len(q) == 0 {
-			l.queue, l.flushing = nil, false
-		}
 		l.mu.Unlock()
-		if len(q) == 0 {
-			return
-		}
 		l.send(q)
 	}
+	l.queue, l.flushing = nil, false
+	l.mu.Unlock()
 }
 
 // send decides q's decisions still waiting and not past due in one pipeline, due with the
-// earliest (no decision carries a timer of its own): a rate.lua call for each caller and
-// limits, and one read of the versions for those that ask.
+// earliest: a rate.lua call for each caller and limits, and one read of the versions.
 func (l *Limiter) send(q []*decision) {
 	defer func() {
 		for _, d := range q {
@@ -156,10 +155,15 @@ func (l *Limiter) send(q []*decision) {
 		key    string
 		limits [4]int64
 	}
-	byCaller := map[caller][]*decision{}
-	var callers []caller
+	type call struct {
+		ds   []*decision
+		args []any // the limits, then each decision's time
+		cmd  *redis.Cmd
+	}
+	byCaller := map[caller]*call{}
+	var calls []*call
 	var due time.Time
-	versions := false
+	var orders, keys *redis.SliceCmd
 	for _, d := range q {
 		if d.ctx.Err() != nil {
 			continue
@@ -167,45 +171,42 @@ func (l *Limiter) send(q []*decision) {
 			d.err = errCallTimeout // queued behind a pipeline in flight
 			continue
 		}
-		c := caller{d.key, d.limits}
-		if byCaller[c] == nil {
-			callers = append(callers, c)
+		c := byCaller[caller{d.key, d.limits}]
+		if c == nil {
+			c = &call{args: []any{d.limits[0], d.limits[1], d.limits[2], d.limits[3]}}
+			byCaller[caller{d.key, d.limits}], calls = c, append(calls, c)
 		}
-		byCaller[c] = append(byCaller[c], d)
-		versions = versions || d.trip != nil
+		c.ds, c.args = append(c.ds, d), append(c.args, strconv.FormatInt(d.now, 10))
 		if due.IsZero() || d.due.Before(due) {
 			due = d.due
 		}
 	}
-	if len(callers) == 0 {
+	if len(calls) == 0 {
 		return
 	}
 	ctx, cancel := context.WithDeadlineCause(context.Background(), due, errCallTimeout)
 	defer cancel()
-	calls := make([]*redis.Cmd, len(callers))
-	var orders, keys *redis.SliceCmd
 	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, c := range callers {
-			calls[i] = scriptCmd(ctx, "evalsha", rateScript.Hash(), []string{c.key}, rateArgs(c.limits, byCaller[c]))
-			_ = p.Process(ctx, sentOnce{calls[i]})
+		for _, c := range calls {
+			c.cmd = scriptCmd(ctx, "evalsha", rateScript.Hash(), []string{c.ds[0].key}, c.args)
+			_ = p.Process(ctx, sentOnce{c.cmd})
 		}
-		if versions {
+		if slices.ContainsFunc(q, func(d *decision) bool { return d.trip != nil }) {
 			orders, keys = p.MGet(ctx, l.k.ordersVersion, l.k.ordersGeneration), p.MGet(ctx, l.k.keysVersion, l.k.keysGeneration)
 		}
 		return nil
 	})
-	for i, c := range callers {
-		call := calls[i]
-		if redis.HasErrorPrefix(call.Err(), "NOSCRIPT") { // it did not run: again, with the source
-			call = rateScript.Eval(ctx, onceScripter{rdb: l.rdb}, []string{c.key}, rateArgs(c.limits, byCaller[c])...)
-		} else if call.Err() == nil && call.Val() == nil {
-			call.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
+	for _, c := range calls {
+		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") { // it did not run: again, with the source
+			c.cmd = rateScript.Eval(ctx, onceScripter{rdb: l.rdb}, []string{c.ds[0].key}, c.args...)
+		} else if c.cmd.Err() == nil && c.cmd.Val() == nil {
+			c.cmd.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
 		}
-		res, rerr := call.Int64Slice()
-		if rerr == nil && len(res) != 6*len(byCaller[c]) {
-			rerr = fmt.Errorf("rate.lua returned %v", call.Val())
+		res, rerr := c.cmd.Int64Slice()
+		if rerr == nil && len(res) != 6*len(c.ds) {
+			rerr = fmt.Errorf("rate.lua returned %v", c.cmd.Val())
 		}
-		for j, d := range byCaller[c] {
+		for j, d := range c.ds {
 			if d.err = rerr; rerr == nil {
 				d.outcome = res[6*j : 6*j+6]
 			}
@@ -214,15 +215,6 @@ func (l *Limiter) send(q []*decision) {
 			}
 		}
 	}
-}
-
-// rateArgs are rate.lua's arguments for ds, which share a caller and limits.
-func rateArgs(limits [4]int64, ds []*decision) []any {
-	args := []any{limits[0], limits[1], limits[2], limits[3]}
-	for _, d := range ds {
-		args = append(args, strconv.FormatInt(d.now, 10))
-	}
-	return args
 }
 
 // Peek reads the caller's hash and returns what rate.lua would decide now, writing nothing.
@@ -259,22 +251,6 @@ func (l *Limiter) Peek(ctx context.Context, caller string, limits order.Limits) 
 	return ratelimit.Decide(o, limits, now), nil
 }
 
-// failed sends an outage to the fallback, when there is one, for RetryEvery.
-func (l *Limiter) failed(ctx context.Context, caller string, limits order.Limits, err error) (ratelimit.Decision, error) {
-	if !errors.Is(err, order.ErrUnavailable) {
-		return ratelimit.Decision{}, fmt.Errorf("rate.lua: %w", err)
-	}
-	if l.o.Fallback == nil {
-		return ratelimit.Decision{}, err
-	}
-	l.downUntil.Store(l.o.Clock().Add(l.o.RetryEvery).UnixNano())
-	if l.down.CompareAndSwap(false, true) {
-		l.o.Logger.Warn("rate limiter: redis unavailable; each instance limits on its own until it answers",
-			slog.String("error", err.Error()))
-	}
-	return l.fallback(ctx, caller, limits)
-}
-
 func (l *Limiter) fallback(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
 	if l.o.OnFallback != nil {
 		l.o.OnFallback()
@@ -285,9 +261,8 @@ func (l *Limiter) fallback(ctx context.Context, caller string, limits order.Limi
 // Ready makes one rate-limit decision: a Redis out of memory, read-only or busy answers PING.
 func Ready(ctx context.Context, rdb redis.UniversalClient, prefix string, timeout time.Duration) error {
 	l, err := NewLimiter(rdb, LimiterOptions{Prefix: prefix, Timeout: timeout})
-	if err != nil {
-		return err
+	if err == nil {
+		_, err = l.Allow(ctx, "ready:probe", order.Limits{PerMinute: 1 << 50, PerDay: 1 << 50})
 	}
-	_, err = l.Allow(ctx, "ready:probe", order.Limits{PerMinute: 1 << 50, PerDay: 1 << 50})
 	return err
 }

@@ -19,33 +19,27 @@ import (
 // DefaultTimeout bounds every Redis call: a Redis that does not answer never hangs a request.
 const DefaultTimeout = time.Second
 
-// replicaReads are go-redis's URL options that send reads to replicas (Cluster, Sentinel).
+// replicaReads are go-redis's URL options that send reads to replicas (Cluster, Sentinel): a
+// replica may lack an acknowledged write, and a version read there would serve a list before it.
 var replicaReads = []string{"read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"}
 
-// Open returns a client for url without connecting (go-redis connects on first use, so the
-// service starts while Redis is down). The forms:
+// Open returns a client for url without connecting, so the service starts while Redis is down:
 //
 //	redis://[user:pass@]host:port[/db]            one node (rediss:// for TLS)
 //	redis://host:port?master_name=NAME&addr=h2:p2  Sentinel: the sentinels, and the primary's name
 //	redis+cluster://host:port?addr=h2:p2           Cluster: seed nodes (rediss+cluster:// for TLS)
 //
-// Timeouts not set in the URL's query default to timeout.
+// Timeouts not in the URL's query are timeout.
 func Open(rawURL string, timeout time.Duration) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
 	}
-	q := u.Query()
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	// No call is sent twice (docs/redis-layout.md, "When Redis cannot be reached").
-	if q.Has("max_retries") {
+	q, timeout := u.Query(), cmp.Or(max(timeout, 0), DefaultTimeout)
+	if q.Has("max_retries") { // docs/redis-layout.md, "When Redis cannot be reached"
 		return nil, fmt.Errorf("redis URL: max_retries is not allowed: a call that may have run is never sent again")
 	}
 	q.Set("max_retries", "-1")
-	// Every read goes to a primary: a replica may not have an acknowledged write yet, and a
-	// version read there would serve the list before it (docs/redis-layout.md).
 	for _, name := range replicaReads {
 		if q.Has(name) {
 			return nil, fmt.Errorf("redis URL: %s is not allowed: reads go to the primary, as a replica may lack an acknowledged write", name)
@@ -94,7 +88,7 @@ func CheckURL(rawURL string) error {
 	return c.Close()
 }
 
-// SetLogger sends go-redis's messages and the stores' reports (unless Orders.LogTo) to log; last call wins.
+// SetLogger sends go-redis's messages and the stores' reports to log; the last call wins.
 func SetLogger(log *slog.Logger) {
 	storeLogger.Store(log)
 	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })
@@ -103,11 +97,10 @@ func SetLogger(log *slog.Logger) {
 var (
 	setLoggerOnce sync.Once
 	storeLogger   atomic.Pointer[slog.Logger]
+	discard       = slog.New(slog.DiscardHandler)
 )
 
 func packageLogger() *slog.Logger { return cmp.Or(storeLogger.Load(), discard) }
-
-var discard = slog.New(slog.DiscardHandler)
 
 type slogPrinter struct{}
 

@@ -22,7 +22,6 @@ var _ order.Store = (*Orders)(nil)
 // Orders is an order.Store in Redis (docs/redis-layout.md).
 type Orders struct {
 	conn
-	log        *slog.Logger // LogTo's; else SetLogger's
 	mu         sync.Mutex
 	halves     map[string]bool // the half-written orders reported
 	afterChunk func()          // after each HSCAN of Load; tests change the orders there
@@ -34,20 +33,14 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 	return &Orders{conn: c, halves: map[string]bool{}}, err
 }
 
-// LogTo sends the reports of records the store cannot serve to log, not SetLogger's; call it
-// before the store is used.
-func (s *Orders) LogTo(log *slog.Logger) { s.log = log }
-
 // listChunk is the fields one HSCAN or HMGET of Load reads: a command's time in Redis is its
 // fields', so a small chunk keeps each well under a millisecond (TestLoadHoldsRedisBriefly).
 var listChunk int64 = 500
 
 // Load reads the log's newest position, then the orders a chunk at a time, so that no call
-// holds Redis long: the status hash with HSCAN, which returns every field held throughout the
-// scan (orders are never deleted) in no order and perhaps twice, then the data in id order,
-// with HMGET, each round trip's orders given to add while the next is read. A change made
-// while it reads has its event after the position, which the View applies after the load. A
-// half-written order is absent, and reported when it has a status.
+// holds Redis long: the statuses with HSCAN (every field held throughout, orders are never
+// deleted, perhaps twice), then the data in id order with HMGET, each round trip's orders
+// decoded while the next is read. A change made meanwhile has its event after the position.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
 	position, err := s.events().LastEventID(ctx)
 	if err != nil {
@@ -74,9 +67,14 @@ func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, e
 	at := 0
 	for data := range reads {
 		for i := 0; i < len(data) && ctx.Err() == nil; i++ {
-			if o, ok, err := s.whole(held[at+i].id, data[i], held[at+i].status); err != nil {
+			h := held[at+i]
+			if data[i] == "" || h.status == "" { // an empty half is a missing one
+				if data[i] != h.status { // one half alone
+					s.reportHalf(strconv.FormatInt(h.id, 10), data[i] != "")
+				}
+			} else if o, err := orderOf(h.id, data[i], h.status); err != nil {
 				stop(err)
-			} else if ok {
+			} else {
 				add(o)
 			}
 		}
@@ -91,14 +89,13 @@ type heldStatus struct {
 }
 
 // scanStatuses reads the status hash and returns its fields sorted by id, once each.
-func (s *Orders) scanStatuses(ctx context.Context) ([]heldStatus, error) {
-	var held []heldStatus
+func (s *Orders) scanStatuses(ctx context.Context) (held []heldStatus, err error) {
 	for cursor, first := uint64(0), true; first || cursor != 0; first = false {
 		cctx, cancel := callContext(ctx, s.timeout)
-		pairs, next, err := s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
+		var pairs []string
+		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
 		err = classify(cctx, err)
-		cancel()
-		if err != nil {
+		if cancel(); err != nil {
 			return nil, err
 		}
 		if s.afterChunk != nil {
@@ -111,7 +108,6 @@ func (s *Orders) scanStatuses(ctx context.Context) ([]heldStatus, error) {
 			}
 			held = append(held, heldStatus{id, pairs[i+1]})
 		}
-		cursor = next
 	}
 	slices.SortFunc(held, func(a, b heldStatus) int { return cmp.Compare(a.id, b.id) })
 	return slices.CompactFunc(held, func(a, b heldStatus) bool { return a.id == b.id }), nil
@@ -170,18 +166,16 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 // Cancel runs cancel.lua: pending becomes cancelled, in one step for every instance.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	field := strconv.FormatInt(id, 10)
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	res, err := cancelScript.Run(ctx, s.once(), []string{s.k.ordersStatus, s.k.ordersVersion, s.k.ordersData,
-		s.k.ordersGeneration, s.k.ordersEvents}, field, newGeneration()).StringSlice()
+	cmd, err := s.run(ctx, cancelScript, s.k.orders, field, newGeneration())
+	res, _ := cmd.StringSlice()
 	if err != nil || len(res) != 2 {
-		return order.Order{}, false, cmp.Or(classify(ctx, err), fmt.Errorf("cancel.lua replied %q", res))
+		return order.Order{}, false, cmp.Or(err, fmt.Errorf("cancel.lua replied %q", res))
 	}
 	switch outcome, data := res[0], res[1]; outcome {
-	case "no-data", "no-status":
-		s.reportHalf(field, outcome == "no-status")
-		return order.Order{}, false, order.ErrNotFound
-	case "missing":
+	case "no-data", "no-status", "missing":
+		if outcome != "missing" {
+			s.reportHalf(field, outcome == "no-status")
+		}
 		return order.Order{}, false, order.ErrNotFound
 	case "cancelled", "already-cancelled":
 		o, err := orderOf(id, data, string(order.StatusCancelled))
@@ -206,10 +200,9 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 }
 
 // ImportBatches is Import of orders read in batches, each checked as it is read (by
-// order.CheckEach): the batch of a refused order and those after it are not written, nor
-// are those after a chunk that failed.
+// order.CheckEach): the batch of a refused order and those after it are not written, nor are
+// those after a chunk that failed. It returns how many fields changed.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
-	keys := []string{s.k.ordersData, s.k.ordersStatus, s.k.ordersVersion, s.k.ordersGeneration, s.k.ordersEvents}
 	var changed int64
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
 		for part := range slices.Chunk(batch, importChunk) {
@@ -218,10 +211,8 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 				data, _ := json.Marshal(orderData{o.PetID, o.Quantity, o.ShipDate.UTC(), o.Complete}) // never fails
 				args = append(args, strconv.FormatInt(o.ID, 10), string(data), string(o.Status))
 			}
-			cctx, cancel := callContext(ctx, s.timeout)
-			n, err := importScript.Run(cctx, s.once(), keys, args...).Int64()
-			err = classify(cctx, err)
-			cancel()
+			cmd, err := s.run(ctx, importScript, s.k.orders, args...)
+			n, _ := cmd.Int64()
 			if changed += n; err != nil {
 				return err
 			}
@@ -244,11 +235,16 @@ func parseID(field string) (int64, error) {
 	return id, nil
 }
 
-// orderOf decodes order id from its data and status.
+// orderOf decodes order id from its data and status. The data in json.Marshal's form (the
+// import's, and the layout's example) is read directly, as a list of a million orders spent
+// most of its time in encoding/json; any other form goes to encoding/json, which decides.
 func orderOf(id int64, data, status string) (order.Order, error) {
-	d, err := decodeData(data)
-	if err != nil {
-		return order.Order{}, fmt.Errorf("%w: order %d: %v", errBadRecord, id, err)
+	d, ok := parseData(data)
+	if !ok {
+		d = orderData{} // parseData's part read
+		if err := json.Unmarshal([]byte(data), &d); err != nil {
+			return order.Order{}, fmt.Errorf("%w: order %d: %v", errBadRecord, id, err)
+		}
 	}
 	o := order.Order{ID: id, PetID: d.PetID, Quantity: d.Quantity, ShipDate: d.ShipDate, Complete: d.Complete, Status: order.Status(status)}
 	if err := o.Validate(); err != nil {
@@ -257,33 +253,18 @@ func orderOf(id int64, data, status string) (order.Order, error) {
 	return o, nil
 }
 
-// whole decodes an order from its halves, "" where one is missing (or empty, which the layout
-// counts as missing); ok is false without both (one alone is reported).
-func (s *Orders) whole(id int64, data, status string) (o order.Order, ok bool, err error) {
-	if data == "" || status == "" {
-		if data != "" || status != "" {
-			s.reportHalf(strconv.FormatInt(id, 10), data != "")
-		}
-		return o, false, nil
-	}
-	o, err = orderOf(id, data, status)
-	return o, err == nil, err
-}
-
 // reportHalf logs an order another system left half-written, each once, the first thousand.
 func (s *Orders) reportHalf(field string, hasData bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.halves[field] || len(s.halves) == 1000 {
-		return
+	first := !s.halves[field] && len(s.halves) < 1000
+	if first {
+		s.halves[field] = true
 	}
-	s.halves[field] = true
-	missing := "data"
-	if hasData {
-		missing = "status"
+	s.mu.Unlock()
+	if missing := map[bool]string{false: "data", true: "status"}[hasData]; first {
+		packageLogger().Warn("order in redis is half-written, so it is neither listed nor cancelled",
+			slog.String("order", field), slog.String("missing", missing))
 	}
-	cmp.Or(s.log, packageLogger()).Warn("order in redis is half-written, so it is neither listed nor cancelled",
-		slog.String("order", field), slog.String("missing", missing))
 }
 
 // orderData is an order in Redis, less its id (the field) and status (the other hash).
@@ -294,55 +275,23 @@ type orderData struct {
 	Complete bool      `json:"complete"`
 }
 
-// decodeData reads an order's data. The form json.Marshal writes (the import's, and the
-// layout's example) is read directly: a list of a million orders spent most of its time in
-// encoding/json. Any other form goes to encoding/json, which decides.
-func decodeData(raw string) (orderData, error) {
-	if d, ok := parseData(raw); ok {
-		return d, nil
-	}
-	var d orderData
-	err := json.Unmarshal([]byte(raw), &d)
-	return d, err
-}
-
 // parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly, with
 // nothing between the tokens; ok is false for anything else, which FuzzParseData holds to
 // encoding/json's reading.
 func parseData(s string) (d orderData, ok bool) {
-	s, ok = strings.CutPrefix(s, `{"petId":`)
-	var q int64
-	if ok {
-		d.PetID, s, ok = cutInt(s, `,"quantity":`, 64)
-	}
-	if ok {
-		q, s, ok = cutInt(s, `,"shipDate":"`, 32)
-		d.Quantity = int32(q)
-	}
-	var date string
-	if ok {
-		date, s, ok = strings.Cut(s, `","complete":`)
-	}
-	if !ok || strings.ContainsAny(date, `\"`) || d.ShipDate.UnmarshalText([]byte(date)) != nil {
-		return orderData{}, false
-	}
-	switch s {
-	case "true}":
-		d.Complete = true
-	case "false}":
-	default:
-		return orderData{}, false
-	}
-	return d, true
+	rest, ok0 := strings.CutPrefix(s, `{"petId":`)
+	pet, rest, ok1 := strings.Cut(rest, `,"quantity":`)
+	qty, rest, ok2 := strings.Cut(rest, `,"shipDate":"`)
+	date, complete, ok3 := strings.Cut(rest, `","complete":`)
+	d.PetID, ok1 = jsonInt(pet, 64, ok1)
+	q, ok2 := jsonInt(qty, 32, ok2)
+	d.Quantity, d.Complete = int32(q), complete == "true}"
+	return d, ok0 && ok1 && ok2 && ok3 && (d.Complete || complete == "false}") &&
+		!strings.ContainsAny(date, `\"`) && d.ShipDate.UnmarshalText([]byte(date)) == nil
 }
 
-// cutInt reads a JSON integer (no sign but '-', no leading zero) of bits up to sep.
-func cutInt(s, sep string, bits int) (n int64, rest string, ok bool) {
-	num, rest, ok := strings.Cut(s, sep)
-	digits := strings.TrimPrefix(num, "-")
-	if !ok || digits == "" || digits[0] < '0' || digits[0] > '9' || (digits[0] == '0' && len(digits) > 1) {
-		return 0, "", false
-	}
-	n, err := strconv.ParseInt(num, 10, bits)
-	return n, rest, err == nil
+// jsonInt reads an integer of bits as JSON writes it: no '+', no leading zero.
+func jsonInt(s string, bits int, ok bool) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, bits)
+	return n, ok && err == nil && s[0] != '+' && (len(s) < 2 || s[0] != '0' && s[:2] != "-0")
 }

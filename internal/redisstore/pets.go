@@ -52,19 +52,20 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 }
 
 // ImportBatches writes pets read in batches, replacing those with the same id, each checked as
-// it is read (by order.CheckEach): the batch of a refused pet and those after it are not written.
+// it is read (by order.CheckEach): the batch of a refused pet and those after it are not
+// written. A batch is one HSET, written whole or not at all.
 func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet]) error {
 	return pets(order.CheckEach[order.Pet](), func(part []order.Pet) error {
-		ctx, cancel := callContext(ctx, s.timeout)
-		err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
-			for _, pet := range part {
-				data, _ := json.Marshal(petData{pet.Name, pet.Status}) // strings: never fails
-				p.HSet(ctx, s.k.petsData, strconv.FormatInt(pet.ID, 10), data)
-			}
+		fields := make([]any, 0, 2*len(part))
+		for _, pet := range part {
+			data, _ := json.Marshal(petData{pet.Name, pet.Status}) // strings: never fails
+			fields = append(fields, strconv.FormatInt(pet.ID, 10), data)
+		}
+		if len(fields) == 0 {
 			return nil
-		})
-		err = classify(ctx, err) // before cancel, which would make any error look like the caller's
-		cancel()
-		return err
+		}
+		ctx, cancel := callContext(ctx, s.timeout)
+		defer cancel()
+		return classify(ctx, s.rdb.HSet(ctx, s.k.petsData, fields...).Err())
 	})
 }

@@ -3,13 +3,9 @@
 -- generation (set with the change).
 -- Returns the revoked record, or false, writing nothing, when the name names no key or
 -- another one (the key found was revoked since, and the name perhaps given to a new key).
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then
-  return false
-end
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return false end
 local record = redis.call('HGET', KEYS[2], ARGV[2])
-if not record then
-  return false
-end
+if not record then return false end
 expectCounter(KEYS[3])
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[2])

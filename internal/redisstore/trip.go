@@ -13,8 +13,8 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// trip is what a request's round trip (order.Trip) read for one deployment: the versions of
-// its orders and its keys, and a key answered from the cache before it, to confirm.
+// trip is what a request's round trip (order.Trip) read for one deployment, and a key answered
+// from the cache before it, to confirm.
 type trip struct {
 	prefix       string
 	read         bool   // orders and keys hold what the round trip read
@@ -29,19 +29,16 @@ func tripOf(ctx context.Context, prefix string) *trip {
 	t := order.TripOf(ctx)
 	if t == nil {
 		return nil
-	}
-	if t.Carried == nil {
+	} else if t.Carried == nil {
 		t.Carried = &trip{prefix: prefix}
 	}
-	c, _ := t.Carried.(*trip)
-	if c == nil || c.prefix != prefix {
-		return nil
+	if c, _ := t.Carried.(*trip); c != nil && c.prefix == prefix {
+		return c
 	}
-	return c
+	return nil
 }
 
-// Confirm stands by a key answered from the cache if the round trip read the keys' version
-// it was answered at, and otherwise reads it again.
+// Confirm reads a key answered from the cache again unless the round trip read its version.
 func (t *trip) Confirm(ctx context.Context) error {
 	s := t.answered
 	if t.answered = nil; s == nil || t.read && t.keys == t.answeredAt {
@@ -60,9 +57,8 @@ func (t *trip) keep(orders, keys *redis.SliceCmd) {
 	}
 }
 
-// parseVersion reads the reply of MGET counter generation as a version: "" without a
-// generation (Redis lost it, and nothing has written since), no version anything is kept at
-// (docs/redis-layout.md).
+// parseVersion reads MGET counter generation: "" without a generation (Redis lost it, nothing
+// wrote since), a version nothing is kept at (docs/redis-layout.md).
 func parseVersion(vals []any) (string, error) {
 	if len(vals) != 2 {
 		return "", fmt.Errorf("version: %d values", len(vals))
@@ -77,8 +73,7 @@ func parseVersion(vals []any) (string, error) {
 	return "", nil
 }
 
-// versionID is a version as order.Store reports it; one without a generation is a version of
-// its own at every read.
+// versionID is a version as order.Store reports it; "" is a new one at every read.
 func versionID(v string) uint64 {
 	if v == "" {
 		return randv2.Uint64()

@@ -9,9 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// waker watches the log for every WaitForEvents of one Events with one blocking XREAD at a
-// time: a blocked XREAD holds a connection of the pool, and a few dozen clients each waiting
-// with its own would leave none for the requests. It runs while someone waits.
+// waker watches the log for every WaitForEvents of one Events with one blocking XREAD, which
+// holds a pooled connection: one per waiter would leave none for requests.
 type waker struct {
 	mu      sync.Mutex
 	newest  streamID      // the log's newest position, as last read; zero when not known
@@ -23,8 +22,8 @@ type waker struct {
 // waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
 const waitBlock = 2 * time.Second
 
-// WaitForEvents returns nil once the newest position read is after after; "" waits for any
-// event. An after that is no position returns at once: the read tells why.
+// WaitForEvents returns nil once the newest position read is after after ("": any event), or
+// at once for no position (the read tells why).
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	a, ok := parseStreamID(after)
 	if !ok && after != "" {
@@ -54,8 +53,8 @@ func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	return nil
 }
 
-// watch reads where the log stands, then blocks on XREAD after it, again while anyone waits:
-// read anew after each block, as a log lost and begun again behind it would keep XREAD waiting.
+// watch reads where the log stands, then blocks on XREAD after it, while anyone waits; read
+// anew each time, as a log lost and begun again behind it would keep XREAD waiting.
 func (e *Events) watch() {
 	w := &e.wake
 	for pause := time.Duration(0); ; {
@@ -68,7 +67,13 @@ func (e *Events) watch() {
 		w.mu.Unlock()
 		st, err := e.read(context.Background(), "", 0)
 		if err == nil {
-			w.publish(st.last)
+			w.mu.Lock()
+			if w.newest.less(st.last) { // wake the waiters; one that went back (a lost log) is kept too
+				close(w.moved)
+				w.moved = make(chan struct{})
+			}
+			w.newest = st.last
+			w.mu.Unlock()
 			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
 			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, st.last.String()}, Count: 1, Block: waitBlock}).Err()
 			cancel()
@@ -80,16 +85,4 @@ func (e *Events) watch() {
 			pause = 0
 		}
 	}
-}
-
-// publish records the newest position read, and wakes the waiters when it moved on; one that
-// went back (a Redis that lost the log) is kept too, for waiters to wait for the new one.
-func (w *waker) publish(newest streamID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.newest.less(newest) {
-		close(w.moved)
-		w.moved = make(chan struct{})
-	}
-	w.newest = newest
 }

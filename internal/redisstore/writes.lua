@@ -1,8 +1,6 @@
--- Put before each script that writes more than one key (scripts.go). Redis does not undo a
--- script's writes when a later command of it fails, so such a script first checks the keys
--- whose form another writer could have got wrong, and fails before its first write, not
--- between two: a change is written whole, with its new version, or not at all. The error is
--- a WRONGTYPE reply, which the service reports as a corrupt record (errors.go).
+-- Put before each script that writes several keys (client.go): Redis does not undo a script's
+-- writes when a later command fails, so it checks the keys another writer could have got wrong
+-- first, failing with WRONGTYPE (a corrupt record) before its first write, not between two.
 local function expectType(key, kind)
   local t = redis.call('TYPE', key).ok
   if t ~= kind and t ~= 'none' then
