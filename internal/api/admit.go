@@ -25,7 +25,7 @@ var (
 var anonymousLimits, _ = order.LimitsFor(order.Free, order.Limits{})
 
 // admit is the one step that decides who calls and whether they may (docs/design.md,
-// "Admission, in one step"), before conform, so an unknown route or method counts too.
+// "The HTTP pipeline's other rules"), before conform, so an unknown route or method counts too.
 func admit(cfg *Config, streams *streams) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

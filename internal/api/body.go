@@ -17,7 +17,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// A walk gzips many pages, so speed decides; the list is gzipped once a version (bench/notes.md).
+// A walk gzips many pages, so speed decides; the list is gzipped once a version (docs/benchmarks.md).
 const (
 	pageLevel     = gzip.BestSpeed
 	listLevel     = 3

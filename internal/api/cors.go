@@ -12,7 +12,7 @@ import (
 )
 
 // CORS lets pages of the configured origins call the versions' bases (docs/design.md,
-// "Browsers (CORS)"). Not echo's CORS middleware: it answers 204 to any OPTIONS, for refused
+// "The HTTP pipeline's other rules"). Not echo's CORS middleware: it answers 204 to any OPTIONS, for refused
 // origins and unknown paths too. No credentials mode: keys travel in Authorization.
 const (
 	corsAllowHeaders  = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate"

@@ -59,7 +59,7 @@ type Config struct {
 	Draining <-chan struct{}
 }
 
-// New returns the service's HTTP handler (docs/design.md, "The request pipeline").
+// New returns the service's HTTP handler (docs/design.md, "One request's path").
 func New(cfg Config) (*echo.Echo, error) {
 	if cfg.Orders == nil || cfg.Events == nil || cfg.Pets == nil || cfg.Keys == nil || cfg.Limiter == nil || cfg.PageTokens == nil {
 		return nil, errors.New("api: the orders (and their events), pets and keys stores, a limiter and a page-token codec are required")

@@ -67,7 +67,7 @@ func toAPIOrders(orders []order.Order) []gen.Order {
 // BenchmarkEncodeList compares the two ways to make the list's one encoding per version, at
 // the sizes of docs/benchmarks.md: appendOrders, and encoding/json of the generated type
 // (the conversion included, as the generated response would need it). The figures are in
-// bench/notes.md.
+// docs/benchmarks.md.
 func BenchmarkEncodeList(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		orders := benchOrders(n)

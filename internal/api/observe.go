@@ -127,7 +127,7 @@ func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // writeHeaders is the header hook: the headers every answer of a route carries, whoever wrote
-// it (docs/design.md, "Where each header is written"). Canonical names: Set does not copy them.
+// it (docs/design.md, "The HTTP pipeline's other rules"). Canonical names: Set does not copy them.
 func (o *observer) writeHeaders(ex *exchange, res *echo.Response) {
 	h := res.Header()
 	h.Set(echo.HeaderXRequestID, ex.id)

@@ -77,7 +77,7 @@ func BenchmarkHotPath(b *testing.B) {
 	k, _ := newNames("bench")
 	keys := []string{"{bench:rl:key:hot}"}
 	// rate.lua's arguments for one request under hotLimits, as send orders them, written
-	// out as constants: the one-pipeline figures in bench/notes.md were measured so.
+	// out as constants: the one-pipeline figures in docs/benchmarks.md were measured so.
 	args := func() []any {
 		return []any{int64(1 << 40), int64(1 << 40), 0, 0, strconv.FormatInt(time.Now().UnixMilli(), 10)}
 	}

@@ -33,7 +33,7 @@ type LimiterOptions struct {
 }
 
 // Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback. The
-// decisions in flight go in one pipeline at a time, one rate.lua call per caller (bench/notes.md).
+// decisions in flight go in one pipeline at a time, one rate.lua call per caller (docs/benchmarks.md).
 type Limiter struct {
 	rdb       redis.UniversalClient
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end

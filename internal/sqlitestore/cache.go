@@ -8,7 +8,7 @@ import (
 
 // readCache answers Version and Lookup from memory while the wal-index header read before the
 // query that found the answer is unchanged: every commit of any process writes a new header
-// (docs/design.md, "Modes and data flow"). SQLite writes the copy at 48 first and a reader
+// (docs/design.md, "Consistency"). SQLite writes the copy at 48 first and a reader
 // trusts 0 and 48 only if equal (wal.c, walIndexTryHdr): a torn read counts as a change.
 // To switch it off (an ablation), leave wal nil: every read then queries the file.
 type readCache struct {

@@ -1,6 +1,6 @@
 // Package sqlitestore keeps what the embedded mode owns (orders, pets, API keys, the
 // page-token secret, webhooks) in one SQLite file that any number of processes may open at
-// once; each sees the others' commits at its next call (docs/design.md, "Modes and data flow").
+// once; each sees the others' commits at its next call (docs/design.md, "Consistency").
 // Failures wrap order.ErrUnavailable; a damaged file or an unusable row, order.ErrCorrupt.
 package sqlitestore
 

@@ -25,7 +25,7 @@ type eventStore struct {
 type eventLog = sqlitestore.Events
 
 // eventHarness writes as `orderd import` does through the store's DB, and as another system
-// does in plain SQL through a handle of its own (docs/design.md, "The log in SQLite").
+// does in plain SQL through a handle of its own (docs/design.md, "Order events").
 func eventHarness(newStore func(tb testing.TB, path string) ordertest.EventStore) ordertest.EventHarness {
 	exec := func(tb testing.TB, s ordertest.EventStore, query string, args ...any) {
 		tb.Helper()

@@ -15,7 +15,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// The kinds of order.Fault this package reports (docs/design.md, Errors, has their table).
+// The kinds of order.Fault this package reports (docs/operations.md, "When the SQLite file is damaged or replaced", has their table).
 const (
 	FaultCorrupt    = "corrupt"     // the file is damaged or not a database; it lasts
 	FaultFull       = "full"        // no room for a write, until a write commits again

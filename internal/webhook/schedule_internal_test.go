@@ -15,7 +15,7 @@ func TestDefaultSchedule(t *testing.T) {
 			t.Errorf("wait after attempt %d = %s, want %s to %s", i+1, got, w, w+w/10)
 		}
 	}
-	// Without jitter, the most attempts: docs/design.md and the README say 19.
+	// Without jitter, the most attempts: docs/operations.md says 19.
 	s := DefaultSchedule
 	s.Jitter = 0
 	attempts, since := 1, time.Duration(0)
