@@ -12,6 +12,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/ratelimit"
+	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
@@ -29,8 +30,10 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 	}
 	newLimiter := func(t *testing.T, timeout time.Duration) setup {
 		s := setup{memory: ratelimit.NewMemory(nil, ratelimit.DefaultBanPolicy), fallbacks: new(atomic.Int64)}
+		// A clock that stands still: the counts checked below never meet a minute's end.
+		clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC))
 		s.l, _ = redisstore.NewLimiter(limiterClient(t, srv), redisstore.LimiterOptions{Prefix: redistest.Prefix(t),
-			Timeout: timeout, Fallback: s.memory, RetryEvery: time.Hour, OnFallback: func() { s.fallbacks.Add(1) }})
+			Clock: clock.Now, Timeout: timeout, Fallback: s.memory, RetryEvery: time.Hour, OnFallback: func() { s.fallbacks.Add(1) }})
 		return s
 	}
 	// redisDecidesNext checks that a request with a live context is decided by Redis.
@@ -84,7 +87,7 @@ func TestCallerGoneIsNotAnOutage(t *testing.T) {
 		redisDecidesNext(t, s)
 	})
 
-	// The limiter's commands share the batcher's pipelines (batch.go): requests whose
+	// The limiter's decisions share pipelines (limiter.go): requests whose
 	// commands wait in the same batch while Redis is frozen, half of which hang up, leave
 	// the others decided by Redis as if alone, and the limiter on Redis.
 	t.Run("CancelledInASharedBatch", func(t *testing.T) {
