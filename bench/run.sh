@@ -4,7 +4,9 @@
 # (bench/million.sh). Writes docs/benchmarks.md; the header it writes says what the run does.
 #
 # Settings (environment): ROUNDS (5), DURATION (5s a wrk run), ORDERS (100000), SEED (1),
-# MILLION (1000000; 0 skips the million section), CONNECTIONS (32), OUT (docs/benchmarks.md).
+# MILLION (1000000; 0 skips the million section), CONNECTIONS (32), OUT (docs/benchmarks.md),
+# BASE_REV (a git revision: its orderd runs every cached and no-cache row beside this one's, in
+# the same rounds, and a section compares the two).
 # A quick check:
 #   ROUNDS=1 DURATION=2s MILLION=0 OUT=/tmp/bench.md make bench
 set -euo pipefail
@@ -33,6 +35,12 @@ done
 echo "== building orderd, the ceiling, walk and cancels; $ORDERS orders (seed $SEED)" >&2
 for p in ceiling walk cancels; do CGO_ENABLED=0 go build -trimpath -o "$work/$p" "./bench/$p"; done
 CGO_ENABLED=0 go build -trimpath -o "$work/orderd" ./cmd/orderd
+BASE_REV=${BASE_REV:-}
+if [ -n "$BASE_REV" ]; then
+  git worktree add -q --detach "$work/base-src" "$BASE_REV"
+  (cd "$work/base-src" && CGO_ENABLED=0 go build -trimpath -o "$work/orderd-base" ./cmd/orderd)
+  git worktree remove --force "$work/base-src"
+fi
 go run ./bench/genorders -n "$ORDERS" -seed "$SEED" -pets "$work/pets.txt" > "$work/orders.json"
 grep '"status":"pending"' "$work/orders.json" | sed 's/^[^0-9]*\([0-9]*\).*/\1/' > "$work/pending.txt"
 PENDING=$(wc -l < "$work/pending.txt")
@@ -55,17 +63,24 @@ for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; slee
 # store for the mixed rows, whose cancels must not change what the other rows measure.
 declare -A ADDR KEY
 start_orderd() {
-  local name=$1; shift
-  ORDERD_REDIS_URL= "$work/orderd" import "$@" --orders "$work/orders.json" >/dev/null 2>&1
-  KEY[$name]=$(ORDERD_REDIS_URL= "$work/orderd" keys create $big --name bench "$@" 2>/dev/null)
+  local name=$1 bin=$work/orderd; shift
+  [[ $name = *-base ]] && bin=$work/orderd-base
+  ORDERD_REDIS_URL= "$bin" import "$@" --orders "$work/orders.json" >/dev/null 2>&1
+  KEY[$name]=$(ORDERD_REDIS_URL= "$bin" keys create $big --name bench "$@" 2>/dev/null)
   ADDR[$name]=127.0.0.1:$(free_port)
-  ORDERD_REDIS_URL= "$work/orderd" serve --addr "${ADDR[$name]}" "$@" "${serve_flags[@]}" >/dev/null 2>&1 & pids+=($!)
+  ORDERD_REDIS_URL= "$bin" serve --addr "${ADDR[$name]}" "$@" "${serve_flags[@]}" >/dev/null 2>&1 & pids+=($!)
 }
 start_orderd embedded --db "$work/orderd.db"
 start_orderd embedded-mix --db "$work/mix.db"
 start_orderd redis --redis-url "redis://127.0.0.1:$rport/0"
 start_orderd redis-mix --redis-url "redis://127.0.0.1:$rport/1"
-for s in embedded embedded-mix redis redis-mix; do wait_up "${ADDR[$s]}"; done
+bases=""
+if [ -n "$BASE_REV" ]; then
+  start_orderd embedded-base --db "$work/base.db"
+  start_orderd redis-base --redis-url "redis://127.0.0.1:$rport/2"
+  bases="embedded-base redis-base"
+fi
+for s in embedded embedded-mix redis redis-mix $bases; do wait_up "${ADDR[$s]}"; done
 # The ceiling records each row's answer from the embedded orderd (bench/ceiling says why); the
 # floor is the same ceiling asking orderd's Redis for the shared limiter's decision first.
 ADDR[ceiling]=127.0.0.1:$(free_port); KEY[ceiling]=${KEY[embedded]}
@@ -98,8 +113,8 @@ rows=(
 declare -A REF_OF=([list-cancels]=list [nocache-cancels]=nocache)
 targets_of() {
   case $1 in
-    cached) echo ceiling embedded redis floor ;;
-    nocache|nocache-pet) echo ceiling embedded redis ;;
+    cached) echo ceiling embedded redis floor $bases ;;
+    nocache|nocache-pet) echo ceiling embedded redis $bases ;;
     mixed) echo embedded redis ;;
   esac
 }
@@ -298,6 +313,27 @@ lessons=$(sed -n '/^## What the runs have taught$/,$p' docs/benchmarks.md)
     echo "| \`${filter:+$filter&}pageSize=$size\` | $(commas "$(echo "${WALK[1,$wname,embedded]}" | cut -d' ' -f2)") | $(walk_median "$wname" embedded) | $(walk_median "$wname" redis) |"
   done
   echo
+  if [ -n "$BASE_REV" ]; then
+    echo "## Against the build before ($(git rev-parse --short "$BASE_REV"))"
+    echo
+    echo "The same rounds served each cached and no-cache row by orderd built from $(git rev-parse --short "$BASE_REV") too, on its"
+    echo "own copy of the orders; each figure is the median ratio to the ceiling. A change below -0.05 is in bold."
+    echo
+    echo "| row | embedded | before | change | Redis | before | change |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for entry in "${rows[@]}"; do
+      IFS='|' read -r name kind path <<< "$entry"
+      [ "$kind" = mixed ] && continue
+      line="| $name"
+      for st in embedded redis; do
+        now=$(ratio "$name" "$st"); before=$(ratio "$name" "$st-base")
+        ch=$(awk -v a="$now" -v b="$before" 'BEGIN {d = a - b; printf (d < -0.05 ? "**%+.2f**" : "%+.2f"), d}')
+        line+=" | $now | $before | $ch"
+      done
+      echo "$line |"
+    done
+    echo
+  fi
   if [ -n "$MILLION_MD" ]; then echo "$MILLION_MD"; echo; fi
   echo "## Targets"
   echo
