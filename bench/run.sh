@@ -6,7 +6,8 @@
 # Settings (environment): ROUNDS (5), DURATION (5s a wrk run), ORDERS (100000), SEED (1),
 # MILLION (1000000; 0 skips the million section), CONNECTIONS (32), OUT (docs/benchmarks.md),
 # BASE_REV (a git revision: its orderd runs every cached and no-cache row beside this one's, in
-# the same rounds, and a section compares the two).
+# the same rounds, and a section compares the two), ROWS (names of rows to run, space-separated:
+# those only, and no walks).
 # A quick check:
 #   ROUNDS=1 DURATION=2s MILLION=0 OUT=/tmp/bench.md make bench
 set -euo pipefail
@@ -111,6 +112,9 @@ rows=(
   "nocache-cancels|mixed|/v2/store/orders?pageSize=100"
 )
 declare -A REF_OF=([list-cancels]=list [nocache-cancels]=nocache)
+if [ -n "${ROWS:-}" ]; then # some rows only, as an ablation needs; no walks then
+  kept=(); for e in "${rows[@]}"; do [[ " $ROWS " = *" ${e%%|*} "* ]] && kept+=("$e"); done; rows=("${kept[@]}")
+fi
 targets_of() {
   case $1 in
     cached) echo ceiling embedded redis floor $bases ;;
@@ -180,6 +184,7 @@ wrk_run() {
 declare -A R RATIOS WALK SKIP=([embedded]=0 [redis]=0)
 CANCELS=""
 walks=("all-100|100|" "all-1000|1000|" "pending-100|100|status=pending")
+[ -n "${ROWS:-}" ] && walks=()
 for round in $(seq "$ROUNDS"); do
   for entry in "${rows[@]}"; do
     IFS='|' read -r name kind path <<< "$entry"
