@@ -125,7 +125,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 }
 
 // appendError writes p as encoding/json writes the contract's Error, byte for byte (tested),
-// without echo's reflecting encoder (9% of the CPU of a 404 in Redis mode). Codes are [a-z_].
+// without echo's reflecting encoder, which costs a 404 a measurable share of its CPU. Codes are [a-z_].
 func appendError(b []byte, p *problem) []byte {
 	message, _ := json.Marshal(p.message) // a string cannot fail
 	b = append(append(append(append(b, `{"code":"`...), p.code...), `","message":`...), message...)

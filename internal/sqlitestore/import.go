@@ -44,7 +44,7 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (n Imported, err error) {
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		// Validate passed every record written, which holds each CHECK (TestImportKeepsTheTablesChecks):
-		// SQLite evaluating them again was 40% of the inserts' time. The setting is the
+		// SQLite evaluating them again took a large share of the inserts' time. The setting is the
 		// connection's: it is undone before the commit or the rollback.
 		ignoreChecks := func(on bool) error {
 			_, err := tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA ignore_check_constraints = %t", on))
