@@ -248,7 +248,7 @@ commas() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }
 rps() { echo "${R[$1,$2,$3]}" | awk -v row="$2" '{printf "%.0f", $1; if ($3 && row != "nokey" && row != "notfound") printf " (%d non-2xx)", $3; if ($4) printf " (%d socket errors)", $4; if ($5) printf " (%d > 2 s)", $5}'; }
 # met FIGURE OP BOUND: "yes" or "**no**".
 met() { awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN { ok = (op == ">=") ? (a + 0 >= b + 0) : (a + 0 <= b + 0); print (a != "" && ok) ? "yes" : "**no**" }'; }
-ratio() { echo "${RATIOS[$1,$2]}" | median; }
+ratio() { echo "${RATIOS[$1,$2]:-}" | median; }
 walk_median() { # WALK STORE: the median seconds, and the pages of a walk
   local r secs=""
   for r in $(seq "$ROUNDS"); do secs+="$(echo "${WALK[$r,$1,$2]}" | cut -d' ' -f1) "; done
@@ -340,6 +340,9 @@ lessons=$(sed -n '/^## What the runs have taught$/,$p' docs/benchmarks.md)
     echo
   fi
   if [ -n "$MILLION_MD" ]; then echo "$MILLION_MD"; echo; fi
+  if [ -n "${ROWS:-}" ]; then # some rows only: no targets judged
+    echo "## Targets"; echo; echo "Not judged: ROWS=$ROWS ran some rows only."
+  else
   echo "## Targets"
   echo
   echo "Ratios are the medians above, at $(commas "$ORDERS") orders; Redis's cached rows are judged against the floor's"
@@ -368,6 +371,7 @@ lessons=$(sed -n '/^## What the runs have taught$/,$p' docs/benchmarks.md)
     done
   else
     echo "| the million targets (walk, first list, import) | not judged: MILLION=$MILLION | | | |"
+  fi
   fi
   if [ -n "$lessons" ]; then echo; echo "$lessons"; fi
 } > "$OUT.tmp"

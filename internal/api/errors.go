@@ -3,12 +3,10 @@ package api
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -111,23 +109,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if p.status == http.StatusUnauthorized {
 			res.Header().Set("WWW-Authenticate", `Bearer realm="orders"`)
 		}
-		if c.QueryParams().Has("pretty") { // echo's indented JSON, as its own answers give it
-			err = c.JSONPretty(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}, "  ")
-		} else {
-			res.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-			res.WriteHeader(p.status)
-			_, err = res.Write(appendError(make([]byte, 0, 64+len(p.message)), p))
-		}
+		// echo's encoder indents for ?pretty; writing the Error by hand saved a 404 under 5%.
+		err = c.JSON(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)})
 		if err != nil {
 			log.Debug("writing an error answer failed", slog.String("error", err.Error()))
 		}
 	}
-}
-
-// appendError writes p as encoding/json writes the contract's Error, byte for byte (tested),
-// without echo's reflecting encoder, which costs a 404 a measurable share of its CPU. Codes are [a-z_].
-func appendError(b []byte, p *problem) []byte {
-	message, _ := json.Marshal(p.message) // a string cannot fail
-	b = append(append(append(append(b, `{"code":"`...), p.code...), `","message":`...), message...)
-	return append(strconv.AppendInt(append(b, `,"status":`...), int64(p.status), 10), "}\n"...)
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -189,19 +188,4 @@ func (s *blockingStore) Load(_ context.Context, add func(order.Order)) (order.Ma
 
 func (s *blockingStore) Since(_ context.Context, m order.Mark, _ int) ([]order.Event, order.Mark, bool, error) {
 	return nil, m, false, nil
-}
-
-// TestAppendErrorEncodesAsTheGeneratedType: the hand-written Error is what encoding/json
-// makes of the generated type, byte for byte, whatever the message holds.
-func TestAppendErrorEncodesAsTheGeneratedType(t *testing.T) {
-	for _, msg := range []string{"order 7: no such order", `a "quoted" \ back`, "<script>&", "tab\there", "héllo ✓", "\xff bad utf-8", ""} {
-		p := &problem{404, gen.ErrorCodeOrderNotFound, msg}
-		var want bytes.Buffer
-		if err := json.NewEncoder(&want).Encode(gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}); err != nil {
-			t.Fatal(err)
-		}
-		if got := appendError(nil, p); !bytes.Equal(got, want.Bytes()) {
-			t.Errorf("message %q: %s, want %s", msg, got, want.Bytes())
-		}
-	}
 }
