@@ -79,9 +79,15 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil { // an outage: the service warns of it, not each poll
 			d.cfg.Logger.Debug("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
 		}
-		now := d.now(ctx)
+		var now time.Time // read once an active endpoint needs it: a store's clock may be a round trip
 		for _, e := range list {
-			if e.Status != StatusActive || !free(e, d.cfg.Owner, now) {
+			if e.Status != StatusActive {
+				continue
+			}
+			if now.IsZero() {
+				now = d.now(ctx)
+			}
+			if !free(e, d.cfg.Owner, now) {
 				continue
 			}
 			if _, running := d.running.LoadOrStore(e.ID, true); running {
