@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,11 +29,10 @@ func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
 	ids, err := s.rdb.ZRange(ctx, s.k.webhookIDs, 0, -1).Result()
 	list := make([]webhook.Endpoint, 0, len(ids))
 	for _, id := range ids {
-		e, err := s.get(ctx, s.rdb, id)
-		if err == nil {
-			list = append(list, e)
-		} else if !errors.Is(err, webhook.ErrNotFound) {
+		if e, err := s.get(ctx, s.rdb, id); err != nil {
 			return nil, classify(ctx, err)
+		} else if e.ID != "" {
+			list = append(list, e)
 		}
 	}
 	return list, classify(ctx, err)
@@ -52,14 +50,12 @@ func (s *Webhooks) Now(ctx context.Context) (time.Time, error) {
 	return time.Unix(t[0], t[1]*1000), nil
 }
 
-// get reads the endpoint id with c, the client or a transaction; Redis's errors unclassified.
+// get reads the endpoint id (none: the zero Endpoint) with c, the client or a transaction;
+// Redis's errors unclassified.
 func (s *Webhooks) get(ctx context.Context, c redis.Cmdable, id string) (webhook.Endpoint, error) {
 	h, err := c.HGetAll(ctx, s.k.webhook(id)).Result()
-	switch {
-	case err != nil:
+	if err != nil || len(h) == 0 {
 		return webhook.Endpoint{}, err
-	case len(h) == 0:
-		return webhook.Endpoint{}, fmt.Errorf("%w: %q", webhook.ErrNotFound, id)
 	}
 	return webhook.FromRecord(id, func(f string) string { return h[f] })
 }
@@ -75,7 +71,7 @@ func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.E
 		err := s.rdb.Watch(cctx, func(tx *redis.Tx) error {
 			e, err := s.get(cctx, tx, id) // corrupt: only its ID
 			corrupt := errors.Is(err, order.ErrCorrupt)
-			if err != nil && !corrupt && !errors.Is(err, webhook.ErrNotFound) {
+			if err != nil && !corrupt {
 				return err
 			}
 			if refused = change(&e); refused != nil || (corrupt && e.ID != "") {

@@ -451,6 +451,7 @@ func TestPrivateAddressesAreRefused(t *testing.T) {
 	o := make(outcomes, 100)
 	cfg := w.config(o)
 	cfg.Client = webhook.NewClient(false)
+	cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{time.Hour}, GiveUpAfter: 2 * time.Hour} // one attempt before stop
 	stop := start(t, cfg)
 	w.cancel(t, 11)
 	o.await(t, "failed", 1)
@@ -575,10 +576,11 @@ func TestAnExpiredLeaseIsTakenOver(t *testing.T) {
 	r := newReceiver(t, always(http.StatusOK))
 	e := w.endpoint(t, r.URL)
 	const ttl = 300 * time.Millisecond
-	if _, err := webhook.Lease(t.Context(), w.hooks, e.ID, "crashed", ttl, time.Now()); err != nil {
+	leased := time.Now()
+	if _, err := webhook.Lease(t.Context(), w.hooks, e.ID, "crashed", ttl, leased); err != nil {
 		t.Fatalf("Lease: %v", err)
 	}
-	expires := time.Now().Add(ttl)
+	expires := leased.Add(ttl) // as stored, not from when Lease returned
 	start(t, w.config(nil))
 	w.cancel(t, 16)
 	r.next(t)

@@ -409,10 +409,13 @@ func (d *Deliverer) deliver(ctx context.Context, e Endpoint) {
 	w := worker{d: d, e: e, log: d.cfg.Logger.With(slog.String("webhook", e.ID))}
 	var err error
 	if w.signer, err = standardwebhooks.NewWebhook(e.Secret); err != nil {
-		w.fail("webhook secret: " + err.Error())
+		w.e.Status, w.e.LastError, w.outcome = StatusFailing, "webhook secret: "+err.Error(), "failed"
 	}
 	for ctx.Err() == nil && w.e.Status == StatusActive && w.save(ctx, d.cfg.LeaseTTL) == nil {
 		w.step(ctx)
+	}
+	if w.e.Status != StatusActive { // failing or disabled: nothing more is sent to it until it is enabled
+		w.log.Warn("webhooks: endpoint "+string(w.e.Status), slog.String("error", w.e.LastError))
 	}
 	// Though shutting down: another instance takes it at once, and does not repeat an attempt answered.
 	w.save(context.WithoutCancel(ctx), 0)
@@ -454,12 +457,6 @@ func (w *worker) save(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// fail marks the endpoint failing for why: nothing more is sent to it until it is enabled.
-func (w *worker) fail(why string) {
-	w.e.Status, w.e.LastError, w.outcome = StatusFailing, why, "failed"
-	w.log.Warn("webhooks: endpoint failing", slog.String("error", why))
-}
-
 // step does one thing, bounded by a third of the lease: an attempt, a read, or a wait.
 func (w *worker) step(ctx context.Context) {
 	third := w.d.cfg.LeaseTTL / 3
@@ -473,7 +470,7 @@ func (w *worker) step(ctx context.Context) {
 	page, err := w.d.cfg.Events.Events(ctx, order.EventQuery{After: w.e.Position, Types: w.e.Types, Limit: 100})
 	switch {
 	case errors.Is(err, order.ErrEventsExpired): // fail, rather than skip events unseen
-		w.fail(fmt.Sprintf("the log no longer keeps the events after %s: %v", w.e.Position, err))
+		w.e.Status, w.e.LastError, w.outcome = StatusFailing, fmt.Sprintf("the log no longer keeps the events after %s: %v", w.e.Position, err), "failed"
 	case err != nil:
 		w.log.Warn("webhooks: the event log could not be read", slog.String("error", err.Error()))
 		sleep(ctx, third)
@@ -511,12 +508,11 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) {
 		s.Attempts, s.FirstFailure, s.NextAttempt, s.LastError, w.outcome = 0, time.Time{}, time.Time{}, "", "delivered"
 	case err == nil && status == http.StatusGone:
 		s.Status, s.LastError, w.outcome = StatusDisabled, "410 Gone: the receiver wants no more events", "disabled"
-		w.log.Warn("webhooks: endpoint disabled: it answered 410 Gone", slog.String("event", ev.ID))
 	default:
 		s.Attempts, s.FirstFailure, w.outcome = s.Attempts+1, cmp.Or(s.FirstFailure, now), "failed"
 		if now.Sub(s.FirstFailure) >= sc.GiveUpAfter {
-			w.fail(fmt.Sprintf("event %s: gave up after %d attempts since %s; the last: %s",
-				ev.ID, s.Attempts, s.FirstFailure.UTC().Format(time.RFC3339), s.LastError))
+			s.Status, s.LastError = StatusFailing, fmt.Sprintf("event %s: gave up after %d attempts since %s; the last: %s",
+				ev.ID, s.Attempts, s.FirstFailure.UTC().Format(time.RFC3339), s.LastError)
 		} else { // a Retry-After longer than the schedule's wait is honoured, up to its longest
 			s.NextAttempt = answered.Add(max(sc.wait(s.Attempts), min(retryAfter, slices.Max(sc.Backoff))))
 		}
