@@ -73,8 +73,7 @@ type Store interface {
 	Update(ctx context.Context, id string, change func(*Endpoint) error) error
 }
 
-// Fields are Record's keys: the fields of an endpoint's Redis hash, the columns of SQLite's
-// table (created is created_at) besides the id.
+// Fields are Record's keys: an endpoint's Redis hash's fields, SQLite's columns (created_at) but the id.
 var Fields = slices.Sorted(maps.Keys(Endpoint{}.Record()))
 
 // createdLayout is the form of an endpoint's creation in the stores: SQLite's timestamps'.
@@ -554,9 +553,8 @@ func sleep(ctx context.Context, d time.Duration) {
 	<-ctx.Done()
 }
 
-// Schedule says when a failed event is tried again, and when to give up on it. Not
-// github.com/cenkalti/backoff's: ours is an operator's list, its jitter only lengthens a wait,
-// and its state (the attempts) is saved with the endpoint for whichever instance holds it next.
+// Schedule says when a failed event is tried again, and when to give up on it. Not cenkalti/backoff:
+// ours is an operator's list, jitter only lengthens a wait, and the attempts are saved with the endpoint.
 type Schedule struct {
 	Backoff     []time.Duration // Backoff[i] is the wait after the (i+1)-th failed attempt; the last one repeats
 	GiveUpAfter time.Duration   // after the event's first failure: the endpoint is then marked failing
