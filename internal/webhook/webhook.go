@@ -216,10 +216,8 @@ func NewEndpoint(rawURL string, types []order.EventType, position string, now ti
 	case u.User != nil:
 		return Endpoint{}, fmt.Errorf("webhook URL %q: credentials in a URL are refused: they would be shown by webhooks list", rawURL)
 	}
-	for _, t := range types {
-		if !slices.Contains(order.EventTypes, t) {
-			return Endpoint{}, fmt.Errorf("unknown event type %q (want one of %v)", t, order.EventTypes)
-		}
+	if i := slices.IndexFunc(types, func(t order.EventType) bool { return !slices.Contains(order.EventTypes, t) }); i >= 0 {
+		return Endpoint{}, fmt.Errorf("unknown event type %q (want one of %v)", types[i], order.EventTypes)
 	}
 	types = slices.Compact(slices.Sorted(slices.Values(types)))
 	key := make([]byte, 32) // the spec asks 24 to 64 bytes
@@ -374,7 +372,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil { // an outage: the service warns of it, not each poll
 			d.cfg.Logger.Debug("webhooks: the endpoints could not be listed", slog.String("error", err.Error()))
 		}
-		now := sync.OnceValue(func() time.Time { return d.now(ctx) }) // once an active endpoint needs it: a store's clock may be a round trip
+		now := sync.OnceValue(func() time.Time { return d.now(ctx) }) // read if an active endpoint needs it: maybe a round trip
 		for _, e := range list {
 			if _, running := d.running.Load(e.ID); e.Status != StatusActive || running || !free(e, d.cfg.Owner, now()) {
 				continue
