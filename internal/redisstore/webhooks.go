@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,10 +11,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/webhook"
 )
-
-var _ webhook.Store = (*Webhooks)(nil)
-
-var webhookScript = script("webhook.lua")
 
 // Webhooks is a webhook.Store in Redis: a hash an endpoint and a sorted set of their ids
 // (docs/redis-layout.md), all in one slot.
@@ -29,21 +24,18 @@ func NewWebhooks(rdb redis.UniversalClient, prefix string, timeout time.Duration
 
 // List reads the ids, then each endpoint; one deleted in between is left out.
 func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
-	cctx, cancel := callContext(ctx, s.timeout)
+	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	ids, err := s.rdb.ZRange(cctx, s.k.webhookIDs, 0, -1).Result()
-	if err != nil {
-		return nil, classify(cctx, err)
-	}
+	ids, err := s.rdb.ZRange(ctx, s.k.webhookIDs, 0, -1).Result()
 	list := make([]webhook.Endpoint, 0, len(ids))
 	for _, id := range ids {
-		if e, _, err := s.get(ctx, id); err == nil {
+		if e, err := s.get(ctx, s.rdb, id); err != nil {
+			return nil, classify(ctx, err)
+		} else if e.ID != "" {
 			list = append(list, e)
-		} else if !errors.Is(err, webhook.ErrNotFound) {
-			return nil, err
 		}
 	}
-	return list, nil
+	return list, classify(ctx, err)
 }
 
 // Now is Redis's clock, read by a script on the endpoints' slot so that in a cluster every
@@ -58,57 +50,46 @@ func (s *Webhooks) Now(ctx context.Context) (time.Time, error) {
 	return time.Unix(t[0], t[1]*1000), nil
 }
 
-// Get returns the endpoint id.
-func (s *Webhooks) Get(ctx context.Context, id string) (webhook.Endpoint, error) {
-	e, _, err := s.get(ctx, id)
-	return e, err
+// get reads the endpoint id (none: the zero Endpoint) with c, the client or a transaction;
+// Redis's errors unclassified.
+func (s *Webhooks) get(ctx context.Context, c redis.Cmdable, id string) (webhook.Endpoint, error) {
+	h, err := c.HGetAll(ctx, s.k.webhook(id)).Result()
+	if err != nil || len(h) == 0 {
+		return webhook.Endpoint{}, err
+	}
+	return webhook.FromRecord(id, func(f string) string { return h[f] })
 }
 
-// get returns the endpoint id and its revision (ErrNotFound, and "", when there is none).
-func (s *Webhooks) get(ctx context.Context, id string) (webhook.Endpoint, string, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	h, err := s.rdb.HGetAll(ctx, s.k.webhook(id)).Result()
-	switch {
-	case err != nil:
-		return webhook.Endpoint{}, "", classify(ctx, err)
-	case len(h) == 0:
-		return webhook.Endpoint{}, "", fmt.Errorf("%w: %q", webhook.ErrNotFound, id)
-	}
-	r := make([]string, len(webhook.Fields))
-	for i, f := range webhook.Fields {
-		r[i] = h[f]
-	}
-	e, err := webhook.FromRecord(id, r)
-	return e, cmp.Or(h["revision"], "0"), err
-}
-
-// Update reads the endpoint with its revision, and writes (or deletes) what change makes of
-// it with webhook.lua if the revision is still the one read; otherwise it reads it again. The
-// script is sent once: sent again after it ran, it would find its own write and refuse.
+// Update reads the endpoint under WATCH and writes (or deletes) what change makes of it in a
+// MULTI, which fails when another wrote it meanwhile: then it reads it again. An endpoint that
+// cannot be read is never written over, but can be deleted.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
+	key := s.k.webhook(id)
 	for {
-		e, revision, err := s.get(ctx, id)
-		corrupt := errors.Is(err, order.ErrCorrupt)
-		if corrupt { // an endpoint that cannot be read can still be deleted
-			e = webhook.Endpoint{ID: id}
-		} else if err != nil && !errors.Is(err, webhook.ErrNotFound) {
-			return err
-		}
-		if cerr := change(&e); cerr != nil || (corrupt && e.ID != "") {
-			return cmp.Or(cerr, err)
-		}
-		args := []any{revision, id, e.CreatedAt.UnixMilli()}
-		for i, v := range e.Record() {
-			if e.ID != "" { // none: the script deletes the endpoint
-				args = append(args, webhook.Fields[i], v)
-			}
-		}
+		var refused error
 		cctx, cancel := callContext(ctx, s.timeout)
-		written, err := webhookScript.Run(cctx, s.once(), []string{s.k.webhook(id), s.k.webhookIDs}, args...).Int()
+		err := s.rdb.Watch(cctx, func(tx *redis.Tx) error {
+			e, err := s.get(cctx, tx, id) // corrupt: only its ID
+			corrupt := errors.Is(err, order.ErrCorrupt)
+			if err != nil && !corrupt {
+				return err
+			}
+			if refused = change(&e); refused != nil || (corrupt && e.ID != "") {
+				return err
+			}
+			_, err = tx.TxPipelined(cctx, func(p redis.Pipeliner) error {
+				if e.ID == "" {
+					p.Del(cctx, key)
+					return p.ZRem(cctx, s.k.webhookIDs, id).Err()
+				}
+				p.HSet(cctx, key, e.Record())
+				return p.ZAdd(cctx, s.k.webhookIDs, redis.Z{Score: float64(e.CreatedAt.UnixMilli()), Member: id}).Err()
+			})
+			return err
+		}, key)
 		cancel()
-		if err != nil || written == 1 {
-			return classify(cctx, err)
+		if refused != nil || !errors.Is(err, redis.TxFailedErr) {
+			return cmp.Or(refused, classify(cctx, err))
 		}
 	}
 }

@@ -65,7 +65,7 @@ func TestACorruptWebhookIsRefusedButCanBeDeleted(t *testing.T) {
 	if _, err := s.List(ctx); !errors.Is(err, order.ErrCorrupt) {
 		t.Fatalf("List: %v; want ErrCorrupt", err)
 	}
-	if _, _, err := webhook.Lease(ctx, s, "wh_bad", "one", time.Minute, time.Now()); !errors.Is(err, order.ErrCorrupt) {
+	if _, err := webhook.Lease(ctx, s, "wh_bad", "one", time.Minute, time.Now()); !errors.Is(err, order.ErrCorrupt) {
 		t.Fatalf("Lease: %v; want ErrCorrupt", err)
 	}
 	if got := rdb.HGet(ctx, key, "created").Val(); got != "yesterday" {

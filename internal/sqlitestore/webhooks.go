@@ -4,15 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/petstore/orderd/internal/webhook"
 )
-
-var _ webhook.Store = (*Webhooks)(nil)
 
 // Webhooks is a webhook.Store in the webhook_endpoints table, a row an endpoint.
 type Webhooks struct{ db *DB }
@@ -30,15 +25,6 @@ func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
 	return list, s.db.fail(ctx, err)
 }
 
-// Get returns the endpoint id.
-func (s *Webhooks) Get(ctx context.Context, id string) (webhook.Endpoint, error) {
-	e, err := scanEndpoint(s.db.sql.QueryRowContext(ctx, "SELECT "+webhookColumns+" FROM webhook_endpoints WHERE id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return webhook.Endpoint{}, fmt.Errorf("%w: %q", webhook.ErrNotFound, id)
-	}
-	return e, s.db.fail(ctx, err)
-}
-
 // Update reads the row and writes or deletes it in one write transaction.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
 	return s.db.write(ctx, func(tx *sql.Tx) error {
@@ -50,15 +36,14 @@ func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.E
 			return err
 		}
 		if e.ID == "" {
-			_, err := tx.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ?", id)
-			return s.db.fail(ctx, err)
+			_, err = tx.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ?", id)
+		} else {
+			args, r := []any{e.ID}, e.Record()
+			for _, f := range webhook.Fields {
+				args = append(args, r[f])
+			}
+			_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO webhook_endpoints ("+webhookColumns+") VALUES (?"+strings.Repeat(", ?", len(args)-1)+")", args...)
 		}
-		args := []any{e.ID}
-		for _, v := range e.Record() {
-			args = append(args, v)
-		}
-		args[4] = e.CreatedAt.UTC().Format(timestampLayout)
-		_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO webhook_endpoints ("+webhookColumns+") VALUES (?"+strings.Repeat(", ?", len(args)-1)+")", args...)
 		return s.db.fail(ctx, err)
 	})
 }
@@ -66,18 +51,13 @@ func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.E
 // scanEndpoint reads a row of webhookColumns; SQLite turns the numbers into strings.
 func scanEndpoint(row scanner) (webhook.Endpoint, error) {
 	var id string
-	r := make([]string, len(webhook.Fields))
-	dest := []any{&id}
-	for i := range r {
-		dest = append(dest, &r[i])
+	values, r := []any{&id}, map[string]*string{}
+	for _, f := range webhook.Fields {
+		r[f] = new(string)
+		values = append(values, r[f])
 	}
-	if err := row.Scan(dest...); err != nil {
+	if err := row.Scan(values...); err != nil {
 		return webhook.Endpoint{}, err
 	}
-	created, err := time.Parse(timestampLayout, r[3])
-	if err != nil {
-		return webhook.Endpoint{}, corrupt("webhook %q: created_at %q: %w", id, r[3], err)
-	}
-	r[3] = strconv.FormatInt(created.UnixNano(), 10)
-	return webhook.FromRecord(id, r)
+	return webhook.FromRecord(id, func(f string) string { return *r[f] })
 }

@@ -254,7 +254,7 @@ func TestEveryEventOnceInOrderSigned(t *testing.T) {
 		t.Fatalf("%d deliveries more than the events", len(all.got)+len(cancels.got))
 	}
 	for _, e := range []webhook.Endpoint{ea, ec} {
-		got, _ := w.hooks.Get(t.Context(), e.ID)
+		got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 		if got.Position != want[len(want)-1].ID || got.Status != webhook.StatusActive || got.Attempts != 0 || got.LastStatus/100 != 2 {
 			t.Fatalf("endpoint after delivery: %+v; want at %s", got.Delivery, want[len(want)-1].ID)
 		}
@@ -283,7 +283,7 @@ func TestFailuresAreRetriedUntilDelivered(t *testing.T) {
 	}
 	o.await(t, "failed", 3)
 	o.await(t, "delivered", 2)
-	got, _ := w.hooks.Get(t.Context(), e.ID)
+	got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 	if got.Position != events[1].ID || got.Attempts != 0 || !got.FirstFailure.IsZero() || got.LastError != "" {
 		t.Fatalf("endpoint after the retries: %+v", got.Delivery)
 	}
@@ -302,7 +302,7 @@ func TestRetriesEndInFailing(t *testing.T) {
 	w.cancel(t, 7)
 	for {
 		o.await(t, "failed", 1)
-		if got, _ := w.hooks.Get(t.Context(), e.ID); got.Status == webhook.StatusFailing {
+		if got, _ := webhook.Get(t.Context(), w.hooks, e.ID); got.Status == webhook.StatusFailing {
 			if got.Position != e.Position || got.Attempts < 2 || got.LastStatus != 503 || !strings.Contains(got.LastError, "gave up") {
 				t.Fatalf("failing endpoint: %+v", got.Delivery)
 			}
@@ -312,7 +312,7 @@ func TestRetriesEndInFailing(t *testing.T) {
 	n := r.n.Load()
 	w.cancel(t, 8)
 	// The deliverer lists the endpoints every 5 ms: a failing one must stay untouched.
-	if got, _ := w.hooks.Get(t.Context(), e.ID); got.Status != webhook.StatusFailing || r.n.Load() != n {
+	if got, _ := webhook.Get(t.Context(), w.hooks, e.ID); got.Status != webhook.StatusFailing || r.n.Load() != n {
 		t.Fatalf("a failing endpoint was delivered to: %+v, %d requests", got.Delivery, r.n.Load())
 	}
 }
@@ -336,7 +336,7 @@ func TestRetryAfterAsADateIsHonoured(t *testing.T) {
 	w.cancel(t, 17)
 	o.await(t, "failed", 1)
 	stop()
-	got, _ := w.hooks.Get(t.Context(), e.ID)
+	got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 	// The date has whole seconds, and the attempt began a little before the answer was made.
 	if wait := got.NextAttempt.Sub(got.LastAttempt); wait <= 9*time.Minute+58*time.Second || wait > 10*time.Minute+time.Second {
 		t.Fatalf("next attempt %s after the last, want the Retry-After date's, about 10m0s", wait)
@@ -358,7 +358,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	w.cancel(t, 17)
 	o.await(t, "failed", 1)
 	stop()
-	got, _ := w.hooks.Get(t.Context(), e.ID)
+	got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 	// The wait counts from the answer, which came a little after the attempt began.
 	if wait := got.NextAttempt.Sub(got.LastAttempt); wait < time.Minute || wait > time.Minute+time.Second {
 		t.Fatalf("next attempt %s after the last, want the schedule's longest, 1m0s", wait)
@@ -436,7 +436,7 @@ func TestGoneDisables(t *testing.T) {
 	r.next(t)
 	o.await(t, "disabled", 1)
 	stop()
-	got, _ := w.hooks.Get(t.Context(), e.ID)
+	got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 	if got.Status != webhook.StatusDisabled || got.Position != e.Position || got.LastStatus != 410 || r.n.Load() != 1 {
 		t.Fatalf("after a 410: %+v, %d requests", got.Delivery, r.n.Load())
 	}
@@ -451,11 +451,12 @@ func TestPrivateAddressesAreRefused(t *testing.T) {
 	o := make(outcomes, 100)
 	cfg := w.config(o)
 	cfg.Client = webhook.NewClient(false)
+	cfg.Schedule = webhook.Schedule{Backoff: []time.Duration{time.Hour}, GiveUpAfter: 2 * time.Hour} // one attempt before stop
 	stop := start(t, cfg)
 	w.cancel(t, 11)
 	o.await(t, "failed", 1)
 	stop()
-	got, _ := w.hooks.Get(t.Context(), e.ID)
+	got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 	if r.n.Load() != 0 || !strings.Contains(got.LastError, webhook.ErrForbiddenAddress.Error()) || got.Attempts != 1 {
 		t.Fatalf("a loopback endpoint: %d requests, %+v", r.n.Load(), got.Delivery)
 	}
@@ -473,7 +474,7 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 	w.cancel(t, 12)
 	o.await(t, "failed", 1)
 	stop()
-	if got, _ := w.hooks.Get(t.Context(), e.ID); elsewhere.n.Load() != 0 || got.LastStatus != 307 {
+	if got, _ := webhook.Get(t.Context(), w.hooks, e.ID); elsewhere.n.Load() != 0 || got.LastStatus != 307 {
 		t.Fatalf("a redirect: %d requests elsewhere, %+v", elsewhere.n.Load(), got.Delivery)
 	}
 }
@@ -491,7 +492,7 @@ func TestExpiredPositionMarksFailing(t *testing.T) {
 	o := make(outcomes, 100)
 	start(t, w.config(o))
 	o.await(t, "failed", 1)
-	got, _ := w.hooks.Get(t.Context(), e.ID)
+	got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 	if got.Status != webhook.StatusFailing || !strings.Contains(got.LastError, "no longer keeps") || r.n.Load() != 0 {
 		t.Fatalf("after the events were dropped: %+v, %d requests", got.Delivery, r.n.Load())
 	}
@@ -563,7 +564,7 @@ func oneInstanceAtATime(t *testing.T, w *world, store webhook.Store, instanceSto
 	if len(r.got) != 0 {
 		t.Fatalf("%d deliveries more than the 6 events", len(r.got))
 	}
-	if got, _ := store.Get(t.Context(), e.ID); got.Position != events[5].ID {
+	if got, _ := webhook.Get(t.Context(), store, e.ID); got.Position != events[5].ID {
 		t.Fatalf("position %s, want %s", got.Position, events[5].ID)
 	}
 }
@@ -575,10 +576,11 @@ func TestAnExpiredLeaseIsTakenOver(t *testing.T) {
 	r := newReceiver(t, always(http.StatusOK))
 	e := w.endpoint(t, r.URL)
 	const ttl = 300 * time.Millisecond
-	if _, held, err := webhook.Lease(t.Context(), w.hooks, e.ID, "crashed", ttl, time.Now()); !held || err != nil {
-		t.Fatalf("Lease = %v, %v", held, err)
+	leased := time.Now()
+	if _, err := webhook.Lease(t.Context(), w.hooks, e.ID, "crashed", ttl, leased); err != nil {
+		t.Fatalf("Lease: %v", err)
 	}
-	expires := time.Now().Add(ttl)
+	expires := leased.Add(ttl) // as stored, not from when Lease returned
 	start(t, w.config(nil))
 	w.cancel(t, 16)
 	r.next(t)
@@ -635,7 +637,7 @@ func TestALapsedLeaseEndsTheDelivery(t *testing.T) {
 	within(t, hooks.refused, "a's renewal of its lapsed lease to be refused")
 	select {
 	case d := <-r.got:
-		got, _ := w.hooks.Get(t.Context(), e.ID)
+		got, _ := webhook.Get(t.Context(), w.hooks, e.ID)
 		t.Fatalf("%s posted event %s to an endpoint disabled meanwhile; its state now %+v", d.from, d.header.Get("webhook-id"), got.Delivery)
 	default:
 	}
@@ -693,8 +695,8 @@ func TestEnableOnlyAnEndpointNotActiveAtThePositionChecked(t *testing.T) {
 	save := func(d webhook.Delivery) {
 		t.Helper()
 		now := time.Now()
-		if _, held, err := webhook.Lease(ctx, w.hooks, e.ID, "one", time.Minute, now); !held || err != nil {
-			t.Fatalf("Lease = %v, %v", held, err)
+		if _, err := webhook.Lease(ctx, w.hooks, e.ID, "one", time.Minute, now); err != nil {
+			t.Fatalf("Lease: %v", err)
 		}
 		if err := webhook.Hold(ctx, w.hooks, e.ID, "one", now, func(e *webhook.Endpoint) { e.Delivery = d }); err != nil {
 			t.Fatal(err)
@@ -711,7 +713,7 @@ func TestEnableOnlyAnEndpointNotActiveAtThePositionChecked(t *testing.T) {
 	if _, err := webhook.Enable(ctx, w.hooks, log, e.ID, false); !errors.Is(err, webhook.ErrMoved) {
 		t.Fatalf("Enable of an endpoint moved meanwhile: %v", err)
 	}
-	if got, _ := w.hooks.Get(ctx, e.ID); !reflect.DeepEqual(got.Delivery, moved) {
+	if got, _ := webhook.Get(ctx, w.hooks, e.ID); !reflect.DeepEqual(got.Delivery, moved) {
 		t.Fatalf("a refused Enable changed the state: %+v", got.Delivery)
 	}
 	r, err := webhook.Enable(ctx, w.hooks, w.events, e.ID, false)
@@ -719,14 +721,14 @@ func TestEnableOnlyAnEndpointNotActiveAtThePositionChecked(t *testing.T) {
 		t.Fatalf("Enable = %+v, %v; want from and to %s, 1 event waiting", r, err, moved.Position)
 	}
 	want := webhook.Delivery{Status: webhook.StatusActive, Position: moved.Position, LastAttempt: moved.LastAttempt, LastStatus: 503}
-	if got, _ := w.hooks.Get(ctx, e.ID); !reflect.DeepEqual(got.Delivery, want) {
+	if got, _ := webhook.Get(ctx, w.hooks, e.ID); !reflect.DeepEqual(got.Delivery, want) {
 		t.Fatalf("after Enable: %+v; want %+v", got.Delivery, want)
 	}
 	save(webhook.Delivery{Status: webhook.StatusDisabled, Position: events[1].ID, LastStatus: 410, LastError: "410 Gone"})
 	if _, err := webhook.Enable(ctx, w.hooks, w.events, e.ID, false); err != nil {
 		t.Fatalf("Enable of a disabled endpoint: %v", err)
 	}
-	if got, _ := w.hooks.Get(ctx, e.ID); got.Status != webhook.StatusActive || got.LastError != "" || got.LastStatus != 410 {
+	if got, _ := webhook.Get(ctx, w.hooks, e.ID); got.Status != webhook.StatusActive || got.LastError != "" || got.LastStatus != 410 {
 		t.Fatalf("a disabled endpoint enabled: %+v", got.Delivery)
 	}
 	if _, err := webhook.Enable(ctx, w.hooks, w.events, "wh_none", false); !errors.Is(err, webhook.ErrNotFound) {

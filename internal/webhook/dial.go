@@ -16,10 +16,9 @@ import (
 var ErrForbiddenAddress = errors.New("webhook: the address is not public")
 
 // NewClient returns the client deliveries are sent with. Unless allowPrivate, it refuses to
-// connect to an address that is not public: the check is on the address dialed (the Dialer's
-// Control), so a name that resolves once to a public address and then to a private one is
-// caught too. It uses no proxy (the proxy would be dialed, not the endpoint) and follows no
-// redirect (a 3xx is a failed attempt, and a redirect could point anywhere).
+// connect to an address that is not public, checked on the address dialed (Control) lest a name
+// resolve elsewhere after a check. It uses no proxy (the proxy would be dialed, not the
+// endpoint) and follows no redirect (a 3xx is a failed attempt: a redirect could point anywhere).
 func NewClient(allowPrivate bool) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second}
 	if !allowPrivate {
