@@ -19,17 +19,6 @@ func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
 const keyColumns = "name, plan, per_minute, per_day, prefix, hash, created_at"
 
-// Lookup returns the key with hash h.
-func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
-	return cachedRead(ctx, s.db, "api_keys", h, func(readCtx context.Context) (order.Key, error) {
-		k, err := scanKey(s.db.sql.QueryRowContext(readCtx, "SELECT "+keyColumns+" FROM api_keys WHERE hash = ?", string(h)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return order.Key{}, order.ErrKeyNotFound
-		}
-		return k, s.db.fail(ctx, err)
-	})
-}
-
 // Add stores k if no key has its name, in one statement: atomic for every process. The
 // schema's CHECK refuses a createdAt outside the years 0000 to 9999.
 func (s *Keys) Add(ctx context.Context, k order.Key) error {
@@ -91,17 +80,13 @@ type Secrets struct{ db *DB }
 func NewSecrets(db *DB) *Secrets { return &Secrets{db: db} }
 
 // PageTokenSecret returns the file's secret, making it if there is none, unless another
-// process's insert comes first: the write transaction reads it back.
+// process's insert comes first: the insert then returns that one.
 func (s *Secrets) PageTokenSecret(ctx context.Context) (secret []byte, err error) {
-	const q = "SELECT value FROM settings WHERE name = 'page_token_secret'"
-	if err = s.db.sql.QueryRowContext(ctx, q).Scan(&secret); errors.Is(err, sql.ErrNoRows) {
+	err = s.db.sql.QueryRowContext(ctx, "SELECT value FROM settings WHERE name = 'page_token_secret'").Scan(&secret)
+	if errors.Is(err, sql.ErrNoRows) {
 		err = s.db.write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, "INSERT INTO settings (name, value) VALUES ('page_token_secret', ?) ON CONFLICT (name) DO NOTHING",
-				[]byte(rand.Text()+rand.Text())) // 52 bytes, 260 random bits
-			if err == nil {
-				err = tx.QueryRowContext(ctx, q).Scan(&secret)
-			}
-			return s.db.fail(ctx, err)
+			return s.db.fail(ctx, tx.QueryRowContext(ctx, "INSERT INTO settings (name, value) VALUES ('page_token_secret', ?) "+
+				"ON CONFLICT (name) DO UPDATE SET value = value RETURNING value", []byte(rand.Text()+rand.Text())).Scan(&secret)) // 52 bytes, 260 random bits
 		})
 	}
 	if err != nil {
