@@ -44,9 +44,9 @@ CREATE TABLE api_keys (
 	created_at TEXT    NOT NULL CHECK (created_at GLOB '` + timestampGlob + `')
 ) STRICT;
 CREATE INDEX api_keys_by_prefix ON api_keys (prefix, name);`},
-	// Settings every process on the file shares: the page-token secret (keys.go).
+	// Settings every process on the file shares: the page-token secret (stores.go, Secrets).
 	{0, 2, `CREATE TABLE settings (name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''), value BLOB NOT NULL) STRICT;`},
-	// The log of changes (orders.go, Events). It starts empty: the orders there were not changed since.
+	// The log of changes (stores.go, Events). It starts empty: the orders there were not changed since.
 	// The newest id Trim dropped is kept: a position below it cannot be read on from.
 	{0, 3, eventsTable("order_events") + `
 CREATE TABLE order_events_cut (one INTEGER PRIMARY KEY CHECK (one = 1), last_dropped INTEGER NOT NULL) STRICT;
