@@ -5,34 +5,49 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/petstore/orderd/internal/order"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite", in pure Go: the binary stays static
+	"modernc.org/sqlite" // the database/sql driver "sqlite", in pure Go: the binary stays static
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DB is one open SQLite file, safe for concurrent use; its stores share its connections.
 type DB struct {
-	path   string
-	sql    *sql.DB
-	writes chan struct{} // this process's writers, one at a time; SQLite's busy handler is for others
-	pin    *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
-	cache  readCache
-	faults faults
-	tracer trace.Tracer // nil: no spans (Trace)
+	path    string
+	sql     *sql.DB
+	writes  chan struct{} // this process's writers, one at a time; SQLite's busy handler is for others
+	pin     *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
+	cache   readCache
+	tracer  trace.Tracer // nil: no spans (Trace)
+	report  atomic.Pointer[func(*order.Fault)]
+	lasting atomic.Pointer[order.Fault] // the first fault that lasts until a restart
+	full    atomic.Pointer[order.Fault] // until a write commits again
+	unwatch func()                      // stops watchFiles
+	closing sync.Once
 }
+
+// The kinds of order.Fault this package reports (docs/operations.md, "When the SQLite file is damaged or replaced", has their table).
+const (
+	FaultCorrupt    = "corrupt"     // the file is damaged or not a database; it lasts
+	FaultFull       = "full"        // no room for a write, until a write commits again
+	FaultReplaced   = "replaced"    // the path no longer names the file opened; it lasts
+	FaultShmRemoved = "shm_removed" // the file's -shm was deleted or replaced; it lasts
+)
 
 // Open opens the SQLite file at path, creating or migrating its schema, and refuses one this
 // process cannot write. Writes wait up to busyTimeout (0: 5 s) for another process's write.
@@ -47,17 +62,16 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	}
 	ctx := context.Background()
 	db := &DB{path: path, writes: make(chan struct{}, 1)}
-	// A missing file is created private to its owner; the -wal and -shm get its mode.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		err = f.Close()
-	} else if errors.Is(err, fs.ErrExist) {
-		err = nil
+	// A missing file is created private to its owner (the -wal and -shm get its mode); SQLite
+	// reports any other error of the path.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
 	}
-	if err == nil {
-		db.sql, err = sql.Open("sqlite", dsn(path, busyTimeout))
-	}
-	if err != nil {
+	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
+		escape.Replace(filepath.Clean(path)), busyTimeout.Milliseconds())
+	var err error
+	if db.sql, err = sql.Open("sqlite", dsn); err != nil {
 		return nil, db.fail(ctx, err)
 	}
 	// Keep every connection opened (each runs the pragmas and reads the schema); +1: the pin.
@@ -110,86 +124,179 @@ func (db *DB) watch(ctx context.Context) (err error) {
 	} else if shm, err = os.Stat(db.path + "-shm"); err != nil {
 		return err
 	} else {
-		db.cache.open(db.path)
+		db.cache.wal, db.cache.off = openWalIndex(db.path+"-shm", shm)
 	}
 	db.watchFiles(file, shm)
 	return nil
 }
 
-// dsn is the file's URI with the settings of every connection (Open says why each).
-func dsn(path string, busyTimeout time.Duration) string {
-	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
-		escape.Replace(filepath.Clean(path)), busyTimeout.Milliseconds())
+// Close closes the file; again, it does nothing. Calls made after it fail with order.ErrUnavailable.
+func (db *DB) Close() (err error) {
+	db.closing.Do(func() {
+		db.unwatch()
+		db.pin.Close()
+		err = db.sql.Close()
+		db.cache.forget()
+		err = errors.Join(err, db.cache.wal.release()) // the wal-index's descriptor must outlive the connections
+	})
+	return err
 }
 
-// Close closes the file. Calls made after it fail with order.ErrUnavailable.
-func (db *DB) Close() error {
-	db.faults.unwatch()
-	db.pin.Close()
-	err := db.sql.Close()
-	return errors.Join(err, db.cache.close()) // the wal-index's descriptor must outlive the connections
-}
-
-// beginWrite starts a write transaction after this process's earlier ones; call done after.
-func (db *DB) beginWrite(ctx context.Context) (tx *sql.Tx, done func(), err error) {
+// write runs fn in a write transaction, after this process's earlier ones, and commits it. fn
+// sorts its own errors (fail), and returns errNoWrite to roll back a transaction that changed
+// nothing: only a commit that wrote ends a full disk's fault, showing there was room.
+func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	// A lasting fault forbids writes (docs/design.md, Errors), but corruption: SQLite refuses a
 	// write that meets a damaged page itself.
-	if f := db.faults.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
-		return nil, nil, f
+	if f := db.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
+		return f
 	}
 	select {
 	case db.writes <- struct{}{}:
+		defer func() { <-db.writes }()
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return ctx.Err()
 	}
-	if tx, err = db.sql.BeginTx(ctx, nil); err != nil {
-		<-db.writes
-		return nil, nil, db.fail(ctx, err)
-	}
-	return tx, func() {
-		tx.Rollback() // a no-op after Commit
-		<-db.writes
-	}, nil
-}
-
-// write runs fn in a write transaction and commits it. fn sorts its own errors (fail), and
-// returns errNoWrite to roll back a transaction that changed nothing: only a commit that
-// wrote shows that a full disk has room again.
-func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, done, err := db.beginWrite(ctx)
+	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return db.fail(ctx, err)
 	}
-	defer done()
+	defer tx.Rollback() // a no-op after Commit
 	if err := fn(tx); errors.Is(err, errNoWrite) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	return db.fail(ctx, db.commit(tx))
+	err = tx.Commit()
+	db.cache.forget() // this process's own commits are not left to the header to show
+	if err == nil {
+		db.full.Store(nil)
+	}
+	return db.fail(ctx, err)
 }
 
 var errNoWrite = errors.New("nothing to write")
 
-// commit commits tx and empties the read cache; it ends a full disk's fault: there was room.
-func (db *DB) commit(tx *sql.Tx) error {
-	defer db.cache.forget()
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	db.faults.full.Store(nil)
-	return nil
-}
-
-// readTx runs read in a read transaction: what it reads is one state of the file.
-func (db *DB) readTx(ctx context.Context, read func(*sql.Tx) error) error {
+// readTx runs read in a read transaction, the span of a SELECT on table: what it reads is one
+// state of the file.
+func (db *DB) readTx(ctx context.Context, table string, read func(*sql.Tx) error) (err error) {
+	ctx, end := db.span(ctx, "SELECT", table)
+	defer func() { end(err) }()
 	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return db.fail(ctx, err)
 	}
 	defer tx.Rollback()
 	return read(tx)
+}
+
+// fail sorts an error of the file, naming it: context errors as they are; a row the schema refused
+// (a bug: the stores check what they write); corruption or a full disk, a fault; else ErrUnavailable.
+func (db *DB) fail(ctx context.Context, err error) error {
+	if ctx.Err() != nil && err != nil {
+		return ctx.Err()
+	} else if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
+		return err
+	}
+	unavailable := fmt.Errorf("%w: sqlite %s: %w", order.ErrUnavailable, db.path, err)
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return unavailable
+	}
+	switch e.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_CONSTRAINT:
+		return fmt.Errorf("%s: refused by the schema: %w", db.path, err)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return db.reportFault(&order.Fault{Kind: FaultCorrupt, Lasting: true, Public: "the database file is corrupt",
+			Err: fmt.Errorf("%w: sqlite %s: %w", order.ErrCorrupt, db.path, err)})
+	case sqlite3.SQLITE_FULL:
+		f := &order.Fault{Kind: FaultFull, Public: "the disk of the database file is full", Err: unavailable}
+		db.full.Store(f)
+		return db.reportFault(f)
+	}
+	return unavailable
+}
+
+// corrupt reports a row that the service cannot use; the message names it ("order 7: …").
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %w", order.ErrCorrupt, fmt.Errorf(format, args...))
+}
+
+// OnFault makes report be told of every fault of the file from now on, and at once of a
+// lasting fault found before. Call it before the DB is used concurrently; report must not block.
+func (db *DB) OnFault(report func(*order.Fault)) {
+	db.report.Store(&report)
+	if f := db.lasting.Load(); f != nil {
+		report(f)
+	}
+}
+
+// Ready fails while a fault lasts, or after a full disk until a probe write (a row nothing reads) commits.
+func (db *DB) Ready(ctx context.Context) error {
+	if f := db.lasting.Load(); f != nil {
+		return f
+	} else if db.full.Load() == nil {
+		return nil
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO settings (name, value) VALUES ('write-probe', randomblob(16))")
+		return db.fail(ctx, err)
+	})
+}
+
+// reportFault reports f, keeps it if it is the first lasting fault, and returns it.
+func (db *DB) reportFault(f *order.Fault) *order.Fault {
+	if f.Lasting {
+		db.lasting.CompareAndSwap(nil, f)
+	}
+	if report := db.report.Load(); report != nil {
+		(*report)(f)
+	}
+	return f
+}
+
+// watchFiles checks every 250 ms, until Close, that the paths still name the file and the -shm
+// (nil off WAL) that Open found: SQLite keeps its descriptors and never looks at the paths
+// again. A path that names another file is a fault that lasts.
+func (db *DB) watchFiles(file, shm os.FileInfo) {
+	ctx, stop := context.WithCancel(context.Background())
+	var watching sync.WaitGroup
+	db.unwatch = func() { stop(); watching.Wait() }
+	watching.Go(func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		var f *order.Fault
+		for f == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			f = cmp.Or(db.moved("", file, FaultReplaced, "the database file was replaced or removed", "restart to open the one there now"),
+				db.moved("-shm", shm, FaultShmRemoved, "the database's -shm file was removed", "stop every process on the file, then restart"))
+		}
+		db.reportFault(f)
+	})
+}
+
+// moved returns the fault of kind if db.path+suffix no longer names the file was (nil: none to watch).
+func (db *DB) moved(suffix string, was os.FileInfo, kind, public, then string) *order.Fault {
+	if was == nil {
+		return nil
+	}
+	now, err := os.Stat(db.path + suffix)
+	how := "another file is there"
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		how = "removed"
+	case err != nil:
+		how = err.Error()
+	case os.SameFile(now, was):
+		return nil
+	}
+	return &order.Fault{Kind: kind, Lasting: true, Public: public + " under the running server",
+		Err: fmt.Errorf("%w: %s%s is no longer the file this process opened (%s): %s", order.ErrUnavailable, db.path, suffix, how, then)}
 }
 
 // Trace makes each query of the file for a request (not a read the cache answers) a child span

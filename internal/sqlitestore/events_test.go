@@ -103,7 +103,7 @@ func TestEventsConformanceAcrossHandles(t *testing.T) {
 }
 
 // TestBulkImportRecordsEachRow: an import into an empty table, which drops the triggers for
-// its rows (bulk.go), records one order.created per row all the same, and leaves the triggers
+// its rows (import.go, bulkLoad), records one order.created per row all the same, and leaves the triggers
 // recording the changes after it; a bulk import whose events cannot be written writes nothing.
 func TestBulkImportRecordsEachRow(t *testing.T) {
 	ctx := context.Background()

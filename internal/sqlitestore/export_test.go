@@ -23,7 +23,7 @@ func OneConnection(db *DB) {
 
 // Fault returns the fault that lasts until a restart, a *order.Fault, or nil.
 func (db *DB) Fault() error {
-	if f := db.faults.lasting.Load(); f != nil {
+	if f := db.lasting.Load(); f != nil {
 		return f
 	}
 	return nil

@@ -44,9 +44,9 @@ CREATE TABLE api_keys (
 	created_at TEXT    NOT NULL CHECK (created_at GLOB '` + timestampGlob + `')
 ) STRICT;
 CREATE INDEX api_keys_by_prefix ON api_keys (prefix, name);`},
-	// Settings every process on the file shares: the page-token secret (secrets.go).
+	// Settings every process on the file shares: the page-token secret (stores.go, Secrets).
 	{0, 2, `CREATE TABLE settings (name TEXT NOT NULL PRIMARY KEY CHECK (name <> ''), value BLOB NOT NULL) STRICT;`},
-	// The log of changes (events.go). It starts empty: the orders there were not changed since.
+	// The log of changes (stores.go, Events). It starts empty: the orders there were not changed since.
 	// The newest id Trim dropped is kept: a position below it cannot be read on from.
 	{0, 3, eventsTable("order_events") + `
 CREATE TABLE order_events_cut (one INTEGER PRIMARY KEY CHECK (one = 1), last_dropped INTEGER NOT NULL) STRICT;
@@ -89,13 +89,7 @@ DROP TABLE order_events;
 ALTER TABLE order_events_5 RENAME TO order_events;`},
 	// The log is written in the statement of each change, whoever makes it; an UPDATE records
 	// only where a column changed, and the status says which event it is.
-	{0, schemaVersion, `
-CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
-BEGIN
-	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
-	VALUES (` + nextEventID + `, 'order.created', ` + eventTime + `,
-		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
-END;
+	{0, schemaVersion, recordsCreated + `;
 CREATE TRIGGER orders_update_records_event AFTER UPDATE ON orders
 WHEN (OLD.id, OLD.pet_id, OLD.quantity, OLD.ship_date, OLD.complete, OLD.status)
 	IS NOT (NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status)
@@ -111,6 +105,14 @@ BEGIN
 END;`},
 }
 
+// recordsCreated makes the trigger that records each new order's order.created (bulkLoad drops it).
+const recordsCreated = `CREATE TRIGGER orders_insert_records_event AFTER INSERT ON orders
+BEGIN
+	INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status)
+	VALUES (` + nextEventID + `, 'order.created', ` + eventTime + `,
+		NEW.id, NEW.pet_id, NEW.quantity, NEW.ship_date, NEW.complete, NEW.status);
+END`
+
 // eventsTable creates the log's table. No CHECK: the triggers write every row, scanEvent checks
 // each it reads, and CHECKs cost an import a third more.
 func eventsTable(name string) string {
@@ -121,12 +123,20 @@ func eventsTable(name string) string {
 }
 
 // migrate brings the schema up to date in a write transaction: once, should two processes race.
+// A file of a newer schema is refused: this code does not know what the later steps mean.
 func (db *DB) migrate(ctx context.Context) error {
-	if v, err := db.schemaVersion(ctx, db.sql); err != nil || v == schemaVersion {
+	var v int
+	version := func(row *sql.Row) error {
+		if err := row.Scan(&v); err != nil || v <= schemaVersion {
+			return db.fail(ctx, err)
+		}
+		return fmt.Errorf("%s: schema version %d is newer than this program's %d", db.path, v, schemaVersion)
+	}
+	if err := version(db.sql.QueryRowContext(ctx, "PRAGMA user_version")); err != nil || v == schemaVersion {
 		return err
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		v, err := db.schemaVersion(ctx, tx)
+		err := version(tx.QueryRowContext(ctx, "PRAGMA user_version"))
 		for _, step := range upgrade {
 			if err == nil && step.from <= v && v < step.to {
 				_, err = tx.ExecContext(ctx, step.sql)
@@ -137,20 +147,6 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		return db.fail(ctx, err)
 	})
-}
-
-// schemaVersion reads the file's schema version, refusing one newer than this code's.
-func (db *DB) schemaVersion(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (int, error) {
-	var v int
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return 0, db.fail(ctx, err)
-	}
-	if v > schemaVersion {
-		return 0, fmt.Errorf("%s: schema version %d is newer than this program's %d", db.path, v, schemaVersion)
-	}
-	return v, nil
 }
 
 // timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.

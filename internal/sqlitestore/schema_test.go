@@ -62,7 +62,7 @@ func TestVersionMovesWithEveryChange(t *testing.T) {
 		t.Fatalf("version %d after migrating to schema 5; was %d", last, before)
 	}
 	// Another process's plain SQL: a connection of its own.
-	other, err := sql.Open("sqlite", dsn(db.path, 0))
+	other, err := sql.Open("sqlite", "file:"+db.path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestFileOfSchema4KeepsItsEventIDs(t *testing.T) {
 func openSchema(t *testing.T, v int, then ...string) *DB {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "orderd.db")
-	old, err := sql.Open("sqlite", dsn(path, 0))
+	old, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,11 @@ func TestReadCacheSaysWhyItIsOff(t *testing.T) {
 	if err := os.WriteFile(small+"-shm", make([]byte, os.Getpagesize()/2), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openWalIndex(small + "-shm"); !errors.Is(err, ErrReadCacheUnsupported) {
+	info, err := os.Stat(small + "-shm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openWalIndex(small+"-shm", info); !errors.Is(err, ErrReadCacheUnsupported) {
 		t.Fatalf("a -shm smaller than a page: %v; want ErrReadCacheUnsupported", err)
 	}
 }

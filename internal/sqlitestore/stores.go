@@ -1,0 +1,409 @@
+package sqlitestore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
+)
+
+// Orders is an order.Store in the orders table.
+type Orders struct{ db *DB }
+
+// NewOrders returns the order store of db.
+func NewOrders(db *DB) *Orders { return &Orders{db: db} }
+
+const orderColumns = "id, pet_id, quantity, ship_date, complete, status"
+
+// Load reads every order in id order, and the log's newest position, in one read
+// transaction: the orders are what the file held at that position.
+func (s *Orders) Load(ctx context.Context, add func(order.Order)) (m order.Mark, err error) {
+	err = s.db.readTx(ctx, "orders", func(tx *sql.Tx) error {
+		var newest int64
+		if err := tx.QueryRowContext(ctx, "SELECT value, "+newestEventID+" FROM orders_version").Scan(&m.Epoch, &newest); err != nil {
+			return s.db.fail(ctx, err)
+		}
+		m.Position = strconv.FormatInt(newest, 10)
+		rows, err := tx.QueryContext(ctx, "SELECT "+orderColumns+" FROM orders ORDER BY id")
+		return s.db.fail(ctx, eachRow(rows, err, func(r scanner) (order.Order, error) { return scanOrder(r) }, add))
+	})
+	return m, err
+}
+
+// Since reads the events after m, in one read transaction with the epoch (orders_version,
+// which only a DELETE moves): a new epoch is order.ErrReload.
+func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) (events []order.Event, next order.Mark, more bool, err error) {
+	next = m
+	err = s.db.readTx(ctx, "order_events", func(tx *sql.Tx) error {
+		var epoch uint64
+		if err := tx.QueryRowContext(ctx, "SELECT value FROM orders_version").Scan(&epoch); err != nil {
+			return s.db.fail(ctx, err)
+		} else if epoch != m.Epoch {
+			return order.ErrReload
+		}
+		page, err := NewEvents(s.db).read(ctx, tx, order.EventQuery{After: m.Position, Limit: limit})
+		events, next.Position, more = page.Events, page.Last, page.More
+		return err
+	})
+	if err != nil {
+		return nil, m, false, err
+	}
+	return events, next, more, nil
+}
+
+// Cancel applies order.Order.Cancel in a write transaction, one step for every process.
+func (s *Orders) Cancel(ctx context.Context, id int64) (after order.Order, changed bool, err error) {
+	ctx, end := s.db.span(ctx, "UPDATE", "orders")
+	defer func() { end(err) }()
+	err = s.db.write(ctx, func(tx *sql.Tx) error {
+		before, err := scanOrder(tx.QueryRowContext(ctx, "SELECT "+orderColumns+" FROM orders WHERE id = ?", id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return order.ErrNotFound
+		} else if err != nil {
+			return s.db.fail(ctx, err)
+		}
+		if after, err = before.Cancel(); err != nil {
+			return err
+		} else if after.Status == before.Status {
+			return errNoWrite
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE orders SET status = ? WHERE id = ?", after.Status, id)
+		changed = err == nil
+		return s.db.fail(ctx, err)
+	})
+	if err != nil && !errors.Is(err, order.ErrAlreadyShipped) {
+		return order.Order{}, false, err
+	}
+	return after, changed, err
+}
+
+// Events is an order.EventLog in the order_events table, which the triggers on orders write in
+// the statement of each change, whoever makes it (schema.go). A position is an event's id in
+// decimal; "0" is the beginning of a log that never had an event.
+type Events struct{ db *DB }
+
+// NewEvents returns the event log of db.
+func NewEvents(db *DB) *Events { return &Events{db: db} }
+
+// Events reads the bounds and the rows in one read transaction: a Trim between the two would
+// otherwise drop events after an After found readable.
+func (e *Events) Events(ctx context.Context, q order.EventQuery) (page order.EventPage, err error) {
+	if q.Limit < 1 {
+		return page, fmt.Errorf("an event query's limit is at least 1, not %d", q.Limit)
+	}
+	err = e.db.readTx(ctx, "order_events", func(tx *sql.Tx) (err error) {
+		page, err = e.read(ctx, tx, q)
+		return err
+	})
+	return page, err
+}
+
+// read is Events in the read transaction tx.
+func (e *Events) read(ctx context.Context, tx *sql.Tx, q order.EventQuery) (page order.EventPage, err error) {
+	after, err := strconv.ParseInt(q.After, 10, 64)
+	if q.After != "" && (err != nil || strconv.FormatInt(after, 10) != q.After) { // the log's own form only
+		return page, fmt.Errorf("%w: %q is not a position of this log", order.ErrEventsExpired, q.After)
+	}
+	var dropped, newest int64
+	var known bool // Ids have gaps (nextEventID): a position between the bounds may be of a history this file
+	// does not have (restored from a backup), whose events a client would miss unwarned.
+	// The newest and the newest dropped are positions whether or not their row is kept.
+	err = tx.QueryRowContext(ctx, "SELECT last_dropped, "+newestEventID+", EXISTS (SELECT 1 FROM order_events WHERE id = ?) FROM order_events_cut",
+		after).Scan(&dropped, &newest, &known)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = corrupt("the row of order_events_cut is missing")
+	}
+	if err != nil {
+		return page, e.db.fail(ctx, err)
+	}
+	page.Last = q.After
+	switch {
+	case q.After == "":
+		after, page.Last = dropped, strconv.FormatInt(newest, 10)
+	case after < dropped:
+		return page, fmt.Errorf("%w: events after %d were dropped, up to %d", order.ErrEventsExpired, after, dropped)
+	case after > newest:
+		return page, fmt.Errorf("%w: %d is past the newest event, %d", order.ErrEventsExpired, after, newest)
+	case after > dropped && after < newest && !known:
+		return page, fmt.Errorf("%w: %d is no event of this log", order.ErrEventsExpired, after)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id, type, time, order_id, pet_id, quantity, ship_date, complete, status FROM order_events WHERE id > ? ORDER BY id LIMIT ?", after, q.Limit)
+	events, err := scanRows(rows, err, scanEvent)
+	if err != nil {
+		return order.EventPage{}, e.db.fail(ctx, err)
+	}
+	if page.More = len(events) == q.Limit; len(events) > 0 {
+		page.Last = events[len(events)-1].ID
+	}
+	page.Events = slices.DeleteFunc(events, func(ev order.Event) bool { return len(q.Types) > 0 && !slices.Contains(q.Types, ev.Type) })
+	return page, nil
+}
+
+// scanEvent reads an event's id, type and time, then the order's columns; one the service
+// cannot use is ErrCorrupt, named.
+func scanEvent(row scanner) (ev order.Event, err error) {
+	var id int64
+	var typ, at string
+	if ev.Order, err = scanOrder(row, &id, &typ, &at); errors.Is(err, order.ErrCorrupt) {
+		return ev, fmt.Errorf("event %d: %w", id, err)
+	} else if err != nil {
+		return ev, err
+	}
+	ev.ID, ev.Type = strconv.FormatInt(id, 10), order.EventType(typ)
+	if !slices.Contains(order.EventTypes, ev.Type) {
+		return ev, corrupt("event %d: type %q is none of the log's", id, typ)
+	}
+	if ev.Time, err = parseTime(at); err != nil {
+		return ev, corrupt("event %d: time %q: %w", id, at, err)
+	}
+	return ev, nil
+}
+
+// LastEventID returns the newest id ever given, "0" before any.
+func (e *Events) LastEventID(ctx context.Context) (string, error) {
+	var id int64
+	err := e.db.sql.QueryRowContext(ctx, "SELECT "+newestEventID).Scan(&id)
+	return strconv.FormatInt(id, 10), e.db.fail(ctx, err)
+}
+
+// Trim drops the oldest events, always a prefix of the log, and records the newest id dropped in
+// the same write transaction: every position below it is refused from then on, and every
+// other is read on from without a gap. By age, the log is cut before its first event within
+// MaxAge: an older event after that one (a writer whose clock is behind) stays until it goes.
+func (e *Events) Trim(ctx context.Context, r order.Retention) (n int64, err error) {
+	var upTo int64 // the newest id to drop; 0: none
+	if r.MaxCount > 0 {
+		// Walked before the write begins, holding no writer off: the log only grows at its
+		// end meanwhile, so the cut found still leaves at least MaxCount events.
+		err := e.db.sql.QueryRowContext(ctx, "SELECT id FROM order_events ORDER BY id DESC LIMIT 1 OFFSET ?", r.MaxCount).Scan(&upTo)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, e.db.fail(ctx, err)
+		}
+	}
+	if r.MaxAge <= 0 && upTo == 0 {
+		return 0, nil
+	}
+	err = e.db.write(ctx, func(tx *sql.Tx) error {
+		if r.MaxAge > 0 {
+			const byAge = "SELECT max(?1, coalesce(max(id), 0)) FROM order_events WHERE id < " +
+				"coalesce((SELECT id FROM order_events WHERE time >= ?2 ORDER BY id LIMIT 1), 9223372036854775807)"
+			cutoff := time.Now().Add(-r.MaxAge).UTC().Format(timestampLayout) // text order is time order
+			if err := tx.QueryRowContext(ctx, byAge, upTo, cutoff).Scan(&upTo); err != nil {
+				return e.db.fail(ctx, err)
+			}
+		}
+		if upTo == 0 {
+			return errNoWrite
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM order_events WHERE id <= ?", upTo)
+		if err == nil {
+			n, _ = res.RowsAffected() // never fails in modernc.org/sqlite
+			_, err = tx.ExecContext(ctx, "UPDATE order_events_cut SET last_dropped = max(last_dropped, ?)", upTo)
+		}
+		return e.db.fail(ctx, err)
+	})
+	return n, err
+}
+
+// WaitForEvents waits until the newest id is not after: an event follows it, or it is not a
+// position this log reached, which Events refuses. It looks every 10 ms, and queries when the
+// wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
+func (e *Events) WaitForEvents(ctx context.Context, after string) error {
+	var seen walHeader
+	for first := true; ; first = false {
+		h, ok := e.db.cache.wal.header() // before the query: a commit after it moves it
+		if first || !ok || h != seen {
+			// A point read: its context is not watched (cachedRead says why).
+			if newest, err := e.LastEventID(context.WithoutCancel(ctx)); err != nil || newest != after {
+				return nil
+			}
+			seen = h
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Pets is an order.PetStore in the pets table.
+type Pets struct{ db *DB }
+
+// NewPets returns the pet store of db.
+func NewPets(db *DB) *Pets { return &Pets{db: db} }
+
+// Pet reads one pet.
+func (s *Pets) Pet(ctx context.Context, id int64) (_ order.Pet, err error) {
+	ctx, end := s.db.span(ctx, "SELECT", "pets")
+	defer func() { end(err) }()
+	if err := ctx.Err(); err != nil {
+		return order.Pet{}, err
+	}
+	p := order.Pet{ID: id} // a point read, not watched (cachedRead says why)
+	err = s.db.sql.QueryRowContext(context.WithoutCancel(ctx), "SELECT name, status FROM pets WHERE id = ?", id).Scan(&p.Name, &p.Status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return order.Pet{}, order.ErrPetNotFound
+	} else if err != nil {
+		return order.Pet{}, s.db.fail(ctx, err)
+	} else if err := p.Validate(); err != nil {
+		return order.Pet{}, corrupt("%w", err)
+	}
+	return p, nil
+}
+
+// Keys is an order.KeyStore in the api_keys table; other processes' changes count from the next request.
+type Keys struct{ db *DB }
+
+// NewKeys returns the key store of db.
+func NewKeys(db *DB) *Keys { return &Keys{db: db} }
+
+const keyColumns = "name, plan, per_minute, per_day, prefix, hash, created_at"
+
+// Add stores k if no key has its name, in one statement: atomic for every process. The
+// schema's CHECK refuses a createdAt outside the years 0000 to 9999.
+func (s *Keys) Add(ctx context.Context, k order.Key) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	return s.db.write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, "INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
+			k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), k.CreatedAt.UTC().Format(timestampLayout)).Scan(new(string))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name)
+		}
+		return s.db.fail(ctx, err)
+	})
+}
+
+// List returns every key, sorted by name.
+func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
+	rows, err := s.db.sql.QueryContext(ctx, "SELECT "+keyColumns+" FROM api_keys ORDER BY name")
+	keys, err := scanRows(rows, err, scanKey)
+	return keys, s.db.fail(ctx, err)
+}
+
+// Revoke removes the key named nameOrPrefix, else the first by name with that prefix: names,
+// which an operator chose, first.
+func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (k order.Key, err error) {
+	const q = "DELETE FROM api_keys WHERE name = coalesce((SELECT name FROM api_keys WHERE name = ?1), " +
+		"(SELECT name FROM api_keys WHERE ?2 AND prefix = ?1 ORDER BY name LIMIT 1)) RETURNING " + keyColumns
+	err = s.db.write(ctx, func(tx *sql.Tx) (err error) {
+		k, err = scanKey(tx.QueryRowContext(ctx, q, nameOrPrefix, order.LooksLikePrefix(nameOrPrefix)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
+		}
+		return s.db.fail(ctx, err)
+	})
+	return k, err
+}
+
+// scanKey reads the keyColumns of a row; one the service cannot use is ErrCorrupt, named.
+func scanKey(row scanner) (k order.Key, err error) {
+	var planName, hash, createdAt string
+	if err := row.Scan(&k.Name, &planName, &k.Custom.PerMinute, &k.Custom.PerDay, &k.Prefix, &hash, &createdAt); err != nil {
+		return order.Key{}, err
+	}
+	k.Plan, k.Hash = order.Plan(planName), order.Hash(hash)
+	if k.CreatedAt, err = parseTime(createdAt); err != nil {
+		return order.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, createdAt, err)
+	}
+	if err := k.ValidateStored(); err != nil { // a name from before CheckName's rules still reads
+		return order.Key{}, corrupt("%w", err)
+	}
+	return k, nil
+}
+
+// Secrets is a pagetoken.SecretStore in the settings table, shared by every process and restart.
+type Secrets struct{ db *DB }
+
+// NewSecrets returns the secret store of db.
+func NewSecrets(db *DB) *Secrets { return &Secrets{db: db} }
+
+// PageTokenSecret returns the file's secret, making it if there is none, unless another
+// process's insert comes first: the insert then returns that one.
+func (s *Secrets) PageTokenSecret(ctx context.Context) (secret []byte, err error) {
+	err = s.db.sql.QueryRowContext(ctx, "SELECT value FROM settings WHERE name = 'page_token_secret'").Scan(&secret)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.db.write(ctx, func(tx *sql.Tx) error {
+			return s.db.fail(ctx, tx.QueryRowContext(ctx, "INSERT INTO settings (name, value) VALUES ('page_token_secret', ?) "+
+				"ON CONFLICT (name) DO UPDATE SET value = value RETURNING value", []byte(rand.Text()+rand.Text())).Scan(&secret)) // 52 bytes, 260 random bits
+		})
+	}
+	if err != nil {
+		return nil, s.db.fail(ctx, err)
+	} else if len(secret) < pagetoken.MinSecretLen {
+		return nil, corrupt("setting page_token_secret: %d bytes, want at least %d", len(secret), pagetoken.MinSecretLen)
+	}
+	return secret, nil
+}
+
+type scanner interface{ Scan(...any) error }
+
+// eachRow calls fn with each row of a query's rows, read with scan, unless err.
+func eachRow[T any](rows *sql.Rows, err error, scan func(scanner) (T, error), fn func(T)) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		fn(v)
+	}
+	return rows.Err()
+}
+
+// scanRows reads every row of a query's rows with scan, unless err; the list is never nil.
+func scanRows[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	out := []T{}
+	if err := eachRow(rows, err, scan, func(v T) { out = append(out, v) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanOrder reads the orderColumns of a row, and more columns first when dest names them;
+// one the service cannot use is ErrCorrupt, named.
+func scanOrder(row scanner, dest ...any) (order.Order, error) {
+	var o order.Order
+	var quantity, complete int64
+	var shipDate, status string
+	if err := row.Scan(append(dest, &o.ID, &o.PetID, &quantity, &shipDate, &complete, &status)...); err != nil {
+		return order.Order{}, err
+	}
+	if quantity < 0 || quantity > math.MaxInt32 {
+		return order.Order{}, corrupt("order %d: quantity %d is not an int32", o.ID, quantity)
+	}
+	if complete != 0 && complete != 1 {
+		return order.Order{}, corrupt("order %d: complete is %d, not 0 or 1", o.ID, complete)
+	}
+	var err error
+	if o.ShipDate, err = parseTime(shipDate); err != nil {
+		return order.Order{}, corrupt("order %d: shipDate %q: %w", o.ID, shipDate, err)
+	}
+	o.Quantity, o.Complete, o.Status = int32(quantity), complete == 1, order.Status(status)
+	if err := o.Validate(); err != nil {
+		return order.Order{}, corrupt("%w", err)
+	}
+	return o, nil
+}
+
+// parseTime reads a time in timestampLayout, which is RFC 3339's: time.Parse reads it four
+// times faster than any other layout (a Load of a million orders parses a million).
+func parseTime(s string) (time.Time, error) {
+	if len(s) != len(timestampLayout) || s[len(s)-1] != 'Z' {
+		return time.Time{}, errors.New("not a time in the layout " + timestampLayout)
+	}
+	return time.Parse(time.RFC3339Nano, s)
+}
