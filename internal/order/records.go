@@ -87,17 +87,10 @@ func Slice[T Record](list []T, size int) Batches[T] {
 // that goroutine.
 func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
 	return func(check func(T) error, each func([]T) error) error {
-		batches := make(chan []T, depth)
-		stop := make(chan struct{})
-		read := make(chan error, 1)
+		batches, stop, read := make(chan []T, depth), make(chan struct{}), make(chan error, 1)
 		go func() {
 			defer close(batches)
 			read <- b(check, func(batch []T) error {
-				select { // first, as the drain below would take batches for ever
-				case <-stop:
-					return errStopped
-				default:
-				}
 				select {
 				case batches <- batch:
 					return nil
@@ -109,9 +102,7 @@ func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
 		for batch := range batches {
 			if err := each(batch); err != nil {
 				close(stop)
-				for range batches { // until the reader stops
-				}
-				<-read
+				<-read // batches is not read from now: the reader stops once it is full, or before
 				return err
 			}
 		}
