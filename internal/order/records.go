@@ -19,7 +19,7 @@ func (p Pet) identity() (string, int64)   { return "pet", p.ID }
 // CheckEach returns a check of records in turn: each valid, with an id no earlier one had.
 // A file reader runs it as it decodes, so that an error can name the record's place.
 func CheckEach[T Record]() func(T) error {
-	var seen idSet
+	seen := idSet{other: map[int64]bool{}}
 	return func(r T) error {
 		if err := r.Validate(); err != nil {
 			return err
@@ -46,9 +46,6 @@ func (s *idSet) add(id int64) bool {
 	}
 	if _, found := slices.BinarySearch(s.rising, id); found || s.other[id] {
 		return false
-	}
-	if s.other == nil {
-		s.other = map[int64]bool{}
 	}
 	s.other[id] = true
 	return true
