@@ -8,7 +8,6 @@ import (
 	"container/list"
 	"context"
 	"fmt"
-	"hash/maphash"
 	"maps"
 	"net"
 	"net/netip"
@@ -251,42 +250,33 @@ func (b *Bans) Remember(caller string, limits order.Limits, o Outcome, now time.
 	}
 }
 
-// shards spread callers over locks, so that callers rarely wait for each other.
 // DefaultMaxAnonymous caps the callers without a key a Memory limiter remembers: under 250
 // bytes each (TestMemoryPerCaller), so about 20 MB. Forgetting only gives a fresh quota.
-const shards, DefaultMaxAnonymous = 64, 100_000
+const DefaultMaxAnonymous = 100_000
 
 // Memory is a Limiter in the process, exact for one instance: the embedded mode's, and the
 // Redis limiter's fallback. It keeps every caller seen this UTC day, but forgets the least
 // recently seen anonymous callers past a cap, banned ones and those told to wait last (keys
 // are bounded already).
 type Memory struct {
-	clock    func() time.Time
-	policy   BanPolicy
-	seed     maphash.Seed
-	perShard int    // anonymous callers each shard keeps
-	onForget func() // called for each anonymous caller forgotten for the cap
-	shards   [shards]shard
+	clock        func() time.Time
+	policy       BanPolicy
+	maxAnonymous int
+	onForget     func() // called for each anonymous caller forgotten for the cap
+	mu           sync.Mutex
+	callers      map[string]*callerState
+	anonymous    list.List // of *callerState: the anonymous callers, most recently seen first
+	sweptMins    int64
 }
 
 // MemoryOption configures a Memory limiter.
 type MemoryOption func(*Memory)
 
-// MaxAnonymous caps the anonymous callers remembered at n, rounded up to a multiple of the
-// shards (DefaultMaxAnonymous when n <= 0).
-func MaxAnonymous(n int) MemoryOption {
-	return func(l *Memory) { l.perShard = (n + shards - 1) / shards }
-}
+// MaxAnonymous caps the anonymous callers remembered at n (DefaultMaxAnonymous when n <= 0).
+func MaxAnonymous(n int) MemoryOption { return func(l *Memory) { l.maxAnonymous = n } }
 
 // OnForget sets a function called, outside the locks, for each caller forgotten for the cap.
 func OnForget(f func()) MemoryOption { return func(l *Memory) { l.onForget = f } }
-
-type shard struct {
-	mu        sync.Mutex
-	callers   map[string]*callerState
-	anonymous list.List // of *callerState: the anonymous callers, most recently seen first
-	sweptMins int64
-}
 
 // callerState is what the rules need to remember of one caller; times are Unix ns.
 type callerState struct {
@@ -295,63 +285,59 @@ type callerState struct {
 	retryAt             int64 // when the Retry-After of the caller's last first 429 passes
 	tooEarly            int64 // requests since then that came before retryAt
 	bannedUntil         int64
-	id                  string // anonymous callers only, who are on their shard's list at elem
+	id                  string // anonymous callers only, who are on the list at elem
 	elem                *list.Element
 }
 
 // NewMemory returns a limiter that reads the time from clock (time.Now when nil).
 func NewMemory(clock func() time.Time, policy BanPolicy, opts ...MemoryOption) *Memory {
-	l := &Memory{clock: clock, policy: policy, seed: maphash.MakeSeed(), onForget: func() {}}
+	l := &Memory{clock: clock, policy: policy, onForget: func() {}, callers: map[string]*callerState{}}
 	for _, o := range opts {
 		o(l)
 	}
 	if l.clock == nil {
 		l.clock = time.Now
 	}
-	if l.perShard <= 0 {
-		MaxAnonymous(DefaultMaxAnonymous)(l)
-	}
-	for i := range l.shards {
-		l.shards[i].callers = map[string]*callerState{}
+	if l.maxAnonymous <= 0 {
+		l.maxAnonymous = DefaultMaxAnonymous
 	}
 	return l
 }
 
 // at returns the time, its minute and day (Truncate floors before 1970 too: its zero is a UTC
-// midnight) and caller's shard.
-func (l *Memory) at(caller string) (now time.Time, minute, day int64, sh *shard) {
+// midnight).
+func (l *Memory) at() (now time.Time, minute, day int64) {
 	now = l.clock()
-	return now, now.Truncate(time.Minute).Unix() / 60, now.Truncate(24*time.Hour).Unix() / 86400,
-		&l.shards[maphash.String(l.seed, caller)%shards]
+	return now, now.Truncate(time.Minute).Unix() / 60, now.Truncate(24*time.Hour).Unix() / 86400
 }
 
-// Allow applies the rules to one request, under the caller's lock.
+// Allow applies the rules to one request, under the lock.
 func (l *Memory) Allow(_ context.Context, caller string, limits order.Limits) (Decision, error) {
-	now, minute, day, sh := l.at(caller)
+	now, minute, day := l.at()
 	forgot := false
-	sh.mu.Lock()
-	sh.sweep(now.UnixNano(), minute, day)
-	st := sh.callers[caller]
+	l.mu.Lock()
+	l.sweep(now.UnixNano(), minute, day)
+	st := l.callers[caller]
 	switch {
 	case st == nil && Anonymous(caller):
-		if sh.anonymous.Len() < l.perShard {
+		if l.anonymous.Len() < l.maxAnonymous {
 			st = new(callerState)
-			st.elem = sh.anonymous.PushFront(st)
+			st.elem = l.anonymous.PushFront(st)
 		} else { // the least recently seen is forgotten, its state reused: a flood allocates nothing
-			st, forgot = sh.evictable(now.UnixNano()), true
-			delete(sh.callers, st.id)
-			sh.anonymous.MoveToFront(st.elem)
+			st, forgot = l.evictable(now.UnixNano()), true
+			delete(l.callers, st.id)
+			l.anonymous.MoveToFront(st.elem)
 		}
 		*st = callerState{minute: minute, day: day, id: caller, elem: st.elem}
-		sh.callers[caller] = st
+		l.callers[caller] = st
 	case st == nil:
 		st = &callerState{minute: minute, day: day}
-		sh.callers[caller] = st
+		l.callers[caller] = st
 	case st.id != "":
-		sh.anonymous.MoveToFront(st.elem)
+		l.anonymous.MoveToFront(st.elem)
 	}
 	o := st.step(now, minute, day, limits, l.policy)
-	sh.mu.Unlock()
+	l.mu.Unlock()
 	if forgot {
 		l.onForget()
 	}
@@ -360,13 +346,13 @@ func (l *Memory) Allow(_ context.Context, caller string, limits order.Limits) (D
 
 // Peek returns what Allow would decide now, changing nothing.
 func (l *Memory) Peek(_ context.Context, caller string, limits order.Limits) (Decision, error) {
-	now, minute, day, sh := l.at(caller)
+	now, minute, day := l.at()
 	st := callerState{minute: minute, day: day}
-	sh.mu.Lock()
-	if p := sh.callers[caller]; p != nil {
+	l.mu.Lock()
+	if p := l.callers[caller]; p != nil {
 		st = *p
 	}
-	sh.mu.Unlock()
+	l.mu.Unlock()
 	o := st.roll(now.UnixNano(), minute, day)
 	o.Admitted = o.MinuteCount < limits.PerMinute && o.DayCount < limits.PerDay
 	return Decide(o, limits, now), nil
@@ -413,41 +399,37 @@ func (st *callerState) step(now time.Time, minute, day int64, limits order.Limit
 
 // evictable returns the anonymous caller to forget for a new one: the least recently seen,
 // passing over (to the front) up to 8 banned or told to wait, as sweep does, or a flood from
-// other addresses would free them. Only a shard full of such callers forgets one anyway.
-func (sh *shard) evictable(ns int64) *callerState {
+// other addresses would free them. Only a list full of such callers forgets one anyway.
+func (l *Memory) evictable(ns int64) *callerState {
 	for range 8 {
-		st := sh.anonymous.Back().Value.(*callerState)
+		st := l.anonymous.Back().Value.(*callerState)
 		if ns >= st.bannedUntil && ns >= st.retryAt {
 			return st
 		}
-		sh.anonymous.MoveToFront(st.elem)
+		l.anonymous.MoveToFront(st.elem)
 	}
-	return sh.anonymous.Back().Value.(*callerState)
+	return l.anonymous.Back().Value.(*callerState)
 }
 
 // sweep drops, once a minute, callers whose day is over, unless banned or told to wait.
-func (sh *shard) sweep(ns, minute, day int64) {
-	if sh.sweptMins == minute {
+func (l *Memory) sweep(ns, minute, day int64) {
+	if l.sweptMins == minute {
 		return
 	}
-	sh.sweptMins = minute
-	for k, st := range sh.callers {
+	l.sweptMins = minute
+	for k, st := range l.callers {
 		if st.day < day && ns >= st.bannedUntil && ns >= st.retryAt {
 			if st.id != "" {
-				sh.anonymous.Remove(st.elem)
+				l.anonymous.Remove(st.elem)
 			}
-			delete(sh.callers, k)
+			delete(l.callers, k)
 		}
 	}
 }
 
 // Len is the number of callers remembered; for tests of the memory bound.
 func (l *Memory) Len() int {
-	n := 0
-	for i := range l.shards {
-		l.shards[i].mu.Lock()
-		n += len(l.shards[i].callers)
-		l.shards[i].mu.Unlock()
-	}
-	return n
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.callers)
 }
