@@ -275,7 +275,7 @@ type MemoryOption func(*Memory)
 // MaxAnonymous caps the anonymous callers remembered at n (DefaultMaxAnonymous when n <= 0).
 func MaxAnonymous(n int) MemoryOption { return func(l *Memory) { l.maxAnonymous = n } }
 
-// OnForget sets a function called, outside the locks, for each caller forgotten for the cap.
+// OnForget sets a function called, outside the lock, for each caller forgotten for the cap.
 func OnForget(f func()) MemoryOption { return func(l *Memory) { l.onForget = f } }
 
 // callerState is what the rules need to remember of one caller; times are Unix ns.
