@@ -59,12 +59,8 @@ func Each[T any, R Record[T]](name string, r io.ReadSeeker, check func(T) error,
 	}
 	dec.ReadToken()
 	batch := make([]T, 0, max(1, size))
-	var refused error
-	var refusedAt int64
-	for context := "["; ; context = "[0 " {
-		if dec.PeekKind() == ']' {
-			break
-		}
+	refused, refusedAt := error(nil), int64(0)
+	for context := "["; dec.PeekKind() != ']'; context = "[0 " { // 0 (a fault) is read as a value
 		value, err := dec.ReadValue()
 		switch {
 		case err != nil:

@@ -23,12 +23,18 @@ const MaxShipDateLength = 64
 // ranges and states. data is valid JSON, as encoding/json and jsonfile hand it.
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r Order
-	var shipDate string
-	err := decodeRecord("order", data, orderFields, &r.ID, &r.PetID, &r.Quantity, &shipDate, &r.Complete, (*string)(&r.Status))
-	if err == nil {
-		if r.ShipDate, err = parseShipDate(shipDate); err != nil {
-			return fmt.Errorf("order %d: %w", r.ID, err)
-		}
+	var date string
+	if err := decodeRecord("order", data, orderFields, &r.ID, &r.PetID, &r.Quantity, &date, &r.Complete, (*string)(&r.Status)); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(date); n > MaxShipDateLength {
+		return fmt.Errorf("order %d: shipDate: %d characters, more than %d", r.ID, n, MaxShipDateLength)
+	}
+	if fault := DateTimeFault(date); fault != "" {
+		return fmt.Errorf("order %d: shipDate: %q: %s", r.ID, date, fault)
+	}
+	var err error
+	if r.ShipDate, err = time.Parse(time.RFC3339, date); err == nil {
 		*o = r
 	}
 	return err
@@ -53,28 +59,25 @@ var (
 const maxFields = 6
 
 // decodeRecord decodes the object data into to, where each of fields goes: an *int64,
-// *int32, *bool or *string. It names the first field unknown or repeated, then mistyped,
-// as written, then missing or null, in fields' order; each error begins with kind and, when
-// the record has one valid id, its id (of its one member named "id" exactly).
+// *int32, *bool or *string. It names the first field unknown or repeated, as written, then
+// the first missing, null or mistyped, in fields' order; each error begins with kind and,
+// when the record has one valid id, its id (of its one member named "id" exactly).
 func decodeRecord(kind string, data []byte, fields []string, to ...any) error {
 	var values [maxFields][]byte // by field; nil: absent
-	var written [maxFields]int   // fields, as written
-	n, ids := 0, 0
 	var err error
+	ids := 0
 	d := decoders.Get().(*decoder)
 	defer decoders.Put(d)
-	d.in.Reset()
-	d.in.Write(data)
+	d.in.Reset(data)
 	d.Reset(&d.in, decoderOptions...)
 	if tok, _ := d.ReadToken(); tok.Kind() != '{' {
 		return fmt.Errorf("%s: want a JSON object", kind)
 	}
 	for d.PeekKind() == '"' {
-		name := d.next(data)
+		quoted := d.next(data)
+		name := quoted[1 : len(quoted)-1]
 		if bytes.IndexByte(name, '\\') >= 0 {
-			name, _ = jsontext.AppendUnquote(nil, name)
-		} else {
-			name = name[1 : len(name)-1]
+			name, _ = jsontext.AppendUnquote(nil, quoted)
 		}
 		value := d.next(data)
 		i := 0
@@ -87,25 +90,23 @@ func decodeRecord(kind string, data []byte, fields []string, to ...any) error {
 		case values[i] != nil:
 			err = cmp.Or(err, fmt.Errorf("repeated field %q", name))
 		default:
-			values[i], written[n] = value, i
-			n++
+			values[i] = value
 		}
 		if string(name) == "id" {
 			ids++
 		}
 	}
-	for _, i := range written[:n] {
-		if err == nil && string(values[i]) != "null" {
-			if err = decodeValue(to[i], values[i]); err != nil {
+	for i, v := range values[:len(fields)] {
+		switch {
+		case err != nil:
+		case v == nil:
+			err = fmt.Errorf("%s missing", fields[i])
+		case string(v) == "null":
+			err = fmt.Errorf("%s: must not be null", fields[i])
+		default:
+			if err = decodeValue(to[i], v); err != nil {
 				err = fmt.Errorf("%s: %w", fields[i], err)
 			}
-		}
-	}
-	for i, v := range values[:len(fields)] {
-		if err == nil && v == nil {
-			err = fmt.Errorf("%s missing", fields[i])
-		} else if err == nil && string(v) == "null" {
-			err = fmt.Errorf("%s: must not be null", fields[i])
 		}
 	}
 	if err == nil {
@@ -153,20 +154,10 @@ func decodeValue(to any, v []byte) error {
 
 var wants = map[string]string{"int64": "an int64", "int32": "an int32", "bool": "true or false", "string": "a string"}
 
-func parseShipDate(s string) (time.Time, error) {
-	if n := utf8.RuneCountInString(s); n > MaxShipDateLength {
-		return time.Time{}, fmt.Errorf("shipDate: %d characters, more than %d", n, MaxShipDateLength)
-	}
-	if fault := DateTimeFault(s); fault != "" {
-		return time.Time{}, fmt.Errorf("shipDate: %q: %s", s, fault)
-	}
-	return time.Parse(time.RFC3339, s)
-}
-
 // decoder reads a record's members; decoders keeps them for the next: an import reads millions.
 type decoder struct {
 	jsontext.Decoder
-	in bytes.Buffer
+	in bytes.Reader
 }
 
 var (

@@ -2,7 +2,6 @@ package order
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 )
@@ -14,7 +13,7 @@ type Filter struct {
 	ShipFrom, ShipBefore *time.Time // shipped at or after ShipFrom, strictly before ShipBefore
 }
 
-// Matches reports whether f selects o: the stores apply it to what they read from an index.
+// Matches reports whether f selects o.
 func (f Filter) Matches(o Order) bool {
 	return (len(f.Statuses) == 0 || slices.Contains(f.Statuses, o.Status)) &&
 		(f.PetID == nil || o.PetID == *f.PetID) &&
@@ -25,15 +24,6 @@ func (f Filter) Matches(o Order) bool {
 // Empty reports whether f can select no order: ShipFrom is at or after ShipBefore.
 func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
-}
-
-// StatusesToIndex returns the states whose index a store reads for f, sorted; nil for all.
-func (f Filter) StatusesToIndex() []Status {
-	s := slices.Compact(slices.Sorted(slices.Values(f.Statuses)))
-	if len(s) == 0 || len(s) == 3 {
-		return nil
-	}
-	return s
 }
 
 // MaxPageSize is the most orders one page may ask for: it bounds the memory of a page.
@@ -61,17 +51,4 @@ type Page struct {
 	Orders []Order
 	Resume int64 // the last id examined (else the request's After): the next page's After
 	End    bool  // every id after After was examined: there is no next page
-}
-
-// CheckFind is a find's first check: ErrBadRequest for an unknown state or page size.
-func CheckFind(f Filter, req PageRequest) error {
-	for _, s := range f.Statuses {
-		if !s.Valid() {
-			return fmt.Errorf("%w: status %q is not pending, shipped or cancelled", ErrBadRequest, s)
-		}
-	}
-	if req.Size < 1 || req.Size > MaxPageSize {
-		return fmt.Errorf("%w: page size %d is not between 1 and %d", ErrBadRequest, req.Size, MaxPageSize)
-	}
-	return nil
 }

@@ -1,5 +1,3 @@
-// Package auth is about API keys: how they are made, stored (as hashes only), presented in
-// the Authorization header, and who the caller of a request is.
 package order
 
 import (
@@ -120,9 +118,6 @@ func (k Key) ValidateStored() error {
 	if k.Name == "" {
 		return errors.New("key has no name")
 	}
-	if _, err := ParsePlan(string(k.Plan)); err != nil {
-		return fmt.Errorf("key %q: %w", k.Name, err)
-	}
 	if _, err := LimitsFor(k.Plan, k.Custom.Capped()); err != nil {
 		return fmt.Errorf("key %q: %w", k.Name, err)
 	}
@@ -144,3 +139,67 @@ func LooksLikePrefix(s string) bool { return strings.HasPrefix(s, keyPrefix) }
 
 // DefaultName is the name of a key made without one: "key-" and its prefix's random part.
 func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(prefix, keyPrefix) }
+
+// Plan is the name of a plan: the request limits of the keys that have it.
+type Plan string
+
+// The plans of the service. Enterprise limits are set per key.
+const (
+	Free       Plan = "free"
+	Pro        Plan = "pro"
+	Business   Plan = "business"
+	Enterprise Plan = "enterprise"
+)
+
+// Limits are the requests a caller may make per UTC minute and per UTC day.
+type Limits struct {
+	PerMinute int64 `json:"perMinute"`
+	PerDay    int64 `json:"perDay"`
+}
+
+// MaxLimit bounds each enterprise limit: RateLimit-Policy carries the limits as RFC 8941
+// integers, which have at most 15 digits, and rate.lua counts in doubles, exact below 2^53.
+const MaxLimit = 999_999_999_999_999
+
+// Capped returns l with each limit above MaxLimit lowered to it: how a key stored before the
+// bound is read, so that it still works, within the bound.
+func (l Limits) Capped() Limits {
+	return Limits{PerMinute: min(l.PerMinute, MaxLimit), PerDay: min(l.PerDay, MaxLimit)}
+}
+
+var fixed = map[Plan]Limits{
+	Free:       {PerMinute: 60, PerDay: 1_000},
+	Pro:        {PerMinute: 300, PerDay: 10_000},
+	Business:   {PerMinute: 1_000, PerDay: 100_000},
+	Enterprise: {}, // the key's own
+}
+
+// ParsePlan returns the plan named s.
+func ParsePlan(s string) (Plan, error) {
+	if _, ok := fixed[Plan(s)]; !ok {
+		return "", fmt.Errorf("unknown plan %q (want free, pro, business or enterprise)", s)
+	}
+	return Plan(s), nil
+}
+
+// LimitsFor returns the limits of plan p: custom for enterprise, whose limits belong to the
+// key; the fixed ones for the other plans, for which custom must be zero.
+func LimitsFor(p Plan, custom Limits) (Limits, error) {
+	l, ok := fixed[p]
+	switch {
+	case !ok:
+		_, err := ParsePlan(string(p))
+		return Limits{}, err
+	case p != Enterprise && custom != (Limits{}):
+		return Limits{}, fmt.Errorf("plan %s has fixed limits; per-minute and per-day are for enterprise only", p)
+	case p != Enterprise:
+		return l, nil
+	case custom.PerMinute < 1 || custom.PerDay < 1:
+		return Limits{}, fmt.Errorf("plan enterprise needs both limits, each at least 1")
+	case custom.PerMinute > MaxLimit || custom.PerDay > MaxLimit:
+		return Limits{}, fmt.Errorf("plan enterprise: each limit at most 999,999,999,999,999 (per-minute %d, per-day %d)", custom.PerMinute, custom.PerDay)
+	case custom.PerMinute > custom.PerDay:
+		return Limits{}, fmt.Errorf("per-minute limit %d is above the per-day limit %d", custom.PerMinute, custom.PerDay)
+	}
+	return custom, nil
+}

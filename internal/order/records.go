@@ -19,7 +19,7 @@ func (p Pet) identity() (string, int64)   { return "pet", p.ID }
 // CheckEach returns a check of records in turn: each valid, with an id no earlier one had.
 // A file reader runs it as it decodes, so that an error can name the record's place.
 func CheckEach[T Record]() func(T) error {
-	var seen idSet
+	seen := idSet{other: map[int64]bool{}}
 	return func(r T) error {
 		if err := r.Validate(); err != nil {
 			return err
@@ -46,9 +46,6 @@ func (s *idSet) add(id int64) bool {
 	}
 	if _, found := slices.BinarySearch(s.rising, id); found || s.other[id] {
 		return false
-	}
-	if s.other == nil {
-		s.other = map[int64]bool{}
 	}
 	s.other[id] = true
 	return true
@@ -87,17 +84,10 @@ func Slice[T Record](list []T, size int) Batches[T] {
 // that goroutine.
 func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
 	return func(check func(T) error, each func([]T) error) error {
-		batches := make(chan []T, depth)
-		stop := make(chan struct{})
-		read := make(chan error, 1)
+		batches, stop, read := make(chan []T, depth), make(chan struct{}), make(chan error, 1)
 		go func() {
 			defer close(batches)
 			read <- b(check, func(batch []T) error {
-				select { // first, as the drain below would take batches for ever
-				case <-stop:
-					return errStopped
-				default:
-				}
 				select {
 				case batches <- batch:
 					return nil
@@ -109,9 +99,7 @@ func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
 		for batch := range batches {
 			if err := each(batch); err != nil {
 				close(stop)
-				for range batches { // until the reader stops
-				}
-				<-read
+				<-read // batches is not read from now: the reader stops once it is full, or before
 				return err
 			}
 		}

@@ -9,7 +9,7 @@ import (
 func TestIDSet(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for run := range 200 {
-		var s idSet
+		s := idSet{other: map[int64]bool{}}
 		model := map[int64]bool{}
 		next := int64(0)
 		for range 500 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -79,16 +80,20 @@ func (v *View) Current(ctx context.Context) (*Snapshot, error) {
 	if s != nil && s.version == ver {
 		return s, nil // another request caught up meanwhile
 	}
-	next, err := v.catchUp(ctx, s)
+	err = ErrReload
+	if s != nil {
+		s = &Snapshot{Mark: s.Mark, byID: s.byID.Copy(), index: s.index.Copy()} // shares s's nodes until it writes them
+		err = v.apply(ctx, s)
+	}
 	if errors.Is(err, ErrEventsExpired) || errors.Is(err, ErrReload) {
-		next, err = v.load(ctx)
+		s, err = v.load(ctx)
 	}
 	if err != nil {
 		return nil, err
 	}
-	next.version = ver // read before the catch-up: the snapshot is at it or later
-	v.cur.Store(next)
-	return next, nil
+	s.version = ver // read before the catch-up: the snapshot is at it or later
+	v.cur.Store(s)
+	return s, nil
 }
 
 // Cancel answers from the snapshot at the current version when the order is not pending (a
@@ -109,16 +114,6 @@ func (v *View) Cancel(ctx context.Context, id int64) (Order, bool, error) {
 	return v.store.Cancel(ctx, id)
 }
 
-// catchUp applies the events after s's mark to a copy of s; ErrEventsExpired or ErrReload
-// when it cannot.
-func (v *View) catchUp(ctx context.Context, s *Snapshot) (*Snapshot, error) {
-	if s == nil {
-		return nil, ErrReload
-	}
-	next := s.copy()
-	return next, v.apply(ctx, next)
-}
-
 // apply applies the events after s's mark to s, which no reader has yet; ErrReload after
 // loadAfter of them, when a load is cheaper than reading on (an import of many orders).
 func (v *View) apply(ctx context.Context, s *Snapshot) error {
@@ -137,28 +132,26 @@ func (v *View) apply(ctx context.Context, s *Snapshot) error {
 	return ErrReload
 }
 
-// load reads every order, then what changed while it read.
+// load reads every order, then what changed while it read. The trees are filled in their
+// order, which is cheaper than a Set for each.
 func (v *View) load(ctx context.Context) (*Snapshot, error) {
 	s := newSnapshot()
-	var byStatus [len(states)][]int64
+	var byStatus [len(states)][]indexKey
 	var byPet []indexKey
 	mark, err := v.store.Load(ctx, func(o Order) {
 		r := rowOf(o)
-		s.byID.Load(r) // in id order: appended
-		byStatus[r.status] = append(byStatus[r.status], r.id)
-		byPet = append(byPet, indexKey{r.pet, r.id})
+		s.byID.Load(r) // in id order
+		k := r.keys()
+		byPet, byStatus[r.status] = append(byPet, k[0]), append(byStatus[r.status], k[1])
 	})
 	if err != nil {
 		return nil, err
 	}
-	for st, ids := range byStatus { // each in id order already
-		for _, id := range ids {
-			s.byStatus.Load(indexKey{int64(st), id})
-		}
-	}
 	slices.SortFunc(byPet, func(a, b indexKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
-	for _, k := range byPet {
-		s.byPet.Load(k)
+	for _, keys := range append(byStatus[:], byPet) { // the states' keys are the least
+		for _, k := range keys {
+			s.index.Load(k)
+		}
 	}
 	s.Mark = mark
 	if err := v.apply(ctx, s); errors.Is(err, ErrReload) {
@@ -172,13 +165,13 @@ func (v *View) load(ctx context.Context) (*Snapshot, error) {
 // Snapshot is the orders at one version, immutable: every reader of it sees the same orders.
 type Snapshot struct {
 	Mark
-	version  uint64
-	byID     *btree.BTreeG[row]
-	byStatus *btree.BTreeG[indexKey] // (status, id)
-	byPet    *btree.BTreeG[indexKey] // (pet, id)
+	version uint64
+	byID    *btree.BTreeG[row]
+	index   *btree.BTreeG[indexKey] // (pet, id) and (statusKey, id)
 }
 
-// row is an order as a Snapshot keeps it, in 40 bytes where an Order takes 72.
+// row is an order as a Snapshot keeps it, in 40 bytes without pointers where an Order takes
+// 72 with two.
 type row struct {
 	id, pet, shipSec   int64
 	shipNsec, quantity int32
@@ -189,14 +182,8 @@ type row struct {
 var states = [...]Status{StatusPending, StatusShipped, StatusCancelled}
 
 func rowOf(o Order) row {
-	r := row{id: o.ID, pet: o.PetID, shipSec: o.ShipDate.Unix(), shipNsec: int32(o.ShipDate.Nanosecond()),
-		quantity: o.Quantity, complete: o.Complete}
-	for i, s := range states {
-		if s == o.Status {
-			r.status = uint8(i)
-		}
-	}
-	return r
+	return row{id: o.ID, pet: o.PetID, shipSec: o.ShipDate.Unix(), shipNsec: int32(o.ShipDate.Nanosecond()),
+		quantity: o.Quantity, complete: o.Complete, status: uint8(max(0, slices.Index(states[:], o.Status)))}
 }
 
 func (r row) order() Order {
@@ -204,35 +191,36 @@ func (r row) order() Order {
 		Complete: r.complete, Status: states[r.status]}
 }
 
-// indexKey is an entry of an index: the key it sorts by, then the order's id.
+// indexKey is an entry of the index: the key it sorts by, then the order's id.
 type indexKey struct{ key, id int64 }
 
-func byKeyThenID(a, b indexKey) bool { return a.key < b.key || a.key == b.key && a.id < b.id }
+// statusKey is the key of a state in the index: below every pet's id.
+func statusKey(status uint8) int64 { return math.MinInt64 + int64(status) }
+
+// keys are r's entries in the index: its pet's, then its state's.
+func (r row) keys() [2]indexKey { return [2]indexKey{{r.pet, r.id}, {statusKey(r.status), r.id}} }
 
 var treeOptions = btree.Options{NoLocks: true} // a Snapshot is never written once published
 
 func newSnapshot() *Snapshot {
 	return &Snapshot{
-		byID:     btree.NewBTreeGOptions(func(a, b row) bool { return a.id < b.id }, treeOptions),
-		byStatus: btree.NewBTreeGOptions(byKeyThenID, treeOptions),
-		byPet:    btree.NewBTreeGOptions(byKeyThenID, treeOptions),
+		byID: btree.NewBTreeGOptions(func(a, b row) bool { return a.id < b.id }, treeOptions),
+		index: btree.NewBTreeGOptions(func(a, b indexKey) bool { return a.key < b.key || a.key == b.key && a.id < b.id },
+			treeOptions),
 	}
-}
-
-// copy returns a copy that shares s's trees until it writes them.
-func (s *Snapshot) copy() *Snapshot {
-	return &Snapshot{Mark: s.Mark, byID: s.byID.Copy(), byStatus: s.byStatus.Copy(), byPet: s.byPet.Copy()}
 }
 
 // set puts o in a Snapshot not yet published, in place of the order with its id.
 func (s *Snapshot) set(o Order) {
 	r := rowOf(o)
 	if prev, ok := s.byID.Set(r); ok {
-		s.byStatus.Delete(indexKey{int64(prev.status), prev.id})
-		s.byPet.Delete(indexKey{prev.pet, prev.id})
+		for _, k := range prev.keys() {
+			s.index.Delete(k)
+		}
 	}
-	s.byStatus.Set(indexKey{int64(r.status), r.id})
-	s.byPet.Set(indexKey{r.pet, r.id})
+	for _, k := range r.keys() {
+		s.index.Set(k)
+	}
 }
 
 // Len is the number of orders.
@@ -257,8 +245,13 @@ func (s *Snapshot) All() iter.Seq[Order] {
 // page and one entry more; one it does not (ship dates, a pet and states) reads on in the
 // index, up to the budget, so a page may come back short, even empty, and still not be the end.
 func (s *Snapshot) Find(f Filter, req PageRequest) (Page, error) {
-	if err := CheckFind(f, req); err != nil {
-		return Page{}, err
+	for _, st := range f.Statuses {
+		if !st.Valid() {
+			return Page{}, fmt.Errorf("%w: status %q is not pending, shipped or cancelled", ErrBadRequest, st)
+		}
+	}
+	if req.Size < 1 || req.Size > MaxPageSize {
+		return Page{}, fmt.Errorf("%w: page size %d is not between 1 and %d", ErrBadRequest, req.Size, MaxPageSize)
 	}
 	after := int64(-1)
 	if req.After != nil {
@@ -267,25 +260,25 @@ func (s *Snapshot) Find(f Filter, req PageRequest) (Page, error) {
 	return find(s.entries(f, after), f, req), nil
 }
 
-// find is Find of the entries next yields.
-func find(next func() (int64, Order, bool), f Filter, req PageRequest) Page {
+// find is Find of the orders next yields.
+func find(next func() (row, bool), f Filter, req PageRequest) Page {
 	p := Page{Orders: []Order{}}
 	if req.After != nil {
 		p.Resume = *req.After
 	}
 	for examined := 0; ; examined++ {
-		id, o, ok := next()
-		if !ok {
+		r, ok := next()
+		switch {
+		case !ok:
 			p.End = true
 			return p
-		}
-		if examined == req.Budget() {
+		case examined == req.Budget():
 			return p // an entry is left: not the end
 		}
-		p.Resume = id
-		if f.Matches(o) {
+		p.Resume = r.id
+		if o := r.order(); f.Matches(o) {
 			if p.Orders = append(p.Orders, o); len(p.Orders) == req.Size {
-				_, _, more := next()
+				_, more := next()
 				p.End = !more
 				return p
 			}
@@ -293,72 +286,59 @@ func find(next func() (int64, Order, bool), f Filter, req PageRequest) Page {
 	}
 }
 
-// entries returns the index entries after the id after that f reads, in id order, each with
-// its order.
-func (s *Snapshot) entries(f Filter, after int64) func() (int64, Order, bool) {
+// entries returns the orders after the id after of the index that f reads, in id order.
+func (s *Snapshot) entries(f Filter, after int64) func() (row, bool) {
 	if f.PetID != nil {
-		return s.keyed(s.byPet, *f.PetID, after)
+		return s.keyed(*f.PetID, after)
 	}
-	switch st := f.StatusesToIndex(); len(st) {
+	var byStatus []func() (row, bool)
+	if sts := slices.Compact(slices.Sorted(slices.Values(f.Statuses))); len(sts) < len(states) {
+		for _, st := range sts {
+			byStatus = append(byStatus, s.keyed(statusKey(uint8(slices.Index(states[:], st))), after))
+		}
+	}
+	switch len(byStatus) {
 	case 1:
-		return s.keyed(s.byStatus, int64(rowOf(Order{Status: st[0]}).status), after)
+		return byStatus[0]
 	case 2:
-		return merge(s.keyed(s.byStatus, int64(rowOf(Order{Status: st[0]}).status), after),
-			s.keyed(s.byStatus, int64(rowOf(Order{Status: st[1]}).status), after))
+		return merge(byStatus[0], byStatus[1])
 	}
 	it := s.byID.Iter()
-	more := after < maxID && it.Seek(row{id: after + 1})
-	return func() (int64, Order, bool) {
-		if !more {
-			return 0, Order{}, false
-		}
-		r := it.Item()
-		more = it.Next()
-		return r.id, r.order(), true
+	more := after < math.MaxInt64 && it.Seek(row{id: after + 1})
+	return func() (row, bool) {
+		r, ok := it.Item(), more
+		more = more && it.Next()
+		return r, ok
 	}
 }
 
-const maxID = 1<<63 - 1
-
-// keyed returns the ids an index holds under key, after the id after, with their orders.
-func (s *Snapshot) keyed(index *btree.BTreeG[indexKey], key, after int64) func() (int64, Order, bool) {
-	it := index.Iter()
-	more := after < maxID && it.Seek(indexKey{key, after + 1})
-	return func() (int64, Order, bool) {
-		if !more || it.Item().key != key {
-			more = false
-			return 0, Order{}, false
+// keyed returns the orders the index holds under key, after the id after.
+func (s *Snapshot) keyed(key, after int64) func() (row, bool) {
+	it := s.index.Iter()
+	more := after < math.MaxInt64 && it.Seek(indexKey{key, after + 1})
+	return func() (row, bool) {
+		k := it.Item()
+		if more = more && k.key == key; !more {
+			return row{}, false
 		}
-		id := it.Item().id
 		more = it.Next()
-		r, _ := s.byID.Get(row{id: id})
-		return id, r.order(), true
+		r, _ := s.byID.Get(row{id: k.id})
+		return r, true
 	}
 }
 
-// merge yields the entries of a and b, each in id order and without an id in common, in id order.
-func merge(a, b func() (int64, Order, bool)) func() (int64, Order, bool) {
-	type head struct {
-		id int64
-		o  Order
-		ok bool
-	}
-	pull := func(next func() (int64, Order, bool)) head {
-		id, o, ok := next()
-		return head{id, o, ok}
-	}
-	x, y := pull(a), pull(b)
-	return func() (int64, Order, bool) {
-		switch {
-		case x.ok && (!y.ok || x.id < y.id):
-			h := x
-			x = pull(a)
-			return h.id, h.o, true
-		case y.ok:
-			h := y
-			y = pull(b)
-			return h.id, h.o, true
+// merge yields the orders of a and b, each in id order and without an id in common, in id order.
+func merge(a, b func() (row, bool)) func() (row, bool) {
+	x, xok := a()
+	y, yok := b()
+	return func() (row, bool) {
+		if !xok || yok && y.id < x.id { // the least is x's, from a
+			a, b, x, xok, y, yok = b, a, y, yok, x, xok
 		}
-		return 0, Order{}, false
+		r, ok := x, xok
+		if ok {
+			x, xok = a()
+		}
+		return r, ok
 	}
 }

@@ -101,12 +101,12 @@ func TestAFindReadsWhatItReturns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			read := 0
 			next := s.entries(tc.f, -1)
-			counted := func() (int64, Order, bool) {
-				id, o, ok := next()
+			counted := func() (row, bool) {
+				r, ok := next()
 				if ok {
 					read++
 				}
-				return id, o, ok
+				return r, ok
 			}
 			p := find(counted, tc.f, PageRequest{Size: tc.size})
 			if got := len(p.Orders); read > tc.wantRead+2 || read < tc.wantRead-2 || (tc.wantRead <= tc.size+1 && got != tc.size) {

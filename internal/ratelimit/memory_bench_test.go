@@ -35,7 +35,7 @@ func BenchmarkAllowManyCallers(b *testing.B) {
 }
 
 // BenchmarkAllowAnonymousPastTheCap: every request is from a new network, with the cap full,
-// so each one forgets the least recently seen caller of its shard.
+// so each one forgets the least recently seen caller.
 func BenchmarkAllowAnonymousPastTheCap(b *testing.B) {
 	ids := make([]string, 1<<20)
 	for i := range ids {
