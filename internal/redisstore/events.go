@@ -3,11 +3,13 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,13 +23,19 @@ var _ order.EventLog = (*Events)(nil)
 // entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
 type Events struct {
 	conn
-	wake waker
+	// What WaitForEvents watches, for every waiter with one blocking XREAD, which holds a
+	// pooled connection: one per waiter would leave none for requests.
+	mu      sync.Mutex
+	newest  streamID      // the log's newest position, as last read; zero when not known
+	moved   chan struct{} // closed when newest moves on, then replaced
+	waiters int
+	running bool
 }
 
 // NewEvents returns the log of the deployment whose keys start with prefix.
 func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Events, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Events{conn: c, wake: waker{moved: make(chan struct{})}}, err
+	return &Events{conn: c, moved: make(chan struct{})}, err
 }
 
 // Events reads a page after q.After with events.lua. A position is expired before the newest
@@ -41,7 +49,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if q.After != "" && (!ok || after == streamID{math.MaxUint64, math.MaxUint64}) { // no position follows the greatest
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	position := q.After
+	position := ""
 	if ok {
 		position = after.String() // Redis's spelling of it
 	}
@@ -74,9 +82,6 @@ func (e *Events) LastEventID(ctx context.Context) (string, error) {
 
 // Trim runs trim.lua, sent once, as each script that writes alone is.
 func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
-	if r.MaxAge <= 0 && r.MaxCount <= 0 {
-		return 0, nil
-	}
 	var age, count, countAndOne string // "" for off
 	if r.MaxAge > 0 {
 		age = strconv.FormatInt(int64((r.MaxAge+time.Millisecond-1)/time.Millisecond), 10) // never younger
@@ -104,18 +109,17 @@ func (e *Events) read(ctx context.Context, after string, limit int) (st logState
 	if err != nil {
 		return st, classify(ctx, err)
 	}
+	var ok [3]bool
 	if len(res) == 4 {
-		last, _ := res[0].(string)
-		maxDeleted, _ := res[1].(string)
-		var ok1, ok2, ok3 bool
-		st.last, ok1 = parseStreamID(last)
-		st.maxDeleted, ok2 = parseStreamID(maxDeleted)
-		if st.entries, ok3 = res[2].([]any); ok1 && ok2 && ok3 {
-			st.held = res[3] == int64(1)
-			return st, nil
-		}
+		st.last, ok[0] = parseStreamID(fmt.Sprint(res[0]))
+		st.maxDeleted, ok[1] = parseStreamID(fmt.Sprint(res[1]))
+		st.entries, ok[2] = res[2].([]any)
+		st.held = res[3] == int64(1)
 	}
-	return st, fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
+	if ok != [3]bool{true, true, true} {
+		return st, fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
+	}
+	return st, nil
 }
 
 // decodeEvent reads one XRANGE entry: {id, {field, value, ...}}.
@@ -167,4 +171,69 @@ func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms &&
 
 func (a streamID) String() string {
 	return strconv.FormatUint(a.ms, 10) + "-" + strconv.FormatUint(a.seq, 10)
+}
+
+// waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
+const waitBlock = 2 * time.Second
+
+// WaitForEvents returns nil once the newest position read is after after ("": any event), or
+// at once for no position (the read tells why).
+func (e *Events) WaitForEvents(ctx context.Context, after string) error {
+	a, ok := parseStreamID(after)
+	if !ok && after != "" {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer func() { e.waiters-- }()
+	if e.waiters++; !e.running {
+		e.running, e.newest = true, streamID{} // known only once read again
+		go e.watch()
+	}
+	for !a.less(e.newest) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		moved := e.moved
+		e.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+		}
+		e.mu.Lock()
+	}
+	return nil
+}
+
+// watch reads where the log stands, then blocks on XREAD after it, while anyone waits; read
+// anew each time, as a log lost and begun again behind it would keep XREAD waiting.
+func (e *Events) watch() {
+	for pause := time.Duration(0); ; {
+		e.mu.Lock()
+		if e.waiters == 0 {
+			e.running = false
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
+		st, err := e.read(context.Background(), "", 0)
+		if err == nil {
+			e.mu.Lock()
+			if e.newest.less(st.last) { // wake the waiters; one that went back (a lost log) is kept too
+				close(e.moved)
+				e.moved = make(chan struct{})
+			}
+			e.newest = st.last
+			e.mu.Unlock()
+			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
+			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, st.last.String()}, Count: 1, Block: waitBlock}).Err()
+			cancel()
+		}
+		if err != nil && !errors.Is(err, redis.Nil) { // Nil: nothing within the block
+			pause = min(max(2*pause, 50*time.Millisecond), time.Second)
+			time.Sleep(pause)
+		} else {
+			pause = 0
+		}
+	}
 }
