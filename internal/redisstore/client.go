@@ -14,6 +14,7 @@ import (
 	randv2 "math/rand/v2"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,26 +241,18 @@ func classify(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
 		return ctx.Err()
 	}
-	var reply redis.Error
-	switch {
-	case errors.As(err, &reply):
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	code, _, _ := strings.Cut(err.Error(), " ")
+	switch reply := errors.As(err, new(redis.Error)); {
+	case !reply && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		// Our bound ended the call: keep the context error out of the chain.
 		return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
-	default:
-		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-	}
-	msg := reply.Error()
-	if strings.HasPrefix(msg, "ERR max number of clients reached") {
-		msg = "MAXCLIENTS" // about the server
-	}
-	switch code, _, _ := strings.Cut(msg, " "); code {
 	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
 	// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
-	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
-		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE", "MAXCLIENTS":
+	case !reply, strings.HasPrefix(err.Error(), "ERR max number of clients reached"), slices.Contains([]string{"LOADING",
+		"BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "NOPERM", "NOAUTH",
+		"WRONGPASS", "DENIED", "UNKILLABLE"}, code):
 		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-	case "WRONGTYPE":
+	case code == "WRONGTYPE":
 		return fmt.Errorf("%w: redis: %w", order.ErrCorrupt, err)
 	}
 	return fmt.Errorf("redis: %w", err)
@@ -278,14 +271,13 @@ type trip struct {
 
 // tripOf returns ctx's Trip's reads for prefix's deployment, or nil outside a Trip.
 func tripOf(ctx context.Context, prefix string) *trip {
-	t := order.TripOf(ctx)
-	if t == nil {
-		return nil
-	} else if t.Carried == nil {
-		t.Carried = &trip{prefix: prefix}
-	}
-	if c, _ := t.Carried.(*trip); c != nil && c.prefix == prefix {
-		return c
+	if t := order.TripOf(ctx); t != nil {
+		if t.Carried == nil {
+			t.Carried = &trip{prefix: prefix}
+		}
+		if c, _ := t.Carried.(*trip); c != nil && c.prefix == prefix {
+			return c
+		}
 	}
 	return nil
 }

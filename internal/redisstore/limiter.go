@@ -160,11 +160,6 @@ func (l *Limiter) flush() {
 // send decides q's decisions still waiting and not past due in one pipeline, due with the
 // earliest: a rate.lua call for each caller and arguments, and one read of the versions.
 func (l *Limiter) send(q []*decision) {
-	defer func() {
-		for _, d := range q {
-			close(d.done)
-		}
-	}()
 	calls := map[rateCall][]*decision{}
 	var due time.Time
 	withTrip := false
@@ -215,6 +210,9 @@ func (l *Limiter) send(q []*decision) {
 				d.versions = versions
 			}
 		}
+	}
+	for _, d := range q {
+		close(d.done)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,15 +24,15 @@ var _ order.Store = (*Orders)(nil)
 // Orders is an order.Store in Redis (docs/redis-layout.md).
 type Orders struct {
 	conn
-	mu         sync.Mutex
-	halves     map[string]bool // the half-written orders reported
-	afterChunk func()          // after each HSCAN of Load; tests change the orders there
+	halves     sync.Map     // the half-written orders reported
+	reported   atomic.Int32 // how many: the first thousand only
+	afterChunk func()       // after each HSCAN of Load; tests change the orders there
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
 func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Orders{conn: c, halves: map[string]bool{}}, err
+	return &Orders{conn: c}, err
 }
 
 // listChunk is the fields one HSCAN or HMGET of Load reads: a command's time in Redis is its
@@ -249,13 +250,11 @@ func orderOf(id int64, data, status string) (order.Order, error) {
 
 // reportHalf logs an order another system left half-written, each once, the first thousand.
 func (s *Orders) reportHalf(field, missing string) {
-	s.mu.Lock()
-	first := !s.halves[field] && len(s.halves) < 1000
-	if first {
-		s.halves[field] = true
+	if s.reported.Load() >= 1000 {
+		return
 	}
-	s.mu.Unlock()
-	if first {
+	if _, seen := s.halves.LoadOrStore(field, true); !seen {
+		s.reported.Add(1)
 		packageLogger().Warn("order in redis is half-written, so it is neither listed nor cancelled",
 			slog.String("order", field), slog.String("missing", missing))
 	}
