@@ -82,14 +82,8 @@ func (e *Events) LastEventID(ctx context.Context) (string, error) {
 
 // Trim runs trim.lua, sent once, as each script that writes alone is.
 func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
-	var age, count, countAndOne string // "" for off
-	if r.MaxAge > 0 {
-		age = strconv.FormatInt(int64((r.MaxAge+time.Millisecond-1)/time.Millisecond), 10) // never younger
-	}
-	if r.MaxCount > 0 {
-		count, countAndOne = strconv.FormatInt(r.MaxCount, 10), strconv.FormatInt(r.MaxCount+1, 10)
-	}
-	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, age, count, countAndOne)
+	ms, count := int64((max(r.MaxAge, 0)+time.Millisecond-1)/time.Millisecond), max(r.MaxCount, 0) // ms rounded up: never younger
+	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, ms, count, count+1)
 	n, _ := cmd.Int64()
 	return n, err
 }
