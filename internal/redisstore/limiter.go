@@ -48,7 +48,7 @@ type Limiter struct {
 
 // decision is one request's rate decision, queued; what follows done is set before it closes.
 type decision struct {
-	rateCall // the decisions of a pipeline with the same are one rate.lua call
+	rateCall
 	ctx      context.Context
 	due      time.Time // queued + timeout: a decision still queued then fails
 	now      int64     // Unix ms
@@ -59,6 +59,7 @@ type decision struct {
 	versions [2]*redis.SliceCmd // the orders' and the keys', read with it
 }
 
+// rateCall is what the decisions of one rate.lua call of a pipeline share.
 type rateCall struct {
 	key  string   // the caller's hash
 	args [5]int64 // rate.lua's first: per minute, per day, ban after, ban for (ms), peek
