@@ -10,7 +10,9 @@ type Trip struct {
 	// Carried is what the round trip read, of a type only the store that made it knows. Its
 	// Confirm checks what was answered before the round trip against what it read, asks the
 	// storage again when that has moved, and fails as the step it confirms would.
-	Carried interface{ Confirm(ctx context.Context) error }
+	Carried interface {
+		Confirm(ctx context.Context) error
+	}
 }
 
 type tripKey struct{}
