@@ -53,15 +53,15 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if ok {
 		position = after.String() // Redis's spelling of it
 	}
-	st, err := e.read(ctx, position, q.Limit)
+	last, maxDeleted, entries, held, err := e.read(ctx, position, q.Limit)
 	if err != nil {
 		return order.EventPage{}, err
 	}
-	if q.After != "" && (after.less(st.maxDeleted) || st.last.less(after) || (after != st.maxDeleted && !st.held)) {
+	if q.After != "" && (after.less(maxDeleted) || last.less(after) || (after != maxDeleted && !held)) {
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	page := order.EventPage{Last: cmp.Or(q.After, st.last.String()), More: len(st.entries) == q.Limit}
-	for _, raw := range st.entries {
+	page := order.EventPage{Last: cmp.Or(q.After, last.String()), More: len(entries) == q.Limit}
+	for _, raw := range entries {
 		ev, err := decodeEvent(raw)
 		if err != nil {
 			return order.EventPage{}, err
@@ -76,8 +76,8 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 
 // LastEventID is the stream's last-generated-id; "0-0" without a stream.
 func (e *Events) LastEventID(ctx context.Context) (string, error) {
-	st, err := e.read(ctx, "", 0)
-	return st.last.String(), err
+	last, _, _, _, err := e.read(ctx, "", 0)
+	return last.String(), err
 }
 
 // Trim runs trim.lua, sent once, as each script that writes alone is.
@@ -88,32 +88,26 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	return n, err
 }
 
-// logState is events.lua's reply: where the log stands, a page, whether the position is an entry.
-type logState struct {
-	last, maxDeleted streamID
-	entries          []any
-	held             bool
-}
-
-// read runs events.lua after a position ("": from the first).
-func (e *Events) read(ctx context.Context, after string, limit int) (st logState, err error) {
+// read runs events.lua after a position ("": from the first): where the log stands (the
+// newest position and the newest dropped), a page, and whether the position is an entry.
+func (e *Events) read(ctx context.Context, after string, limit int) (last, maxDeleted streamID, entries []any, held bool, err error) {
 	ctx, cancel := callContext(ctx, e.timeout)
 	defer cancel()
 	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, after, limit).Slice()
 	if err != nil {
-		return st, classify(ctx, err)
+		return last, maxDeleted, nil, false, classify(ctx, err)
 	}
 	var ok [3]bool
 	if len(res) == 4 {
-		st.last, ok[0] = parseStreamID(fmt.Sprint(res[0]))
-		st.maxDeleted, ok[1] = parseStreamID(fmt.Sprint(res[1]))
-		st.entries, ok[2] = res[2].([]any)
-		st.held = res[3] == int64(1)
+		last, ok[0] = parseStreamID(fmt.Sprint(res[0]))
+		maxDeleted, ok[1] = parseStreamID(fmt.Sprint(res[1]))
+		entries, ok[2] = res[2].([]any)
+		held = res[3] == int64(1)
 	}
 	if ok != [3]bool{true, true, true} {
-		return st, fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
+		err = fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
 	}
-	return st, nil
+	return last, maxDeleted, entries, held, err
 }
 
 // decodeEvent reads one XRANGE entry: {id, {field, value, ...}}.
@@ -210,17 +204,17 @@ func (e *Events) watch() {
 			return
 		}
 		e.mu.Unlock()
-		st, err := e.read(context.Background(), "", 0)
+		last, _, _, _, err := e.read(context.Background(), "", 0)
 		if err == nil {
 			e.mu.Lock()
-			if e.newest.less(st.last) { // wake the waiters; one that went back (a lost log) is kept too
+			if e.newest.less(last) { // wake the waiters; one that went back (a lost log) is kept too
 				close(e.moved)
 				e.moved = make(chan struct{})
 			}
-			e.newest = st.last
+			e.newest = last
 			e.mu.Unlock()
 			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
-			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, st.last.String()}, Count: 1, Block: waitBlock}).Err()
+			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, last.String()}, Count: 1, Block: waitBlock}).Err()
 			cancel()
 		}
 		if err != nil && !errors.Is(err, redis.Nil) { // Nil: nothing within the block

@@ -170,10 +170,8 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if err != nil || len(res) != 2 {
 		return order.Order{}, false, cmp.Or(err, fmt.Errorf("cancel.lua replied %q", res))
 	}
-	if res[0] == "" {
-		if res[1] != "" { // the half missing of a half-written order
-			s.reportHalf(field, res[1])
-		}
+	if res[0] == "" { // missing, or half-written
+		s.reportHalf(field, res[1])
 		return order.Order{}, false, order.ErrNotFound
 	}
 	found, err := orderOf(id, res[1], res[0])
@@ -248,9 +246,10 @@ func orderOf(id int64, data, status string) (order.Order, error) {
 	return o, nil
 }
 
-// reportHalf logs an order another system left half-written, each once, the first thousand.
+// reportHalf logs an order another system left half-written, each once, the first thousand;
+// missing is the half it lacks ("": both, an order that is not there).
 func (s *Orders) reportHalf(field, missing string) {
-	if s.reported.Load() >= 1000 {
+	if missing == "" || s.reported.Load() >= 1000 {
 		return
 	}
 	if _, seen := s.halves.LoadOrStore(field, true); !seen {
@@ -334,9 +333,6 @@ func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet])
 		for _, pet := range part {
 			data, _ := json.Marshal(petData{pet.Name, pet.Status}) // strings: never fails
 			fields = append(fields, strconv.FormatInt(pet.ID, 10), data)
-		}
-		if len(fields) == 0 {
-			return nil
 		}
 		ctx, cancel := callContext(ctx, s.timeout)
 		defer cancel()
