@@ -7,15 +7,12 @@ import "context"
 // and confirm it once the round trip is made. A request's steps run in turn: no lock.
 type Trip struct {
 	context.Context
-	// Carried is what the round trip read; only the stores that made it know its type.
-	Carried Carried
-}
-
-// Carried is what a request's round trip carried for its later steps.
-type Carried interface {
-	// Confirm checks what was answered before the round trip against what it read; when
-	// that has moved, it asks the storage again. It fails as the step it confirms would.
-	Confirm(ctx context.Context) error
+	// Carried is what the round trip read, of a type only the store that made it knows. Its
+	// Confirm checks what was answered before the round trip against what it read, asks the
+	// storage again when that has moved, and fails as the step it confirms would.
+	Carried interface {
+		Confirm(ctx context.Context) error
+	}
 }
 
 type tripKey struct{}
@@ -37,11 +34,10 @@ func TripOf(ctx context.Context) *Trip {
 	return t
 }
 
-// Confirm confirms what ctx's Trip answered provisionally (see Carried); nil if nothing waits.
+// Confirm confirms what ctx's Trip answered provisionally; nil if nothing waits.
 func Confirm(ctx context.Context) error {
-	t := TripOf(ctx)
-	if t == nil || t.Carried == nil {
-		return nil
+	if t := TripOf(ctx); t != nil && t.Carried != nil {
+		return t.Carried.Confirm(ctx)
 	}
-	return t.Carried.Confirm(ctx)
+	return nil
 }

@@ -31,7 +31,6 @@ func TestClassifyReplies(t *testing.T) {
 		{"NOREPLICAS Not enough good replicas to write.", order.ErrUnavailable},
 		{"NOAUTH Authentication required.", order.ErrUnavailable},
 		{"ERR max number of clients reached", order.ErrUnavailable},
-		{"EXECABORT Transaction discarded because of: LOADING Redis is loading", order.ErrUnavailable},
 		{"WRONGTYPE Operation against a key holding the wrong kind of value", order.ErrCorrupt},
 		{"ERR user_script:12: attempt to compare nil with number script: 3f2a…", nil},
 		{"ERR wrong number of arguments for 'hset' command", nil},

@@ -1,19 +1,121 @@
+// Package redisstore keeps what the service's instances share in Redis (docs/redis-layout.md);
+// Open makes the one client they share from a URL.
 package redisstore
 
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"log/slog"
+	randv2 "math/rand/v2"
+	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
 )
+
+// DefaultTimeout bounds every Redis call: a Redis that does not answer never hangs a request.
+const DefaultTimeout = time.Second
+
+// Open returns a client for url without connecting, so the service starts while Redis is down:
+//
+//	redis://[user:pass@]host:port[/db]            one node (rediss:// for TLS)
+//	redis://host:port?master_name=NAME&addr=h2:p2  Sentinel: the sentinels, and the primary's name
+//	redis+cluster://host:port?addr=h2:p2           Cluster: seed nodes (rediss+cluster:// for TLS)
+//
+// Timeouts not in the URL's query are timeout.
+func Open(rawURL string, timeout time.Duration) (rdb redis.UniversalClient, err error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	q, timeout := u.Query(), cmp.Or(max(timeout, 0), DefaultTimeout)
+	// Every call goes to the primary, which holds every acknowledged write, and is sent once:
+	// it may have run (docs/redis-layout.md, "When Redis cannot be reached").
+	for _, name := range []string{"max_retries", "read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"} {
+		if q.Has(name) {
+			return nil, fmt.Errorf("redis URL: %s is not allowed: every call goes to the primary, once", name)
+		}
+	}
+	q.Set("max_retries", "-1")
+	for _, name := range []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout"} {
+		if !q.Has(name) {
+			q.Set(name, timeout.String())
+		}
+	}
+	scheme := u.Scheme
+	u.Scheme, u.RawQuery = strings.TrimSuffix(scheme, "+cluster"), q.Encode()
+	// ContextTimeoutEnabled: callContext's deadline bounds the socket reads too.
+	switch s := u.String(); {
+	case u.Scheme != "redis" && u.Scheme != "rediss":
+		return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", scheme)
+	case scheme != u.Scheme:
+		var o *redis.ClusterOptions
+		if o, err = redis.ParseClusterURL(s); err == nil {
+			o.ContextTimeoutEnabled, rdb = true, redis.NewClusterClient(o)
+		}
+	case q.Has("master_name"):
+		var o *redis.FailoverOptions
+		if o, err = redis.ParseFailoverURL(s); err == nil {
+			o.ContextTimeoutEnabled, rdb = true, redis.NewFailoverClient(o)
+		}
+	default:
+		var o *redis.Options
+		if o, err = redis.ParseURL(s); err == nil {
+			o.ContextTimeoutEnabled, rdb = true, redis.NewClient(o)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	return rdb, nil
+}
+
+// CheckURL reports whether rawURL is a Redis URL that Open accepts, without connecting.
+func CheckURL(rawURL string) error {
+	c, err := Open(rawURL, DefaultTimeout)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// SetLogger sends go-redis's messages and the stores' reports to log; the last call wins.
+func SetLogger(log *slog.Logger) {
+	storeLogger.Store(log)
+	setLoggerOnce.Do(func() { redis.SetLogger(slogPrinter{}) })
+}
+
+var (
+	setLoggerOnce sync.Once
+	storeLogger   atomic.Pointer[slog.Logger]
+	discard       = slog.New(slog.DiscardHandler)
+)
+
+func packageLogger() *slog.Logger { return cmp.Or(storeLogger.Load(), discard) }
+
+type slogPrinter struct{}
+
+func (slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	level := slog.LevelWarn
+	// Failures to connect repeat while Redis is down, an outage the service warns of itself.
+	if strings.HasPrefix(format, "redis: connection pool: failed to") {
+		level = slog.LevelDebug
+	}
+	packageLogger().Log(ctx, level, "redis client: "+fmt.Sprintf(format, v...))
+}
 
 // conn is what every store of one deployment holds: the client, its keys and its bound.
 type conn struct {
@@ -29,11 +131,9 @@ func newConn(rdb redis.UniversalClient, prefix string, timeout time.Duration) (c
 
 // names are the Redis keys of one deployment (docs/redis-layout.md, hash tags in braces).
 type names struct {
-	prefix                                                                  string
-	ordersData, ordersStatus, ordersVersion, ordersGeneration, ordersEvents string
-	petsData, pageTokenSecret, webhookIDs                                   string
-	keysByHash, keysByName, keysVersion, keysGeneration                     string
-	orders, keys                                                            []string // the writes' KEYS
+	prefix, ordersData, ordersStatus, ordersEvents, keysByHash, petsData, pageTokenSecret, webhookIDs string
+	// The version's counter and generation (MGET), and the KEYS of the writes.
+	ordersVersion, keysVersion, orders, keys []string
 }
 
 // validPrefix keeps key names free of braces, spaces and anything a client could inject.
@@ -46,19 +146,13 @@ func newNames(prefix string) (names, error) {
 	if !validPrefix.MatchString(prefix) {
 		return names{}, fmt.Errorf("redis key prefix %q: want 1 to 64 of A-Z a-z 0-9 _ : . -", prefix)
 	}
-	orders, keys := "{"+prefix+":orders}", "{"+prefix+":keys}"
-	n := names{
-		prefix:     prefix,
-		ordersData: orders + ":data", ordersStatus: orders + ":status", ordersVersion: orders + ":version",
-		ordersGeneration: orders + ":generation", ordersEvents: orders + ":events",
-		petsData:        "{" + prefix + ":pets}:data",
-		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret",
-		webhookIDs:      "{" + prefix + ":webhooks}:ids",
-		keysByHash:      keys + ":by-hash", keysByName: keys + ":by-name", keysVersion: keys + ":version",
-		keysGeneration: keys + ":generation",
-	}
-	n.orders = []string{n.ordersData, n.ordersStatus, n.ordersVersion, n.ordersGeneration, n.ordersEvents}
-	n.keys = []string{n.keysByName, n.keysByHash, n.keysVersion, n.keysGeneration}
+	o, k := "{"+prefix+":orders}:", "{"+prefix+":keys}:"
+	n := names{prefix: prefix, petsData: "{" + prefix + ":pets}:data",
+		pageTokenSecret: "{" + prefix + ":settings}:page-token-secret", webhookIDs: "{" + prefix + ":webhooks}:ids",
+		orders: []string{o + "data", o + "status", o + "version", o + "generation", o + "events"},
+		keys:   []string{k + "by-name", k + "by-hash", k + "version", k + "generation"}}
+	n.ordersData, n.ordersStatus, n.ordersVersion, n.ordersEvents = n.orders[0], n.orders[1], n.orders[2:4], n.orders[4]
+	n.keysByHash, n.keysVersion = n.keys[1], n.keys[2:4]
 	return n, nil
 }
 
@@ -110,11 +204,12 @@ type sentOnce struct{ redis.Cmder }
 func (sentOnce) NoRetry() bool { return true }
 
 // once is c's client for the scripts that write alone: each EVALSHA and EVAL sent once.
-func (c conn) once() redis.Scripter { return onceScripter{rdb: c.rdb} }
+func (c conn) once() redis.Scripter { return onceScripter{process: c.rdb.Process} }
 
+// onceScripter sends a Script's EVALSHA and EVAL to a client or a pipeline, each never again.
 type onceScripter struct {
-	redis.Scripter // nil: a Script's Run and Eval use only the two methods below
-	rdb            redis.UniversalClient
+	redis.Scripter                                          // nil: a Script's Run, Eval and EvalSha use only the two methods below
+	process        func(context.Context, redis.Cmder) error // of the client or the pipeline
 }
 
 func (o onceScripter) Eval(ctx context.Context, src string, keys []string, args ...any) *redis.Cmd {
@@ -125,18 +220,13 @@ func (o onceScripter) EvalSha(ctx context.Context, sha string, keys []string, ar
 }
 
 func (o onceScripter) send(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
-	cmd := scriptCmd(ctx, name, script, keys, args)
-	_ = o.rdb.Process(ctx, sentOnce{cmd}) // its error is cmd's
-	return cmd
-}
-
-// scriptCmd is an EVAL or EVALSHA (name) of script (source or hash), not sent.
-func scriptCmd(ctx context.Context, name, script string, keys []string, args []any) *redis.Cmd {
 	cmdArgs := append(make([]any, 0, 3+len(keys)+len(args)), name, script, len(keys))
 	for _, k := range keys {
 		cmdArgs = append(cmdArgs, k)
 	}
-	return redis.NewCmd(ctx, append(cmdArgs, args...)...)
+	cmd := redis.NewCmd(ctx, append(cmdArgs, args...)...)
+	_ = o.process(ctx, sentOnce{cmd}) // its error is cmd's
+	return cmd
 }
 
 // errCallTimeout is the cause of a call's context that our own bound ended.
@@ -151,29 +241,75 @@ func classify(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
 		return ctx.Err()
 	}
-	var reply redis.Error
-	if !errors.As(err, &reply) {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			// Our bound ended the call: keep the context error out of the chain.
-			return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
-		}
-		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-	}
-	msg := reply.Error()
-	if _, reason, ok := strings.Cut(msg, "EXECABORT Transaction discarded because of: "); ok {
-		msg = reason // judge why Redis refused the transaction
-	}
-	if strings.HasPrefix(msg, "ERR max number of clients reached") {
-		msg = "MAXCLIENTS" // about the server
-	}
-	switch code, _, _ := strings.Cut(msg, " "); code {
+	code, _, _ := strings.Cut(err.Error(), " ")
+	switch reply := errors.As(err, new(redis.Error)); {
+	case !reply && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		// Our bound ended the call: keep the context error out of the chain.
+		return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
 	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
 	// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
-	case "LOADING", "BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN",
-		"NOREPLICAS", "NOPERM", "NOAUTH", "WRONGPASS", "DENIED", "UNKILLABLE", "MAXCLIENTS":
+	case !reply, strings.HasPrefix(err.Error(), "ERR max number of clients reached"), slices.Contains([]string{"LOADING",
+		"BUSY", "OOM", "MISCONF", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "NOPERM", "NOAUTH",
+		"WRONGPASS", "DENIED", "UNKILLABLE"}, code):
 		return fmt.Errorf("%w: redis: %w", order.ErrUnavailable, err)
-	case "WRONGTYPE":
+	case code == "WRONGTYPE":
 		return fmt.Errorf("%w: redis: %w", order.ErrCorrupt, err)
 	}
 	return fmt.Errorf("redis: %w", err)
 }
+
+// trip is what a request's round trip (order.Trip) read for one deployment, and a key answered
+// from the cache before it, to confirm.
+type trip struct {
+	prefix       string
+	read         bool   // orders and keys hold what the round trip read
+	orders, keys uint64 // versions
+	answered     *Keys  // the store that answered hash from its cache at answeredAt
+	hash         order.Hash
+	answeredAt   uint64
+}
+
+// tripOf returns ctx's Trip's reads for prefix's deployment, or nil outside a Trip.
+func tripOf(ctx context.Context, prefix string) *trip {
+	if t := order.TripOf(ctx); t != nil {
+		if t.Carried == nil {
+			t.Carried = &trip{prefix: prefix}
+		}
+		if c, _ := t.Carried.(*trip); c != nil && c.prefix == prefix {
+			return c
+		}
+	}
+	return nil
+}
+
+// Confirm reads a key answered from the cache again unless the round trip read its version.
+func (t *trip) Confirm(ctx context.Context) error {
+	s := t.answered
+	if t.answered = nil; s == nil || t.read && t.keys == t.answeredAt {
+		return nil
+	}
+	_, err := s.read(ctx, t.hash)
+	return err
+}
+
+// version reads MGET counter generation as order.Store reports it. Without a generation (Redis
+// lost it, nothing wrote since) it is a new one at every read, which nothing is kept at.
+func version(vals []any) (v uint64, kept bool, err error) {
+	if len(vals) != 2 {
+		return 0, false, fmt.Errorf("version: %d values", len(vals))
+	}
+	counter, _ := vals[0].(string)
+	if _, err := strconv.ParseUint(counter, 10, 64); err != nil && vals[0] != nil {
+		return 0, false, fmt.Errorf("%w: version counter %q", errBadRecord, counter)
+	}
+	generation, kept := vals[1].(string)
+	if !kept {
+		return randv2.Uint64(), false, nil
+	}
+	h := fnv.New64a()
+	h.Write([]byte(counter + " " + generation))
+	return h.Sum64(), true, nil
+}
+
+// newGeneration is the generation a write's script sets with its change.
+func newGeneration() string { return rand.Text() }

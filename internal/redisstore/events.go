@@ -3,11 +3,13 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,13 +23,19 @@ var _ order.EventLog = (*Events)(nil)
 // entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
 type Events struct {
 	conn
-	wake waker
+	// What WaitForEvents watches, for every waiter with one blocking XREAD, which holds a
+	// pooled connection: one per waiter would leave none for requests.
+	mu      sync.Mutex
+	newest  streamID      // the log's newest position, as last read; zero when not known
+	moved   chan struct{} // closed when newest moves on, then replaced
+	waiters int
+	running bool
 }
 
 // NewEvents returns the log of the deployment whose keys start with prefix.
 func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Events, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Events{conn: c, wake: waker{moved: make(chan struct{})}}, err
+	return &Events{conn: c, moved: make(chan struct{})}, err
 }
 
 // Events reads a page after q.After with events.lua. A position is expired before the newest
@@ -41,19 +49,19 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if q.After != "" && (!ok || after == streamID{math.MaxUint64, math.MaxUint64}) { // no position follows the greatest
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	position := q.After
+	position := ""
 	if ok {
 		position = after.String() // Redis's spelling of it
 	}
-	st, err := e.read(ctx, position, q.Limit)
+	last, maxDeleted, entries, held, err := e.read(ctx, position, q.Limit)
 	if err != nil {
 		return order.EventPage{}, err
 	}
-	if q.After != "" && (after.less(st.maxDeleted) || st.last.less(after) || (after != st.maxDeleted && !st.held)) {
+	if q.After != "" && (after.less(maxDeleted) || last.less(after) || (after != maxDeleted && !held)) {
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	page := order.EventPage{Last: cmp.Or(q.After, st.last.String()), More: len(st.entries) == q.Limit}
-	for _, raw := range st.entries {
+	page := order.EventPage{Last: cmp.Or(q.After, last.String()), More: len(entries) == q.Limit}
+	for _, raw := range entries {
 		ev, err := decodeEvent(raw)
 		if err != nil {
 			return order.EventPage{}, err
@@ -68,54 +76,38 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 
 // LastEventID is the stream's last-generated-id; "0-0" without a stream.
 func (e *Events) LastEventID(ctx context.Context) (string, error) {
-	st, err := e.read(ctx, "", 0)
-	return st.last.String(), err
+	last, _, _, _, err := e.read(ctx, "", 0)
+	return last.String(), err
 }
 
 // Trim runs trim.lua, sent once, as each script that writes alone is.
 func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
-	if r.MaxAge <= 0 && r.MaxCount <= 0 {
-		return 0, nil
-	}
-	var age, count, countAndOne string // "" for off
-	if r.MaxAge > 0 {
-		age = strconv.FormatInt(int64((r.MaxAge+time.Millisecond-1)/time.Millisecond), 10) // never younger
-	}
-	if r.MaxCount > 0 {
-		count, countAndOne = strconv.FormatInt(r.MaxCount, 10), strconv.FormatInt(r.MaxCount+1, 10)
-	}
-	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, age, count, countAndOne)
+	ms, count := int64((max(r.MaxAge, 0)+time.Millisecond-1)/time.Millisecond), max(r.MaxCount, 0) // ms rounded up: never younger
+	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, ms, count, count+1)
 	n, _ := cmd.Int64()
 	return n, err
 }
 
-// logState is events.lua's reply: where the log stands, a page, whether the position is an entry.
-type logState struct {
-	last, maxDeleted streamID
-	entries          []any
-	held             bool
-}
-
-// read runs events.lua after a position ("": from the first).
-func (e *Events) read(ctx context.Context, after string, limit int) (st logState, err error) {
+// read runs events.lua after a position ("": from the first): where the log stands (the
+// newest position and the newest dropped), a page, and whether the position is an entry.
+func (e *Events) read(ctx context.Context, after string, limit int) (last, maxDeleted streamID, entries []any, held bool, err error) {
 	ctx, cancel := callContext(ctx, e.timeout)
 	defer cancel()
 	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, after, limit).Slice()
 	if err != nil {
-		return st, classify(ctx, err)
+		return last, maxDeleted, nil, false, classify(ctx, err)
 	}
+	var ok [3]bool
 	if len(res) == 4 {
-		last, _ := res[0].(string)
-		maxDeleted, _ := res[1].(string)
-		var ok1, ok2, ok3 bool
-		st.last, ok1 = parseStreamID(last)
-		st.maxDeleted, ok2 = parseStreamID(maxDeleted)
-		if st.entries, ok3 = res[2].([]any); ok1 && ok2 && ok3 {
-			st.held = res[3] == int64(1)
-			return st, nil
-		}
+		last, ok[0] = parseStreamID(fmt.Sprint(res[0]))
+		maxDeleted, ok[1] = parseStreamID(fmt.Sprint(res[1]))
+		entries, ok[2] = res[2].([]any)
+		held = res[3] == int64(1)
 	}
-	return st, fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
+	if ok != [3]bool{true, true, true} {
+		err = fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
+	}
+	return last, maxDeleted, entries, held, err
 }
 
 // decodeEvent reads one XRANGE entry: {id, {field, value, ...}}.
@@ -167,4 +159,69 @@ func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms &&
 
 func (a streamID) String() string {
 	return strconv.FormatUint(a.ms, 10) + "-" + strconv.FormatUint(a.seq, 10)
+}
+
+// waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
+const waitBlock = 2 * time.Second
+
+// WaitForEvents returns nil once the newest position read is after after ("": any event), or
+// at once for no position (the read tells why).
+func (e *Events) WaitForEvents(ctx context.Context, after string) error {
+	a, ok := parseStreamID(after)
+	if !ok && after != "" {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer func() { e.waiters-- }()
+	if e.waiters++; !e.running {
+		e.running, e.newest = true, streamID{} // known only once read again
+		go e.watch()
+	}
+	for !a.less(e.newest) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		moved := e.moved
+		e.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+		}
+		e.mu.Lock()
+	}
+	return nil
+}
+
+// watch reads where the log stands, then blocks on XREAD after it, while anyone waits; read
+// anew each time, as a log lost and begun again behind it would keep XREAD waiting.
+func (e *Events) watch() {
+	for pause := time.Duration(0); ; {
+		e.mu.Lock()
+		if e.waiters == 0 {
+			e.running = false
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
+		last, _, _, _, err := e.read(context.Background(), "", 0)
+		if err == nil {
+			e.mu.Lock()
+			if e.newest.less(last) { // wake the waiters; one that went back (a lost log) is kept too
+				close(e.moved)
+				e.moved = make(chan struct{})
+			}
+			e.newest = last
+			e.mu.Unlock()
+			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
+			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, last.String()}, Count: 1, Block: waitBlock}).Err()
+			cancel()
+		}
+		if err != nil && !errors.Is(err, redis.Nil) { // Nil: nothing within the block
+			pause = min(max(2*pause, 50*time.Millisecond), time.Second)
+			time.Sleep(pause)
+		} else {
+			pause = 0
+		}
+	}
 }

@@ -79,7 +79,7 @@ func BenchmarkHotPath(b *testing.B) {
 	// rate.lua's arguments for one request under hotLimits, as send orders them, written
 	// out as constants: the one-pipeline figures in docs/benchmarks.md were measured so.
 	args := func() []any {
-		return []any{int64(1 << 40), int64(1 << 40), 0, 0, strconv.FormatInt(time.Now().UnixMilli(), 10)}
+		return []any{int64(1 << 40), int64(1 << 40), 0, 0, 0, strconv.FormatInt(time.Now().UnixMilli(), 10)}
 	}
 	for _, v := range []struct {
 		name string
@@ -89,16 +89,16 @@ func BenchmarkHotPath(b *testing.B) {
 			var cmd *redis.Cmd
 			_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				cmd = rateScript.EvalSha(ctx, p, keys, args()...)
-				p.MGet(ctx, k.ordersVersion, k.ordersGeneration)
-				p.MGet(ctx, k.keysVersion, k.keysGeneration)
+				p.MGet(ctx, k.ordersVersion...)
+				p.MGet(ctx, k.keysVersion...)
 				return nil
 			})
 			return cmd.Err()
 		}},
 		{"mgetonly", func(ctx context.Context, c *redis.Client, _ *Limiter) error {
 			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
-				p.MGet(ctx, k.ordersVersion, k.ordersGeneration)
-				p.MGet(ctx, k.keysVersion, k.keysGeneration)
+				p.MGet(ctx, k.ordersVersion...)
+				p.MGet(ctx, k.keysVersion...)
 				return nil
 			})
 			return err

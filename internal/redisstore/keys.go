@@ -3,6 +3,7 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,17 +11,22 @@ import (
 	"sync"
 	"time"
 
-	"github.com/petstore/orderd/internal/order"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/pagetoken"
 )
 
-var _ order.KeyStore = (*Keys)(nil)
+var (
+	_ order.KeyStore        = (*Keys)(nil)
+	_ pagetoken.SecretStore = (*Secrets)(nil)
+)
 
 // Keys is an order.KeyStore in Redis, with a cache of the keys found at one version of them.
 type Keys struct {
 	conn
 	mu    sync.Mutex
-	at    string // the version of the keys cached
+	at    uint64 // the version of the keys cached
 	cache map[order.Hash]order.Key
 }
 
@@ -53,24 +59,19 @@ func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	var ver *redis.SliceCmd
-	var rec *redis.StringCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		ver = p.MGet(ctx, s.k.keysVersion, s.k.keysGeneration)
-		rec = p.HGet(ctx, s.k.keysByHash, string(h))
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	p := s.rdb.Pipeline()
+	ver, rec := p.MGet(ctx, s.k.keysVersion...), p.HGet(ctx, s.k.keysByHash, string(h))
+	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return order.Key{}, classify(ctx, err)
 	}
-	v, err := parseVersion(ver.Val())
+	v, kept, err := version(ver.Val())
 	k := order.Key{}
 	if err == nil && rec.Err() != nil {
 		err = order.ErrKeyNotFound
 	} else if err == nil {
 		k, err = decodeKey(rec.Val())
 	}
-	if v != "" && (err == nil || errors.Is(err, order.ErrKeyNotFound)) {
+	if kept && (err == nil || errors.Is(err, order.ErrKeyNotFound)) {
 		s.mu.Lock()
 		if s.at != v {
 			s.at, s.cache = v, map[order.Hash]order.Key{}
@@ -88,10 +89,7 @@ func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	record, err := json.Marshal(k)
-	if err != nil {
-		return err
-	}
+	record, _ := json.Marshal(k) // never fails
 	cmd, err := s.run(ctx, addKeyScript, s.k.keys, k.Name, string(k.Hash), string(record), newGeneration())
 	if added, _ := cmd.Int64(); err == nil && added == 0 {
 		return fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name)
@@ -120,37 +118,12 @@ func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 }
 
 // Revoke removes the key named nameOrPrefix, else the first by name with that shown prefix
-// (names, which an operator chose, first), if its name still names it when the script runs.
-// By prefix it reads every record, passing over those that do not decode: a bad record
-// another writer left never stops a revoke of a good key.
+// (names, which an operator chose, first), in one step of revokekey.lua.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, error) {
-	cctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	h, err := s.rdb.HGet(cctx, s.k.keysByName, nameOrPrefix).Result()
-	found := order.Key{Name: nameOrPrefix, Hash: order.Hash(h)}
-	if errors.Is(err, redis.Nil) && order.LooksLikePrefix(nameOrPrefix) {
-		var all map[string]string
-		all, err = s.rdb.HGetAll(cctx, s.k.keysByHash).Result()
-		found = order.Key{}
-		for _, raw := range all {
-			if k, derr := decodeKey(raw); derr == nil && k.Prefix == nameOrPrefix && (found.Name == "" || k.Name < found.Name) {
-				found = k
-			}
-		}
-	}
-	switch {
-	case err == nil && found.Name != "":
-		return s.revoke(ctx, found)
-	case err == nil || errors.Is(err, redis.Nil):
-		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
-	}
-	return order.Key{}, classify(cctx, err)
-}
-
-func (s *Keys) revoke(ctx context.Context, k order.Key) (order.Key, error) {
-	cmd, err := s.run(ctx, revokeKeyScript, s.k.keys, k.Name, string(k.Hash), newGeneration())
+	byPrefix := map[bool]string{true: "1", false: "0"}[order.LooksLikePrefix(nameOrPrefix)]
+	cmd, err := s.run(ctx, revokeKeyScript, s.k.keys, nameOrPrefix, byPrefix, newGeneration())
 	if errors.Is(err, redis.Nil) {
-		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, k.Name)
+		return order.Key{}, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
 	} else if err != nil {
 		return order.Key{}, err
 	}
@@ -161,11 +134,40 @@ func (s *Keys) revoke(ctx context.Context, k order.Key) (order.Key, error) {
 func decodeKey(raw string) (order.Key, error) {
 	var k order.Key
 	err := json.Unmarshal([]byte(raw), &k)
-	if err == nil {
-		err = k.ValidateStored() // a name from before CheckName's rules still reads
-	}
-	if err != nil {
+	if err = cmp.Or(err, k.ValidateStored()); err != nil { // a name from before CheckName's rules still reads
 		return order.Key{}, fmt.Errorf("%w: bad key record in redis: %w", order.ErrCorrupt, err)
 	}
 	return k, nil
+}
+
+// Secrets is a pagetoken.SecretStore in Redis, shared by every instance.
+type Secrets struct{ conn }
+
+// NewSecrets returns the secret store of the deployment whose keys start with prefix.
+func NewSecrets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Secrets, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Secrets{conn: c}, err
+}
+
+// PageTokenSecret reads the secret (for a read-only Redis), else makes it with SET NX GET.
+func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	kept, err := s.rdb.Get(ctx, s.k.pageTokenSecret).Result()
+	if errors.Is(err, redis.Nil) {
+		fresh := make([]byte, pagetoken.MinSecretLen)
+		rand.Read(fresh) // never fails (crypto/rand)
+		kept, err = s.rdb.SetArgs(ctx, s.k.pageTokenSecret, fresh, redis.SetArgs{Mode: "NX", Get: true}).Result()
+		if errors.Is(err, redis.Nil) {
+			return fresh, nil // ours was kept
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("page-token secret %s: %w", s.k.pageTokenSecret, classify(ctx, err))
+	}
+	if len(kept) < pagetoken.MinSecretLen {
+		return nil, fmt.Errorf("%w: page-token secret %s: %d bytes, want at least %d",
+			order.ErrCorrupt, s.k.pageTokenSecret, len(kept), pagetoken.MinSecretLen)
+	}
+	return []byte(kept), nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,16 +48,21 @@ type Limiter struct {
 
 // decision is one request's rate decision, queued; what follows done is set before it closes.
 type decision struct {
-	ctx          context.Context
-	due          time.Time // queued + timeout: a decision still queued then fails
-	key          string    // the caller's hash
-	limits       [4]int64  // rate.lua's first arguments: per minute, per day, ban after, ban for (ms)
-	now          int64     // Unix ms
-	trip         *trip     // reads the versions with the decision; nil for none
-	done         chan struct{}
-	outcome      []int64 // rate.lua's six numbers
-	err          error
-	orders, keys *redis.SliceCmd
+	rateCall
+	ctx      context.Context
+	due      time.Time // queued + timeout: a decision still queued then fails
+	now      int64     // Unix ms
+	trip     *trip     // reads the versions with the decision; nil for none
+	done     chan struct{}
+	outcome  []int64 // rate.lua's six numbers
+	err      error
+	versions [2]*redis.SliceCmd // the orders' and the keys', read with it
+}
+
+// rateCall is what the decisions of one rate.lua call of a pipeline share.
+type rateCall struct {
+	key  string   // the caller's hash
+	args [5]int64 // rate.lua's first: per minute, per day, ban after, ban for (ms), peek
 }
 
 // NewLimiter returns a limiter on rdb.
@@ -75,6 +79,15 @@ func NewLimiter(rdb redis.UniversalClient, o LimiterOptions) (*Limiter, error) {
 
 // Allow runs rate.lua for caller (with a order.Trip's reads); only an outage, never a hang-up, falls back.
 func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
+	return l.decide(ctx, caller, limits, 0)
+}
+
+// Peek is Allow counting nothing: rate.lua decides as it would, and writes nothing.
+func (l *Limiter) Peek(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
+	return l.decide(ctx, caller, limits, 1)
+}
+
+func (l *Limiter) decide(ctx context.Context, caller string, limits order.Limits, peek int64) (ratelimit.Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return ratelimit.Decision{}, err
 	}
@@ -83,21 +96,19 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 		return d, nil
 	}
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
-		return l.fallback(ctx, caller, limits)
+		return l.fallback(ctx, caller, limits, peek)
 	}
-	d := &decision{ctx: ctx, due: time.Now().Add(l.o.Timeout), key: l.k.rateLimit(caller), now: now.UnixMilli(),
-		limits: [4]int64{limits.PerMinute, limits.PerDay, l.o.Ban.After, l.o.Ban.For.Milliseconds()}, done: make(chan struct{})}
+	d := &decision{ctx: ctx, due: time.Now().Add(l.o.Timeout), now: now.UnixMilli(), done: make(chan struct{}), rateCall: rateCall{
+		l.k.rateLimit(caller), [5]int64{limits.PerMinute, limits.PerDay, l.o.Ban.After, l.o.Ban.For.Milliseconds(), peek}}}
 	if t := tripOf(ctx, l.k.prefix); t != nil && !t.read {
 		d.trip = t
 	}
 	l.mu.Lock()
-	l.queue = append(l.queue, d)
-	start := !l.flushing
-	l.flushing = true
-	l.mu.Unlock()
-	if start {
+	if l.queue = append(l.queue, d); !l.flushing {
+		l.flushing = true
 		go l.flush()
 	}
+	l.mu.Unlock()
 	select {
 	case <-d.done:
 	case <-ctx.Done():
@@ -114,12 +125,16 @@ func (l *Limiter) Allow(ctx context.Context, caller string, limits order.Limits)
 			l.o.Logger.Warn("rate limiter: redis unavailable; each instance limits on its own until it answers",
 				slog.String("error", err.Error()))
 		}
-		return l.fallback(ctx, caller, limits)
+		return l.fallback(ctx, caller, limits, peek)
 	case l.down.CompareAndSwap(true, false):
 		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
 	}
-	if d.orders != nil {
-		d.trip.keep(d.orders, d.keys)
+	if d.versions[0] != nil { // the round trip read them: keep them if both parse
+		o, _, oerr := version(d.versions[0].Val())
+		k, _, kerr := version(d.versions[1].Val())
+		if oerr == nil && kerr == nil {
+			d.trip.read, d.trip.orders, d.trip.keys = true, o, k
+		}
 	}
 	res := d.outcome
 	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2],
@@ -144,26 +159,11 @@ func (l *Limiter) flush() {
 }
 
 // send decides q's decisions still waiting and not past due in one pipeline, due with the
-// earliest: a rate.lua call for each caller and limits, and one read of the versions.
+// earliest: a rate.lua call for each caller and arguments, and one read of the versions.
 func (l *Limiter) send(q []*decision) {
-	defer func() {
-		for _, d := range q {
-			close(d.done)
-		}
-	}()
-	type caller struct {
-		key    string
-		limits [4]int64
-	}
-	type call struct {
-		ds   []*decision
-		args []any // the limits, then each decision's time
-		cmd  *redis.Cmd
-	}
-	byCaller := map[caller]*call{}
-	var calls []*call
+	calls := map[rateCall][]*decision{}
 	var due time.Time
-	var orders, keys *redis.SliceCmd
+	withTrip := false
 	for _, d := range q {
 		if d.ctx.Err() != nil {
 			continue
@@ -171,88 +171,56 @@ func (l *Limiter) send(q []*decision) {
 			d.err = errCallTimeout // queued behind a pipeline in flight
 			continue
 		}
-		c := byCaller[caller{d.key, d.limits}]
-		if c == nil {
-			c = &call{args: []any{d.limits[0], d.limits[1], d.limits[2], d.limits[3]}}
-			byCaller[caller{d.key, d.limits}], calls = c, append(calls, c)
-		}
-		c.ds, c.args = append(c.ds, d), append(c.args, strconv.FormatInt(d.now, 10))
-		if due.IsZero() || d.due.Before(due) {
+		calls[d.rateCall] = append(calls[d.rateCall], d)
+		if withTrip = withTrip || d.trip != nil; due.IsZero() || d.due.Before(due) {
 			due = d.due
 		}
 	}
-	if len(calls) == 0 {
-		return
-	}
 	ctx, cancel := context.WithDeadlineCause(context.Background(), due, errCallTimeout)
 	defer cancel()
+	cmds, versions := map[rateCall]*redis.Cmd{}, [2]*redis.SliceCmd{}
 	_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, c := range calls {
-			c.cmd = scriptCmd(ctx, "evalsha", rateScript.Hash(), []string{c.ds[0].key}, c.args)
-			_ = p.Process(ctx, sentOnce{c.cmd})
+		for c, ds := range calls {
+			args := []any{c.args[0], c.args[1], c.args[2], c.args[3], c.args[4]}
+			for _, d := range ds {
+				args = append(args, strconv.FormatInt(d.now, 10))
+			}
+			cmds[c] = rateScript.EvalSha(ctx, onceScripter{process: p.Process}, []string{c.key}, args...)
 		}
-		if slices.ContainsFunc(q, func(d *decision) bool { return d.trip != nil }) {
-			orders, keys = p.MGet(ctx, l.k.ordersVersion, l.k.ordersGeneration), p.MGet(ctx, l.k.keysVersion, l.k.keysGeneration)
+		if withTrip {
+			versions = [2]*redis.SliceCmd{p.MGet(ctx, l.k.ordersVersion...), p.MGet(ctx, l.k.keysVersion...)}
 		}
 		return nil
 	})
-	for _, c := range calls {
-		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") { // it did not run: again, with the source
-			c.cmd = rateScript.Eval(ctx, onceScripter{rdb: l.rdb}, []string{c.ds[0].key}, c.args...)
-		} else if c.cmd.Err() == nil && c.cmd.Val() == nil {
-			c.cmd.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
+	for c, ds := range calls {
+		cmd := cmds[c]
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // it did not run: again, with the source
+			cmd = rateScript.Eval(ctx, onceScripter{process: l.rdb.Process}, []string{c.key}, cmd.Args()[4:]...)
+		} else if cmd.Err() == nil && cmd.Val() == nil {
+			cmd.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
 		}
-		res, rerr := c.cmd.Int64Slice()
-		if rerr == nil && len(res) != 6*len(c.ds) {
-			rerr = fmt.Errorf("rate.lua returned %v", c.cmd.Val())
+		res, rerr := cmd.Int64Slice()
+		if rerr == nil && len(res) != 6*len(ds) {
+			rerr = fmt.Errorf("rate.lua returned %v", cmd.Val())
 		}
-		for j, d := range c.ds {
+		for j, d := range ds {
 			if d.err = rerr; rerr == nil {
 				d.outcome = res[6*j : 6*j+6]
 			}
 			if d.trip != nil {
-				d.orders, d.keys = orders, keys
+				d.versions = versions
 			}
 		}
 	}
+	for _, d := range q {
+		close(d.done)
+	}
 }
 
-// Peek reads the caller's hash and returns what rate.lua would decide now, writing nothing.
-func (l *Limiter) Peek(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
-	now := l.o.Clock()
-	if d, ok := l.bans.Decision(caller, limits, now); ok {
-		return d, nil
-	}
-	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
+func (l *Limiter) fallback(ctx context.Context, caller string, limits order.Limits, peek int64) (ratelimit.Decision, error) {
+	if peek == 1 {
 		return l.o.Fallback.Peek(ctx, caller, limits)
-	}
-	cctx, cancel := callContext(ctx, l.o.Timeout)
-	defer cancel()
-	f, err := l.rdb.HMGet(cctx, l.k.rateLimit(caller), "m", "mc", "d", "dc", "ban").Result()
-	if err != nil {
-		return ratelimit.Decision{}, classify(ctx, err)
-	}
-	var n [5]int64 // a field missing or not a number counts as 0, as rate.lua reads it
-	for i, v := range f {
-		s, _ := v.(string)
-		n[i], _ = strconv.ParseInt(s, 10, 64)
-	}
-	o := ratelimit.Outcome{}
-	if minute := now.UnixMilli() / 60000; n[0] >= minute {
-		o.MinuteCount, o.MinuteEnd = n[1], time.Unix((n[0]+1)*60, 0).UTC()
-	}
-	if day := now.UnixMilli() / 86400000; n[2] >= day {
-		o.DayCount, o.DayEnd = n[3], time.Unix((n[2]+1)*86400, 0).UTC()
-	}
-	if n[4] > now.UnixMilli() {
-		o.BannedUntil = time.UnixMilli(n[4])
-	}
-	o.Admitted = o.MinuteCount < limits.PerMinute && o.DayCount < limits.PerDay
-	return ratelimit.Decide(o, limits, now), nil
-}
-
-func (l *Limiter) fallback(ctx context.Context, caller string, limits order.Limits) (ratelimit.Decision, error) {
-	if l.o.OnFallback != nil {
+	} else if l.o.OnFallback != nil {
 		l.o.OnFallback()
 	}
 	return l.o.Fallback.Allow(ctx, caller, limits)

@@ -146,8 +146,8 @@ func manyOrders(t *testing.T, n int) *Orders {
 		p.HSet(ctx, s.k.ordersData, data...)
 		p.HSet(ctx, s.k.ordersStatus, statuses...)
 	}
-	p.Incr(ctx, s.k.ordersVersion)
-	p.Set(ctx, s.k.ordersGeneration, newGeneration(), 0)
+	p.Incr(ctx, s.k.ordersVersion[0])
+	p.Set(ctx, s.k.ordersVersion[1], newGeneration(), 0)
 	if _, err := p.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,15 +24,15 @@ var _ order.Store = (*Orders)(nil)
 // Orders is an order.Store in Redis (docs/redis-layout.md).
 type Orders struct {
 	conn
-	mu         sync.Mutex
-	halves     map[string]bool // the half-written orders reported
-	afterChunk func()          // after each HSCAN of Load; tests change the orders there
+	halves     sync.Map     // the half-written orders reported
+	reported   atomic.Int32 // how many: the first thousand only
+	afterChunk func()       // after each HSCAN of Load; tests change the orders there
 }
 
 // NewOrders returns the store of the deployment whose keys start with prefix.
 func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Orders{conn: c, halves: map[string]bool{}}, err
+	return &Orders{conn: c}, err
 }
 
 // listChunk is the fields one HSCAN or HMGET of Load reads: a command's time in Redis is its
@@ -43,10 +45,10 @@ var listChunk int64 = 500
 // decoded while the next is read. A change made meanwhile has its event after the position.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
 	position, err := s.events().LastEventID(ctx)
-	if err != nil {
-		return order.Mark{}, err
+	var held []heldStatus
+	if err == nil {
+		held, err = s.scanStatuses(ctx)
 	}
-	held, err := s.scanStatuses(ctx)
 	if err != nil {
 		return order.Mark{}, err
 	}
@@ -70,7 +72,7 @@ func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, e
 			h := held[at+i]
 			if data[i] == "" || h.status == "" { // an empty half is a missing one
 				if data[i] != h.status { // one half alone
-					s.reportHalf(strconv.FormatInt(h.id, 10), data[i] != "")
+					s.reportHalf(strconv.FormatInt(h.id, 10), map[bool]string{true: "data", false: "status"}[data[i] == ""])
 				}
 			} else if o, err := orderOf(h.id, data[i], h.status); err != nil {
 				stop(err)
@@ -118,18 +120,17 @@ func (s *Orders) scanStatuses(ctx context.Context) (held []heldStatus, err error
 func (s *Orders) readData(ctx context.Context, held []heldStatus) ([]string, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
+	p := s.rdb.Pipeline()
 	var cmds []*redis.StringSliceCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for part := range slices.Chunk(held, int(listChunk)) {
-			args := append(make([]any, 0, 2+len(part)), "hmget", s.k.ordersData)
-			for _, h := range part {
-				args = append(args, strconv.FormatInt(h.id, 10))
-			}
-			cmds = append(cmds, redis.NewStringSliceCmd(ctx, args...))
-			_ = p.Process(ctx, cmds[len(cmds)-1])
+	for part := range slices.Chunk(held, int(listChunk)) {
+		args := append(make([]any, 0, 2+len(part)), "hmget", s.k.ordersData)
+		for _, h := range part {
+			args = append(args, strconv.FormatInt(h.id, 10))
 		}
-		return nil
-	})
+		cmds = append(cmds, redis.NewStringSliceCmd(ctx, args...))
+		_ = p.Process(ctx, cmds[len(cmds)-1])
+	}
+	_, err := p.Exec(ctx)
 	var data []string
 	for _, cmd := range cmds {
 		data = append(data, cmd.Val()...)
@@ -140,10 +141,7 @@ func (s *Orders) readData(ctx context.Context, held []heldStatus) ([]string, err
 // Since reads the log after m.
 func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) ([]order.Event, order.Mark, bool, error) {
 	page, err := s.events().Events(ctx, order.EventQuery{After: m.Position, Limit: limit})
-	if err != nil {
-		return nil, m, false, err
-	}
-	return page.Events, order.Mark{Position: page.Last}, page.More, nil
+	return page.Events, order.Mark{Position: page.Last}, page.More, err
 }
 
 func (s *Orders) events() *Events { return &Events{conn: s.conn} }
@@ -151,19 +149,20 @@ func (s *Orders) events() *Events { return &Events{conn: s.conn} }
 // Version is the orders' version read in the request's round trip (order.Trip), or else now.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	if t := tripOf(ctx, s.k.prefix); t != nil && t.read {
-		return versionID(t.orders), nil
+		return t.orders, nil
 	}
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
-	vals, err := s.rdb.MGet(ctx, s.k.ordersVersion, s.k.ordersGeneration).Result()
+	vals, err := s.rdb.MGet(ctx, s.k.ordersVersion...).Result()
 	if err != nil {
 		return 0, classify(ctx, err)
 	}
-	v, err := parseVersion(vals)
-	return versionID(v), err
+	v, _, err := version(vals)
+	return v, err
 }
 
-// Cancel runs cancel.lua: pending becomes cancelled, in one step for every instance.
+// Cancel runs cancel.lua: pending becomes cancelled, in one step for every instance, which
+// answers as order.Order.Cancel does.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	field := strconv.FormatInt(id, 10)
 	cmd, err := s.run(ctx, cancelScript, s.k.orders, field, newGeneration())
@@ -171,21 +170,16 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 	if err != nil || len(res) != 2 {
 		return order.Order{}, false, cmp.Or(err, fmt.Errorf("cancel.lua replied %q", res))
 	}
-	switch outcome, data := res[0], res[1]; outcome {
-	case "no-data", "no-status", "missing":
-		if outcome != "missing" {
-			s.reportHalf(field, outcome == "no-status")
-		}
+	if res[0] == "" { // missing, or half-written
+		s.reportHalf(field, res[1])
 		return order.Order{}, false, order.ErrNotFound
-	case "cancelled", "already-cancelled":
-		o, err := orderOf(id, data, string(order.StatusCancelled))
-		return o, outcome == "cancelled", err
-	case string(order.StatusShipped):
-		o, err := orderOf(id, data, outcome)
-		return o, false, cmp.Or(err, order.ErrAlreadyShipped)
-	default:
-		return order.Order{}, false, fmt.Errorf("%w: order %s has status %q", errBadRecord, field, outcome)
 	}
+	found, err := orderOf(id, res[1], res[0])
+	if err != nil {
+		return order.Order{}, false, err
+	}
+	o, err := found.Cancel()
+	return o, found.Status == order.StatusPending, err
 }
 
 // importChunk is the orders of one import.lua: one HMGET and HSET per hash for all of them.
@@ -240,28 +234,26 @@ func parseID(field string) (int64, error) {
 // most of its time in encoding/json; any other form goes to encoding/json, which decides.
 func orderOf(id int64, data, status string) (order.Order, error) {
 	d, ok := parseData(data)
+	var err error
 	if !ok {
 		d = orderData{} // parseData's part read
-		if err := json.Unmarshal([]byte(data), &d); err != nil {
-			return order.Order{}, fmt.Errorf("%w: order %d: %v", errBadRecord, id, err)
-		}
+		err = json.Unmarshal([]byte(data), &d)
 	}
 	o := order.Order{ID: id, PetID: d.PetID, Quantity: d.Quantity, ShipDate: d.ShipDate, Complete: d.Complete, Status: order.Status(status)}
-	if err := o.Validate(); err != nil {
-		return order.Order{}, fmt.Errorf("%w: %v", errBadRecord, err)
+	if err = cmp.Or(err, o.Validate()); err != nil {
+		return order.Order{}, fmt.Errorf("%w: order %d: %v", errBadRecord, id, err)
 	}
 	return o, nil
 }
 
-// reportHalf logs an order another system left half-written, each once, the first thousand.
-func (s *Orders) reportHalf(field string, hasData bool) {
-	s.mu.Lock()
-	first := !s.halves[field] && len(s.halves) < 1000
-	if first {
-		s.halves[field] = true
+// reportHalf logs an order another system left half-written, each once, the first thousand;
+// missing is the half it lacks ("": both, an order that is not there).
+func (s *Orders) reportHalf(field, missing string) {
+	if missing == "" || s.reported.Load() >= 1000 {
+		return
 	}
-	s.mu.Unlock()
-	if missing := map[bool]string{false: "data", true: "status"}[hasData]; first {
+	if _, seen := s.halves.LoadOrStore(field, true); !seen {
+		s.reported.Add(1)
 		packageLogger().Warn("order in redis is half-written, so it is neither listed nor cancelled",
 			slog.String("order", field), slog.String("missing", missing))
 	}
@@ -294,4 +286,56 @@ func parseData(s string) (d orderData, ok bool) {
 func jsonInt(s string, bits int, ok bool) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, bits)
 	return n, ok && err == nil && s[0] != '+' && (len(s) < 2 || s[0] != '0' && s[:2] != "-0")
+}
+
+var _ order.PetStore = (*Pets)(nil)
+
+// Pets is an order.PetStore in Redis: one hash of pets by id.
+type Pets struct{ conn }
+
+// NewPets returns the store of the deployment whose keys start with prefix.
+func NewPets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Pets, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Pets{c}, err
+}
+
+type petData struct {
+	Name   string          `json:"name"`
+	Status order.PetStatus `json:"status"`
+}
+
+// Pet reads one pet.
+func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	raw, err := s.rdb.HGet(ctx, s.k.petsData, strconv.FormatInt(id, 10)).Result()
+	if errors.Is(err, redis.Nil) {
+		return order.Pet{}, order.ErrPetNotFound
+	}
+	if err != nil {
+		return order.Pet{}, classify(ctx, err)
+	}
+	var d petData
+	err = json.Unmarshal([]byte(raw), &d)
+	p := order.Pet{ID: id, Name: d.Name, Status: d.Status}
+	if err = cmp.Or(err, p.Validate()); err != nil {
+		return order.Pet{}, fmt.Errorf("%w: pet %d in redis: %w", order.ErrCorrupt, id, err)
+	}
+	return p, nil
+}
+
+// ImportBatches writes pets read in batches, replacing those with the same id, each checked as
+// it is read (by order.CheckEach): the batch of a refused pet and those after it are not
+// written. A batch is one HSET, written whole or not at all.
+func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet]) error {
+	return pets(order.CheckEach[order.Pet](), func(part []order.Pet) error {
+		fields := make([]any, 0, 2*len(part))
+		for _, pet := range part {
+			data, _ := json.Marshal(petData{pet.Name, pet.Status}) // strings: never fails
+			fields = append(fields, strconv.FormatInt(pet.ID, 10), data)
+		}
+		ctx, cancel := callContext(ctx, s.timeout)
+		defer cancel()
+		return classify(ctx, s.rdb.HSet(ctx, s.k.petsData, fields...).Err())
+	})
 }

@@ -1,11 +1,12 @@
 -- The rate-limit decisions of one caller's requests of a pipeline, in order, atomically, each
 -- as a call of its own would decide it by ratelimit.NewMemory's rules (the conformance suite).
 -- KEYS[1]: the caller's hash. ARGV: per-minute limit, per-day limit, ban-after, ban-for (ms),
--- then each request's time (Unix ms, the instance's clock). Returns, for each: admitted (0/1),
--- minute count, day count, banned-until (Unix ms, 0 if none), the counts' minute and day.
--- Every number is below 2^53, exact in a double; %.0f keeps exponents from Redis.
+-- 1 to peek (count and write nothing) or 0, then each request's time (Unix ms, the instance's
+-- clock). Returns, for each: admitted (0/1), minute count, day count, banned-until (Unix ms,
+-- 0 if none), the counts' minute and day. Every number is below 2^53, exact in a double;
+-- %.0f keeps exponents from Redis.
 local per_minute, per_day = tonumber(ARGV[1]), tonumber(ARGV[2])
-local ban_after, ban_for = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ban_after, ban_for, peek = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
 local f = redis.call('HMGET', KEYS[1], 'm', 'mc', 'd', 'dc', 'retry', 'early', 'ban')
 local m0, mc0, d0, dc0 = tonumber(f[1]), tonumber(f[2]), tonumber(f[3]), tonumber(f[4])
 local retry0, early0, ban0 = tonumber(f[5]), tonumber(f[6]), tonumber(f[7])
@@ -13,7 +14,7 @@ local m, mc, d, dc = m0, mc0 or 0, d0, dc0 or 0
 local retry, early, ban = retry0 or 0, early0 or 0, ban0 or 0
 -- The expiry counts from the last request that moved the day, the ban or the retry time.
 local d_before, ban_before, retry_before, expire_from, out = d0, ban0, retry0, nil, {}
-for i = 5, #ARGV do
+for i = 6, #ARGV do
   local now = tonumber(ARGV[i])
   local minute, day = math.floor(now / 60000), math.floor(now / 86400000)
   -- Windows only move forward: a lagging clock cannot reopen an older window.
@@ -22,7 +23,9 @@ for i = 5, #ARGV do
   local admitted = 0
   if now < ban then -- banned: nothing counts
   elseif mc < per_minute and dc < per_day then
-    mc, dc, admitted = mc + 1, dc + 1, 1
+    admitted = 1
+    if not peek then mc, dc = mc + 1, dc + 1 end
+  elseif peek then -- never too early, nor a first 429
   elseif now < retry then -- too early: before the Retry-After of the last first 429
     early = early + 1
     if ban_after > 0 and early >= ban_after then ban, retry, early = now + ban_for, 0, 0 end
@@ -35,6 +38,7 @@ for i = 5, #ARGV do
   local n = #out
   out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5], out[n + 6] = admitted, mc, dc, (now < ban) and ban or 0, m, d
 end
+if peek then return out end
 -- Only what changed is written: an admitted request writes two counts.
 local changes = {}
 local function put(field, value, old)

@@ -100,7 +100,7 @@ func compareCalls(t *testing.T, rdb *redis.Client, run string, limits [4]int64, 
 // decideAll runs rate.lua once for the requests at times of caller key, and returns its reply.
 func decideAll(t *testing.T, ctx context.Context, rdb *redis.Client, key string, limits [4]int64, times ...int64) []int64 {
 	t.Helper()
-	args := []any{limits[0], limits[1], limits[2], limits[3]}
+	args := []any{limits[0], limits[1], limits[2], limits[3], 0}
 	for _, at := range times {
 		args = append(args, strconv.FormatInt(at, 10))
 	}
