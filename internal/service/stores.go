@@ -1,7 +1,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,34 +72,23 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 // checkDB says, in the operator's words, why cfg.DB cannot be opened, where SQLite would say
 // "unable to open database file" for each.
 func checkDB(cfg StoreConfig) error {
-	if cfg.DB == "" {
-		return errors.New("no SQLite file named: the embedded mode needs one")
-	}
 	info, err := os.Stat(cfg.DB)
+	dir, dirErr := os.Stat(filepath.Dir(cfg.DB))
 	switch {
+	case cfg.DB == "":
+		return errors.New("no SQLite file named: the embedded mode needs one")
 	case err == nil && info.IsDir():
 		return fmt.Errorf("SQLite file %s: is a directory", cfg.DB)
 	case err == nil:
 		return nil
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("SQLite file: %w", err)
-	}
-	dir := filepath.Dir(cfg.DB)
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return fmt.Errorf("SQLite file %s: the directory %s does not exist", cfg.DB, dir)
-	}
-	if !cfg.CreateDB {
+	case dirErr != nil || !dir.IsDir():
+		return fmt.Errorf("SQLite file %s: the directory %s does not exist", cfg.DB, filepath.Dir(cfg.DB))
+	case !cfg.CreateDB:
 		return fmt.Errorf("SQLite file %s: no such file (orderd import or orderd keys create makes it)", cfg.DB)
 	}
 	return nil
-}
-
-// Mode is "redis" or "embedded".
-func (s *Stores) Mode() string {
-	if s.rdb != nil {
-		return "redis"
-	}
-	return "embedded"
 }
 
 // Ready reports whether the stores can do the work of a request now. Redis decides within
@@ -131,19 +119,9 @@ type Imported struct {
 // cost little more than its rows (docs/design.md, Import).
 const ImportBatch = 8000
 
-// Import adds new orders and pets and updates existing ones, but never an order's status (an
-// import never undoes a cancel). Both lists are checked before either is written.
-func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
-		return Imported{}, configError(err)
-	}
-	return s.ImportBatches(ctx, order.Slice(orders, ImportBatch), order.Slice(pets, ImportBatch))
-}
-
-// ImportBatches is Import of records read in batches, which the caller read through and
-// checked before (order.CheckEach): the stores check each again as they write it, so a file
-// changed between the two readings is refused too, but in Redis the batches before the
-// change are written. SQLite writes all in one transaction.
+// ImportBatches adds new orders and pets and updates existing ones, but never an order's status
+// (an import never undoes a cancel). The caller checked the batches before (order.CheckEach); the
+// stores check each again as they write it: Redis keeps the batches before a refused one, SQLite none.
 func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (Imported, error) {
 	if s.db != nil {
 		n, err := s.db.ImportBatches(ctx, orders, pets)
