@@ -58,12 +58,10 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 	}
 	cmd := group + " " + sub
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	var (
-		sc                         service.StoreConfig
-		planName, name, url, types string
-		custom                     order.Limits
-		skipToNewest               bool
-	)
+	var sc service.StoreConfig
+	var planName, name, url, types string
+	var custom order.Limits
+	var skipToNewest bool
 	switch cmd { // each subcommand has only its own flags: the others take the store's alone
 	case "keys create":
 		fs.StringVar(&planName, "plan", "", "free, pro, business or enterprise; required")

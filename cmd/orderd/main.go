@@ -52,12 +52,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "import":
 		return importData(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-version":
-		if _, err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), nil, rest, 0, getenv, stdout); err != nil {
-			return err
+		_, err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), nil, rest, 0, getenv, stdout)
+		if v, c := buildVersion(); err == nil {
+			fmt.Fprintf(stdout, "orderd %s (commit %s, %s)\n", v, c, runtime.Version())
 		}
-		v, c := buildVersion()
-		fmt.Fprintf(stdout, "orderd %s (commit %s, %s)\n", v, c, runtime.Version())
-		return nil
+		return err
 	case "help", "-h", "--help", "-help":
 		if cmd != "help" || len(rest) == 0 || rest[0] == "help" || rest[0] == "version" {
 			fmt.Fprint(stdout, usage)
@@ -154,7 +153,10 @@ func parseFlags(fs *flag.FlagSet, sc *service.StoreConfig, args []string, nargs 
 		typed, v, hasValue := strings.Cut(args[i], "=")
 		name := strings.TrimLeft(typed, "-")
 		f := fs.Lookup(name)
-		if !strings.HasPrefix(typed, "-") || typed == "-" {
+		if typed == "--" { // the rest are arguments, even those that start with a dash
+			rest = append(rest, args[i+1:]...)
+			break
+		} else if !strings.HasPrefix(typed, "-") || typed == "-" {
 			rest = append(rest, args[i])
 			continue
 		} else if name == "h" || name == "help" {

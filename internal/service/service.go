@@ -103,13 +103,6 @@ type ConfigError struct{ Err error }
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-func configError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &ConfigError{err}
-}
-
 // Service is the Store Order Service: Open makes it, Run serves, Close releases what Open took.
 type Service struct {
 	cfg      Config
@@ -144,7 +137,7 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	}
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
 	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
-		return nil, configError(fmt.Errorf("tracing: %w", err))
+		return nil, &ConfigError{fmt.Errorf("tracing: %w", err)}
 	}
 	if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")

@@ -39,11 +39,11 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 	s := &Stores{cfg: cfg}
 	if !cfg.Redis() {
 		if err := checkDB(cfg); err != nil {
-			return nil, configError(err)
+			return nil, &ConfigError{err}
 		}
 		db, err := sqlitestore.Open(cfg.DB, 0)
 		if err != nil { // what checkDB leaves: a file that is not SQLite, or that this process cannot use
-			return nil, configError(err)
+			return nil, &ConfigError{err}
 		}
 		s.db, s.Orders, s.Events, s.Pets = db, sqlitestore.NewOrders(db), sqlitestore.NewEvents(db), sqlitestore.NewPets(db)
 		s.Keys, s.Secrets, s.Webhooks = sqlitestore.NewKeys(db), sqlitestore.NewSecrets(db), sqlitestore.NewWebhooks(db)
@@ -51,13 +51,13 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 	}
 	rdb, err := redisstore.Open(cfg.RedisURL, cfg.RedisTimeout)
 	if err != nil {
-		return nil, configError(err)
+		return nil, &ConfigError{err}
 	}
 	p, t := cfg.RedisPrefix, cfg.RedisTimeout
 	orders, err := redisstore.NewOrders(rdb, p, t)
 	if err != nil {
 		rdb.Close()
-		return nil, configError(err)
+		return nil, &ConfigError{err}
 	}
 	// The others check the same prefix as NewOrders, which took it.
 	s.rdb, s.Orders = rdb, orders
