@@ -138,15 +138,13 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
 	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
 		return nil, &ConfigError{fmt.Errorf("tracing: %w", err)}
-	}
-	if s.traces != nil {
+	} else if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
-		if err = s.stores.trace(s.traces); err != nil {
-			return nil, err
-		}
 	}
 	s.storeLog = newStoreLog(s.log, cfg.Now, m.StoreFault)
-	s.stores.observe(s.log, s.storeLog.fault)
+	if err = s.stores.observe(s.log, s.storeLog.fault, s.traces); err != nil {
+		return nil, err
+	}
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
 		if fault := (*order.Fault)(nil); !errors.As(err, &fault) { // a fault was logged when the store found it

@@ -10,12 +10,12 @@ import (
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	goredis "github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/tracing"
 	"github.com/petstore/orderd/internal/webhook"
 )
 
@@ -134,15 +134,21 @@ func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.O
 	return Imported{OrderFieldsChanged: changed}, err
 }
 
-// observe sends the SQLite file's faults to report, and logs once whether its reads are
-// answered from memory. (In Redis, a corrupt record fails its own request.)
-func (s *Stores) observe(log *slog.Logger, report func(*order.Fault)) {
-	if s.db == nil {
-		return
+// observe makes the stores' work for a request child spans of the request's when tp is not nil:
+// go-redis's own (without the commands' arguments, which name keys' hashes), or the SQLite
+// file's queries. It sends the file's faults to report (in Redis, a corrupt record fails its
+// own request), and logs once whether the file's reads are answered from memory.
+func (s *Stores) observe(log *slog.Logger, report func(*order.Fault), tp *tracing.Provider) error {
+	if s.rdb != nil && tp != nil {
+		return redisotel.InstrumentTracing(s.rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false))
+	} else if s.rdb != nil {
+		return nil
+	}
+	if tp != nil {
+		s.db.Trace(tp)
 	}
 	s.db.OnFault(report)
-	err := s.db.ReadCache()
-	switch {
+	switch err := s.db.ReadCache(); {
 	case err == nil:
 		log.Info("sqlite read cache: on; a read of an unchanged file is answered from memory")
 	case errors.Is(err, sqlitestore.ErrReadCacheUnsupported):
@@ -150,14 +156,5 @@ func (s *Stores) observe(log *slog.Logger, report func(*order.Fault)) {
 	default:
 		log.Warn("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
 	}
-}
-
-// trace makes the stores' work for a request child spans of the request's: go-redis's own
-// (without the commands' arguments, which name keys' hashes), or the SQLite file's queries.
-func (s *Stores) trace(tp trace.TracerProvider) error {
-	if s.rdb != nil {
-		return redisotel.InstrumentTracing(s.rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false))
-	}
-	s.db.Trace(tp)
 	return nil
 }
