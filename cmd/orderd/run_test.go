@@ -185,6 +185,11 @@ func TestKeysCommands(t *testing.T) {
 	if out, _, _ := orderd(t, nil, "keys", "list", "--db", db); strings.Contains(out, "big") {
 		t.Fatalf("revoked key still listed:\n%s", out)
 	}
+	// A name that starts with a dash is an argument after "--", which ends the flags.
+	createKey(t, db, "--plan", "free", "--name=-dash")
+	if out, errOut, code := orderd(t, nil, "keys", "revoke", "--db", db, "--", "-dash"); code != 0 || !strings.Contains(out, `"-dash"`) {
+		t.Fatalf("revoke after --: exit %d: %s%s", code, out, errOut)
+	}
 	// The file named by the environment, when no flag names one.
 	if out, _, code := orderd(t, map[string]string{"ORDERD_DB": db}, "keys", "list"); code != 0 || !strings.Contains(out, "key-") {
 		t.Fatalf("ORDERD_DB: exit %d\n%s", code, out)

@@ -31,7 +31,8 @@ func TestServeExportsTracesFromTheEnvironment(t *testing.T) {
 	if !slices.ContainsFunc(spans, func(s *tracepb.Span) bool { return s.Name == "GET /v1/store/orders" }) {
 		t.Fatalf("no span of the request among %v", spans)
 	}
-	if name, version := rcv.Resource("service.name"), rcv.Resource("service.version"); name != "orderd" || version != buildVersion() {
-		t.Errorf("resource: service %v version %v, want orderd %s", name, version, buildVersion())
+	want, _ := buildVersion()
+	if name, version := rcv.Resource("service.name"), rcv.Resource("service.version"); name != "orderd" || version != want {
+		t.Errorf("resource: service %v version %v, want orderd %s", name, version, want)
 	}
 }

@@ -57,10 +57,7 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	h.key = h.addKey(tb, "test-free", order.Free, order.Limits{})
 	orders := sqlitestore.NewOrders(db)
 	h.events = sqlitestore.NewEvents(db)
-	tokens, err := pagetoken.New(testSecret)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	tokens := pagetoken.New(testSecret)
 	cfg := api.Config{
 		Orders: orders, Events: h.events, PageTokens: tokens,
 		Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,

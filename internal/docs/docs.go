@@ -7,7 +7,7 @@ import (
 	"cmp"
 	"embed"
 	"encoding/json"
-	"html/template"
+	"html"
 	"mime"
 	"net/http"
 	"path"
@@ -16,17 +16,12 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-//go:embed assets
-var assets embed.FS
-
-// The page's own files: init.js is one of its own so that the Content-Security-Policy can
-// forbid inline scripts; its standalone layout offers the documents in a selector, and
-// "?urls.primaryName=v1" picks one.
+// Swagger UI's files (assets/) and the page's own (page/): init.js is one of its own so that
+// the Content-Security-Policy can forbid inline scripts; its standalone layout offers the
+// documents in a selector, and "?urls.primaryName=v1" picks one.
 //
-//go:embed page
-var pageFiles embed.FS
-
-var page = template.Must(template.ParseFS(pageFiles, "page/index.html"))
+//go:embed assets page
+var files embed.FS
 
 // csp lets the page load its own files and send requests ("Try it out") to its own origin only.
 const csp = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'"
@@ -46,23 +41,21 @@ type Document struct {
 // Register serves the page at /docs, rendering the documents (the first one unless the
 // visitor picks another), and redirects /docs/ and / to it.
 func Register(e Router, documents ...Document) {
-	urls, _ := json.Marshal(documents) // structs of strings cannot fail
-	var b strings.Builder
-	_ = page.Execute(&b, string(urls)) // a constant template and a string cannot fail
+	urls, _ := json.Marshal(documents)            // structs of strings cannot fail
+	index, _ := files.ReadFile("page/index.html") // embedded: cannot fail
+	initJS, _ := files.ReadFile("page/init.js")
 	secure := func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			h := c.Response().Header()
-			h.Set("Content-Security-Policy", csp)
-			h.Set("X-Frame-Options", "DENY")
+			c.Response().Header().Set("Content-Security-Policy", csp)
+			c.Response().Header().Set("X-Frame-Options", "DENY")
 			return next(c)
 		}
 	}
-	e.File("/docs", echo.MIMETextHTMLCharsetUTF8, []byte(b.String()), secure)
-	initJS, _ := pageFiles.ReadFile("page/init.js") // embedded: cannot fail
+	e.File("/docs", echo.MIMETextHTMLCharsetUTF8, []byte(strings.Replace(string(index), "{{.}}", html.EscapeString(string(urls)), 1)), secure)
 	e.File("/docs/init.js", "text/javascript; charset=utf-8", initJS, secure)
-	files, _ := assets.ReadDir("assets") // embedded: cannot fail
-	for _, f := range files {
-		body, _ := assets.ReadFile("assets/" + f.Name())
+	assets, _ := files.ReadDir("assets")
+	for _, f := range assets {
+		body, _ := files.ReadFile("assets/" + f.Name())
 		typ := cmp.Or(mime.TypeByExtension(path.Ext(f.Name())), http.DetectContentType(body))
 		e.File("/docs/assets/"+f.Name(), typ, body)
 	}

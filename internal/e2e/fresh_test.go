@@ -15,6 +15,7 @@ import (
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
+	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
 // These tests hold the instances to reading their writes everywhere: a change acknowledged
@@ -50,7 +51,7 @@ func TestCancelOnOneIsListedAtOnceOnTheOther(t *testing.T) {
 	for i := range int64(200) {
 		id := 1000 + i
 		o := order.Order{ID: id, PetID: 7, Quantity: 1, ShipDate: ship, Status: order.StatusPending}
-		if _, err := d.admin.Import(context.Background(), []order.Order{o}, nil); err != nil {
+		if _, err := servicetest.Import(context.Background(), d.admin, []order.Order{o}, nil); err != nil {
 			t.Fatal(err)
 		}
 		res, body := b.list(t, key, "")
@@ -98,7 +99,7 @@ func TestRefilledRedisIsNotTakenForTheOldOne(t *testing.T) {
 	refill := order.Order{ID: 77, PetID: 7, Quantity: 1, ShipDate: ship, Status: order.StatusPending}
 	for n := int64(0); n < ordersAt; n++ { // each import that changes something counts one
 		refill.Quantity = int32(n + 1)
-		if _, err := d.admin.Import(ctx, []order.Order{refill}, nil); err != nil {
+		if _, err := servicetest.Import(ctx, d.admin, []order.Order{refill}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -50,7 +50,7 @@ func newDeployment(t *testing.T, srv *redistest.Server, clock func() time.Time) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.admin.Close() })
-	if _, err := d.admin.Import(context.Background(), ordertest.Fixture(), nil); err != nil {
+	if _, err := servicetest.Import(context.Background(), d.admin, ordertest.Fixture(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if d.rdb, err = redisstore.Open(srv.URL(), time.Second); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
+	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
 // page is an answer of GET /v2/store/orders, as the test reads it.
@@ -29,7 +30,7 @@ type page struct {
 func TestPagesWalkAcrossInstances(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	orders := ordertest.Many(300)
-	if _, err := d.admin.Import(context.Background(), orders, nil); err != nil {
+	if _, err := servicetest.Import(context.Background(), d.admin, orders, nil); err != nil {
 		t.Fatal(err)
 	}
 	instances := []*instance{d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)}

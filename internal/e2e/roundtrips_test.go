@@ -68,7 +68,7 @@ func countedInstance(t *testing.T) (*instance, *roundTripCounter, string) {
 	// The instance's background work stays out of the counts: the log's trim (at start, then
 	// every minute) is off, and the webhook deliverer lists the endpoints once at start,
 	// waited for below, then each Poll, an hour away.
-	d.cfg.Events.Retention = order.Retention{}
+	d.cfg.Retention = order.Retention{}
 	d.cfg.Webhooks.Poll = time.Hour
 	key := d.key(t, "counted", order.Business)
 	conn, err := net.Dial("tcp", srv.Addr)

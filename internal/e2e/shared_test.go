@@ -14,6 +14,7 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
 	"github.com/petstore/orderd/internal/service"
+	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
 // TestBurstAcrossTwoInstances: 200 concurrent requests with a fresh free key, split across
@@ -154,7 +155,7 @@ func TestCancelAnsweredFromMemoryFollowsEveryWrite(t *testing.T) {
 	imported := func(id int64) {
 		t.Helper()
 		o := order.Order{ID: id, PetID: 7, Quantity: 1, ShipDate: ship, Status: order.StatusPending}
-		if _, err := d.admin.Import(ctx, []order.Order{o}, nil); err != nil {
+		if _, err := servicetest.Import(ctx, d.admin, []order.Order{o}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,7 +215,7 @@ func TestRevokedKeyIsRefusedEverywhereAtOnce(t *testing.T) {
 // the other instance).
 func TestARevokedOrBannedKeyLosesItsStreamsEverywhere(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	d.cfg.Events.StreamRecheck = 100 * time.Millisecond
+	d.cfg.StreamRecheck = 100 * time.Millisecond
 	d.cfg.Ban = ratelimit.BanPolicy{After: 1, For: time.Hour}
 	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
 	open := func(t *testing.T, key string) func() {

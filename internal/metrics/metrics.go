@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/petstore/orderd"
@@ -17,57 +18,49 @@ import (
 
 // Metrics holds the service's collectors in a registry of its own, so tests can make many.
 type Metrics struct {
-	registry    *prometheus.Registry
-	requests    *prometheus.CounterVec
-	latency     *prometheus.HistogramVec
-	rateLimit   *prometheus.CounterVec
-	cancels     *prometheus.CounterVec
-	storeErrors *prometheus.CounterVec
-	storeFaults *prometheus.CounterVec
-	fallbacks   prometheus.Counter
-	forgotten   prometheus.Counter
-	streams     prometheus.Gauge
-	events      *prometheus.CounterVec
-	trimmed     prometheus.Counter
-	webhooks    *prometheus.CounterVec
-	webhookLag  prometheus.Histogram
+	registry   *prometheus.Registry
+	latency    *prometheus.HistogramVec
+	streams    prometheus.Gauge
+	webhookLag prometheus.Histogram
+
+	requests, rateLimit, cancels, storeErrors, storeFaults, events, webhooks *prometheus.CounterVec
+	fallbacks, forgotten, trimmed                                            prometheus.Counter
 }
 
 // New registers the collectors, with the Go runtime's and the process's.
 func New() *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f := promauto.With(reg)
+	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	counter := func(name, help string) prometheus.Counter {
+		return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
 	m := &Metrics{
-		registry: prometheus.NewRegistry(),
+		registry: reg,
 		requests: counterVec("orderd_http_requests_total", "Requests answered, by operationId and status.", "operation", "status"),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		latency: f.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "orderd_http_request_duration_seconds", Help: "Time to answer a request, by operationId; for a stream of events, the time to open it.",
 			// To the server's WriteTimeout (30 s): a slower answer reaches no client, and counts in +Inf.
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"operation"}),
-		rateLimit: counterVec("orderd_ratelimit_decisions_total",
-			"Rate-limit decisions: admitted, limited, banned, unavailable.", "outcome"),
-		cancels: counterVec("orderd_cancellations_total",
-			"Cancel requests by outcome: cancelled, already_cancelled, shipped, not_found, error.", "outcome"),
-		storeErrors: counterVec("orderd_store_errors_total",
-			"Operations that could not reach the store, by operationId.", "operation"),
-		storeFaults: counterVec("orderd_store_faults_total",
-			"Faults of the store that an operator must mend, by kind: corrupt, full, replaced, shm_removed. Each operation that meets one counts.", "kind"),
-		fallbacks: counter("orderd_ratelimit_fallback_decisions_total", "Decisions made by the instance's own limiter while Redis could not be reached."),
-		forgotten: counter("orderd_ratelimit_forgotten_callers_total",
-			"Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap."),
-		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance."}),
-		events: counterVec("orderd_events_recorded_total",
-			"Order events this instance recorded in the log, by type (its cancels; imports and other systems record theirs too).", "type"),
-		trimmed: counter("orderd_events_trimmed_total", "Order events dropped by the retention, by this instance's trims."),
-		webhooks: counterVec("orderd_webhook_deliveries_total",
-			"Webhook delivery attempts by this instance, by outcome: delivered, failed (retried, or the endpoint marked failing), disabled (410 Gone).", "outcome"),
-		webhookLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+		rateLimit:   counterVec("orderd_ratelimit_decisions_total", "Rate-limit decisions: admitted, limited, banned, unavailable.", "outcome"),
+		cancels:     counterVec("orderd_cancellations_total", "Cancel requests by outcome: cancelled, already_cancelled, shipped, not_found, error.", "outcome"),
+		storeErrors: counterVec("orderd_store_errors_total", "Operations that could not reach the store, by operationId.", "operation"),
+		storeFaults: counterVec("orderd_store_faults_total", "Faults of the store that an operator must mend, by kind: corrupt, full, replaced, shm_removed. Each operation that meets one counts.", "kind"),
+		fallbacks:   counter("orderd_ratelimit_fallback_decisions_total", "Decisions made by the instance's own limiter while Redis could not be reached."),
+		forgotten:   counter("orderd_ratelimit_forgotten_callers_total", "Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap."),
+		streams:     f.NewGauge(prometheus.GaugeOpts{Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance."}),
+		events:      counterVec("orderd_events_recorded_total", "Order events this instance recorded in the log, by type (its cancels; imports and other systems record theirs too).", "type"),
+		trimmed:     counter("orderd_events_trimmed_total", "Order events dropped by the retention, by this instance's trims."),
+		webhooks:    counterVec("orderd_webhook_deliveries_total", "Webhook delivery attempts by this instance, by outcome: delivered, failed (retried, or the endpoint marked failing), disabled (410 Gone).", "outcome"),
+		webhookLag: f.NewHistogram(prometheus.HistogramOpts{
 			Name: "orderd_webhook_delivery_lag_seconds", Help: "Time from an order's change to its webhook's delivery, retries included.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400},
 		}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.rateLimit, m.cancels, m.storeErrors, m.storeFaults, m.fallbacks, m.forgotten,
-		m.streams, m.events, m.trimmed, m.webhooks, m.webhookLag,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// These are exported at 0 from the start, with every label value they take, so that a
 	// rate or an alert on them sees their first event.
 	for vec, values := range map[*prometheus.CounterVec][]string{m.storeErrors: operations(),
@@ -100,54 +93,26 @@ var operations = sync.OnceValue(func() (labels []string) {
 	return labels
 })
 
-func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
-}
-
-func counter(name, help string) prometheus.Counter {
-	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-}
-
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// Request counts one answered request and observes its time (api.Observer's took).
+// The observers' calls (api.Observer, webhook.Observer, the limiters' and the service's own),
+// each counting in the metric of its name.
+
 func (m *Metrics) Request(operation string, status int, took time.Duration) {
 	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(operation).Observe(took.Seconds())
 }
-
-// RateLimit counts one decision.
-func (m *Metrics) RateLimit(outcome string) { m.rateLimit.WithLabelValues(outcome).Inc() }
-
-// Cancel counts one cancel request.
-func (m *Metrics) Cancel(outcome string) { m.cancels.WithLabelValues(outcome).Inc() }
-
-// StoreError counts one operation that could not reach its store.
-func (m *Metrics) StoreError(operation string) { m.storeErrors.WithLabelValues(operation).Inc() }
-
-// StoreFault counts one fault of the store (order.Fault), by its kind.
-func (m *Metrics) StoreFault(kind string) { m.storeFaults.WithLabelValues(kind).Inc() }
-
-// Fallback counts one decision of the fallback limiter.
-func (m *Metrics) Fallback() { m.fallbacks.Inc() }
-
-// ForgottenCaller counts one anonymous caller the instance's limiter forgot (ratelimit.OnForget).
-func (m *Metrics) ForgottenCaller() { m.forgotten.Inc() }
-
-// Streams counts streams of events opened (1) and ended (-1).
-func (m *Metrics) Streams(delta int) { m.streams.Add(float64(delta)) }
-
-// Trimmed counts events the retention dropped.
-func (m *Metrics) Trimmed(n int64) { m.trimmed.Add(float64(n)) }
-
-// WebhookDelivery counts a webhook delivery attempt by outcome.
+func (m *Metrics) RateLimit(outcome string)       { m.rateLimit.WithLabelValues(outcome).Inc() }
+func (m *Metrics) Cancel(outcome string)          { m.cancels.WithLabelValues(outcome).Inc() }
+func (m *Metrics) StoreError(operation string)    { m.storeErrors.WithLabelValues(operation).Inc() }
+func (m *Metrics) StoreFault(kind string)         { m.storeFaults.WithLabelValues(kind).Inc() }
+func (m *Metrics) Fallback()                      { m.fallbacks.Inc() }
+func (m *Metrics) ForgottenCaller()               { m.forgotten.Inc() }
+func (m *Metrics) Streams(delta int)              { m.streams.Add(float64(delta)) }
+func (m *Metrics) Trimmed(n int64)                { m.trimmed.Add(float64(n)) }
 func (m *Metrics) WebhookDelivery(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
-
-// WebhookLag observes the time from a change to its webhook's delivery.
-func (m *Metrics) WebhookLag(d time.Duration) { m.webhookLag.Observe(d.Seconds()) }
-
-// Event counts one event this instance recorded, by type.
-func (m *Metrics) Event(kind string) { m.events.WithLabelValues(kind).Inc() }
+func (m *Metrics) WebhookLag(d time.Duration)     { m.webhookLag.Observe(d.Seconds()) }
+func (m *Metrics) Event(kind string)              { m.events.WithLabelValues(kind).Inc() }

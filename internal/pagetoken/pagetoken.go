@@ -25,11 +25,9 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// Format is the first byte of every token this version of the service makes.
-const Format byte = 2
-
 const (
-	MinSecretLen = 32 // HMAC-SHA256's output size
+	Format       = byte(2) // the first byte of every token this version of the service makes
+	MinSecretLen = 32      // HMAC-SHA256's output size
 	// RereadEvery is the least time between two reads of the store's secret for tokens that
 	// do not verify: forged tokens cost the store one read per RereadEvery at most.
 	RereadEvery = time.Second
@@ -63,14 +61,11 @@ type Codec struct {
 	lastRead time.Time              // when the last read began; touched by reads' one call only
 }
 
-// New returns a Codec with a fixed secret of at least MinSecretLen bytes.
-func New(secret []byte) (*Codec, error) {
-	if len(secret) < MinSecretLen {
-		return nil, fmt.Errorf("page token secret: %d bytes, want at least %d", len(secret), MinSecretLen)
-	}
+// New returns a Codec with a fixed secret, of at least MinSecretLen bytes (its maker checks).
+func New(secret []byte) *Codec {
 	c := &Codec{}
 	c.secret.Store(new(slices.Clone(secret)))
-	return c, nil
+	return c
 }
 
 // FromStore returns a Codec whose secret is the one store holds.
@@ -81,10 +76,7 @@ func FromStore(store SecretStore) *Codec {
 // Make returns the token of the page that starts after the id after, for filter f.
 func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {
 	secret, err := c.current(ctx, false)
-	if err != nil {
-		return "", err
-	}
-	return makeToken(secret, Format, f, after), nil
+	return makeToken(secret, Format, f, after), err // with an error, a token no one reads
 }
 
 func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
@@ -95,9 +87,8 @@ func makeToken(secret []byte, format byte, f order.Filter, after int64) string {
 // Read returns the id a token made for f starts after; a refusal wraps ErrInvalid and why.
 func (c *Codec) Read(ctx context.Context, token string, f order.Filter) (int64, error) {
 	refuse := func(why error) (int64, error) { return 0, fmt.Errorf("%w: %w", ErrInvalid, why) }
-	// The length too: the decoder skips CR and LF.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
-	if len(token) != base64.RawURLEncoding.EncodedLen(tokenLen) || err != nil || len(b) != tokenLen {
+	if len(token) != base64.RawURLEncoding.EncodedLen(tokenLen) || err != nil || len(b) != tokenLen { // the length too: the decoder skips CR and LF
 		return refuse(ErrMalformed)
 	}
 	secret, err := c.current(ctx, false)
@@ -135,10 +126,7 @@ func (c *Codec) current(ctx context.Context, recheck bool) ([]byte, error) {
 			return *p, nil
 		}
 		c.lastRead = c.now()
-		secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx))
-		if err == nil && len(secret) < MinSecretLen {
-			err = fmt.Errorf("the store holds %d bytes, want at least %d", len(secret), MinSecretLen)
-		}
+		secret, err := c.store.PageTokenSecret(context.WithoutCancel(ctx)) // which checks its length
 		if err != nil {
 			return nil, fmt.Errorf("page token secret: %w", err)
 		}

@@ -21,11 +21,7 @@ var secret = bytes.Repeat([]byte("k"), pagetoken.MinSecretLen)
 
 func codec(t *testing.T) *pagetoken.Codec {
 	t.Helper()
-	c, err := pagetoken.New(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return pagetoken.New(secret)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -84,10 +80,7 @@ func TestRefused(t *testing.T) {
 		b[i] ^= 1
 		return base64.RawURLEncoding.EncodeToString(b)
 	}
-	other, err := pagetoken.New(bytes.Repeat([]byte("o"), pagetoken.MinSecretLen))
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := pagetoken.New(bytes.Repeat([]byte("o"), pagetoken.MinSecretLen))
 	foreign, _ := other.Make(ctx, f, 1234)
 	cases := []struct {
 		name, token string
@@ -126,12 +119,6 @@ func TestOtherVersion(t *testing.T) {
 	tok := pagetoken.MakeWithFormat(secret, pagetoken.Format+1, order.Filter{}, 5)
 	if _, err := codec(t).Read(ctx, tok, order.Filter{}); !errors.Is(err, pagetoken.ErrOtherVersion) {
 		t.Fatalf("Read = %v, want %v", err, pagetoken.ErrOtherVersion)
-	}
-}
-
-func TestShortSecret(t *testing.T) {
-	if _, err := pagetoken.New(make([]byte, pagetoken.MinSecretLen-1)); err == nil {
-		t.Fatal("a 31-byte secret was taken")
 	}
 }
 
@@ -340,10 +327,7 @@ func TestStoreFailure(t *testing.T) {
 // FuzzRead: Read never panics, and any token it accepts is the very token Make makes for the
 // id it returns and the filter it was read with.
 func FuzzRead(f *testing.F) {
-	c, err := pagetoken.New(secret)
-	if err != nil {
-		f.Fatal(err)
-	}
+	c := pagetoken.New(secret)
 	ctx := context.Background()
 	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	filters := []order.Filter{{}, {Statuses: []order.Status{order.StatusPending}, PetID: ptr(int64(7)), ShipFrom: &day}}

@@ -1,3 +1,6 @@
+// Package service wires the Store Order Service together, a Config in, a running service out:
+// on Redis when the Config names one, else on one SQLite file with in-process rate limits.
+// It is the one place that picks implementations.
 package service
 
 import (
@@ -5,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,50 +27,124 @@ import (
 	"github.com/petstore/orderd/internal/webhook"
 )
 
+// Config is everything a running service is made from: start from DefaultConfig. Its maker
+// (`orderd serve`'s flags) checks the settings; Open takes them as they are.
+type Config struct {
+	Version             string              // the build's, for traces' service.version
+	Addr                string              // host:port to listen on; port 0 picks a free one
+	MetricsAddr         string              // when set, /metrics is served there instead of on Addr
+	Store               StoreConfig         // where orders, pets and keys are kept
+	Ban                 ratelimit.BanPolicy // when a caller sending too early is banned, how long
+	LimiterFallback     Fallback            // what the limiter does while Redis cannot be reached
+	TrustedProxies      []*net.IPNet        // the peers whose X-Forwarded-For names the client
+	CORSAllowOrigins    []string            // the origins whose pages may call the API; none: CORS off
+	IPv6Prefix          int                 // groups callers without a key on IPv6, by network
+	MaxAnonymousCallers int                 // callers without a key the in-process limiter remembers
+	PageTokenSecret     string              // signs v2's page tokens; empty: the store's secret, made on first use
+	Retention           order.Retention     // events older, or past the newest count, are dropped; 0: no bound
+	MaxStreamsPerKey    int                 // the event streams one key holds open on an instance
+	StreamRecheck       time.Duration       // how often a stream rechecks its key (no flag; 0: api's default)
+	Webhooks            webhook.Config      // this instance's delivery; Open supplies the stores, owner, observer and logger
+	Sunset              api.Sunset          // the schedule of the deprecated pets operation
+	ShutdownTimeout     time.Duration       // how long requests in flight may take once Run's ctx ends
+	ShutdownDelay       time.Duration       // how long Run serves, /readyz answering 503, for balancers to stop sending; 0: none
+	Logger              *slog.Logger        // receives the service's JSON lines; none when nil
+	AccessLog           io.Writer           // receives the access lines, JSON too, while Logger is at INFO; none when nil
+	Now                 func() time.Time    // the clock of the limiter, the sunset and the durations (time.Now when nil): tests move it
+}
+
+// StoreConfig says where a deployment keeps its orders, pets and keys: all in Redis when
+// RedisURL is set; otherwise all in the SQLite file DB.
+type StoreConfig struct {
+	RedisURL     string
+	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
+	RedisTimeout time.Duration // bound on each Redis call
+	DB           string        // the embedded mode's SQLite file
+	CreateDB     bool          // makes a missing DB; otherwise a mistyped path is an error, not an empty store
+}
+
+// Redis reports whether the deployment keeps everything in Redis.
+func (c StoreConfig) Redis() bool { return c.RedisURL != "" }
+
+// Fallback is what the limiter does while Redis cannot be reached: FallbackMemory lets each
+// instance limit on its own, logged and counted, until Redis answers; FallbackFail answers 503.
+type Fallback string
+
+const (
+	FallbackMemory Fallback = "memory"
+	FallbackFail   Fallback = "fail"
+)
+
+// DefaultConfig is the configuration of `orderd serve` without flags, but for ShutdownDelay,
+// 0 here so that tests stop at once.
+func DefaultConfig() Config {
+	return Config{
+		Addr:                "127.0.0.1:8080",
+		Ban:                 ratelimit.DefaultBanPolicy,
+		LimiterFallback:     FallbackMemory,
+		IPv6Prefix:          ratelimit.DefaultIPv6Prefix,
+		MaxAnonymousCallers: ratelimit.DefaultMaxAnonymous,
+		Sunset: api.Sunset{
+			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
+			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
+			Link:         "https://docs.petstore.example/orders/migrate-from-pets",
+		},
+		ShutdownTimeout:  15 * time.Second,
+		Retention:        order.Retention{MaxAge: 7 * 24 * time.Hour, MaxCount: 1_000_000},
+		MaxStreamsPerKey: api.DefaultMaxStreamsPerKey,
+		Webhooks:         webhook.Config{LeaseTTL: webhook.DefaultLeaseTTL, Schedule: webhook.DefaultSchedule},
+		Store:            StoreConfig{RedisPrefix: redisstore.DefaultPrefix, RedisTimeout: redisstore.DefaultTimeout, DB: "orderd.db"},
+	}
+}
+
+// ConfigError is a setting or a data file the service cannot start with: retrying cannot help.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // Service is the Store Order Service: Open makes it, Run serves, Close releases what Open took.
 type Service struct {
-	cfg             Config
-	log             *slog.Logger
-	stores          *Stores
-	metrics         *metrics.Metrics
-	storeLog        *storeLog         // one line for an outage or a fault, whoever meets it
-	traces          *tracing.Provider // nil unless the OTEL_* environment turns tracing on
-	ln, metricsLn   net.Listener      // metricsLn: nil unless Config.MetricsAddr is set
-	srv, metricsSrv *http.Server
-	draining        chan struct{} // closed when Run's ctx ends: /readyz answers 503 from then on
-	closing         chan struct{} // closed when Run begins to shut down: event streams end
+	cfg      Config
+	log      *slog.Logger
+	stores   *Stores
+	metrics  *metrics.Metrics
+	storeLog *storeLog         // one line for an outage or a fault, whoever meets it
+	traces   *tracing.Provider // nil unless the OTEL_* environment turns tracing on
+	lns      []net.Listener    // the API's, then /metrics' own when Config.MetricsAddr is set
+	srvs     []*http.Server    // one for each listener
+	draining chan struct{}     // closed when Run's ctx ends: /readyz answers 503 from then on
+	closing  chan struct{}     // closed when Run begins to shut down: event streams end
 }
 
 // Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
-// not answer yet is logged and answered 503 until it does. A bad setting or file is a *ConfigError.
+// not answer yet is logged and answered 503 until it does. A bad store or file is a *ConfigError.
 func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
-	s := &Service{cfg: cfg, log: cfg.Logger, metrics: metrics.New(), draining: make(chan struct{}), closing: make(chan struct{})}
+	m := metrics.New()
+	s := &Service{cfg: cfg, log: cfg.Logger, metrics: m, draining: make(chan struct{}), closing: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	m := s.metrics
 	if s.stores, err = OpenStores(cfg.Store); err != nil {
 		return nil, err
 	}
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
 	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
-		return nil, configError(fmt.Errorf("tracing: %w", err))
-	}
-	if s.traces != nil {
+		return nil, &ConfigError{fmt.Errorf("tracing: %w", err)}
+	} else if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
-		if err = s.stores.trace(s.traces); err != nil {
-			return nil, err
-		}
 	}
 	s.storeLog = newStoreLog(s.log, cfg.Now, m.StoreFault)
-	s.stores.observe(s.log, s.storeLog.fault)
+	if err = s.stores.observe(s.log, s.storeLog.fault, s.traces); err != nil {
+		return nil, err
+	}
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
 		if fault := (*order.Fault)(nil); !errors.As(err, &fault) { // a fault was logged when the store found it
@@ -81,14 +159,9 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 		if cfg.LimiterFallback != FallbackMemory {
 			fallback = nil
 		}
-		if limiter, err = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
-			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger}); err != nil {
-			return nil, configError(err)
-		}
-	}
-	tokens, err := pageTokens(cfg.PageTokenSecret, s.stores)
-	if err != nil {
-		return nil, err
+		// The prefix was checked by OpenStores.
+		limiter, _ = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
+			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger})
 	}
 	var metricsOnMain http.Handler
 	if cfg.MetricsAddr == "" {
@@ -96,39 +169,38 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Observer: m, Metrics: metricsOnMain, Orders: s.stores.Orders, Events: s.stores.Events,
-		MaxStreamsPerKey: cfg.Events.MaxStreamsPerKey, StreamRecheck: cfg.Events.StreamRecheck,
-		Closing: s.closing, Draining: s.draining, PageTokens: tokens, Pets: s.stores.Pets, Keys: s.stores.Keys,
+		MaxStreamsPerKey: cfg.MaxStreamsPerKey, StreamRecheck: cfg.StreamRecheck,
+		Closing: s.closing, Draining: s.draining, PageTokens: pageTokens(cfg.PageTokenSecret, s.stores), Pets: s.stores.Pets, Keys: s.stores.Keys,
 		Limiter: limiter, Ready: ready, TrustedProxies: cfg.TrustedProxies, CORSAllowOrigins: cfg.CORSAllowOrigins,
 		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if s.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
-		return nil, err
-	}
-	s.srv = HTTPServer(handler)
-	s.srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	s.srvs = []*http.Server{HTTPServer(handler)}
+	s.srvs[0].ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
 	if cfg.MetricsAddr != "" {
-		if s.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+		mux := http.NewServeMux() // /metrics alone: a probe pointed at another path by mistake fails
+		mux.Handle("GET /metrics", m.Handler())
+		s.srvs = append(s.srvs, HTTPServer(mux))
+	}
+	for _, addr := range []string{cfg.Addr, cfg.MetricsAddr}[:len(s.srvs)] {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
 			return nil, err
 		}
-		// /metrics alone: a probe pointed at another path of this listener by mistake fails.
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", m.Handler())
-		s.metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+		s.lns = append(s.lns, ln)
 	}
 	return s, nil
 }
 
-// pageTokens returns the codec of v2's page tokens under secret, or else under the stores'
-// secret, which every instance on them shares untold. A secret too short is a *ConfigError.
-func pageTokens(secret string, s *Stores) (*pagetoken.Codec, error) {
+// pageTokens is the codec of v2's page tokens under secret, or else under the stores' secret,
+// which every instance on them shares untold.
+func pageTokens(secret string, s *Stores) *pagetoken.Codec {
 	if secret == "" {
-		return pagetoken.FromStore(s.Secrets), nil
+		return pagetoken.FromStore(s.Secrets)
 	}
-	c, err := pagetoken.New([]byte(secret))
-	return c, configError(err)
+	return pagetoken.New([]byte(secret))
 }
 
 // HTTPServer is the server the API is served by, with its limits; bench/ceiling serves by
@@ -146,37 +218,43 @@ func HTTPServer(handler http.Handler) *http.Server {
 }
 
 // Addr is the address the API listens on: Config.Addr with the port it picked.
-func (s *Service) Addr() string { return s.ln.Addr().String() }
+func (s *Service) Addr() string { return s.lns[0].Addr().String() }
 
 // URL is the base URL of the service on its address, http://host:port.
 func (s *Service) URL() string { return "http://" + s.Addr() }
 
 // MetricsAddr is the address of the metrics listener, or "" when /metrics is on Addr.
 func (s *Service) MetricsAddr() string {
-	if s.metricsLn == nil {
+	if len(s.lns) < 2 {
 		return ""
 	}
-	return s.metricsLn.Addr().String()
+	return s.lns[1].Addr().String()
 }
 
 // Run serves until ctx ends; then /readyz answers 503 while everything else is served for
 // Config.ShutdownDelay, then the listeners close and requests in flight have
 // Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
 func (s *Service) Run(ctx context.Context) error {
-	served := make(chan error, 2)
-	go func() { served <- s.srv.Serve(s.ln) }()
-	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", s.stores.Mode()))
-	if s.metricsSrv != nil {
-		go func() { served <- s.metricsSrv.Serve(s.metricsLn) }()
-		defer s.metricsSrv.Close()
+	served := make(chan error, len(s.srvs))
+	for i, srv := range s.srvs {
+		go func() { served <- srv.Serve(s.lns[i]) }()
+	}
+	mode := map[bool]string{false: "embedded", true: "redis"}[s.stores.rdb != nil]
+	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", mode))
+	if s.MetricsAddr() != "" {
+		defer s.srvs[1].Close()
 		s.log.Info("metrics listening", slog.String("addr", s.MetricsAddr()))
 	}
 	background, stopBackground := context.WithCancel(ctx)
 	go s.trimEvents(background)
+	w := s.cfg.Webhooks
+	w.Store, w.Events, w.Observer, w.Logger = s.stores.Webhooks, s.stores.Events, s.metrics, s.log
+	// The leases' owner: the host and the pid, for the operator; a random part, for two processes are never one.
+	host, _ := os.Hostname()
+	w.Owner = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	delivered := make(chan struct{})
-	go func() { defer close(delivered); s.deliverer().Run(background) }()
-	// Before Close closes the stores: deliveries in flight are cut, and the leases released
-	// for another instance to take.
+	go func() { defer close(delivered); webhook.NewDeliverer(w).Run(background) }()
+	// Before Close closes the stores: deliveries in flight are cut, the leases released for another instance.
 	defer func() { stopBackground(); <-delivered }()
 
 	select {
@@ -189,7 +267,7 @@ func (s *Service) Run(ctx context.Context) error {
 		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered.
 		// Each answer closes its connection: a client holding one to this instance (through
 		// kube-proxy, say) connects again, to an instance that stays, before the listener closes.
-		s.srv.SetKeepAlivesEnabled(false)
+		s.srvs[0].SetKeepAlivesEnabled(false)
 		s.log.Info("draining: readiness 503", slog.String("delay", d.String()))
 		select {
 		case err := <-served:
@@ -201,7 +279,7 @@ func (s *Service) Run(ctx context.Context) error {
 	close(s.closing) // a stream is never idle: Shutdown would wait for it to its timeout
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := s.srv.Shutdown(shutdownCtx); err != nil {
+	if err := s.srvs[0].Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
@@ -213,14 +291,10 @@ func (s *Service) Run(ctx context.Context) error {
 
 // Close closes the listeners and servers at once, then the stores: after Run, or instead of it.
 func (s *Service) Close() error {
-	for _, srv := range []*http.Server{s.srv, s.metricsSrv} {
-		if srv != nil {
-			srv.Close()
-		}
-	}
-	for _, ln := range []net.Listener{s.ln, s.metricsLn} {
-		if ln != nil {
-			ln.Close() // already closed if it was served
+	for i, srv := range s.srvs {
+		srv.Close()
+		if i < len(s.lns) {
+			s.lns[i].Close() // already closed if it was served
 		}
 	}
 	var err error
@@ -240,16 +314,14 @@ func (s *Service) Close() error {
 // trimEvents applies the log's retention at start and then every minute until ctx ends.
 // Every instance does: a trim is idempotent, and the log's store makes it atomic.
 func (s *Service) trimEvents(ctx context.Context) {
-	r := s.cfg.Events.Retention
-	if r == (order.Retention{}) {
+	if s.cfg.Retention == (order.Retention{}) {
 		return
 	}
-	tick := time.NewTicker(time.Minute)
-	defer tick.Stop()
-	for {
-		n, err := s.stores.Events.Trim(ctx, r)
+	for tick := time.Tick(time.Minute); ; {
+		n, err := s.stores.Events.Trim(ctx, s.cfg.Retention)
 		switch {
 		case ctx.Err() != nil:
+			return
 		case errors.Is(err, order.ErrUnavailable):
 			s.storeLog.outage(err) // one warning for the outage, as readiness gives it
 		case err != nil:
@@ -261,19 +333,7 @@ func (s *Service) trimEvents(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick:
 		}
 	}
-}
-
-// deliverer is this instance's webhook Deliverer. It names itself in the leases it holds by
-// the host and the pid, for the operator, and a random part, for two processes are never one.
-func (s *Service) deliverer() *webhook.Deliverer {
-	host, _ := os.Hostname()
-	cfg := s.cfg.Webhooks
-	return webhook.NewDeliverer(webhook.Config{
-		Store: s.stores.Webhooks, Events: s.stores.Events, Client: webhook.NewClient(cfg.AllowPrivate),
-		Owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8]),
-		Poll:  cfg.Poll, LeaseTTL: cfg.LeaseTTL, Schedule: cfg.Schedule, Observer: s.metrics, Logger: s.log,
-	})
 }

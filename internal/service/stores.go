@@ -1,7 +1,6 @@
 package service
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,12 +10,12 @@ import (
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	goredis "github.com/redis/go-redis/v9"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/sqlitestore"
+	"github.com/petstore/orderd/internal/tracing"
 	"github.com/petstore/orderd/internal/webhook"
 )
 
@@ -40,11 +39,11 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 	s := &Stores{cfg: cfg}
 	if !cfg.Redis() {
 		if err := checkDB(cfg); err != nil {
-			return nil, configError(err)
+			return nil, &ConfigError{err}
 		}
 		db, err := sqlitestore.Open(cfg.DB, 0)
 		if err != nil { // what checkDB leaves: a file that is not SQLite, or that this process cannot use
-			return nil, configError(err)
+			return nil, &ConfigError{err}
 		}
 		s.db, s.Orders, s.Events, s.Pets = db, sqlitestore.NewOrders(db), sqlitestore.NewEvents(db), sqlitestore.NewPets(db)
 		s.Keys, s.Secrets, s.Webhooks = sqlitestore.NewKeys(db), sqlitestore.NewSecrets(db), sqlitestore.NewWebhooks(db)
@@ -52,13 +51,13 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 	}
 	rdb, err := redisstore.Open(cfg.RedisURL, cfg.RedisTimeout)
 	if err != nil {
-		return nil, configError(err)
+		return nil, &ConfigError{err}
 	}
 	p, t := cfg.RedisPrefix, cfg.RedisTimeout
 	orders, err := redisstore.NewOrders(rdb, p, t)
 	if err != nil {
 		rdb.Close()
-		return nil, configError(err)
+		return nil, &ConfigError{err}
 	}
 	// The others check the same prefix as NewOrders, which took it.
 	s.rdb, s.Orders = rdb, orders
@@ -73,34 +72,23 @@ func OpenStores(cfg StoreConfig) (*Stores, error) {
 // checkDB says, in the operator's words, why cfg.DB cannot be opened, where SQLite would say
 // "unable to open database file" for each.
 func checkDB(cfg StoreConfig) error {
-	if cfg.DB == "" {
-		return errors.New("no SQLite file named: the embedded mode needs one")
-	}
 	info, err := os.Stat(cfg.DB)
+	dir, dirErr := os.Stat(filepath.Dir(cfg.DB))
 	switch {
+	case cfg.DB == "":
+		return errors.New("no SQLite file named: the embedded mode needs one")
 	case err == nil && info.IsDir():
 		return fmt.Errorf("SQLite file %s: is a directory", cfg.DB)
 	case err == nil:
 		return nil
 	case !errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("SQLite file: %w", err)
-	}
-	dir := filepath.Dir(cfg.DB)
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return fmt.Errorf("SQLite file %s: the directory %s does not exist", cfg.DB, dir)
-	}
-	if !cfg.CreateDB {
+	case dirErr != nil || !dir.IsDir():
+		return fmt.Errorf("SQLite file %s: the directory %s does not exist", cfg.DB, filepath.Dir(cfg.DB))
+	case !cfg.CreateDB:
 		return fmt.Errorf("SQLite file %s: no such file (orderd import or orderd keys create makes it)", cfg.DB)
 	}
 	return nil
-}
-
-// Mode is "redis" or "embedded".
-func (s *Stores) Mode() string {
-	if s.rdb != nil {
-		return "redis"
-	}
-	return "embedded"
 }
 
 // Ready reports whether the stores can do the work of a request now. Redis decides within
@@ -131,19 +119,9 @@ type Imported struct {
 // cost little more than its rows (docs/design.md, Import).
 const ImportBatch = 8000
 
-// Import adds new orders and pets and updates existing ones, but never an order's status (an
-// import never undoes a cancel). Both lists are checked before either is written.
-func (s *Stores) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
-	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
-		return Imported{}, configError(err)
-	}
-	return s.ImportBatches(ctx, order.Slice(orders, ImportBatch), order.Slice(pets, ImportBatch))
-}
-
-// ImportBatches is Import of records read in batches, which the caller read through and
-// checked before (order.CheckEach): the stores check each again as they write it, so a file
-// changed between the two readings is refused too, but in Redis the batches before the
-// change are written. SQLite writes all in one transaction.
+// ImportBatches adds new orders and pets and updates existing ones, but never an order's status
+// (an import never undoes a cancel). The caller checked the batches before (order.CheckEach); the
+// stores check each again as they write it: Redis keeps the batches before a refused one, SQLite none.
 func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (Imported, error) {
 	if s.db != nil {
 		n, err := s.db.ImportBatches(ctx, orders, pets)
@@ -156,15 +134,21 @@ func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.O
 	return Imported{OrderFieldsChanged: changed}, err
 }
 
-// observe sends the SQLite file's faults to report, and logs once whether its reads are
-// answered from memory. (In Redis, a corrupt record fails its own request.)
-func (s *Stores) observe(log *slog.Logger, report func(*order.Fault)) {
-	if s.db == nil {
-		return
+// observe makes the stores' work for a request child spans of the request's when tp is not nil:
+// go-redis's own (without the commands' arguments, which name keys' hashes), or the SQLite
+// file's queries. It sends the file's faults to report (in Redis, a corrupt record fails its
+// own request), and logs once whether the file's reads are answered from memory.
+func (s *Stores) observe(log *slog.Logger, report func(*order.Fault), tp *tracing.Provider) error {
+	if s.rdb != nil && tp != nil {
+		return redisotel.InstrumentTracing(s.rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false))
+	} else if s.rdb != nil {
+		return nil
+	}
+	if tp != nil {
+		s.db.Trace(tp)
 	}
 	s.db.OnFault(report)
-	err := s.db.ReadCache()
-	switch {
+	switch err := s.db.ReadCache(); {
 	case err == nil:
 		log.Info("sqlite read cache: on; a read of an unchanged file is answered from memory")
 	case errors.Is(err, sqlitestore.ErrReadCacheUnsupported):
@@ -172,14 +156,5 @@ func (s *Stores) observe(log *slog.Logger, report func(*order.Fault)) {
 	default:
 		log.Warn("sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
 	}
-}
-
-// trace makes the stores' work for a request child spans of the request's: go-redis's own
-// (without the commands' arguments, which name keys' hashes), or the SQLite file's queries.
-func (s *Stores) trace(tp trace.TracerProvider) error {
-	if s.rdb != nil {
-		return redisotel.InstrumentTracing(s.rdb, redisotel.WithTracerProvider(tp), redisotel.WithDBStatement(false))
-	}
-	s.db.Trace(tp)
 	return nil
 }

@@ -16,33 +16,19 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 )
 
-// ServiceName is service.name unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) says otherwise.
-const ServiceName = "orderd"
-
-// Enabled reports whether the environment asks for traces: an OTLP endpoint or
-// OTEL_TRACES_EXPORTER=otlp, and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none.
-func Enabled(getenv func(string) string) bool {
-	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
-		return false
-	}
-	switch strings.ToLower(getenv("OTEL_TRACES_EXPORTER")) {
-	case "none":
-		return false
-	case "otlp":
-		return true
-	}
-	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-}
-
 // Provider is the installed tracer provider, or nil when tracing is off.
 type Provider = sdktrace.TracerProvider
 
-// Start installs, when Enabled, an OTLP/HTTP exporter behind a batch processor as the global
-// tracer provider, with W3C trace context and baggage as the propagator. The exporter, the
-// batch processor and the sampler read their OTEL_* variables themselves (the SDK's own
-// support: OTEL_EXPORTER_OTLP_*, OTEL_BSP_*, OTEL_TRACES_SAMPLER and _ARG). Off: nil, nil.
+// Start installs, when the environment asks for traces (an OTLP endpoint or
+// OTEL_TRACES_EXPORTER=otlp, and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none),
+// an OTLP/HTTP exporter behind a batch processor as the global tracer provider, with W3C trace
+// context and baggage as the propagator. The exporter, the batch processor and the sampler read
+// their OTEL_* variables themselves (the SDK's own support: OTEL_EXPORTER_OTLP_*, OTEL_BSP_*,
+// OTEL_TRACES_SAMPLER and _ARG). Off: nil, nil.
 func Start(ctx context.Context, version string, log *slog.Logger) (*Provider, error) {
-	if !Enabled(os.Getenv) {
+	exporter := strings.ToLower(os.Getenv("OTEL_TRACES_EXPORTER"))
+	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") + os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") || exporter == "none" || exporter != "otlp" && endpoint == "" {
 		return nil, nil
 	}
 	exp, err := otlptracehttp.New(ctx)
@@ -51,7 +37,7 @@ func Start(ctx context.Context, version string, log *slog.Logger) (*Provider, er
 	}
 	// Later detectors win: the environment's attributes (OTEL_SERVICE_NAME first) over ours.
 	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
-		resource.WithAttributes(semconv.ServiceName(ServiceName), semconv.ServiceVersion(version)), resource.WithFromEnv())
+		resource.WithAttributes(semconv.ServiceName("orderd"), semconv.ServiceVersion(version)), resource.WithFromEnv())
 	if err != nil {
 		return nil, err
 	}

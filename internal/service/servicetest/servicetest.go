@@ -3,6 +3,7 @@
 package servicetest
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"testing"
@@ -44,7 +45,7 @@ func Embedded(tb testing.TB, orders []order.Order, pets []order.Pet) service.Con
 	admin := cfg.Store
 	admin.CreateDB = true
 	withStores(tb, admin, func(s *service.Stores) error {
-		_, err := s.Import(context.Background(), orders, pets)
+		_, err := Import(context.Background(), s, orders, pets)
 		return err
 	})
 	return cfg
@@ -60,6 +61,14 @@ func AddKey(tb testing.TB, sc service.StoreConfig, name string, p order.Plan, li
 	}
 	withStores(tb, sc, func(s *service.Stores) error { return s.Keys.Add(context.Background(), rec) })
 	return key
+}
+
+// Import writes orders and pets into s as `orderd import` does, both lists checked first.
+func Import(ctx context.Context, s *service.Stores, orders []order.Order, pets []order.Pet) (service.Imported, error) {
+	if err := cmp.Or(order.ValidateAll(orders), order.ValidateAll(pets)); err != nil {
+		return service.Imported{}, err
+	}
+	return s.ImportBatches(ctx, order.Slice(orders, service.ImportBatch), order.Slice(pets, service.ImportBatch))
 }
 
 // withStores opens the stores of sc for f, and closes them.
