@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/petstore/orderd/internal/api"
-	"github.com/petstore/orderd/internal/logbuf"
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/service"
@@ -155,10 +154,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		debug.SetMemoryLimit(limit / 10 * 9)
 	}
-	logOut := logbuf.New(stderr, 200*time.Millisecond)
-	defer logOut.Close()
-	cfg.Logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: logLevel}))
-	cfg.AccessLog = logOut
+	cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
+	cfg.AccessLog = stderr
 
 	cfg.Version, _ = buildVersion() // for traces, which the OTEL_* environment turns on
 	svc, err := service.Open(ctx, cfg)
