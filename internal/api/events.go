@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -36,30 +37,25 @@ const (
 
 // ListEvents answers a page of the log of order events, or a stream when Accept asks for one.
 func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestObject) (genv2.ListEventsResponseObject, error) {
-	p, r := req.Params, exchangeOf(ctx).req
+	p, r := req.Params, ctx.(*exchange).req
 	q := order.EventQuery{After: deref(p.After), Limit: defaultPageSize}
 	for _, t := range deref(p.Type) {
 		q.Types = append(q.Types, order.EventType(t))
 	}
 	if acceptsEventStream(r.Header) {
 		q.After = cmp.Or(deref(p.LastEventID), q.After) // what an EventSource sends when it reconnects
-		return s.streams.open(ctx, q, r.Method == http.MethodHead)
+		return s.v1.streams.open(ctx, q, r.Method == http.MethodHead)
 	}
-	if p.PageSize != nil {
-		q.Limit = int(*p.PageSize)
-	}
+	q.Limit = cmp.Or(int(deref(p.PageSize)), q.Limit)
 	page, err := s.v1.Events.Events(ctx, q)
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
 	b := append(make([]byte, 0, 256*len(page.Events)+64), `{"events":[`...)
-	for i, e := range page.Events {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = orderjson.AppendEvent(b, e)
+	for _, e := range page.Events {
+		b = append(orderjson.AppendEvent(b, e), ',')
 	}
-	b = append(append(b, `],"lastEventId":"`...), page.Last...) // digits and '-': nothing to escape
+	b = append(append(bytes.TrimSuffix(b, []byte(",")), `],"lastEventId":"`...), page.Last...) // digits and '-': nothing to escape
 	e := &encoded{body: append(b, "\"}\n"...), contentType: echo.MIMEApplicationJSON}
 	if page.More {
 		e.link = nextLink("/store/events", r.URL.RawQuery, []string{"type", "pageSize"}, "after", page.Last)
@@ -116,7 +112,7 @@ func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
-	return &eventStream{streams: s, ctx: ctx, key: exchangeOf(ctx).key, q: q, page: first, moved: moved, head: head}, nil
+	return &eventStream{streams: s, ctx: ctx, key: ctx.(*exchange).key, q: q, page: first, moved: moved, head: head}, nil
 }
 
 // eventStream writes until the client leaves, the log cannot be read (a reconnect learns why),

@@ -55,7 +55,7 @@ func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *stre
 
 // keyContext is ctx as admit leaves it for a request with a valid key.
 func keyContext(ctx context.Context) context.Context {
-	return &exchange{Trip: order.Trip{Context: ctx}, key: &order.Key{Name: "k"}}
+	return &exchange{Context: ctx, key: &order.Key{Name: "k"}}
 }
 
 var errGone = errors.New("the client left")
