@@ -249,9 +249,6 @@ func expectation(p *openapi3.Parameter, cause error) string {
 	switch {
 	case s.Type.Is(openapi3.TypeInteger):
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-		if s.Format == "int32" {
-			lo, hi = math.MinInt32, math.MaxInt32
-		}
 		// The document's bounds are float64s; one at the edge of int64 does not convert back.
 		if s.Min != nil && *s.Min > math.MinInt64 {
 			lo = int64(*s.Min)

@@ -29,10 +29,10 @@ const (
 	streamPageSize  = 100
 	eventStreamType = "text/event-stream" // by which observe tells a stream from a page
 	streamEndGrace  = time.Second         // for a stream told to end: then its write is cut, and its last chunk has as long
-	// DefaultMaxStreamsPerKey is how many streams a key may hold open on one instance.
+	// How many streams a key may hold open on one instance, and how often a stream checks that
+	// its key is neither revoked nor banned.
 	DefaultMaxStreamsPerKey = 5
-	// DefaultStreamRecheck is how often a stream checks that its key is neither revoked nor banned.
-	DefaultStreamRecheck = heartbeatEvery
+	DefaultStreamRecheck    = heartbeatEvery
 )
 
 // ListEvents answers a page of the log of order events, or a stream when Accept asks for one.
