@@ -27,7 +27,7 @@ const (
 	heartbeatEvery  = 15 * time.Second
 	retryHint       = "retry: 2000\n\n" // how long an EventSource waits before reconnecting, in ms
 	streamPageSize  = 100
-	eventStreamType = "text/event-stream" // by which observe tells a stream from a page
+	eventStreamType = "text/event-stream" // by which the header hook tells a stream from a page
 	streamEndGrace  = time.Second         // for a stream told to end: then its write is cut, and its last chunk has as long
 	// How many streams a key may hold open on one instance, and how often a stream checks that
 	// its key is neither revoked nor banned.
@@ -220,7 +220,7 @@ func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc
 
 // keyAllowed is false only when the store says the key is gone or banned.
 func (st *eventStream) keyAllowed() bool {
-	// Not the request's context: its Trip would answer the key from what admission read.
+	// Not the request's context: its Trip (Redis) would answer the key from what admission read.
 	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck)
 	defer cancel()
 	defer context.AfterFunc(st.ctx, cancel)()
