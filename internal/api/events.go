@@ -115,8 +115,7 @@ func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv
 	return &eventStream{streams: s, ctx: ctx, key: ctx.(*exchange).key, q: q, page: first, moved: moved, head: head}, nil
 }
 
-// eventStream writes until the client leaves, the log cannot be read (a reconnect learns why),
-// the service shuts down or the key is refused.
+// eventStream writes until the client leaves, the log fails (a reconnect learns why), shutdown or the key is refused.
 type eventStream struct {
 	*streams
 	ctx   context.Context // the request's; watch's once the stream is open

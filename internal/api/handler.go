@@ -203,8 +203,7 @@ type exchange struct {
 	opened       time.Time // when an event stream's status was written
 }
 
-// observe is the outermost step: the exchange, the span, the header hook, the error's
-// rendering, the metrics and the access line (naming a key by its name and prefix).
+// observe is the outermost step: the exchange, the span, the header hook, errors, metrics, the access line.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req, res := c.Request(), c.Response()

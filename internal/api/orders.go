@@ -455,8 +455,7 @@ func settled(body []byte) []byte {
 	return body
 }
 
-// acceptsGzip reports whether Accept-Encoding weights gzip (or x-gzip, else "*") above 0 and
-// not below identity (RFC 9110 §12.5.3).
+// acceptsGzip: Accept-Encoding weights gzip (x-gzip, else "*") above 0, not below identity (RFC 9110 §12.5.3).
 func acceptsGzip(h http.Header) bool {
 	v := h.Values(echo.HeaderAcceptEncoding)
 	gz := weight(v, func(c string) bool { return strings.EqualFold(c, "gzip") || strings.EqualFold(c, "x-gzip") })
@@ -508,8 +507,7 @@ func etagOf(body []byte) string {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// etagMatches is If-None-Match's weak comparison (RFC 9110 §13.1.2), read quote by quote: an
-// opaque-tag may hold ',' and '*'.
+// etagMatches is If-None-Match's weak comparison (RFC 9110 §13.1.2), quote by quote: a tag may hold ',' and '*'.
 func etagMatches(ifNoneMatch, current string) bool {
 	v := strings.Trim(ifNoneMatch, " \t")
 	if v == "*" {
