@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -44,7 +43,7 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 	}
 	if acceptsEventStream(r.Header) {
 		q.After = cmp.Or(deref(p.LastEventID), q.After) // what an EventSource sends when it reconnects
-		return s.v1.streams.open(ctx, q, r.Method == http.MethodHead)
+		return s.v1.openStream(ctx, q, r.Method == http.MethodHead)
 	}
 	q.Limit = cmp.Or(int(deref(p.PageSize)), q.Limit)
 	page, err := s.v1.Events.Events(ctx, q)
@@ -76,24 +75,10 @@ func acceptsEventStream(h http.Header) bool {
 	return weight(h.Values(echo.HeaderAccept), func(m string) bool { return strings.EqualFold(m, eventStreamType) }) > 0
 }
 
-// streams are an instance's open streams, counted per key. Each reads the log from its own
-// position; one wait per instance tells them all when it moved (in Redis it holds a connection).
-type streams struct {
-	Config
-	writeTimeout time.Duration // a client that read nothing of a write for two heartbeats has stopped reading
-	mu           sync.Mutex
-	perKey       map[string]int // streams open, by key name
-	moved        chan struct{}  // closed at the log's next move; nil until a stream waits
-}
-
-func newStreams(cfg Config) *streams {
-	return &streams{Config: cfg, writeTimeout: 2 * heartbeatEvery, perKey: map[string]int{}}
-}
-
-// hold counts n (1 or -1) of key's streams, refusing a place past MaxStreamsPerKey.
-func (s *streams) hold(key string, n int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// holdStream counts n (1 or -1) of key's streams, refusing a place past MaxStreamsPerKey.
+func (s *Server) holdStream(key string, n int) bool {
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
 	if n > 0 && s.perKey[key] >= s.MaxStreamsPerKey {
 		return false
 	}
@@ -104,20 +89,20 @@ func (s *streams) hold(key string, n int) bool {
 	return true
 }
 
-// open starts a stream after q.After, or refuses it (410) before anything is sent; a HEAD too.
-func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
+// openStream starts a stream after q.After, or refuses it (410) before anything is sent; a HEAD too.
+func (s *Server) openStream(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
 	q.Limit = streamPageSize
-	moved := s.next() // before the read: a change after it wakes the stream
+	moved := s.nextMove() // before the read: a change after it wakes the stream
 	first, err := s.Events.Events(ctx, q)
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
-	return &eventStream{streams: s, ctx: ctx, key: ctx.(*exchange).key, q: q, page: first, moved: moved, head: head}, nil
+	return &eventStream{Server: s, ctx: ctx, key: ctx.(*exchange).key, q: q, page: first, moved: moved, head: head}, nil
 }
 
 // eventStream writes until the client leaves, the log fails (a reconnect learns why), shutdown or the key is refused.
 type eventStream struct {
-	*streams
+	*Server
 	ctx   context.Context // the request's; watch's once the stream is open
 	key   *order.Key
 	q     order.EventQuery
@@ -180,7 +165,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 				return nil
 			}
 		}
-		st.moved = st.next()
+		st.moved = st.nextMove()
 		var err error
 		if st.page, err = st.Events.Events(ctx, st.q); err != nil {
 			if ctx.Err() == nil {
@@ -239,18 +224,19 @@ func (st *eventStream) keyAllowed() bool {
 	return true
 }
 
-// next is a channel closed at the log's next move, the first stream starting the one wait.
-func (s *streams) next() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.moved == nil {
-		s.moved = make(chan struct{})
+// nextMove is a channel closed at the log's next move, the first stream starting the one wait
+// for all of this instance's streams (in Redis it holds a connection).
+func (s *Server) nextMove() <-chan struct{} {
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	if s.logMoved == nil {
+		s.logMoved = make(chan struct{})
 		go s.waitForEvents()
 	}
-	return s.moved
+	return s.logMoved
 }
 
-func (s *streams) waitForEvents() {
+func (s *Server) waitForEvents() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -277,10 +263,10 @@ func (s *streams) waitForEvents() {
 			}
 		case err == nil && end != last: // the first read too: a stream may have read before it
 			last = end
-			s.mu.Lock()
-			close(s.moved)
-			s.moved = make(chan struct{})
-			s.mu.Unlock()
+			s.streamsMu.Lock()
+			close(s.logMoved)
+			s.logMoved = make(chan struct{})
+			s.streamsMu.Unlock()
 		}
 	}
 }

@@ -44,7 +44,7 @@ func TestAStepThatReplacesTheContext(t *testing.T) {
 		e := echo.New()
 		e.HTTPErrorHandler = errorHandler(log)
 		e.GET(BasePath+"/store/orders", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
-		s := &Server{Config: cfg, ops: ops, streams: newStreams(*cfg)}
+		s := &Server{Config: cfg, ops: ops}
 		e.Use(s.observe, recoverPanics(log), replace, s.admit, conform)
 		req := httptest.NewRequest("GET", BasePath+"/store/orders", nil)
 		if gzip {

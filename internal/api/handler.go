@@ -91,7 +91,8 @@ func New(cfg Config) (*echo.Echo, error) {
 		return nil, err
 	}
 	orders := order.NewView(cfg.Orders)
-	s := &Server{Config: &cfg, orders: orders, lists: &listCache{orders: orders}, ops: ops, cors: map[string]bool{}, streams: newStreams(cfg)}
+	s := &Server{Config: &cfg, orders: orders, lists: &listCache{orders: orders}, ops: ops, cors: map[string]bool{},
+		perKey: map[string]int{}, writeTimeout: 2 * heartbeatEvery}
 	for _, o := range cfg.CORSAllowOrigins {
 		if err := CheckOrigin(o); err != nil {
 			return nil, fmt.Errorf("api: CORS origin: %w", err)
@@ -429,8 +430,8 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 		// request is refused, and counts in no window: the limiter is only asked.
 		decide, streamsFull := s.Limiter.Allow, false
 		if ex.key != nil && ex.op != nil && ex.route == eventsRoute && acceptsEventStream(ex.req.Header) { // a GET or HEAD
-			if name := ex.key.Name; s.streams.hold(name, 1) {
-				defer s.streams.hold(name, -1)
+			if name := ex.key.Name; s.holdStream(name, 1) {
+				defer s.holdStream(name, -1)
 			} else {
 				decide, streamsFull = s.Limiter.Peek, true
 			}

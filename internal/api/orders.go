@@ -35,12 +35,17 @@ import (
 // Server implements the operations of openapi.yaml on the domain's stores, and the steps before them.
 type Server struct {
 	*Config
-	orders  *order.View
-	lists   *listCache
-	ops     map[string]*operation // loadContract's
-	cors    map[string]bool       // the origins allowed; none: CORS off
-	access  *slog.Logger          // nil: no access line
-	streams *streams
+	orders *order.View
+	lists  *listCache
+	ops    map[string]*operation // loadContract's
+	cors   map[string]bool       // the origins allowed; none: CORS off
+	access *slog.Logger          // nil: no access line
+
+	// The event streams open here: each reads the log from its own position.
+	streamsMu    sync.Mutex
+	perKey       map[string]int // streams open, by key name
+	logMoved     chan struct{}  // closed at the log's next move; nil until a stream waits
+	writeTimeout time.Duration  // a client that read nothing of a write for two heartbeats has stopped reading
 }
 
 // ServerV2 implements the operations of openapi-v2.yaml; the events are in events.go.
