@@ -90,8 +90,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	if err != nil {
 		return nil, err
 	}
-	orders := order.NewView(cfg.Orders)
-	s := &Server{Config: &cfg, orders: orders, lists: &listCache{orders: orders}, ops: ops, cors: map[string]bool{},
+	s := &Server{Config: &cfg, orders: order.NewView(cfg.Orders), ops: ops, cors: map[string]bool{},
 		perKey: map[string]int{}, writeTimeout: 2 * heartbeatEvery}
 	for _, o := range cfg.CORSAllowOrigins {
 		if err := CheckOrigin(o); err != nil {

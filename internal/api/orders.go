@@ -36,10 +36,11 @@ import (
 type Server struct {
 	*Config
 	orders *order.View
-	lists  *listCache
-	ops    map[string]*operation // loadContract's
-	cors   map[string]bool       // the origins allowed; none: CORS off
-	access *slog.Logger          // nil: no access line
+	list   atomic.Pointer[encoded] // the list, encoded for one snapshot of the orders
+	listMu sync.Mutex              // one encoding at a time; the others wait for it
+	ops    map[string]*operation   // loadContract's
+	cors   map[string]bool         // the origins allowed; none: CORS off
+	access *slog.Logger            // nil: no access line
 
 	// The event streams open here: each reads the log from its own position.
 	streamsMu    sync.Mutex
@@ -56,36 +57,30 @@ type ServerV2 struct {
 
 // ListOrders answers every order, or 304 when the client's tag is the current one.
 func (s *Server) ListOrders(ctx context.Context, _ gen.ListOrdersRequestObject) (gen.ListOrdersResponseObject, error) {
-	list, err := s.lists.get(ctx)
+	list, err := s.encodedList(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return answer{list, ctx.(*exchange).req}, nil
 }
 
-// listCache keeps the list encoded for one snapshot of the orders.
-type listCache struct {
-	orders *order.View
-	cur    atomic.Pointer[encoded]
-	build  sync.Mutex // one encoding at a time; the others wait for it
-}
-
-func (c *listCache) get(ctx context.Context) (*encoded, error) {
-	snap, err := c.orders.Current(ctx)
+// encodedList is the list of the current snapshot, encoded once.
+func (s *Server) encodedList(ctx context.Context) (*encoded, error) {
+	snap, err := s.orders.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cur := c.cur.Load(); cur != nil && cur.snap == snap {
+	if cur := s.list.Load(); cur != nil && cur.snap == snap {
 		return cur, nil
 	}
-	c.build.Lock()
-	defer c.build.Unlock()
-	if cur := c.cur.Load(); cur != nil && cur.snap == snap {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	if cur := s.list.Load(); cur != nil && cur.snap == snap {
 		return cur, nil // made while this request waited
 	}
 	e := newEncoded(settled(appendOrders(make([]byte, 0, 128*snap.Len()+2), snap.All())), listLevel)
 	e.snap, e.eventID = snap, snap.Position // after which every change the list lacks is
-	c.cur.Store(e)
+	s.list.Store(e)
 	return e, nil
 }
 
@@ -330,7 +325,7 @@ type encoded struct {
 	gzipped     func() []byte   // made by the first request that accepts gzip; nil: always plain
 	eventID     string          // Orders-Event-Id: the position in the log it was read at
 	link        string          // the next page (RFC 8288), or ""
-	snap        *order.Snapshot // the list's, for listCache
+	snap        *order.Snapshot // the list's, for encodedList
 	secret      *[]byte         // the page-token secret a page's tokens verify under; nil when it has none
 }
 
