@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -72,7 +71,7 @@ func eventsError(after string, err error) error {
 
 // acceptsEventStream reports whether Accept weights text/event-stream above 0 (RFC 9110 §12.4.2).
 func acceptsEventStream(h http.Header) bool {
-	return weight(h.Values(echo.HeaderAccept), func(m string) bool { return strings.EqualFold(m, eventStreamType) }) > 0
+	return weight(h.Values(echo.HeaderAccept), eventStreamType) > 0
 }
 
 // holdStream counts n (1 or -1) of key's streams, refusing a place past MaxStreamsPerKey.

@@ -458,9 +458,7 @@ func settled(body []byte) []byte {
 // acceptsGzip: Accept-Encoding weights gzip (x-gzip, else "*") above 0, not below identity (RFC 9110 §12.5.3).
 func acceptsGzip(h http.Header) bool {
 	v := h.Values(echo.HeaderAcceptEncoding)
-	gz := weight(v, func(c string) bool { return strings.EqualFold(c, "gzip") || strings.EqualFold(c, "x-gzip") })
-	star := weight(v, func(c string) bool { return c == "*" })
-	identity := weight(v, func(c string) bool { return strings.EqualFold(c, "identity") })
+	gz, identity, star := weight(v, "gzip", "x-gzip"), weight(v, "identity"), weight(v, "*")
 	if gz < 0 {
 		gz = star
 	}
@@ -470,31 +468,29 @@ func acceptsGzip(h http.Header) bool {
 	return gz > 0 && gz >= identity
 }
 
-// weight is the greatest weight, in thousandths, the header's lines give an item that is; -1: none.
-func weight(lines []string, is func(string) bool) int {
+// weight is the greatest weight, in thousandths, the header's lines give an item named one of
+// names (in any case); -1: none. An item whose q is no qvalue counts for nothing.
+func weight(lines []string, names ...string) int {
 	w := -1
 	for _, line := range lines {
 		for item := range strings.SplitSeq(line, ",") {
-			if name, params, _ := strings.Cut(item, ";"); is(strings.TrimSpace(name)) {
-				w = max(w, qvalue(params))
+			name, params, _ := strings.Cut(item, ";")
+			if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, strings.TrimSpace(name)) }) {
+				continue
+			}
+			q := "1"
+			for p := range strings.SplitSeq(params, ";") {
+				if k, v, _ := strings.Cut(p, "="); strings.EqualFold(strings.TrimSpace(k), "q") {
+					q = strings.TrimSpace(v)
+					break
+				}
+			}
+			if f, err := strconv.ParseFloat(q, 64); err == nil && qvalueSyntax.MatchString(q) {
+				w = max(w, int(math.Round(f*1000)))
 			}
 		}
 	}
 	return w
-}
-
-// qvalue is the weight in params, in thousandths: 1000 without a q, -1 for no qvalue.
-func qvalue(params string) int {
-	for p := range strings.SplitSeq(params, ";") {
-		if name, v, _ := strings.Cut(p, "="); strings.EqualFold(strings.TrimSpace(name), "q") {
-			if v = strings.TrimSpace(v); !qvalueSyntax.MatchString(v) {
-				return -1
-			}
-			q, _ := strconv.ParseFloat(v, 64)
-			return int(math.Round(q * 1000))
-		}
-	}
-	return 1000
 }
 
 var qvalueSyntax = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
