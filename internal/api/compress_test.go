@@ -36,7 +36,7 @@ func TestListIsGzippedOnce(t *testing.T) {
 	}
 }
 
-// BenchmarkGzip measures the compressors and levels body.go chooses from (the figures
+// BenchmarkGzip measures the compressors and levels orders.go chooses from (the figures
 // are in docs/benchmarks.md): the list, compressed once per version, at 10,000 and 1,000,000 orders; a page
 // of 100 orders (version 2's default), compressed once per page found.
 func BenchmarkGzip(b *testing.B) {

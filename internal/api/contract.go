@@ -32,7 +32,7 @@ var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.Err
 // method, 405 with Allow (OPTIONS too, which echo would answer 204), 400 for a parameter.
 func conform(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ex := exchangeOf(c.Request().Context())
+		ex := c.Request().Context().(*exchange)
 		switch allow := allowOf(c); {
 		case headerBytes(ex.req) > MaxHeaderBytes:
 			return errHeaderTooLarge
@@ -41,8 +41,7 @@ func conform(next echo.HandlerFunc) echo.HandlerFunc {
 		case allow != "":
 			c.Response().Header().Set(echo.HeaderAllow, allow)
 			return echo.ErrMethodNotAllowed
-		}
-		if ex.op != nil && ex.op.validate != nil {
+		case ex.op != nil && ex.op.validate != nil:
 			if err := ex.op.validate(c, ex); err != nil {
 				return err
 			}
@@ -75,30 +74,14 @@ func allowOf(c echo.Context) string {
 }
 
 // matchesTemplate reports whether each parameter is one whole, non-empty segment: echo's last
-// would take the rest of the path ("1/items").
+// would take the rest of the path ("1/items"). The static segments echo matched are not empty.
 func matchesTemplate(c echo.Context) bool {
-	route := c.Path()
-	if route == "" || strings.HasSuffix(route, "*") {
-		return true
-	}
-	want, got := strings.Split(route, "/"), strings.Split(c.Request().URL.EscapedPath(), "/")
-	if len(want) != len(got) {
-		return false
-	}
-	for i, w := range want {
-		if strings.HasPrefix(w, ":") && got[i] == "" {
-			return false
-		}
-	}
-	return true
+	route, path := c.Path(), c.Request().URL.EscapedPath()
+	return route == "" || strings.HasSuffix(route, "*") || strings.Count(route, "/") == strings.Count(path, "/") &&
+		!strings.Contains(path, "//") && (strings.HasSuffix(route, "/") || !strings.HasSuffix(path, "/"))
 }
 
-// contract is what the documents of orderd.Versions say of each operation, built once.
-type contract struct {
-	bases      []string              // oldest first: "/v1", "/v2"
-	operations map[string]*operation // by method and echo route: "GET /v1/store/orders"
-}
-
+// operation is what the documents of orderd.Versions say of one, built once.
 type operation struct {
 	label     string                              // for metrics: operationId, after version 1 prefixed ("v2.findOrders")
 	public    bool                                // the security is empty: no key needed (still limited, by address)
@@ -106,9 +89,9 @@ type operation struct {
 	validate  func(echo.Context, *exchange) error // nil without parameters
 }
 
-// loadContract reads every version's document; echo routes, not kin-openapi's router.
-func loadContract() (*contract, error) {
-	ct := &contract{operations: map[string]*operation{}}
+// loadContract reads every version's operations, by method and echo route ("GET /v1/store/orders").
+func loadContract() (map[string]*operation, error) {
+	ops := map[string]*operation{}
 	for i, v := range orderd.Versions {
 		doc, err := v.Load()
 		if err != nil {
@@ -118,13 +101,11 @@ func loadContract() (*contract, error) {
 		if i > 0 {
 			label = strings.TrimPrefix(v.Base, "/") + "."
 		}
-		ct.bases = append(ct.bases, v.Base)
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
 				o := &operation{label: label + op.OperationID}
-				if op.Security != nil && len(*op.Security) == 0 {
+				if o.public = op.Security != nil && len(*op.Security) == 0; o.public {
 					ok := op.Responses.Status(http.StatusOK)
-					o.public = true
 					o.unlimited = ok != nil && ok.Value != nil && ok.Value.Headers["X-RateLimit-Limit"] == nil
 				}
 				if len(op.Parameters) > 0 || len(item.Parameters) > 0 || op.RequestBody != nil {
@@ -133,24 +114,14 @@ func loadContract() (*contract, error) {
 					o.validate = validator(&routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: &unsecured}, v.Name)
 				}
 				route := v.Base + strings.NewReplacer("{", ":", "}", "").Replace(path)
-				ct.operations[method+" "+route] = o
+				ops[method+" "+route] = o
 				if method == http.MethodGet { // answered for HEAD too (routes)
-					ct.operations[http.MethodHead+" "+route] = o
+					ops[http.MethodHead+" "+route] = o
 				}
 			}
 		}
 	}
-	return ct, nil
-}
-
-// underBase reports whether path is under a version's base, where requests are admitted.
-func (ct *contract) underBase(path string) bool {
-	for _, base := range ct.bases {
-		if path == base || strings.HasPrefix(path, base+"/") {
-			return true
-		}
-	}
-	return false
+	return ops, nil
 }
 
 // validator checks a request by kin-openapi's ValidateRequest and ownRules, so that every value
@@ -189,7 +160,11 @@ func validator(route *routers.Route, doc string) func(echo.Context, *exchange) e
 			err = ownRules(in, params, doc, false)
 		}
 		if re := (*openapi3filter.RequestError)(nil); errors.As(err, &re) {
-			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, requestErrorMessage(re, doc)}
+			msg := "invalid request: " + re.Error()
+			if p := re.Parameter; p != nil { // what it must be
+				msg = fmt.Sprintf("%s parameter %s: %s", p.In, p.Name, expectation(p, re.Err))
+			}
+			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, msg + "; see " + doc}
 		} else if err == nil && seen != nil {
 			seen.add(input)
 		}
@@ -221,9 +196,8 @@ func (p *passed) add(input []byte) {
 	p.inputs[string(input)] = struct{}{}
 }
 
-// appendInput appends all that validation reads of a request without a body, each part after
-// its length: the path, the query as sent, and each header parameter's value or its absence,
-// its lines first joined with commas (RFC 9110 §5.3), the one value validation and binding read.
+// appendInput appends all that validation reads, each part after its length: the path, the query
+// as sent, each header parameter's lines joined with commas (RFC 9110 §5.3) or its absence.
 func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 	part := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = part(part(part(b, r.URL.Path), r.URL.RawPath), r.URL.RawQuery)
@@ -266,14 +240,6 @@ func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Paramet
 	return nil
 }
 
-// requestErrorMessage names the parameter, what it must be, and doc, which says so.
-func requestErrorMessage(re *openapi3filter.RequestError, doc string) string {
-	if p := re.Parameter; p != nil {
-		return fmt.Sprintf("%s parameter %s: %s; see %s", p.In, p.Name, expectation(p, re.Err), doc)
-	}
-	return "invalid request: " + re.Error() + "; see " + doc
-}
-
 // expectation says what the parameter must be; for a string, by the rule it broke.
 func expectation(p *openapi3.Parameter, cause error) string {
 	if p.Schema == nil || p.Schema.Value == nil {
@@ -283,9 +249,6 @@ func expectation(p *openapi3.Parameter, cause error) string {
 	switch {
 	case s.Type.Is(openapi3.TypeInteger):
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-		if s.Format == "int32" {
-			lo, hi = math.MinInt32, math.MaxInt32
-		}
 		// The document's bounds are float64s; one at the edge of int64 does not convert back.
 		if s.Min != nil && *s.Min > math.MinInt64 {
 			lo = int64(*s.Min)

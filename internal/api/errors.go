@@ -24,46 +24,34 @@ type problem struct {
 
 func (p *problem) Error() string { return fmt.Sprintf("%d %s: %s", p.status, p.code, p.message) }
 
-// The messages of answers whose cause must not reach the client.
 const (
-	msgInternal    = "internal error"
-	msgUnavailable = "the order store cannot be reached; retry after the time in Retry-After"
-	msgEnded       = "the request ended before it was answered"
+	msgUnavailable        = "the order store cannot be reached; retry after the time in Retry-After"
+	retryAfterUnavailable = 5 // a 503's, in seconds: a failover's length
 )
-
-const retryAfterUnavailable = 5 // a 503's, in seconds: a failover's length
 
 // errorTable maps errors to answers; an empty message means the error's own text. The
 // storage's errors name addresses and records: a fixed message, the text in the log.
 var errorTable = []struct {
-	err     error
-	status  int
-	code    gen.ErrorCode
-	message string
+	err error
+	problem
 }{
-	{order.ErrNotFound, http.StatusNotFound, gen.ErrorCodeOrderNotFound, ""},
-	{order.ErrAlreadyShipped, http.StatusConflict, gen.ErrorCodeOrderAlreadyShipped, ""},
-	{order.ErrPetNotFound, http.StatusNotFound, gen.ErrorCodePetNotFound, ""},
-	{order.ErrEventsExpired, http.StatusGone, gen.ErrorCodeEventsExpired, ""},
-	{order.ErrBadRequest, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""},
-	{pagetoken.ErrMalformed, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is malformed; see openapi-v2.yaml"},
-	{pagetoken.ErrAltered, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was altered; see openapi-v2.yaml"},
-	{pagetoken.ErrOtherVersion, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was made by another version of the API; see openapi-v2.yaml"},
-	{pagetoken.ErrOtherFilter, http.StatusBadRequest, gen.ErrorCodeInvalidRequest,
-		"pageToken was made with other filters than status, petId, shipDateFrom and shipDateBefore as sent; see openapi-v2.yaml"},
-	{pagetoken.ErrInvalid, http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is invalid; see openapi-v2.yaml"},
-	{order.ErrUnavailable, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable},
-	// Retrying cannot mend a damaged record: a 500.
-	{order.ErrCorrupt, http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal},
-	// The request's own end (requestEnded): an answer the contract allows every operation,
-	// "not answered now, nothing changed", and no outage: not counted, not logged.
-	{context.Canceled, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgEnded},
-}
-
-// requestEnded reports whether err is the request's own end, no failure of a store.
-func requestEnded(ctx context.Context, err error) bool {
-	return err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+	{order.ErrNotFound, problem{http.StatusNotFound, gen.ErrorCodeOrderNotFound, ""}},
+	{order.ErrAlreadyShipped, problem{http.StatusConflict, gen.ErrorCodeOrderAlreadyShipped, ""}},
+	{order.ErrPetNotFound, problem{http.StatusNotFound, gen.ErrorCodePetNotFound, ""}},
+	{order.ErrEventsExpired, problem{http.StatusGone, gen.ErrorCodeEventsExpired, ""}},
+	{order.ErrBadRequest, problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, ""}},
+	{pagetoken.ErrMalformed, problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is malformed; see openapi-v2.yaml"}},
+	{pagetoken.ErrAltered, problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was altered; see openapi-v2.yaml"}},
+	{pagetoken.ErrOtherVersion, problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken was made by another version of the API; see openapi-v2.yaml"}},
+	{pagetoken.ErrOtherFilter, problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest,
+		"pageToken was made with other filters than status, petId, shipDateFrom and shipDateBefore as sent; see openapi-v2.yaml"}},
+	{pagetoken.ErrInvalid, problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is invalid; see openapi-v2.yaml"}},
+	{order.ErrUnavailable, problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable}},
+	{order.ErrCorrupt, problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, "internal error"}}, // retrying cannot mend it
+	// The request's own end (requestEnded): "not answered now, nothing changed", which the
+	// contract allows every operation, and no outage: not counted, not logged.
+	{context.Canceled, problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "the request ended before it was answered"}},
+	{context.DeadlineExceeded, problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "the request ended before it was answered"}},
 }
 
 func problemFor(err error) *problem {
@@ -72,8 +60,9 @@ func problemFor(err error) *problem {
 		return p
 	}
 	for _, row := range errorTable {
-		if errors.Is(err, row.err) {
-			return &problem{row.status, row.code, cmp.Or(row.message, err.Error())}
+		if p := row.problem; errors.Is(err, row.err) {
+			p.message = cmp.Or(p.message, err.Error())
+			return &p
 		}
 	}
 	// echo's own errors: routing, and binding (whose text is no contract to parse).
@@ -87,13 +76,14 @@ func problemFor(err error) *problem {
 			return &problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "the request does not meet the contract"}
 		}
 	}
-	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, msgInternal}
+	return &problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, "internal error"}
 }
 
 // errorHandler renders every error as an Error object; steps and handlers only return them.
 func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
-		p, ex, res := problemFor(err), exchangeOf(c.Request().Context()), c.Response()
+		p, res := problemFor(err), c.Response()
+		ex, _ := c.Request().Context().(*exchange)
 		if res.Committed {
 			return
 		}
@@ -109,9 +99,7 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if p.status == http.StatusUnauthorized {
 			res.Header().Set("WWW-Authenticate", `Bearer realm="orders"`)
 		}
-		// echo's encoder indents for ?pretty; writing the Error by hand saved a 404 under 5%.
-		err = c.JSON(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)})
-		if err != nil {
+		if err := c.JSON(p.status, gen.Error{Code: p.code, Message: p.message, Status: int32(p.status)}); err != nil {
 			log.Debug("writing an error answer failed", slog.String("error", err.Error()))
 		}
 	}

@@ -1,14 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -26,40 +25,35 @@ const (
 	heartbeatEvery  = 15 * time.Second
 	retryHint       = "retry: 2000\n\n" // how long an EventSource waits before reconnecting, in ms
 	streamPageSize  = 100
-	eventStreamType = "text/event-stream" // by which observe tells a stream from a page
+	eventStreamType = "text/event-stream" // by which the header hook tells a stream from a page
 	streamEndGrace  = time.Second         // for a stream told to end: then its write is cut, and its last chunk has as long
-	// DefaultMaxStreamsPerKey is how many streams a key may hold open on one instance.
+	// How many streams a key may hold open on one instance, and how often a stream checks that
+	// its key is neither revoked nor banned.
 	DefaultMaxStreamsPerKey = 5
-	// DefaultStreamRecheck is how often a stream checks that its key is neither revoked nor banned.
-	DefaultStreamRecheck = heartbeatEvery
+	DefaultStreamRecheck    = heartbeatEvery
 )
 
 // ListEvents answers a page of the log of order events, or a stream when Accept asks for one.
 func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestObject) (genv2.ListEventsResponseObject, error) {
-	p, r := req.Params, exchangeOf(ctx).req
+	p, r := req.Params, ctx.(*exchange).req
 	q := order.EventQuery{After: deref(p.After), Limit: defaultPageSize}
 	for _, t := range deref(p.Type) {
 		q.Types = append(q.Types, order.EventType(t))
 	}
 	if acceptsEventStream(r.Header) {
 		q.After = cmp.Or(deref(p.LastEventID), q.After) // what an EventSource sends when it reconnects
-		return s.streams.open(ctx, q, r.Method == http.MethodHead)
+		return s.v1.openStream(ctx, q, r.Method == http.MethodHead)
 	}
-	if p.PageSize != nil {
-		q.Limit = int(*p.PageSize)
-	}
+	q.Limit = cmp.Or(int(deref(p.PageSize)), q.Limit)
 	page, err := s.v1.Events.Events(ctx, q)
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
 	b := append(make([]byte, 0, 256*len(page.Events)+64), `{"events":[`...)
-	for i, e := range page.Events {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = orderjson.AppendEvent(b, e)
+	for _, e := range page.Events {
+		b = append(orderjson.AppendEvent(b, e), ',')
 	}
-	b = append(append(b, `],"lastEventId":"`...), page.Last...) // digits and '-': nothing to escape
+	b = append(append(bytes.TrimSuffix(b, []byte(",")), `],"lastEventId":"`...), page.Last...) // digits and '-': nothing to escape
 	e := &encoded{body: append(b, "\"}\n"...), contentType: echo.MIMEApplicationJSON}
 	if page.More {
 		e.link = nextLink("/store/events", r.URL.RawQuery, []string{"type", "pageSize"}, "after", page.Last)
@@ -77,27 +71,13 @@ func eventsError(after string, err error) error {
 
 // acceptsEventStream reports whether Accept weights text/event-stream above 0 (RFC 9110 §12.4.2).
 func acceptsEventStream(h http.Header) bool {
-	return weight(h.Values(echo.HeaderAccept), func(m string) bool { return strings.EqualFold(m, eventStreamType) }) > 0
+	return weight(h.Values(echo.HeaderAccept), eventStreamType) > 0
 }
 
-// streams are an instance's open streams, counted per key. Each reads the log from its own
-// position; one wait per instance tells them all when it moved (in Redis it holds a connection).
-type streams struct {
-	Config
-	writeTimeout time.Duration // a client that read nothing of a write for two heartbeats has stopped reading
-	mu           sync.Mutex
-	perKey       map[string]int // streams open, by key name
-	moved        chan struct{}  // closed at the log's next move; nil until a stream waits
-}
-
-func newStreams(cfg Config) *streams {
-	return &streams{Config: cfg, writeTimeout: 2 * heartbeatEvery, perKey: map[string]int{}}
-}
-
-// hold counts n (1 or -1) of key's streams, refusing a place past MaxStreamsPerKey.
-func (s *streams) hold(key string, n int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// holdStream counts n (1 or -1) of key's streams, refusing a place past MaxStreamsPerKey.
+func (s *Server) holdStream(key string, n int) bool {
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
 	if n > 0 && s.perKey[key] >= s.MaxStreamsPerKey {
 		return false
 	}
@@ -108,21 +88,20 @@ func (s *streams) hold(key string, n int) bool {
 	return true
 }
 
-// open starts a stream after q.After, or refuses it (410) before anything is sent; a HEAD too.
-func (s *streams) open(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
+// openStream starts a stream after q.After, or refuses it (410) before anything is sent; a HEAD too.
+func (s *Server) openStream(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
 	q.Limit = streamPageSize
-	moved := s.next() // before the read: a change after it wakes the stream
+	moved := s.nextMove() // before the read: a change after it wakes the stream
 	first, err := s.Events.Events(ctx, q)
 	if err != nil {
 		return nil, eventsError(q.After, err)
 	}
-	return &eventStream{streams: s, ctx: ctx, key: exchangeOf(ctx).key, q: q, page: first, moved: moved, head: head}, nil
+	return &eventStream{Server: s, ctx: ctx, key: ctx.(*exchange).key, q: q, page: first, moved: moved, head: head}, nil
 }
 
-// eventStream writes until the client leaves, the log cannot be read (a reconnect learns why),
-// the service shuts down or the key is refused.
+// eventStream writes until the client leaves, the log fails (a reconnect learns why), shutdown or the key is refused.
 type eventStream struct {
-	*streams
+	*Server
 	ctx   context.Context // the request's; watch's once the stream is open
 	key   *order.Key
 	q     order.EventQuery
@@ -185,7 +164,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 				return nil
 			}
 		}
-		st.moved = st.next()
+		st.moved = st.nextMove()
 		var err error
 		if st.page, err = st.Events.Events(ctx, st.q); err != nil {
 			if ctx.Err() == nil {
@@ -224,7 +203,7 @@ func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc
 
 // keyAllowed is false only when the store says the key is gone or banned.
 func (st *eventStream) keyAllowed() bool {
-	// Not the request's context: its Trip would answer the key from what admission read.
+	// Not the request's context: its Trip (Redis) would answer the key from what admission read.
 	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck)
 	defer cancel()
 	defer context.AfterFunc(st.ctx, cancel)()
@@ -244,18 +223,19 @@ func (st *eventStream) keyAllowed() bool {
 	return true
 }
 
-// next is a channel closed at the log's next move, the first stream starting the one wait.
-func (s *streams) next() <-chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.moved == nil {
-		s.moved = make(chan struct{})
+// nextMove is a channel closed at the log's next move, the first stream starting the one wait
+// for all of this instance's streams (in Redis it holds a connection).
+func (s *Server) nextMove() <-chan struct{} {
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	if s.logMoved == nil {
+		s.logMoved = make(chan struct{})
 		go s.waitForEvents()
 	}
-	return s.moved
+	return s.logMoved
 }
 
-func (s *streams) waitForEvents() {
+func (s *Server) waitForEvents() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -282,10 +262,10 @@ func (s *streams) waitForEvents() {
 			}
 		case err == nil && end != last: // the first read too: a stream may have read before it
 			last = end
-			s.mu.Lock()
-			close(s.moved)
-			s.moved = make(chan struct{})
-			s.mu.Unlock()
+			s.streamsMu.Lock()
+			close(s.logMoved)
+			s.logMoved = make(chan struct{})
+			s.streamsMu.Unlock()
 		}
 	}
 }

@@ -30,7 +30,7 @@ func (noKeys) Lookup(context.Context, order.Hash) (order.Key, error) {
 // decision: the 401 of a request without a key carries its rate-limit headers, compressed
 // or not.
 func TestAStepThatReplacesTheContext(t *testing.T) {
-	ct, err := loadContract()
+	ops, err := loadContract()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,8 @@ func TestAStepThatReplacesTheContext(t *testing.T) {
 		e := echo.New()
 		e.HTTPErrorHandler = errorHandler(log)
 		e.GET(BasePath+"/store/orders", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
-		e.Use(newObserver(cfg, ct, nil).observe, recoverPanics(log), replace, admit(cfg, newStreams(*cfg)), conform)
+		s := &Server{Config: cfg, ops: ops}
+		e.Use(s.observe, recoverPanics(log), replace, s.admit, conform)
 		req := httptest.NewRequest("GET", BasePath+"/store/orders", nil)
 		if gzip {
 			req.Header.Set("Accept-Encoding", "gzip")

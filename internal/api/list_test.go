@@ -138,12 +138,12 @@ func TestPageCacheIsBounded(t *testing.T) {
 func TestOneListBuildAtATime(t *testing.T) {
 	const readers = 8
 	s := &blockingStore{readers: readers, allRead: make(chan struct{})}
-	c := &listCache{orders: order.NewView(s)}
+	c := &Server{orders: order.NewView(s)}
 	var wg sync.WaitGroup
 	got := make(chan *encoded, readers)
 	for range readers {
 		wg.Go(func() {
-			l, err := c.get(context.Background())
+			l, err := c.encodedList(context.Background())
 			if err != nil || l.eventID != "7" {
 				t.Errorf("get = %+v, %v", l, err)
 			}

@@ -1,91 +1,101 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"iter"
+	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
+	"regexp"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/labstack/echo/v4"
 
 	"github.com/petstore/orderd"
 	"github.com/petstore/orderd/gen"
 	"github.com/petstore/orderd/genv2"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/orderjson"
+	"github.com/petstore/orderd/internal/ratelimit"
 )
 
-// Server implements the operations of openapi.yaml on the domain's stores.
+// Server implements the operations of openapi.yaml on the domain's stores, and the steps before them.
 type Server struct {
 	*Config
 	orders *order.View
-	lists  *listCache
+	list   atomic.Pointer[encoded] // the list, encoded for one snapshot of the orders
+	listMu sync.Mutex              // one encoding at a time; the others wait for it
+	ops    map[string]*operation   // loadContract's
+	cors   map[string]bool         // the origins allowed; none: CORS off
+	access *slog.Logger            // nil: no access line
+
+	// The event streams open here: each reads the log from its own position.
+	streamsMu    sync.Mutex
+	perKey       map[string]int // streams open, by key name
+	logMoved     chan struct{}  // closed at the log's next move; nil until a stream waits
+	writeTimeout time.Duration  // a client that read nothing of a write for two heartbeats has stopped reading
 }
 
 // ServerV2 implements the operations of openapi-v2.yaml; the events are in events.go.
 type ServerV2 struct {
-	v1      *Server // the orders, and the cancel, one rule for both versions
-	pages   pageCache
-	streams *streams
+	v1    *Server // the orders, and the cancel, one rule for both versions
+	pages pageCache
 }
 
 // ListOrders answers every order, or 304 when the client's tag is the current one.
 func (s *Server) ListOrders(ctx context.Context, _ gen.ListOrdersRequestObject) (gen.ListOrdersResponseObject, error) {
-	list, err := s.lists.get(ctx)
+	list, err := s.encodedList(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return answer{list, exchangeOf(ctx).req}, nil
+	return answer{list, ctx.(*exchange).req}, nil
 }
 
-// listCache keeps the list encoded for one snapshot of the orders.
-type listCache struct {
-	orders *order.View
-	cur    atomic.Pointer[encoded]
-	build  sync.Mutex // one encoding at a time; the others wait for it
-}
-
-func (c *listCache) get(ctx context.Context) (*encoded, error) {
-	snap, err := c.orders.Current(ctx)
+// encodedList is the list of the current snapshot, encoded once.
+func (s *Server) encodedList(ctx context.Context) (*encoded, error) {
+	snap, err := s.orders.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if cur := c.cur.Load(); cur != nil && cur.snap == snap {
+	if cur := s.list.Load(); cur != nil && cur.snap == snap {
 		return cur, nil
 	}
-	c.build.Lock()
-	defer c.build.Unlock()
-	if cur := c.cur.Load(); cur != nil && cur.snap == snap {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	if cur := s.list.Load(); cur != nil && cur.snap == snap {
 		return cur, nil // made while this request waited
 	}
 	e := newEncoded(settled(appendOrders(make([]byte, 0, 128*snap.Len()+2), snap.All())), listLevel)
 	e.snap, e.eventID = snap, snap.Position // after which every change the list lacks is
-	c.cur.Store(e)
+	s.list.Store(e)
 	return e, nil
 }
 
 // appendOrders writes the list as encoding/json writes []gen.Order (tested), without reflection.
 func appendOrders(b []byte, orders iter.Seq[order.Order]) []byte {
 	b = append(b, '[')
-	start := len(b)
 	for o := range orders {
-		if len(b) > start {
-			b = append(b, ',')
-		}
-		b = orderjson.AppendOrder(b, &o)
+		b = append(orderjson.AppendOrder(b, &o), ',')
 	}
-	return append(b, ']', '\n')
+	return append(bytes.TrimSuffix(b, []byte(",")), ']', '\n')
 }
 
 // FindOrders answers a page of the orders that match, from where pageToken says, or 304.
 func (s *ServerV2) FindOrders(ctx context.Context, req genv2.FindOrdersRequestObject) (genv2.FindOrdersResponseObject, error) {
-	r := exchangeOf(ctx).req
+	r := ctx.(*exchange).req
 	snap, err := s.v1.orders.Current(ctx)
 	if err != nil {
 		return nil, err
@@ -184,9 +194,8 @@ func (c *pageCache) put(snap *order.Snapshot, query string, pg *encoded) {
 	c.bytes += len(pg.body)
 }
 
-// upToNanosecond is t one nanosecond later when the fraction sent has a non-zero digit past the
-// ninth: ship dates are whole nanoseconds, so it keeps the orders the instant sent does, and a
-// page token, which hashes the bounds, tells the two apart.
+// upToNanosecond is t a nanosecond later when the fraction sent has a non-zero digit past the
+// ninth: it keeps the orders the instant sent does, and page tokens tell the two apart.
 func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	if t == nil {
 		return nil // and the query is not parsed again: most finds have no ship dates
@@ -200,8 +209,7 @@ func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	return &later
 }
 
-// nextLink is the next page's Link (RFC 8288): the query as sent, only the kept parameters,
-// name set to value.
+// nextLink is the next page's Link (RFC 8288): the kept parameters as sent, name set to value.
 func nextLink(path, query string, kept []string, name, value string) string {
 	sent, _ := url.ParseQuery(query)
 	q := url.Values{}
@@ -267,15 +275,15 @@ var documents = [...]*encoded{newFile(orderd.OpenAPI, "application/yaml"), newFi
 
 // GetOpenAPIDocument serves openapi.yaml as it is embedded in the binary.
 func (s *Server) GetOpenAPIDocument(ctx context.Context, _ gen.GetOpenAPIDocumentRequestObject) (gen.GetOpenAPIDocumentResponseObject, error) {
-	return answer{documents[0], exchangeOf(ctx).req}, nil
+	return answer{documents[0], ctx.(*exchange).req}, nil
 }
 
 // GetOpenAPIDocument serves openapi-v2.yaml as it is embedded in the binary.
 func (s *ServerV2) GetOpenAPIDocument(ctx context.Context, _ genv2.GetOpenAPIDocumentRequestObject) (genv2.GetOpenAPIDocumentResponseObject, error) {
-	return answer{documents[1], exchangeOf(ctx).req}, nil
+	return answer{documents[1], ctx.(*exchange).req}, nil
 }
 
-// petRoute is the deprecated operation's route, whose every answer is marked (observe.go).
+// petRoute is the deprecated operation's route, whose every answer is marked (writeHeaders).
 const petRoute = BasePath + "/pets/:petId"
 
 var errSunset = &problem{http.StatusGone, gen.ErrorCodeEndpointSunset, "GET /pets/{petId} was retired on its sunset date; see the Link header"}
@@ -300,4 +308,217 @@ func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject
 		return nil, fmt.Errorf("pet %d: %w", req.PetId, err)
 	}
 	return nil, err
+}
+
+// A walk gzips many pages, so speed decides; the list is gzipped once a version (docs/benchmarks.md).
+const (
+	pageLevel     = gzip.BestSpeed
+	listLevel     = 3
+	minGzipLength = 256 // the shortest body worth compressing: error bodies are shorter
+)
+
+// encoded is a whole answer, made once, with the headers only it writes.
+type encoded struct {
+	body        []byte
+	contentType string
+	etag        string          // none for a file or a page of events
+	gzipped     func() []byte   // made by the first request that accepts gzip; nil: always plain
+	eventID     string          // Orders-Event-Id: the position in the log it was read at
+	link        string          // the next page (RFC 8288), or ""
+	snap        *order.Snapshot // the list's, for encodedList
+	secret      *[]byte         // the page-token secret a page's tokens verify under; nil when it has none
+}
+
+func newEncoded(body []byte, level int) *encoded {
+	return &encoded{body: body, contentType: echo.MIMEApplicationJSON, etag: etagOf(body), gzipped: gzipOnce(body, level)}
+}
+
+// newFile is a document or a file of /docs: no ETag.
+func newFile(body []byte, contentType string) *encoded {
+	return &encoded{body: body, contentType: contentType, gzipped: gzipOnce(body, pageLevel)}
+}
+
+// answer is an encoded body as a generated response, which would encode it again.
+type answer struct {
+	*encoded
+	r *http.Request
+}
+
+func (a answer) VisitListOrdersResponse(w http.ResponseWriter) error         { return a.write(w, a.r) }
+func (a answer) VisitFindOrdersResponse(w http.ResponseWriter) error         { return a.write(w, a.r) }
+func (a answer) VisitListEventsResponse(w http.ResponseWriter) error         { return a.write(w, a.r) }
+func (a answer) VisitGetOpenAPIDocumentResponse(w http.ResponseWriter) error { return a.write(w, a.r) }
+
+// write answers r with e: 304 when If-None-Match names e's tag, else e's body, gzipped if it gains.
+func (e *encoded) write(w http.ResponseWriter, r *http.Request) error {
+	h := w.Header()
+	if e.eventID != "" {
+		h.Set("Orders-Event-Id", e.eventID)
+	}
+	if e.etag != "" {
+		h.Set("ETag", e.etag)
+		if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, e.etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return nil
+		}
+	}
+	if e.link != "" {
+		h.Set("Link", e.link)
+	}
+	body := e.body
+	if e.gzipped != nil && len(body) >= minGzipLength && acceptsGzip(r.Header) {
+		body = e.gzipped()
+		h.Set(echo.HeaderContentEncoding, "gzip")
+	}
+	h.Set(echo.HeaderContentType, e.contentType)
+	// The body is whole: without a length, one over net/http's 2 KB buffer is sent chunked.
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body)
+	return err
+}
+
+// writeHeaders is the header hook: the headers every answer of a route carries, whoever wrote
+// it (docs/design.md, "The HTTP pipeline's other rules"). Canonical names: Set does not copy them.
+func (ex *exchange) writeHeaders() {
+	s, res := ex.s, ex.res
+	h := res.Header()
+	h.Set(echo.HeaderXRequestID, ex.id)
+	h.Set(echo.HeaderXContentTypeOptions, "nosniff")
+	if ex.route != "/metrics" { // which compresses itself
+		h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	}
+	if d := &ex.limit; ex.limited {
+		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
+		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
+		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
+		// Rounded up, as Retry-After: a client that waits until Reset finds a ban over.
+		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Add(time.Second-1).Unix(), 10))
+		h.Set("Ratelimit", `"`+w.Name+`";r=`+strconv.FormatInt(w.Remaining, 10)+";t="+strconv.FormatInt(secs, 10))
+		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
+		if res.Status == http.StatusTooManyRequests && !ex.noRetryAfter {
+			h.Set("Retry-After", strconv.FormatInt(secs, 10))
+		}
+	}
+	switch ex.route {
+	case petRoute: // RFC 9745, RFC 8594, and the migration notes
+		h.Set("Deprecation", "@"+strconv.FormatInt(s.Sunset.DeprecatedAt.Unix(), 10))
+		h.Set("Sunset", s.Sunset.SunsetAt.UTC().Format(http.TimeFormat))
+		h.Set("Link", "<"+s.Sunset.Link+`>; rel="sunset"`)
+	case eventsRoute: // a page or a stream by Accept: caches must key on it (RFC 9110 §12.5.5)
+		h.Add(echo.HeaderVary, echo.HeaderAccept)
+	}
+	if res.Status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", strconv.Itoa(retryAfterUnavailable))
+	}
+	stream := h.Get(echo.HeaderContentType) == eventStreamType
+	if res.Status >= 400 || stream {
+		h.Set("Cache-Control", "no-store")
+	}
+	if len(ex.req.TransferEncoding) > 0 { // it may have carried a Content-Length Go removed: RFC 9112 §6.1
+		h.Set(echo.HeaderConnection, "close")
+	}
+	if len(s.cors) > 0 && ex.base { // CORS on: the answer differs by Origin
+		h.Add(echo.HeaderVary, "Origin")
+		if origin := ex.req.Header.Get("Origin"); s.cors[origin] {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+		}
+	}
+	if stream {
+		ex.opened = s.Now() // its 200 is committed: the stream is open
+	}
+}
+
+// policyItem is w as an item of the RateLimit-Policy header: "name";q=limit;w=seconds.
+func policyItem(w ratelimit.Window) string {
+	return `"` + w.Name + `";q=` + strconv.FormatInt(w.Limit, 10) + ";w=" + strconv.FormatInt(w.Seconds(), 10)
+}
+
+// gzipOnce is body gzipped at level by the first request that asks for it.
+func gzipOnce(body []byte, level int) func() []byte {
+	return sync.OnceValue(func() []byte {
+		var out bytes.Buffer
+		z, _ := gzip.NewWriterLevel(&out, level)
+		z.Write(body) // a Buffer's writes cannot fail
+		z.Close()
+		return settled(out.Bytes())
+	})
+}
+
+// settled returns body, from 32 MiB on after giving back the garbage of its making, which with
+// GOGC at 400 would stay resident until the next collection.
+func settled(body []byte) []byte {
+	if len(body) >= 32<<20 {
+		debug.FreeOSMemory()
+	}
+	return body
+}
+
+// acceptsGzip: Accept-Encoding weights gzip (x-gzip, else "*") above 0, not below identity (RFC 9110 §12.5.3).
+func acceptsGzip(h http.Header) bool {
+	v := h.Values(echo.HeaderAcceptEncoding)
+	gz, identity, star := weight(v, "gzip", "x-gzip"), weight(v, "identity"), weight(v, "*")
+	if gz < 0 {
+		gz = star
+	}
+	if identity < 0 {
+		identity = star
+	}
+	return gz > 0 && gz >= identity
+}
+
+// weight is the greatest weight, in thousandths, the header's lines give an item named one of
+// names (in any case); -1: none. An item whose q is no qvalue counts for nothing.
+func weight(lines []string, names ...string) int {
+	w := -1
+	for _, line := range lines {
+		for item := range strings.SplitSeq(line, ",") {
+			name, params, _ := strings.Cut(item, ";")
+			if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, strings.TrimSpace(name)) }) {
+				continue
+			}
+			q := "1"
+			for p := range strings.SplitSeq(params, ";") {
+				if k, v, _ := strings.Cut(p, "="); strings.EqualFold(strings.TrimSpace(k), "q") {
+					q = strings.TrimSpace(v)
+					break
+				}
+			}
+			if f, err := strconv.ParseFloat(q, 64); err == nil && qvalueSyntax.MatchString(q) {
+				w = max(w, int(math.Round(f*1000)))
+			}
+		}
+	}
+	return w
+}
+
+var qvalueSyntax = regexp.MustCompile(`^(0(\.[0-9]{0,3})?|1(\.0{0,3})?)$`)
+
+// etagOf is a weak tag of body, plain or gzipped: two hardware CRCs, alike on every instance.
+func etagOf(body []byte) string {
+	sum := uint64(crc32.Checksum(body, castagnoli))<<32 | uint64(crc32.ChecksumIEEE(body))
+	return `W/"` + strconv.FormatUint(sum, 36) + `"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// etagMatches is If-None-Match's weak comparison (RFC 9110 §13.1.2), quote by quote: a tag may hold ',' and '*'.
+func etagMatches(ifNoneMatch, current string) bool {
+	v := strings.Trim(ifNoneMatch, " \t")
+	if v == "*" {
+		return true
+	}
+	want := strings.TrimPrefix(current, "W/")
+	for {
+		v = strings.TrimPrefix(strings.TrimLeft(v, ", \t"), "W/")
+		n := strings.IndexByte(v[min(1, len(v)):], '"') + 2 // the tag's length, both quotes included
+		if !strings.HasPrefix(v, `"`) || n < 2 {
+			return false // the end, or no entity-tag (the contract lets none through)
+		}
+		if v[:n] == want {
+			return true
+		}
+		v = v[n:]
+	}
 }

@@ -39,10 +39,11 @@ func testLog(tb testing.TB, n int) (*sqlitestore.Events, *sqlitestore.Orders) {
 }
 
 // testStreams are the streams of log, one a key, ended by closing or by the test's end.
-func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *streams {
+func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *Server {
 	tb.Helper()
-	s := newStreams(Config{Events: log, MaxStreamsPerKey: 1, Closing: closing, StreamRecheck: time.Hour,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Observer: noObserver{}})
+	s := &Server{Config: &Config{Events: log, MaxStreamsPerKey: 1, Closing: closing, StreamRecheck: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Observer: noObserver{}},
+		perKey: map[string]int{}, writeTimeout: 2 * heartbeatEvery}
 	tb.Cleanup(func() {
 		select {
 		case <-closing:
@@ -55,7 +56,7 @@ func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *stre
 
 // keyContext is ctx as admit leaves it for a request with a valid key.
 func keyContext(ctx context.Context) context.Context {
-	return &exchange{Trip: order.Trip{Context: ctx}, key: &order.Key{Name: "k"}}
+	return &exchange{Context: ctx, key: &order.Key{Name: "k"}}
 }
 
 var errGone = errors.New("the client left")
@@ -146,12 +147,12 @@ func waitFor(tb testing.TB, moved <-chan struct{}) {
 func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	log, orders := testLog(t, 3)
 	s := testStreams(t, log, make(chan struct{}))
-	waitFor(t, s.next()) // the wait knows the log's end: each change below is its own move
+	waitFor(t, s.nextMove()) // the wait knows the log's end: each change below is its own move
 	from, err := log.LastEventID(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: from}, false)
+	st, err := s.openStream(keyContext(t.Context()), order.EventQuery{After: from}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	// The client does not read it yet; meanwhile the log moves twice more.
 	var last string
 	for _, id := range []int64{2, 3} {
-		m := s.next()
+		m := s.nextMove()
 		last = cancel(t, log, orders, id)
 		waitFor(t, m)
 	}
@@ -198,7 +199,7 @@ func TestClosingEndsAStreamCatchingUp(t *testing.T) {
 	}
 	closing := make(chan struct{})
 	s := testStreams(t, log, closing)
-	st, err := s.open(keyContext(t.Context()), order.EventQuery{After: "0"}, false)
+	st, err := s.openStream(keyContext(t.Context()), order.EventQuery{After: "0"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestAClientThatStopsReadingLosesItsStream(t *testing.T) {
 	s.writeTimeout = 100 * time.Millisecond
 	ended := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st, err := s.open(keyContext(r.Context()), order.EventQuery{After: "0"}, false)
+		st, err := s.openStream(keyContext(r.Context()), order.EventQuery{After: "0"}, false)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
