@@ -163,6 +163,10 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 		limiter, _ = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
 			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger})
 	}
+	var begin func(context.Context) context.Context
+	if s.stores.rdb != nil {
+		begin = order.Begin // Redis answers keys from memory and confirms them in the decision's round trip
+	}
 	var metricsOnMain http.Handler
 	if cfg.MetricsAddr == "" {
 		metricsOnMain = m.Handler()
@@ -172,7 +176,7 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 		MaxStreamsPerKey: cfg.MaxStreamsPerKey, StreamRecheck: cfg.StreamRecheck,
 		Closing: s.closing, Draining: s.draining, PageTokens: pageTokens(cfg.PageTokenSecret, s.stores), Pets: s.stores.Pets, Keys: s.stores.Keys,
 		Limiter: limiter, Ready: ready, TrustedProxies: cfg.TrustedProxies, CORSAllowOrigins: cfg.CORSAllowOrigins,
-		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer,
+		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer, Begin: begin,
 	})
 	if err != nil {
 		return nil, err
