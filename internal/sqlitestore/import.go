@@ -129,18 +129,22 @@ func bulkLoad(ctx context.Context, tx *sql.Tx) (recordAdded func() error, err er
 	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM orders LIMIT 1").Scan(new(int)); !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
+	var trigger string
+	if err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_schema WHERE name = 'orders_insert_records_event'").Scan(&trigger); err != nil {
+		return nil, fmt.Errorf("the trigger that records new orders: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, "DROP TRIGGER orders_insert_records_event"); err != nil {
 		return nil, err
 	}
 	// The first event's id is the trigger's (nextEventID: a log Trim emptied would start at 1
-	// again), each next one SQLite's, the newest plus one (row_number cost a million orders 2 to
-	// 4 s more); all have the statement's time, as the trigger's events of one statement do.
+	// again), each next one SQLite's, the newest plus one; all have the statement's time, as the
+	// trigger's events of one statement do.
 	return func() error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status) "+
 			"SELECT CASE WHEN id = (SELECT min(id) FROM orders) THEN "+nextEventID+" END, 'order.created', "+eventTime+", "+
 			orderColumns+" FROM orders ORDER BY id")
 		if err == nil {
-			_, err = tx.ExecContext(ctx, recordsCreated)
+			_, err = tx.ExecContext(ctx, trigger)
 		}
 		return err
 	}, nil
