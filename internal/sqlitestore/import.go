@@ -78,19 +78,10 @@ func upsert[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upse
 	args func([]any, T) []any) (added, updated int, err error) {
 	var before, after, rows int
 	var changed int64
-	var values []any             // of the rows not yet written
-	stmts := map[int]*sql.Stmt{} // by rows: a full statement's, and the last one's; the tx's end closes them
-	flush := func() (err error) {
-		s := stmts[rows]
-		if s == nil {
-			row := "(?" + strings.Repeat(", ?", len(values)/rows-1) + ")"
-			s, err = tx.PrepareContext(ctx, fmt.Sprintf(upsert, row+strings.Repeat(", "+row, rows-1)))
-			stmts[rows] = s
-		}
-		var res sql.Result
-		if err == nil {
-			res, err = s.ExecContext(ctx, values...)
-		}
+	var values []any // of the rows not yet written
+	flush := func() error {
+		row := "(?" + strings.Repeat(", ?", len(values)/rows-1) + ")"
+		res, err := tx.ExecContext(ctx, fmt.Sprintf(upsert, row+strings.Repeat(", "+row, rows-1)), values...)
 		if err == nil {
 			n, _ := res.RowsAffected() // never fails in modernc.org/sqlite
 			changed += n
