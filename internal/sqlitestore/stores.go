@@ -65,12 +65,9 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (after order.Order, chang
 	defer func() { end(err) }()
 	err = s.db.write(ctx, func(tx *sql.Tx) error {
 		before, err := scanOrder(tx.QueryRowContext(ctx, "SELECT "+orderColumns+" FROM orders WHERE id = ?", id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return order.ErrNotFound
-		} else if err != nil {
-			return s.db.fail(ctx, err)
-		}
-		if after, err = before.Cancel(); err != nil {
+		if err != nil {
+			return s.db.fail(ctx, err, order.ErrNotFound)
+		} else if after, err = before.Cancel(); err != nil {
 			return err
 		} else if after.Status == before.Status {
 			return errNoWrite
@@ -118,11 +115,8 @@ func (e *Events) read(ctx context.Context, tx *sql.Tx, q order.EventQuery) (page
 	// The newest and the newest dropped are positions whether or not their row is kept.
 	err = tx.QueryRowContext(ctx, "SELECT last_dropped, "+newestEventID+", EXISTS (SELECT 1 FROM order_events WHERE id = ?) FROM order_events_cut",
 		after).Scan(&dropped, &newest, &known)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = corrupt("the row of order_events_cut is missing")
-	}
 	if err != nil {
-		return page, e.db.fail(ctx, err)
+		return page, e.db.fail(ctx, err, corrupt("the row of order_events_cut is missing"))
 	}
 	page.Last = q.After
 	switch {
@@ -237,10 +231,8 @@ func (s *Pets) Pet(ctx context.Context, id int64) (_ order.Pet, err error) {
 	defer func() { end(err) }()
 	p := order.Pet{ID: id}
 	err = s.db.sql.QueryRowContext(ctx, "SELECT name, status FROM pets WHERE id = ?", id).Scan(&p.Name, &p.Status)
-	if errors.Is(err, sql.ErrNoRows) {
-		return order.Pet{}, order.ErrPetNotFound
-	} else if err != nil {
-		return order.Pet{}, s.db.fail(ctx, err)
+	if err != nil {
+		return order.Pet{}, s.db.fail(ctx, err, order.ErrPetNotFound)
 	} else if err := p.Validate(); err != nil {
 		return order.Pet{}, corrupt("%w", err)
 	}
@@ -264,10 +256,7 @@ func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	return s.db.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, "INSERT INTO api_keys ("+keyColumns+") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name",
 			k.Name, string(k.Plan), k.Custom.PerMinute, k.Custom.PerDay, k.Prefix, string(k.Hash), k.CreatedAt.UTC().Format(timestampLayout)).Scan(new(string))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name)
-		}
-		return s.db.fail(ctx, err)
+		return s.db.fail(ctx, err, fmt.Errorf("%w: %q", order.ErrNameTaken, k.Name))
 	})
 }
 
@@ -285,10 +274,7 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (k order.Key, er
 		"(SELECT name FROM api_keys WHERE ?2 AND prefix = ?1 ORDER BY name LIMIT 1)) RETURNING " + keyColumns
 	err = s.db.write(ctx, func(tx *sql.Tx) (err error) {
 		k, err = scanKey(tx.QueryRowContext(ctx, q, nameOrPrefix, order.LooksLikePrefix(nameOrPrefix)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix)
-		}
-		return s.db.fail(ctx, err)
+		return s.db.fail(ctx, err, fmt.Errorf("%w: %q", order.ErrKeyNotFound, nameOrPrefix))
 	})
 	return k, err
 }
