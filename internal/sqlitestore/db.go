@@ -70,15 +70,13 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
 		escape.Replace(filepath.Clean(path)), busyTimeout.Milliseconds())
-	var err error
-	if db.sql, err = sql.Open("sqlite", dsn); err != nil {
-		return nil, db.fail(ctx, err)
-	}
+	db.sql, _ = sql.Open("sqlite", dsn) // it fails only for a driver not registered
 	// Keep every connection opened (each runs the pragmas and reads the schema); +1: the pin.
 	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1
 	db.sql.SetMaxOpenConns(conns)
 	db.sql.SetMaxIdleConns(conns)
-	if err = db.migrate(ctx); err == nil {
+	err := db.migrate(ctx)
+	if err == nil {
 		err = db.fail(ctx, db.watch(ctx))
 	}
 	if err != nil {

@@ -410,7 +410,16 @@ func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Orde
 		// SQLite evaluating them again took a large share of the inserts' time. The setting is the
 		// connection's: it is undone before the commit or the rollback.
 		defer tx.ExecContext(context.WithoutCancel(ctx), "PRAGMA ignore_check_constraints = false")
-		recordAdded, err := bulkLoad(ctx, tx)
+		// Into an empty orders table, the trigger that records each new order's order.created
+		// is dropped, then made again from its text after bulkEvents recorded them all.
+		var trigger string // "": not a bulk load; a trigger dropped by hand (NULL) fails the import
+		err := tx.QueryRowContext(ctx, "SELECT (SELECT sql FROM sqlite_schema WHERE name = 'orders_insert_records_event') "+
+			"WHERE NOT EXISTS (SELECT 1 FROM orders)").Scan(&trigger)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil
+		} else if err == nil {
+			_, err = tx.ExecContext(ctx, "DROP TRIGGER orders_insert_records_event")
+		}
 		if err == nil {
 			_, err = tx.ExecContext(ctx, "PRAGMA ignore_check_constraints = true")
 		}
@@ -425,10 +434,14 @@ func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Orde
 		}
 		if n.PetsAdded, n.PetsUpdated, err = upsert(ctx, db, tx, "pets", upsertPets, pets, func(args []any, p order.Pet) []any {
 			return append(args, p.ID, p.Name, string(p.Status))
-		}); err != nil || recordAdded == nil {
+		}); err != nil || trigger == "" {
 			return err
 		}
-		return db.fail(ctx, recordAdded())
+		_, err = tx.ExecContext(ctx, bulkEvents)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, trigger)
+		}
+		return db.fail(ctx, err)
 	})
 	if err != nil {
 		return Imported{}, err
@@ -478,30 +491,9 @@ func upsert[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upse
 	return after - before, int(changed) - (after - before), err
 }
 
-// bulkLoad begins an import into an empty orders table: it drops the trigger that records each
-// new row's order.created, and returns what records them all after the rows, in one statement,
-// and makes the trigger again, in the same transaction. Into a table with rows it returns nil.
-func bulkLoad(ctx context.Context, tx *sql.Tx) (recordAdded func() error, err error) {
-	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM orders LIMIT 1").Scan(new(int)); !errors.Is(err, sql.ErrNoRows) {
-		return nil, err
-	}
-	var trigger string
-	if err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_schema WHERE name = 'orders_insert_records_event'").Scan(&trigger); err != nil {
-		return nil, fmt.Errorf("the trigger that records new orders: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "DROP TRIGGER orders_insert_records_event"); err != nil {
-		return nil, err
-	}
-	// The first event's id is the trigger's (nextEventID: a log Trim emptied would start at 1
-	// again), each next one SQLite's, the newest plus one; all have the statement's time, as the
-	// trigger's events of one statement do.
-	return func() error {
-		_, err := tx.ExecContext(ctx, "INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status) "+
-			"SELECT CASE WHEN id = (SELECT min(id) FROM orders) THEN "+nextEventID+" END, 'order.created', "+eventTime+", "+
-			orderColumns+" FROM orders ORDER BY id")
-		if err == nil {
-			_, err = tx.ExecContext(ctx, trigger)
-		}
-		return err
-	}, nil
-}
+// bulkEvents records every order's order.created after a bulk load. The first event's id is the
+// trigger's (nextEventID: a log Trim emptied would start at 1 again), each next one SQLite's, the
+// newest plus one; all have the statement's time, as the trigger's events of one statement do.
+const bulkEvents = "INSERT INTO order_events (id, type, time, order_id, pet_id, quantity, ship_date, complete, status) " +
+	"SELECT CASE WHEN id = (SELECT min(id) FROM orders) THEN " + nextEventID + " END, 'order.created', " + eventTime + ", " +
+	orderColumns + " FROM orders ORDER BY id"
