@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -28,10 +27,7 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 	return cachedRead(ctx, s.db, "api_keys", h, func(readCtx context.Context) (order.Key, error) {
 		k, err := scanKey(s.db.sql.QueryRowContext(readCtx, "SELECT "+keyColumns+" FROM api_keys WHERE hash = ?", string(h)))
-		if errors.Is(err, sql.ErrNoRows) {
-			return order.Key{}, order.ErrKeyNotFound
-		}
-		return k, s.db.fail(ctx, err)
+		return k, s.db.fail(ctx, err, order.ErrKeyNotFound)
 	})
 }
 

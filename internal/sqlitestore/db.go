@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -30,8 +31,7 @@ import (
 type DB struct {
 	path    string
 	sql     *sql.DB
-	writes  chan struct{} // this process's writers, one at a time; SQLite's busy handler is for others
-	pin     *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
+	pin     *sql.Conn // held unused: its SHARED lock keeps the -shm from being deleted
 	cache   readCache
 	tracer  trace.Tracer // nil: no spans (Trace)
 	report  atomic.Pointer[func(*order.Fault)]
@@ -61,7 +61,7 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 		busyTimeout = 5 * time.Second
 	}
 	ctx := context.Background()
-	db := &DB{path: path, writes: make(chan struct{}, 1)}
+	db := &DB{path: path}
 	// A missing file is created private to its owner (the -wal and -shm get its mode); SQLite
 	// reports any other error of the path.
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
@@ -70,15 +70,13 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
 		escape.Replace(filepath.Clean(path)), busyTimeout.Milliseconds())
-	var err error
-	if db.sql, err = sql.Open("sqlite", dsn); err != nil {
-		return nil, db.fail(ctx, err)
-	}
+	db.sql, _ = sql.Open("sqlite", dsn) // it fails only for a driver not registered
 	// Keep every connection opened (each runs the pragmas and reads the schema); +1: the pin.
 	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1
 	db.sql.SetMaxOpenConns(conns)
 	db.sql.SetMaxIdleConns(conns)
-	if err = db.migrate(ctx); err == nil {
+	err := db.migrate(ctx)
+	if err == nil {
 		err = db.fail(ctx, db.watch(ctx))
 	}
 	if err != nil {
@@ -142,7 +140,7 @@ func (db *DB) Close() (err error) {
 	return err
 }
 
-// write runs fn in a write transaction, after this process's earlier ones, and commits it. fn
+// write runs fn in a write transaction and commits it. fn
 // sorts its own errors (fail), and returns errNoWrite to roll back a transaction that changed
 // nothing: only a commit that wrote ends a full disk's fault, showing there was room.
 func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -150,12 +148,6 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	// write that meets a damaged page itself.
 	if f := db.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
 		return f
-	}
-	select {
-	case db.writes <- struct{}{}:
-		defer func() { <-db.writes }()
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
@@ -190,10 +182,13 @@ func (db *DB) readTx(ctx context.Context, table string, read func(*sql.Tx) error
 	return read(tx)
 }
 
-// fail sorts an error of the file, naming it: context errors as they are; a row the schema refused
-// (a bug: the stores check what they write); corruption or a full disk, a fault; else ErrUnavailable.
-func (db *DB) fail(ctx context.Context, err error) error {
-	if ctx.Err() != nil && err != nil {
+// fail sorts an error of the file, naming it: no row is noRows[0] if given; context errors as they
+// are; a row the schema refused (a bug: the stores check what they write); corruption or a full
+// disk, a fault; else ErrUnavailable.
+func (db *DB) fail(ctx context.Context, err error, noRows ...error) error {
+	if len(noRows) > 0 && errors.Is(err, sql.ErrNoRows) {
+		return noRows[0]
+	} else if ctx.Err() != nil && err != nil {
 		return ctx.Err()
 	} else if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
@@ -322,3 +317,53 @@ func (db *DB) span(ctx context.Context, op, table string) (context.Context, func
 		span.End()
 	}
 }
+
+// schemaVersion is the file's user_version. schema/N.sql is what version N changed; a file of
+// version v runs those of v+1 to schemaVersion, in one transaction (schema_history_test.go has
+// the texts each version ran).
+const schemaVersion = 7
+
+//go:embed schema/*.sql
+var schemaFiles embed.FS
+
+// migrate brings the schema up to date in a write transaction: once, should two processes race.
+// A file of a newer schema is refused: this code does not know what the later steps mean.
+func (db *DB) migrate(ctx context.Context) error {
+	var v int
+	version := func(row *sql.Row) error {
+		if err := row.Scan(&v); err != nil || v <= schemaVersion {
+			return db.fail(ctx, err)
+		}
+		return fmt.Errorf("%s: schema version %d is newer than this program's %d", db.path, v, schemaVersion)
+	}
+	if err := version(db.sql.QueryRowContext(ctx, "PRAGMA user_version")); err != nil || v == schemaVersion {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		err := version(tx.QueryRowContext(ctx, "PRAGMA user_version"))
+		for n := v + 1; n <= schemaVersion && err == nil; n++ {
+			var text []byte
+			if text, err = schemaFiles.ReadFile(fmt.Sprintf("schema/%d.sql", n)); err == nil {
+				_, err = tx.ExecContext(ctx, string(text))
+			}
+		}
+		if err == nil { // PRAGMA takes no parameters; the number is ours
+			_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+		}
+		return db.fail(ctx, err)
+	})
+}
+
+// timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
+const timestampLayout = "2006-01-02T15:04:05.000000000Z"
+
+// eventTime is SQLite's clock in timestampLayout, to the millisecond; the events of one
+// statement share its 'now'.
+const eventTime = "strftime('%Y-%m-%dT%H:%M:%f000000Z', 'now')"
+
+// newestEventID is the newest id the log ever gave: its newest row's, or once Trim dropped
+// every row, the newest it dropped.
+const newestEventID = "(SELECT max(coalesce(max(id), 0), (SELECT last_dropped FROM order_events_cut)) FROM order_events)"
+
+// nextEventID is the id the triggers give (schema/6.sql says why).
+const nextEventID = "max(" + newestEventID + " + 1, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) * 1000)"

@@ -4,6 +4,10 @@ package sqlitestore
 // a file of any of them, which Open must bring up to date. Copied from schema.go as each
 // version left it; never edit.
 
+// timestampGlob is what the CHECKs of every version's timestamps match (timestampLayout).
+const timestampGlob = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]." +
+	"[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z"
+
 // oldMigrations[i] took a file from user_version i to i+1.
 var oldMigrations = []string{
 	// 0 → 1: orders, pets and API keys.
