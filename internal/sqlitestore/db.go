@@ -31,7 +31,8 @@ import (
 type DB struct {
 	path    string
 	sql     *sql.DB
-	pin     *sql.Conn // held unused: its SHARED lock keeps the -shm from being deleted
+	writes  chan struct{} // this process's writers, one at a time, in turn; SQLite's busy handler is for other processes
+	pin     *sql.Conn     // held unused: its SHARED lock keeps the -shm from being deleted
 	cache   readCache
 	tracer  trace.Tracer // nil: no spans (Trace)
 	report  atomic.Pointer[func(*order.Fault)]
@@ -61,7 +62,7 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 		busyTimeout = 5 * time.Second
 	}
 	ctx := context.Background()
-	db := &DB{path: path}
+	db := &DB{path: path, writes: make(chan struct{}, 1)}
 	// A missing file is created private to its owner (the -wal and -shm get its mode); SQLite
 	// reports any other error of the path.
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
@@ -140,7 +141,7 @@ func (db *DB) Close() (err error) {
 	return err
 }
 
-// write runs fn in a write transaction and commits it. fn
+// write runs fn in a write transaction, after this process's earlier ones, and commits it. fn
 // sorts its own errors (fail), and returns errNoWrite to roll back a transaction that changed
 // nothing: only a commit that wrote ends a full disk's fault, showing there was room.
 func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -148,6 +149,12 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	// write that meets a damaged page itself.
 	if f := db.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
 		return f
+	}
+	select {
+	case db.writes <- struct{}{}:
+		defer func() { <-db.writes }()
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	tx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {

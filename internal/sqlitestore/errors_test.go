@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,6 +219,33 @@ func TestSchemaRefusesBadRows(t *testing.T) {
 	} {
 		if _, err := raw.Exec(q); err == nil {
 			t.Errorf("the schema accepted: %s", q)
+		}
+	}
+}
+
+// TestWritersOfOneProcessTakeTurns: this process's writers wait for each other however long
+// it takes; only another process's lock is bounded by the busy timeout.
+func TestWritersOfOneProcessTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlitestore.Open(newFile(t, ordertest.Fixture()), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	keys := sqlitestore.NewKeys(db)
+	errs := make(chan error, 64)
+	for i := range cap(errs) {
+		go func() {
+			_, k, err := order.NewKey(fmt.Sprintf("writer-%d", i), order.Free, order.Limits{}, time.Now())
+			if err == nil {
+				err = keys.Add(ctx, k)
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Errorf("a write beside this process's others: %v", err)
 		}
 	}
 }
