@@ -76,11 +76,8 @@ func DefaultConfig() Config {
 		LimiterFallback:     "memory",
 		IPv6Prefix:          ratelimit.DefaultIPv6Prefix,
 		MaxAnonymousCallers: ratelimit.DefaultMaxAnonymous,
-		Sunset: api.Sunset{
-			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
-			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
-			Link:         "https://docs.petstore.example/orders/migrate-from-pets",
-		},
+		Sunset: api.Sunset{DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), SunsetAt: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
+			Link: "https://docs.petstore.example/orders/migrate-from-pets"},
 		ShutdownTimeout:  15 * time.Second,
 		Retention:        order.Retention{MaxAge: 7 * 24 * time.Hour, MaxCount: 1_000_000},
 		MaxStreamsPerKey: api.DefaultMaxStreamsPerKey,
@@ -117,26 +114,29 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	stores, err := OpenStores(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New()
-	s := &Service{cfg: cfg, log: cfg.Logger, metrics: m, draining: make(chan struct{}), closing: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, stores: stores, metrics: m, draining: make(chan struct{}), closing: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	if s.stores, err = OpenStores(cfg.Store); err != nil {
-		return nil, err
-	}
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
 	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
 		return nil, &ConfigError{fmt.Errorf("tracing: %w", err)}
 	} else if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
 	}
-	s.storeLog = newStoreLog(s.log, cfg.Now, m.StoreFault)
-	// The stores' work for a request is a child span of the request's: go-redis's own (without
-	// the commands' arguments, which name keys' hashes), or the SQLite file's queries. In Redis a
-	// corrupt record fails its own request; the file's faults are logged and make it not ready.
+	s.storeLog = &storeLog{log: s.log, now: cfg.Now, count: m.StoreFault, last: map[string]time.Time{}, held: map[string]int64{}}
+	// The stores' spans: go-redis's (without the arguments, which name keys' hashes) or the
+	// file's queries. In Redis a corrupt record fails its own request; the file's faults are logged.
 	if db := s.stores.db; db != nil {
 		if s.traces != nil {
 			db.Trace(s.traces)
@@ -150,9 +150,7 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	}
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
-		if fault := (*order.Fault)(nil); !errors.As(err, &fault) { // a fault was logged when the store found it
-			s.storeLog.outage(err)
-		}
+		s.storeLog.outage(err)
 		return err
 	}
 	_ = ready(ctx) // a Redis that does not answer yet is the start of an outage, warned of like any other
@@ -227,8 +225,7 @@ func (s *Service) Run(ctx context.Context) error {
 	for i, srv := range s.srvs {
 		go func() { served <- srv.Serve(s.lns[i]) }()
 	}
-	mode := map[bool]string{false: "embedded", true: "redis"}[s.stores.rdb != nil]
-	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", mode))
+	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", map[bool]string{false: "embedded", true: "redis"}[s.stores.rdb != nil]))
 	if s.MetricsAddr() != "" {
 		defer s.srvs[1].Close()
 		s.log.Info("metrics listening", slog.String("addr", s.MetricsAddr()))
@@ -252,9 +249,8 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	close(s.draining)
 	if d := s.cfg.ShutdownDelay; d > 0 {
-		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered.
-		// Each answer closes its connection: a client holding one to this instance (through
-		// kube-proxy, say) connects again, to an instance that stays, before the listener closes.
+		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered, each
+		// answer closing its connection, so that a client holding one connects to an instance that stays.
 		s.srvs[0].SetKeepAlivesEnabled(false)
 		s.log.Info("draining: readiness 503", slog.String("delay", d.String()))
 		select {
@@ -285,10 +281,7 @@ func (s *Service) Close() error {
 			s.lns[i].Close() // already closed if it was served
 		}
 	}
-	var err error
-	if s.stores != nil {
-		err = s.stores.Close()
-	}
+	err := s.stores.Close()
 	if s.traces != nil { // the last spans are sent, within a bound
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -335,9 +328,8 @@ type Stores struct {
 	Secrets  pagetoken.SecretStore // the page-token secret, when Config.PageTokenSecret is empty
 	Webhooks webhook.Store         // the endpoints Events are delivered to, and their delivery state
 
-	// Ready reports whether the stores can do the work of a request now. Redis decides within
-	// its timeout: one that answers PING but refuses the work (out of memory, read-only, busy,
-	// not permitted) is not ready.
+	// Ready reports whether the stores can do a request's work now: a Redis that answers PING
+	// but refuses the work (out of memory, read-only, busy, not permitted) is not ready.
 	Ready func(context.Context) error
 	Close func() error // closes the Redis client or the SQLite file
 
@@ -418,17 +410,9 @@ type storeLog struct {
 	since time.Time            // when the outage began; zero: none
 }
 
-func newStoreLog(log *slog.Logger, now func() time.Time, count func(kind string)) *storeLog {
-	if now == nil {
-		now = time.Now
-	}
-	return &storeLog{log: log, now: now, count: count, last: map[string]time.Time{}, held: map[string]int64{}}
-}
-
-// due reports, under l.mu, whether a line of kind is due now (always on restart), and the
-// calls it held back.
-func (l *storeLog) due(kind string, restart bool) (ok bool, held int64) {
-	if last, seen := l.last[kind]; seen && !restart && l.now().Sub(last) < time.Minute {
+// due reports, under l.mu, whether a line of kind is due now, and the calls it held back.
+func (l *storeLog) due(kind string) (ok bool, held int64) {
+	if l.now().Sub(l.last[kind]) < time.Minute {
 		l.held[kind]++
 		return false, 0
 	}
@@ -437,9 +421,10 @@ func (l *storeLog) due(kind string, restart bool) (ok bool, held int64) {
 	return true, held
 }
 
-// outage takes what a readiness check met; an error but order.ErrUnavailable is no outage.
+// outage takes what a readiness check met; an error but order.ErrUnavailable is no outage,
+// and an order.Fault was logged when the store found it.
 func (l *storeLog) outage(err error) {
-	if err != nil && !errors.Is(err, order.ErrUnavailable) {
+	if fault := (*order.Fault)(nil); err != nil && (!errors.Is(err, order.ErrUnavailable) || errors.As(err, &fault)) {
 		return
 	}
 	l.mu.Lock()
@@ -451,11 +436,10 @@ func (l *storeLog) outage(err error) {
 		l.log.Info("store answers again", downFor)
 	case err == nil:
 	case l.since.IsZero():
-		l.since = l.now()
-		l.due("outage", true)
+		l.since, l.last["outage"], l.held["outage"] = l.now(), l.now(), 0
 		l.log.Warn("store unavailable: answering 503 until it answers again", slog.String("error", err.Error()))
 	default:
-		if ok, held := l.due("outage", false); ok {
+		if ok, held := l.due("outage"); ok {
 			l.log.Warn("store still unavailable", slog.String("error", err.Error()), downFor, slog.Int64("failures_since_last_warning", held+1))
 		}
 	}
@@ -465,7 +449,7 @@ func (l *storeLog) outage(err error) {
 func (l *storeLog) fault(f *order.Fault) {
 	l.count(f.Kind)
 	l.mu.Lock()
-	ok, held := l.due(f.Kind, false)
+	ok, held := l.due(f.Kind)
 	l.mu.Unlock()
 	if !ok {
 		return
