@@ -1,6 +1,5 @@
-// Package service wires the Store Order Service together, a Config in, a running service out:
+// Package service wires the Store Order Service together, the one place that picks implementations:
 // on Redis when the Config names one, else on one SQLite file with in-process rate limits.
-// It is the one place that picks implementations.
 package service
 
 import (
@@ -160,9 +159,8 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 		if cfg.LimiterFallback != "memory" {
 			fallback = nil
 		}
-		// The prefix was checked by OpenStores.
 		limiter, _ = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
-			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger})
+			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger}) // its error is a bad prefix: OpenStores refused it
 	}
 	var metricsOnMain http.Handler
 	if cfg.MetricsAddr == "" {
@@ -171,7 +169,7 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	handler, err := api.New(api.Config{
 		Observer: m, Metrics: metricsOnMain, Orders: s.stores.Orders, Events: s.stores.Events,
 		MaxStreamsPerKey: cfg.MaxStreamsPerKey, StreamRecheck: cfg.StreamRecheck,
-		Closing: s.closing, Draining: s.draining, PageTokens: pageTokens(cfg.PageTokenSecret, s.stores), Pets: s.stores.Pets, Keys: s.stores.Keys,
+		Closing: s.closing, Draining: s.draining, PageTokens: pagetoken.For(cfg.PageTokenSecret, s.stores.Secrets), Pets: s.stores.Pets, Keys: s.stores.Keys,
 		Limiter: limiter, Ready: ready, TrustedProxies: cfg.TrustedProxies, CORSAllowOrigins: cfg.CORSAllowOrigins,
 		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer,
 	})
@@ -194,15 +192,6 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	return s, nil
 }
 
-// pageTokens is the codec of v2's page tokens under secret, or else under the stores' secret,
-// which every instance on them shares untold.
-func pageTokens(secret string, s *Stores) *pagetoken.Codec {
-	if secret == "" {
-		return pagetoken.FromStore(s.Secrets)
-	}
-	return pagetoken.New([]byte(secret))
-}
-
 // Addr is the address the API listens on: Config.Addr with the port it picked.
 func (s *Service) Addr() string { return s.lns[0].Addr().String() }
 
@@ -217,9 +206,8 @@ func (s *Service) MetricsAddr() string {
 	return s.lns[1].Addr().String()
 }
 
-// Run serves until ctx ends; then /readyz answers 503 while everything else is served for
-// Config.ShutdownDelay, then the listeners close and requests in flight have
-// Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
+// Run serves until ctx ends; then /readyz answers 503 for Config.ShutdownDelay, then requests
+// in flight have Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
 func (s *Service) Run(ctx context.Context) error {
 	served := make(chan error, len(s.srvs))
 	for i, srv := range s.srvs {
@@ -377,13 +365,12 @@ type Imported struct {
 	OrderFieldsChanged int64
 }
 
-// ImportBatch is how many records a batch of an import holds: enough that a batch's calls
-// cost little more than its rows (docs/design.md, Import).
+// ImportBatch is the records of an import's batch: its calls cost little more than its rows.
 const ImportBatch = 8000
 
 // ImportBatches adds new orders and pets and updates existing ones, but never an order's status
-// (an import never undoes a cancel). The caller checked the batches before (order.CheckEach); the
-// stores check each again as they write it: Redis keeps the batches before a refused one, SQLite none.
+// (an import never undoes a cancel). The stores check each batch again (the caller did, with
+// order.CheckEach) as they write it: Redis keeps the batches before a refused one, SQLite none.
 func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (Imported, error) {
 	if s.db != nil {
 		n, err := s.db.ImportBatches(ctx, orders, pets)
