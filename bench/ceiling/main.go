@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,10 +29,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/petstore/orderd/internal/api"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
-	"github.com/petstore/orderd/internal/service"
 )
 
 // The paths the benchmark asks for, besides the list.
@@ -94,7 +95,7 @@ func main() {
 		return a.notFound.send(c)
 	})
 	fmt.Fprintln(os.Stderr, "ceiling listening on", *addr)
-	srv := service.HTTPServer(e)
+	srv := api.HTTPServer(e, slog.Default())
 	srv.Addr = *addr
 	if err := srv.ListenAndServe(); err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)

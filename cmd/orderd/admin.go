@@ -26,7 +26,7 @@ func openStores(ctx context.Context, sc service.StoreConfig, create bool) (*serv
 	redisstore.SetLogger(slog.New(slog.DiscardHandler))
 	sc.CreateDB = create
 	stores, err := service.OpenStores(sc)
-	if err == nil && sc.Redis() {
+	if err == nil && sc.RedisURL != "" {
 		if err = stores.Ready(ctx); err != nil {
 			stores.Close()
 			return nil, usageErrorf("redis does not answer at the given --redis-url: %v", err)
@@ -236,7 +236,7 @@ func importData(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	if sc.Redis() {
+	if sc.RedisURL != "" {
 		fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", nOrders, n.OrderFieldsChanged, nPets)
 		return nil
 	}

@@ -193,7 +193,7 @@ func parseFlags(fs *flag.FlagSet, sc *service.StoreConfig, args []string, nargs 
 	case err != nil:
 	case len(rest) > nargs:
 		err = usageErrorf("%s: unexpected argument %q", fs.Name(), rest[nargs])
-	case sc != nil && sc.Redis() && redisstore.CheckURL(sc.RedisURL) != nil:
+	case sc != nil && sc.RedisURL != "" && redisstore.CheckURL(sc.RedisURL) != nil:
 		err = usageErrorf("%s: --redis-url: %w", fs.Name(), redisstore.CheckURL(sc.RedisURL))
 	case sc != nil && sc.RedisTimeout <= 0:
 		err = usageErrorf("%s: --redis-timeout must be positive, not %s", fs.Name(), sc.RedisTimeout)

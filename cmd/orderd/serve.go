@@ -55,7 +55,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.StringVar(&cfg.PageTokenSecret, "page-token-secret", "", "the secret v2's page tokens are made under: at least 32 bytes; "+
 		"when empty the store's secret is used, made on first use; set the same value on every instance, or leave it empty everywhere")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve /metrics on this address of its own (host:port); none: on --addr")
-	fs.StringVar((*string)(&cfg.LimiterFallback), "limiter-fallback", string(cfg.LimiterFallback), "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
+	fs.StringVar(&cfg.LimiterFallback, "limiter-fallback", cfg.LimiterFallback, "with Redis unreachable: memory (each instance limits on its own, logged) or fail (answer 503)")
 	fs.DurationVar(&cfg.Retention.MaxAge, "events-retention", cfg.Retention.MaxAge, "how long the log of order events keeps an event (0: no bound by age)")
 	fs.Int64Var(&cfg.Retention.MaxCount, "events-max", cfg.Retention.MaxCount, "the most events the log keeps, the newest (0: no bound by count)")
 	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", cfg.MaxStreamsPerKey, "event streams one key may hold open on this instance")
@@ -76,7 +76,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	}
 	check(checkAddr(cfg.Addr) == nil, "--addr: %w", checkAddr(cfg.Addr))
 	check(cfg.MetricsAddr == "" || checkAddr(cfg.MetricsAddr) == nil, "--metrics-addr: %w", checkAddr(cfg.MetricsAddr))
-	check(cfg.LimiterFallback == service.FallbackMemory || cfg.LimiterFallback == service.FallbackFail, "--limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
+	check(cfg.LimiterFallback == "memory" || cfg.LimiterFallback == "fail", "--limiter-fallback must be memory or fail, not %q", cfg.LimiterFallback)
 	check(cfg.Sunset.SunsetAt.After(cfg.Sunset.DeprecatedAt), "--pets-sunset-at must be after --pets-deprecated-at")
 	check(cfg.ShutdownTimeout > 0, "--shutdown-timeout must be positive")
 	check(cfg.ShutdownDelay >= 0, "--shutdown-delay must be 0 or more")

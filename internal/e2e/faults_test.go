@@ -8,7 +8,6 @@ import (
 	"github.com/petstore/orderd/internal/api/apitest"
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/service"
 )
 
 // TestRedisErrorReplies: a Redis that answers but cannot do the work (out of memory, busy
@@ -43,7 +42,7 @@ func TestRedisErrorReplies(t *testing.T) {
 		}, true},
 	}
 	for _, f := range faults {
-		for _, fallback := range []service.Fallback{service.FallbackFail, service.FallbackMemory} {
+		for _, fallback := range []string{"fail", "memory"} {
 			t.Run(f.name+"/"+string(fallback), func(t *testing.T) {
 				srv := redistest.Start(t)
 				d := newDeployment(t, srv, nil)
@@ -72,7 +71,7 @@ func TestRedisErrorReplies(t *testing.T) {
 						t.Errorf("%s: 503 %s, Retry-After %q", what, body, res.Header.Get("Retry-After"))
 					}
 					switch {
-					case fallback == service.FallbackFail:
+					case fallback == "fail":
 						// Nothing decides: a 503 whose headers name the caller's own plan when
 						// its key was found, and claim no quota spent.
 						if !unavailable {
@@ -103,7 +102,7 @@ func TestRedisErrorReplies(t *testing.T) {
 						}
 					}
 				}
-				if fallback == service.FallbackMemory && in.metric(t, "orderd_ratelimit_fallback_decisions_total") == 0 {
+				if fallback == "memory" && in.metric(t, "orderd_ratelimit_fallback_decisions_total") == 0 {
 					t.Error("the memory fallback made no decision")
 				}
 				res, _ := in.do(t, "GET", "/readyz", "")

@@ -14,7 +14,6 @@ import (
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
@@ -45,7 +44,7 @@ func orderJSON(id int64, status order.Status) []byte {
 // tag it gave before the cancel.
 func TestCancelOnOneIsListedAtOnceOnTheOther(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	key := d.key(t, "rounds", order.Business)
 	ship := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	for i := range int64(200) {
@@ -75,7 +74,7 @@ func TestCancelOnOneIsListedAtOnceOnTheOther(t *testing.T) {
 // that existed only before the flush, though it had it in its cache.
 func TestRefilledRedisIsNotTakenForTheOldOne(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	old := d.key(t, "before", order.Business)
 	ctx := context.Background()
 	counter := func(set string) int64 {
@@ -127,7 +126,7 @@ func TestRefilledRedisIsNotTakenForTheOldOne(t *testing.T) {
 // 404 and changes nothing in Redis.
 func TestHalfWrittenOrdersAreAbsent(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	in := d.instance(t, service.FallbackFail)
+	in := d.instance(t, "fail")
 	key := d.key(t, "halves", order.Business)
 	ctx := context.Background()
 	p := "{" + d.cfg.Store.RedisPrefix + ":orders}"
@@ -169,7 +168,7 @@ func TestHalfWrittenOrdersAreAbsent(t *testing.T) {
 // by state.
 func TestAnotherSystemsWritesAreSeenAtOnce(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	in := d.instance(t, service.FallbackFail)
+	in := d.instance(t, "fail")
 	key := d.key(t, "watcher", order.Business)
 	ctx := context.Background()
 	if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {

@@ -11,7 +11,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/service"
 )
 
 // TestHungUpClientsChangeNothing: clients that send a request and then half-close or close
@@ -21,7 +20,7 @@ import (
 func TestHungUpClientsChangeNothing(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	d := newDeployment(t, redistest.Start(t), clock.Now)
-	a, b := d.instance(t, service.FallbackMemory), d.instance(t, service.FallbackMemory)
+	a, b := d.instance(t, "memory"), d.instance(t, "memory")
 	banned := d.key(t, "pushy", order.Free)
 	busy := d.key(t, "busy", order.Business)
 

@@ -62,7 +62,7 @@ func newDeployment(t *testing.T, srv *redistest.Server, clock func() time.Time) 
 
 // instance starts one more instance of the service, whose limiter does as fallback says
 // while Redis cannot be reached, and stops it at the end of the test.
-func (d *deployment) instance(t *testing.T, fallback service.Fallback) *instance {
+func (d *deployment) instance(t *testing.T, fallback string) *instance {
 	t.Helper()
 	cfg := d.cfg
 	cfg.LimiterFallback = fallback

@@ -12,7 +12,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/service"
 )
 
 // TestRedisOutage: while Redis is frozen or gone, data operations answer 503 with
@@ -22,8 +21,8 @@ func TestRedisOutage(t *testing.T) {
 	srv := redistest.StartPersistent(t)
 	d := newDeployment(t, srv, nil)
 	d.cfg.Store.RedisTimeout = 500 * time.Millisecond
-	in := d.instance(t, service.FallbackMemory)
-	strict := d.instance(t, service.FallbackFail)
+	in := d.instance(t, "memory")
+	strict := d.instance(t, "fail")
 	key := d.key(t, "steady", order.Business)
 
 	if res, _ := in.do(t, "DELETE", "/v1/store/orders/1", key); res.StatusCode != 204 {

@@ -10,7 +10,6 @@ import (
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/order/ordertest"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
@@ -33,7 +32,7 @@ func TestPagesWalkAcrossInstances(t *testing.T) {
 	if _, err := servicetest.Import(context.Background(), d.admin, orders, nil); err != nil {
 		t.Fatal(err)
 	}
-	instances := []*instance{d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)}
+	instances := []*instance{d.instance(t, "fail"), d.instance(t, "fail")}
 	key := d.key(t, "walker", order.Business)
 
 	// Every order the deployment holds: the fixture newDeployment imported, and these.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/service"
 )
 
 // TestOneRoundTripPerListRequest: an admitted list request, while the orders do not change
@@ -79,7 +78,7 @@ func countedInstance(t *testing.T) (*instance, *roundTripCounter, string) {
 	if _, err := conn.Write([]byte("MONITOR\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	in := d.instance(t, service.FallbackFail)
+	in := d.instance(t, "fail")
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for r := bufio.NewReader(conn); ; {
 		l, err := r.ReadString('\n')

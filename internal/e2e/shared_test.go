@@ -13,7 +13,6 @@ import (
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/ratelimit/ratelimittest"
 	"github.com/petstore/orderd/internal/redistest"
-	"github.com/petstore/orderd/internal/service"
 	"github.com/petstore/orderd/internal/service/servicetest"
 )
 
@@ -27,7 +26,7 @@ import (
 func TestBurstAcrossTwoInstances(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC))
 	d := newDeployment(t, redistest.Start(t), clock.Now)
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	key := d.key(t, "burst", order.Free)
 	var mu sync.Mutex
 	counts := map[int]int{}
@@ -65,7 +64,7 @@ func TestBurstAcrossTwoInstances(t *testing.T) {
 func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
 	clock := ratelimittest.NewClock(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	d := newDeployment(t, redistest.Start(t), clock.Now)
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	key, other := d.key(t, "pushy", order.Free), d.key(t, "other", order.Free)
 	for range 60 {
 		a.do(t, "GET", "/v1/store/orders", key)
@@ -91,7 +90,7 @@ func TestBanOnOneInstanceHoldsOnTheOther(t *testing.T) {
 // request, and a hundred concurrent cancels through both make one transition.
 func TestCancelsAcrossInstances(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	key := d.key(t, "big", order.Business)
 	if res, _ := a.do(t, "DELETE", "/v1/store/orders/9223372036854775807", key); res.StatusCode != 204 {
 		t.Fatalf("cancel: %d", res.StatusCode)
@@ -139,7 +138,7 @@ func TestCancelsAcrossInstances(t *testing.T) {
 // and after an unrelated change a still answers what Redis holds.
 func TestCancelAnsweredFromMemoryFollowsEveryWrite(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	key := d.key(t, "retrier", order.Business)
 	ctx := context.Background()
 	ship := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
@@ -193,7 +192,7 @@ func TestCancelAnsweredFromMemoryFollowsEveryWrite(t *testing.T) {
 // revocation is refused, though each had the key in its cache.
 func TestRevokedKeyIsRefusedEverywhereAtOnce(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	key := d.key(t, "leaving", order.Pro)
 	for _, in := range []*instance{a, b} {
 		if res, _ := in.do(t, "GET", "/v1/store/orders", key); res.StatusCode != 200 {
@@ -217,7 +216,7 @@ func TestARevokedOrBannedKeyLosesItsStreamsEverywhere(t *testing.T) {
 	d := newDeployment(t, redistest.Start(t), nil)
 	d.cfg.StreamRecheck = 100 * time.Millisecond
 	d.cfg.Ban = ratelimit.BanPolicy{After: 1, For: time.Hour}
-	a, b := d.instance(t, service.FallbackFail), d.instance(t, service.FallbackFail)
+	a, b := d.instance(t, "fail"), d.instance(t, "fail")
 	open := func(t *testing.T, key string) func() {
 		t.Helper()
 		req, _ := http.NewRequest("GET", b.url+"/v2/store/events", nil)

@@ -73,6 +73,15 @@ func FromStore(store SecretStore) *Codec {
 	return &Codec{store: store, now: time.Now}
 }
 
+// For returns the Codec under secret when it is set (every instance is given the same), else
+// under the one store holds, which every instance on it shares untold.
+func For(secret string, store SecretStore) *Codec {
+	if secret == "" {
+		return FromStore(store)
+	}
+	return New([]byte(secret))
+}
+
 // Make returns the token of the page that starts after the id after, for filter f.
 func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {
 	secret, err := c.current(ctx, false)

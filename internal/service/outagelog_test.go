@@ -18,7 +18,7 @@ import (
 func TestOutageLogWarnsOnEnteringEveryMinuteAndOnRecovery(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
-	o := newStoreLog(slog.New(slog.NewJSONHandler(&buf, nil)), func() time.Time { return now }, nil)
+	o := &storeLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), now: func() time.Time { return now }, last: map[string]time.Time{}, held: map[string]int64{}}
 	down := fmt.Errorf("%w: redis: connection refused", order.ErrUnavailable)
 
 	o.outage(nil) // no outage yet: nothing to say
@@ -59,7 +59,8 @@ func TestFaultLogCountsEveryFaultAndLogsALineAMinutePerKind(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 11, 24, 6, 0, 0, 0, time.UTC)
 	counted := map[string]int{}
-	l := newStoreLog(slog.New(slog.NewJSONHandler(&buf, nil)), func() time.Time { return now }, func(kind string) { counted[kind]++ })
+	l := &storeLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), now: func() time.Time { return now }, count: func(kind string) { counted[kind]++ },
+		last: map[string]time.Time{}, held: map[string]int64{}}
 	corrupt := &order.Fault{Kind: "corrupt", Lasting: true, Public: "the database file is corrupt",
 		Err: fmt.Errorf("%w: sqlite /data/orderd.db: database disk image is malformed (11)", order.ErrCorrupt)}
 	full := &order.Fault{Kind: "full", Public: "the disk of the database file is full",

@@ -1,6 +1,5 @@
-// Package service wires the Store Order Service together, a Config in, a running service out:
+// Package service wires the Store Order Service together, the one place that picks implementations:
 // on Redis when the Config names one, else on one SQLite file with in-process rate limits.
-// It is the one place that picks implementations.
 package service
 
 import (
@@ -13,8 +12,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	goredis "github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/petstore/orderd/internal/api"
@@ -23,6 +25,7 @@ import (
 	"github.com/petstore/orderd/internal/pagetoken"
 	"github.com/petstore/orderd/internal/ratelimit"
 	"github.com/petstore/orderd/internal/redisstore"
+	"github.com/petstore/orderd/internal/sqlitestore"
 	"github.com/petstore/orderd/internal/tracing"
 	"github.com/petstore/orderd/internal/webhook"
 )
@@ -35,7 +38,7 @@ type Config struct {
 	MetricsAddr         string              // when set, /metrics is served there instead of on Addr
 	Store               StoreConfig         // where orders, pets and keys are kept
 	Ban                 ratelimit.BanPolicy // when a caller sending too early is banned, how long
-	LimiterFallback     Fallback            // what the limiter does while Redis cannot be reached
+	LimiterFallback     string              // while Redis cannot be reached: "memory", each instance limits on its own, logged and counted; "fail", 503
 	TrustedProxies      []*net.IPNet        // the peers whose X-Forwarded-For names the client
 	CORSAllowOrigins    []string            // the origins whose pages may call the API; none: CORS off
 	IPv6Prefix          int                 // groups callers without a key on IPv6, by network
@@ -63,32 +66,17 @@ type StoreConfig struct {
 	CreateDB     bool          // makes a missing DB; otherwise a mistyped path is an error, not an empty store
 }
 
-// Redis reports whether the deployment keeps everything in Redis.
-func (c StoreConfig) Redis() bool { return c.RedisURL != "" }
-
-// Fallback is what the limiter does while Redis cannot be reached: FallbackMemory lets each
-// instance limit on its own, logged and counted, until Redis answers; FallbackFail answers 503.
-type Fallback string
-
-const (
-	FallbackMemory Fallback = "memory"
-	FallbackFail   Fallback = "fail"
-)
-
 // DefaultConfig is the configuration of `orderd serve` without flags, but for ShutdownDelay,
 // 0 here so that tests stop at once.
 func DefaultConfig() Config {
 	return Config{
 		Addr:                "127.0.0.1:8080",
 		Ban:                 ratelimit.DefaultBanPolicy,
-		LimiterFallback:     FallbackMemory,
+		LimiterFallback:     "memory",
 		IPv6Prefix:          ratelimit.DefaultIPv6Prefix,
 		MaxAnonymousCallers: ratelimit.DefaultMaxAnonymous,
-		Sunset: api.Sunset{
-			DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC),
-			SunsetAt:     time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
-			Link:         "https://docs.petstore.example/orders/migrate-from-pets",
-		},
+		Sunset: api.Sunset{DeprecatedAt: time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), SunsetAt: time.Date(2027, 7, 1, 0, 0, 0, 0, time.UTC),
+			Link: "https://docs.petstore.example/orders/migrate-from-pets"},
 		ShutdownTimeout:  15 * time.Second,
 		Retention:        order.Retention{MaxAge: 7 * 24 * time.Hour, MaxCount: 1_000_000},
 		MaxStreamsPerKey: api.DefaultMaxStreamsPerKey,
@@ -125,43 +113,54 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	} else {
 		redisstore.SetLogger(cfg.Logger)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	stores, err := OpenStores(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New()
-	s := &Service{cfg: cfg, log: cfg.Logger, metrics: m, draining: make(chan struct{}), closing: make(chan struct{})}
+	s := &Service{cfg: cfg, log: cfg.Logger, stores: stores, metrics: m, draining: make(chan struct{}), closing: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	if s.stores, err = OpenStores(cfg.Store); err != nil {
-		return nil, err
-	}
 	var tracer trace.Tracer // nil: no tracing step at all in the handler
 	if s.traces, err = tracing.Start(ctx, cfg.Version, s.log); err != nil {
 		return nil, &ConfigError{fmt.Errorf("tracing: %w", err)}
 	} else if s.traces != nil {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
 	}
-	s.storeLog = newStoreLog(s.log, cfg.Now, m.StoreFault)
-	if err = s.stores.observe(s.log, s.storeLog.fault, s.traces); err != nil {
-		return nil, err
+	s.storeLog = &storeLog{log: s.log, now: cfg.Now, count: m.StoreFault, last: map[string]time.Time{}, held: map[string]int64{}}
+	// The stores' spans: go-redis's (without the arguments, which name keys' hashes) or the
+	// file's queries. In Redis a corrupt record fails its own request; the file's faults are logged.
+	if db := s.stores.db; db != nil {
+		if s.traces != nil {
+			db.Trace(s.traces)
+		}
+		db.OnFault(s.storeLog.fault)
+		db.LogReadCache(s.log)
+	} else if s.traces != nil {
+		if err = redisotel.InstrumentTracing(s.stores.rdb, redisotel.WithTracerProvider(s.traces), redisotel.WithDBStatement(false)); err != nil {
+			return nil, err
+		}
 	}
 	ready := func(ctx context.Context) error {
 		err := s.stores.Ready(ctx)
-		if fault := (*order.Fault)(nil); !errors.As(err, &fault) { // a fault was logged when the store found it
-			s.storeLog.outage(err)
-		}
+		s.storeLog.outage(err)
 		return err
 	}
 	_ = ready(ctx) // a Redis that does not answer yet is the start of an outage, warned of like any other
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(cfg.Now, cfg.Ban, ratelimit.MaxAnonymous(cfg.MaxAnonymousCallers), ratelimit.OnForget(m.ForgottenCaller))
 	if rdb := s.stores.rdb; rdb != nil { // Redis's, shared by every instance, falling back as cfg says
 		fallback := limiter
-		if cfg.LimiterFallback != FallbackMemory {
+		if cfg.LimiterFallback != "memory" {
 			fallback = nil
 		}
-		// The prefix was checked by OpenStores.
 		limiter, _ = redisstore.NewLimiter(rdb, redisstore.LimiterOptions{Prefix: cfg.Store.RedisPrefix, Timeout: cfg.Store.RedisTimeout,
-			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger})
+			Clock: cfg.Now, Ban: cfg.Ban, Fallback: fallback, OnFallback: m.Fallback, Logger: cfg.Logger}) // its error is a bad prefix: OpenStores refused it
 	}
 	var begin func(context.Context) context.Context
 	if s.stores.rdb != nil {
@@ -174,19 +173,18 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	handler, err := api.New(api.Config{
 		Observer: m, Metrics: metricsOnMain, Orders: s.stores.Orders, Events: s.stores.Events,
 		MaxStreamsPerKey: cfg.MaxStreamsPerKey, StreamRecheck: cfg.StreamRecheck,
-		Closing: s.closing, Draining: s.draining, PageTokens: pageTokens(cfg.PageTokenSecret, s.stores), Pets: s.stores.Pets, Keys: s.stores.Keys,
+		Closing: s.closing, Draining: s.draining, PageTokens: pagetoken.For(cfg.PageTokenSecret, s.stores.Secrets), Pets: s.stores.Pets, Keys: s.stores.Keys,
 		Limiter: limiter, Ready: ready, TrustedProxies: cfg.TrustedProxies, CORSAllowOrigins: cfg.CORSAllowOrigins,
 		IPv6Prefix: cfg.IPv6Prefix, Sunset: cfg.Sunset, Logger: s.log, AccessLog: cfg.AccessLog, Now: cfg.Now, Tracer: tracer, Begin: begin,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.srvs = []*http.Server{HTTPServer(handler)}
-	s.srvs[0].ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)
+	s.srvs = []*http.Server{api.HTTPServer(handler, s.log)}
 	if cfg.MetricsAddr != "" {
 		mux := http.NewServeMux() // /metrics alone: a probe pointed at another path by mistake fails
 		mux.Handle("GET /metrics", m.Handler())
-		s.srvs = append(s.srvs, HTTPServer(mux))
+		s.srvs = append(s.srvs, api.HTTPServer(mux, s.log))
 	}
 	for _, addr := range []string{cfg.Addr, cfg.MetricsAddr}[:len(s.srvs)] {
 		ln, err := net.Listen("tcp", addr)
@@ -196,29 +194,6 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 		s.lns = append(s.lns, ln)
 	}
 	return s, nil
-}
-
-// pageTokens is the codec of v2's page tokens under secret, or else under the stores' secret,
-// which every instance on them shares untold.
-func pageTokens(secret string, s *Stores) *pagetoken.Codec {
-	if secret == "" {
-		return pagetoken.FromStore(s.Secrets)
-	}
-	return pagetoken.New([]byte(secret))
-}
-
-// HTTPServer is the server the API is served by, with its limits; bench/ceiling serves by
-// the same, so that what a limit costs a request is not counted as orderd's work.
-func HTTPServer(handler http.Handler) *http.Server {
-	return &http.Server{
-		Handler: handler,
-		// A slow or huge client must not hold a connection or memory for long.
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    api.MaxHeaderBytes, // Go reads 4 KiB past it; the handler refuses those exactly
-	}
 }
 
 // Addr is the address the API listens on: Config.Addr with the port it picked.
@@ -235,16 +210,14 @@ func (s *Service) MetricsAddr() string {
 	return s.lns[1].Addr().String()
 }
 
-// Run serves until ctx ends; then /readyz answers 503 while everything else is served for
-// Config.ShutdownDelay, then the listeners close and requests in flight have
-// Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
+// Run serves until ctx ends; then /readyz answers 503 for Config.ShutdownDelay, then requests
+// in flight have Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
 func (s *Service) Run(ctx context.Context) error {
 	served := make(chan error, len(s.srvs))
 	for i, srv := range s.srvs {
 		go func() { served <- srv.Serve(s.lns[i]) }()
 	}
-	mode := map[bool]string{false: "embedded", true: "redis"}[s.stores.rdb != nil]
-	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", mode))
+	s.log.Info("listening", slog.String("addr", s.Addr()), slog.String("mode", map[bool]string{false: "embedded", true: "redis"}[s.stores.rdb != nil]))
 	if s.MetricsAddr() != "" {
 		defer s.srvs[1].Close()
 		s.log.Info("metrics listening", slog.String("addr", s.MetricsAddr()))
@@ -268,9 +241,8 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	close(s.draining)
 	if d := s.cfg.ShutdownDelay; d > 0 {
-		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered.
-		// Each answer closes its connection: a client holding one to this instance (through
-		// kube-proxy, say) connects again, to an instance that stays, before the listener closes.
+		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered, each
+		// answer closing its connection, so that a client holding one connects to an instance that stays.
 		s.srvs[0].SetKeepAlivesEnabled(false)
 		s.log.Info("draining: readiness 503", slog.String("delay", d.String()))
 		select {
@@ -301,10 +273,7 @@ func (s *Service) Close() error {
 			s.lns[i].Close() // already closed if it was served
 		}
 	}
-	var err error
-	if s.stores != nil {
-		err = s.stores.Close()
-	}
+	err := s.stores.Close()
 	if s.traces != nil { // the last spans are sent, within a bound
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -340,4 +309,146 @@ func (s *Service) trimEvents(ctx context.Context) {
 		case <-tick:
 		}
 	}
+}
+
+// Stores are one deployment's stores, all in Redis or all in one SQLite file (see StoreConfig).
+type Stores struct {
+	Orders   order.Store
+	Events   order.EventLog // the log of Orders' changes, in the same storage
+	Pets     order.PetStore
+	Keys     order.KeyStore
+	Secrets  pagetoken.SecretStore // the page-token secret, when Config.PageTokenSecret is empty
+	Webhooks webhook.Store         // the endpoints Events are delivered to, and their delivery state
+
+	// Ready reports whether the stores can do a request's work now: a Redis that answers PING
+	// but refuses the work (out of memory, read-only, busy, not permitted) is not ready.
+	Ready func(context.Context) error
+	Close func() error // closes the Redis client or the SQLite file
+
+	rdb goredis.UniversalClient // nil in the embedded mode
+	db  *sqlitestore.DB         // nil with Redis
+}
+
+// OpenStores opens the stores cfg names; a bad setting or file is a *ConfigError. It does not
+// wait for Redis: go-redis connects on first use, so a service can start while Redis is down.
+func OpenStores(cfg StoreConfig) (*Stores, error) {
+	s := &Stores{}
+	if cfg.RedisURL == "" {
+		db, err := sqlitestore.OpenFile(cfg.DB, cfg.CreateDB)
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		s.db, s.Ready, s.Close, s.Orders, s.Events, s.Pets = db, db.Ready, db.Close, sqlitestore.NewOrders(db), sqlitestore.NewEvents(db), sqlitestore.NewPets(db)
+		s.Keys, s.Secrets, s.Webhooks = sqlitestore.NewKeys(db), sqlitestore.NewSecrets(db), sqlitestore.NewWebhooks(db)
+		return s, nil
+	}
+	rdb, err := redisstore.Open(cfg.RedisURL, cfg.RedisTimeout)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	p, t := cfg.RedisPrefix, cfg.RedisTimeout
+	orders, err := redisstore.NewOrders(rdb, p, t)
+	if err != nil {
+		rdb.Close()
+		return nil, &ConfigError{err}
+	}
+	// The others check the same prefix as NewOrders, which took it.
+	s.rdb, s.Orders, s.Close = rdb, orders, rdb.Close
+	s.Ready = func(ctx context.Context) error { return redisstore.Ready(ctx, rdb, p, t) }
+	s.Pets, _ = redisstore.NewPets(rdb, p, t)
+	s.Keys, _ = redisstore.NewKeys(rdb, p, t)
+	s.Secrets, _ = redisstore.NewSecrets(rdb, p, t)
+	s.Events, _ = redisstore.NewEvents(rdb, p, t)
+	s.Webhooks, _ = redisstore.NewWebhooks(rdb, p, t)
+	return s, nil
+}
+
+// Imported is what an import wrote: records added and updated in SQLite, order fields in Redis.
+type Imported struct {
+	sqlitestore.Imported
+	OrderFieldsChanged int64
+}
+
+// ImportBatch is the records of an import's batch: its calls cost little more than its rows.
+const ImportBatch = 8000
+
+// ImportBatches adds new orders and pets and updates existing ones, but never an order's status
+// (an import never undoes a cancel). The stores check each batch again (the caller did, with
+// order.CheckEach) as they write it: Redis keeps the batches before a refused one, SQLite none.
+func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (Imported, error) {
+	if s.db != nil {
+		n, err := s.db.ImportBatches(ctx, orders, pets)
+		return Imported{Imported: n}, err
+	}
+	changed, err := s.Orders.(*redisstore.Orders).ImportBatches(ctx, orders)
+	if err == nil {
+		err = s.Pets.(*redisstore.Pets).ImportBatches(ctx, pets)
+	}
+	return Imported{OrderFieldsChanged: changed}, err
+}
+
+// storeLog logs what the stores meet without a line per call: an outage as the readiness
+// checks meet it (on entering it, every minute while it lasts, and when it ends), and each
+// order.Fault, counted every time, at most once a minute per kind. (rate.Sometimes neither
+// counts the lines it held back, which are logged, nor takes a clock, which tests move.)
+type storeLog struct {
+	log   *slog.Logger
+	now   func() time.Time
+	count func(kind string) // of faults
+	mu    sync.Mutex
+	last  map[string]time.Time // the last line of each kind
+	held  map[string]int64     // calls of each kind since its last line
+	since time.Time            // when the outage began; zero: none
+}
+
+// due reports, under l.mu, whether a line of kind is due now, and the calls it held back.
+func (l *storeLog) due(kind string) (ok bool, held int64) {
+	if l.now().Sub(l.last[kind]) < time.Minute {
+		l.held[kind]++
+		return false, 0
+	}
+	held = l.held[kind]
+	l.last[kind], l.held[kind] = l.now(), 0
+	return true, held
+}
+
+// outage takes what a readiness check met; an error but order.ErrUnavailable is no outage,
+// and an order.Fault was logged when the store found it.
+func (l *storeLog) outage(err error) {
+	if fault := (*order.Fault)(nil); err != nil && (!errors.Is(err, order.ErrUnavailable) || errors.As(err, &fault)) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	downFor := slog.String("down_for", l.now().Sub(l.since).Round(time.Second).String())
+	switch {
+	case err == nil && !l.since.IsZero():
+		l.since = time.Time{}
+		l.log.Info("store answers again", downFor)
+	case err == nil:
+	case l.since.IsZero():
+		l.since, l.last["outage"], l.held["outage"] = l.now(), l.now(), 0
+		l.log.Warn("store unavailable: answering 503 until it answers again", slog.String("error", err.Error()))
+	default:
+		if ok, held := l.due("outage"); ok {
+			l.log.Warn("store still unavailable", slog.String("error", err.Error()), downFor, slog.Int64("failures_since_last_warning", held+1))
+		}
+	}
+}
+
+// fault logs f as an error when it lasts until a restart, a warning when it ends by itself.
+func (l *storeLog) fault(f *order.Fault) {
+	l.count(f.Kind)
+	l.mu.Lock()
+	ok, held := l.due(f.Kind)
+	l.mu.Unlock()
+	if !ok {
+		return
+	}
+	level, msg := slog.LevelWarn, "store fault: "+f.Public
+	if f.Lasting {
+		level, msg = slog.LevelError, msg+"; not ready until it is mended and the service restarted"
+	}
+	l.log.LogAttrs(context.Background(), level, msg, slog.String("kind", f.Kind), slog.String("error", f.Err.Error()),
+		slog.Int64("repeats_since_last_line", held))
 }
