@@ -130,8 +130,7 @@ func AddrCaller(addr string, ipv6Prefix int) string {
 	return addrCaller + p.String()
 }
 
-// parseAddr reads an address as proxies and servers write one: perhaps bracketed, zoned or
-// with a port, which are not part of who the client is.
+// parseAddr reads an address perhaps bracketed, zoned or with a port.
 func parseAddr(s string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
 	if err != nil {
@@ -159,16 +158,13 @@ func ClientAddr(peer string, xff []string, trusted []*net.IPNet) string {
 		return p.String()
 	}
 	hops := strings.Split(strings.Join(xff, ","), ",")
-	var a netip.Addr
-	for i := len(hops) - 1; i >= 0; i-- {
-		if a, ok = parseAddr(strings.TrimSpace(hops[i])); !ok {
+	for i := len(hops) - 1; ; i-- {
+		if a, ok := parseAddr(strings.TrimSpace(hops[i])); !ok {
 			return p.String()
-		}
-		if !isTrusted(a) {
-			break
+		} else if !isTrusted(a) || i == 0 {
+			return a.String()
 		}
 	}
-	return a.String()
 }
 
 // CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers.
