@@ -163,8 +163,7 @@ type Snapshot struct {
 	index   *btree.BTreeG[indexKey] // (pet, id) and (statusKey, id)
 }
 
-// row is an order as a Snapshot keeps it, in 40 bytes without pointers where an Order takes
-// 72 with two.
+// row is an order as a Snapshot keeps it: 40 bytes without pointers (an Order: 72, with two).
 type row struct {
 	id, pet, shipSec   int64
 	shipNsec, quantity int32
@@ -354,12 +353,9 @@ func (f Filter) Empty() bool {
 	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
 }
 
-// MaxPageSize is the most orders one page may ask for: it bounds the memory of a page.
-const MaxPageSize = 1000
-
-// ScanBudget is the fewest index entries one Find may examine: bounded work per call (the
-// Redis thread is shared), yet a walk through a sparse filter still moves 1000 ids a call.
-const ScanBudget = 1000
+// MaxPageSize bounds the memory of a page; ScanBudget, the fewest index entries one Find may
+// examine, its work (a walk through a sparse filter still moves 1000 ids a call).
+const MaxPageSize, ScanBudget = 1000, 1000
 
 // ErrBadRequest is a Filter or PageRequest that no store can answer.
 var ErrBadRequest = errors.New("bad find request")
@@ -370,11 +366,10 @@ type PageRequest struct {
 	Size  int    // the most orders the page holds: 1 to MaxPageSize
 }
 
-// Budget is how many index entries a Find for r may examine: enough for a full page.
+// Budget is how many index entries a Find for r may examine.
 func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
 
-// Page is the answer of a Find: up to Size matching orders in id order; fewer, even none,
-// while End is false means the budget ran out first.
+// Page is the answer of a Find: up to Size matching orders in id order.
 type Page struct {
 	Orders []Order
 	Resume int64 // the last id examined (else the request's After): the next page's After
