@@ -92,17 +92,15 @@ func (v *View) Current(ctx context.Context) (*Snapshot, error) {
 // Cancel answers from the snapshot at the current version when the order is not pending (a
 // state no later change leaves, so the answer stands), and asks the store otherwise.
 func (v *View) Cancel(ctx context.Context, id int64) (Order, bool, error) {
-	s, err := v.Current(ctx)
-	if err != nil {
-		return v.store.Cancel(ctx, id) // the store may still reach the order (a damaged page elsewhere)
-	}
-	o, ok := s.Get(id)
-	if !ok {
-		return Order{}, false, ErrNotFound
-	}
-	if o.Status != StatusPending {
-		o, err := o.Cancel()
-		return o, false, err
+	if s, err := v.Current(ctx); err == nil { // else the store may still reach the order (a damaged page elsewhere)
+		o, ok := s.Get(id)
+		if !ok {
+			return Order{}, false, ErrNotFound
+		}
+		if o.Status != StatusPending {
+			o, err := o.Cancel()
+			return o, false, err
+		}
 	}
 	return v.store.Cancel(ctx, id)
 }
