@@ -399,10 +399,3 @@ func (l *Memory) sweep(ns, minute, day int64) {
 		}
 	}
 }
-
-// Len is the number of callers remembered.
-func (l *Memory) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.callers)
-}
