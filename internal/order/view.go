@@ -279,17 +279,12 @@ func (s *Snapshot) entries(f Filter, after int64) func() (row, bool) {
 	if f.PetID != nil {
 		return s.keyed(*f.PetID, after)
 	}
-	var byStatus []func() (row, bool)
-	if sts := slices.Compact(slices.Sorted(slices.Values(f.Statuses))); len(sts) < len(states) {
-		for _, st := range sts {
-			byStatus = append(byStatus, s.keyed(statusKey(uint8(slices.Index(states[:], st))), after))
+	if sts := slices.Compact(slices.Sorted(slices.Values(f.Statuses))); len(sts) > 0 && len(sts) < len(states) {
+		next := s.keyed(statusKey(uint8(slices.Index(states[:], sts[0]))), after)
+		for _, st := range sts[1:] {
+			next = merge(next, s.keyed(statusKey(uint8(slices.Index(states[:], st))), after))
 		}
-	}
-	switch len(byStatus) {
-	case 1:
-		return byStatus[0]
-	case 2:
-		return merge(byStatus[0], byStatus[1])
+		return next
 	}
 	it := s.byID.Iter()
 	more := after < math.MaxInt64 && it.Seek(row{id: after + 1})
