@@ -194,13 +194,9 @@ func NewBans(max int) *Bans { return &Bans{max: max, m: map[string]ban{}} }
 // Decision returns the decision for caller at now if a remembered ban, for limits, runs then.
 func (b *Bans) Decision(caller string, limits order.Limits, now time.Time) (Decision, bool) {
 	b.mu.Lock()
-	x, ok := b.m[caller]
-	if ok && !now.Before(x.o.BannedUntil) {
-		delete(b.m, caller)
-		ok = false
-	}
+	x, ok := b.m[caller] // an ended ban stays until Remember needs its room
 	b.mu.Unlock()
-	if !ok || x.limits != limits {
+	if !ok || x.limits != limits || !now.Before(x.o.BannedUntil) {
 		return Decision{}, false
 	}
 	minuteEnd, dayEnd := WindowEnds(now)
@@ -398,4 +394,11 @@ func (l *Memory) sweep(ns, minute, day int64) {
 			delete(l.callers, k)
 		}
 	}
+}
+
+// Len is the number of callers remembered.
+func (l *Memory) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.callers)
 }
