@@ -22,7 +22,7 @@ const MaxShipDateLength = 64
 func (o *Order) UnmarshalJSON(data []byte) error {
 	var r Order
 	var date string
-	if err := decodeRecord("order", data, orderFields, &r.ID, &r.PetID, &r.Quantity, &date, &r.Complete, (*string)(&r.Status)); err != nil {
+	if err := decodeRecord("order", data, orderFields[:], &r.ID, &r.PetID, &r.Quantity, &date, &r.Complete, (*string)(&r.Status)); err != nil {
 		return err
 	}
 	if n := utf8.RuneCountInString(date); n > MaxShipDateLength {
@@ -41,27 +41,24 @@ func (o *Order) UnmarshalJSON(data []byte) error {
 // UnmarshalJSON reads the contract's Pet as Order's reads an order.
 func (p *Pet) UnmarshalJSON(data []byte) error {
 	var r Pet
-	err := decodeRecord("pet", data, petFields, &r.ID, &r.Name, (*string)(&r.Status))
+	err := decodeRecord("pet", data, petFields[:], &r.ID, &r.Name, (*string)(&r.Status))
 	if err == nil {
 		*p = r
 	}
 	return err
 }
 
-// The fields of the records, by their names in JSON; maxFields at most.
+// The fields of the records, by their names in JSON.
 var (
-	orderFields = []string{"id", "petId", "quantity", "shipDate", "complete", "status"}
-	petFields   = []string{"id", "name", "status"}
+	orderFields = [...]string{"id", "petId", "quantity", "shipDate", "complete", "status"}
+	petFields   = [...]string{"id", "name", "status"}
 )
 
-const maxFields = 6
-
-// decodeRecord decodes the object data into to, where each of fields goes: an *int64,
-// *int32, *bool or *string. It names the first field unknown or repeated, as written, then
-// the first missing, null or mistyped, in fields' order; each error begins with kind and,
-// when the record has one valid id, its id (of its one member named "id" exactly).
+// decodeRecord decodes the object data into to (*int64, *int32, *bool or *string), a field of
+// fields each. It names the first field unknown or repeated, as written, then the first
+// missing, null or mistyped, in fields' order, after kind and the record's one valid id.
 func decodeRecord(kind string, data []byte, fields []string, to ...any) error {
-	var values [maxFields][]byte // by field; nil: absent
+	var values [len(orderFields)][]byte // by field (an order's are the most); nil: absent
 	var err error
 	ids := 0
 	d := decoders.Get().(*decoder)
