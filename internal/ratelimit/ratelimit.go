@@ -111,9 +111,6 @@ const addrCaller, DefaultIPv6Prefix = "addr:", 64
 // KeyCaller is the caller id of a key's hash.
 func KeyCaller(hash string) string { return "key:" + hash }
 
-// Anonymous reports whether caller has no key: only such callers may be forgotten.
-func Anonymous(caller string) bool { return strings.HasPrefix(caller, addrCaller) }
-
 // AddrCaller is the caller id of a request without a valid key from addr, IPv6 by its
 // ipv6Prefix bits.
 func AddrCaller(addr string, ipv6Prefix int) string {
@@ -290,7 +287,7 @@ func (l *Memory) Allow(_ context.Context, caller string, limits order.Limits) (D
 	l.sweep(now.UnixNano(), minute, day)
 	st := l.callers[caller]
 	switch {
-	case st == nil && Anonymous(caller):
+	case st == nil && strings.HasPrefix(caller, addrCaller): // no key: may be forgotten
 		if l.anonymous.Len() < l.maxAnonymous {
 			st = new(callerState)
 			st.elem = l.anonymous.PushFront(st)
