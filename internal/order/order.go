@@ -96,8 +96,8 @@ type Pet struct {
 	Status PetStatus `json:"status"`
 }
 
-// MaxPetNameLength is the maxLength, in characters, of Pet.name in openapi.yaml.
-const MaxPetNameLength = 200
+// The maxLengths, in characters, of Pet.name and Order.shipDate in openapi.yaml.
+const MaxPetNameLength, MaxShipDateLength = 200, 64
 
 // Validate reports the first way in which p is not a pet the service can hold.
 func (p Pet) Validate() error {

@@ -14,9 +14,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// MaxShipDateLength is the maxLength, in characters, of Order.shipDate in openapi.yaml.
-const MaxShipDateLength = 64
-
 // UnmarshalJSON reads the contract's Order from valid JSON: its six fields by their exact
 // names, each once, none null, no other (an import writes every field). Validate checks values.
 func (o *Order) UnmarshalJSON(data []byte) error {
