@@ -145,12 +145,10 @@ func (v *View) load(ctx context.Context) (*Snapshot, error) {
 		}
 	}
 	s.Mark = mark
-	if err := v.apply(ctx, s); errors.Is(err, ErrReload) {
-		return nil, fmt.Errorf("%w: the orders changed faster than they could be read", ErrUnavailable)
-	} else if err != nil {
-		return nil, err
+	if err = v.apply(ctx, s); errors.Is(err, ErrReload) {
+		err = fmt.Errorf("%w: the orders changed faster than they could be read", ErrUnavailable)
 	}
-	return s, nil
+	return s, err
 }
 
 // Snapshot is the orders at one version, immutable.
