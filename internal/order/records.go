@@ -3,7 +3,6 @@ package order
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -276,6 +275,7 @@ func Slice[T Record](list []T, size int) Batches[T] {
 func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
 	return func(check func(T) error, each func([]T) error) error {
 		batches, stop, read := make(chan []T, depth), make(chan struct{}), make(chan error, 1)
+		var failed error // each's, which stops the reading
 		go func() {
 			defer close(batches)
 			read <- b(check, func(batch []T) error {
@@ -283,20 +283,17 @@ func ReadAhead[T Record](b Batches[T], depth int) Batches[T] {
 				case batches <- batch:
 					return nil
 				case <-stop:
-					return errStopped
+					return failed
 				}
 			})
 		}()
 		for batch := range batches {
-			if err := each(batch); err != nil {
+			if failed = each(batch); failed != nil {
 				close(stop)
 				<-read // batches is not read from now: the reader stops once it is full, or before
-				return err
+				return failed
 			}
 		}
 		return <-read
 	}
 }
-
-// errStopped ends the reading of a ReadAhead whose each failed; it is never returned.
-var errStopped = errors.New("stopped")
