@@ -188,14 +188,10 @@ func statusKey(status uint8) int64 { return math.MinInt64 + int64(status) }
 // keys are r's entries in the index: its pet's, then its state's.
 func (r row) keys() [2]indexKey { return [2]indexKey{{r.pet, r.id}, {statusKey(r.status), r.id}} }
 
-var treeOptions = btree.Options{NoLocks: true} // a Snapshot is never written once published
-
 func newSnapshot() *Snapshot {
-	return &Snapshot{
-		byID: btree.NewBTreeGOptions(func(a, b row) bool { return a.id < b.id }, treeOptions),
-		index: btree.NewBTreeGOptions(func(a, b indexKey) bool { return a.key < b.key || a.key == b.key && a.id < b.id },
-			treeOptions),
-	}
+	opts := btree.Options{NoLocks: true} // a Snapshot is never written once published
+	return &Snapshot{byID: btree.NewBTreeGOptions(func(a, b row) bool { return a.id < b.id }, opts),
+		index: btree.NewBTreeGOptions(func(a, b indexKey) bool { return a.key < b.key || a.key == b.key && a.id < b.id }, opts)}
 }
 
 // set puts o in a Snapshot not yet published, in place of the order with its id.
