@@ -19,9 +19,7 @@ const (
 )
 
 // Valid reports whether s is one of the three states.
-func (s Status) Valid() bool {
-	return s == StatusPending || s == StatusShipped || s == StatusCancelled
-}
+func (s Status) Valid() bool { return s == StatusPending || s == StatusShipped || s == StatusCancelled }
 
 // Order is an order of the store.
 type Order struct {

@@ -71,12 +71,9 @@ func decodeRecord(kind string, data []byte, fields []string, to ...any) error {
 			name, _ = jsontext.AppendUnquote(nil, quoted)
 		}
 		value := d.next(data)
-		i := 0
-		for i < len(fields) && fields[i] != string(name) {
-			i++
-		}
+		i := slices.IndexFunc(fields, func(f string) bool { return f == string(name) })
 		switch {
-		case i == len(fields):
+		case i < 0:
 			err = cmp.Or(err, fmt.Errorf("unknown field %q", name))
 		case values[i] != nil:
 			err = cmp.Or(err, fmt.Errorf("repeated field %q", name))
