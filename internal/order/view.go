@@ -53,10 +53,7 @@ type View struct {
 func NewView(store Store) *View { return &View{store: store} }
 
 // sinceLimit is how many events one Since examines; after loadAfter of them, a Load is cheaper.
-const (
-	sinceLimit = 1000
-	loadAfter  = 20 * sinceLimit
-)
+const sinceLimit, loadAfter = 1000, 20 * 1000
 
 // Current returns the orders at the store's version read now, or later.
 func (v *View) Current(ctx context.Context) (*Snapshot, error) {
