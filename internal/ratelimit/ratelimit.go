@@ -132,12 +132,9 @@ func parseAddr(s string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
 	if err != nil {
 		ap, perr := netip.ParseAddrPort(s)
-		if perr != nil {
-			return netip.Addr{}, false
-		}
-		a = ap.Addr()
+		a, err = ap.Addr(), perr
 	}
-	return a.Unmap().WithZone(""), true
+	return a.Unmap().WithZone(""), err == nil
 }
 
 // ClientAddr is the client's address of a request from peer that carries the X-Forwarded-For
