@@ -5,7 +5,6 @@ package jsonfile
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +20,7 @@ import (
 // Record is a record type that decodes itself from an element of the array, valid JSON.
 type Record[T any] interface {
 	*T
-	json.Unmarshaler
+	UnmarshalJSON([]byte) error
 }
 
 // File is Each on the file at path, each time it is called.
