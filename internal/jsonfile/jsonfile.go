@@ -1,12 +1,10 @@
 // Package jsonfile reads the service's data files, JSON arrays of records, as streams. Its
 // errors name the file, line and column: the file's first syntax error, else its first
-// record refused. jsontext (github.com/go-json-experiment/json) reads a value at a time and
-// places its syntax errors at their byte.
+// record refused.
 package jsonfile
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,14 +17,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Record is a record type that decodes itself (UnmarshalJSON) from an element of the array,
-// valid JSON; its errors are placed at the element.
+// Record is a record type that decodes itself from an element of the array, valid JSON.
 type Record[T any] interface {
 	*T
-	json.Unmarshaler
+	UnmarshalJSON([]byte) error
 }
 
-// File is Each on the file at path, named by path in errors, each time it is called.
+// File is Each on the file at path, each time it is called.
 func File[T any, R Record[T]](path string, size int) func(check func(T) error, each func([]T) error) error {
 	return func(check func(T) error, each func([]T) error) error {
 		f, err := os.Open(path)
@@ -42,10 +39,9 @@ func File[T any, R Record[T]](path string, size int) func(check func(T) error, e
 var opts = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // Each decodes the JSON array read from r and hands its elements, each once check (nil: none)
-// passed it, to each in batches of up to size, in order: it holds a batch and the decoder's
-// buffer, never the whole input. A refused element is reported once the rest is read, so
-// that a syntax error after it comes first; errors are placed by reading r again. name is
-// used in errors; each's are returned as they are.
+// passed it, to each in batches of up to size, holding one batch. A refused element is
+// reported once the rest is read, so that a syntax error after it comes first; errors name
+// name and are placed by reading r again. each's are returned as they are.
 func Each[T any, R Record[T]](name string, r io.ReadSeeker, check func(T) error, size int, each func([]T) error) error {
 	dec := jsontext.NewDecoder(r, opts...)
 	if dec.PeekKind() != '[' { // its syntax errors come first
@@ -105,7 +101,7 @@ func end(name string, r io.ReadSeeker, dec *jsontext.Decoder) error {
 	return fault(name, r, dec, "0 ", err)
 }
 
-// fault places err, met by dec after context: a syntax error, in the words of the library's
+// fault places err, met by dec after context: a syntax error, in the words of jsontext's
 // reading of whole values (its token reader's do not say what it expected), found by reading
 // again what dec had left and a rune more; or the end of the input; or the input's own.
 func fault(name string, r io.ReadSeeker, dec *jsontext.Decoder, context string, err error) error {

@@ -14,13 +14,8 @@ import (
 	"unicode/utf8"
 )
 
-// keyPrefix marks a string as an order-service key, so that a leaked key is recognisable by
-// secret scanners, and ShownPrefixLen characters of a key identify it in listings.
-const (
-	keyPrefix      = "osk_"
-	keyRandomBytes = 32
-	ShownPrefixLen = len(keyPrefix) + 6
-)
+// keyPrefix marks a key, for secret scanners; ShownPrefixLen characters identify it in listings.
+const keyPrefix, ShownPrefixLen = "osk_", len("osk_") + 6
 
 // Hash is the SHA-256 of a key, in hex: the only form in which a key is stored.
 type Hash string
@@ -43,19 +38,10 @@ type Key struct {
 
 // NewKey makes a random 256-bit key, shown to its owner once, and its record, which is kept.
 func NewKey(name string, p Plan, custom Limits, now time.Time) (string, Key, error) {
-	var b [keyRandomBytes]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", Key{}, err
-	}
+	var b [32]byte
+	rand.Read(b[:]) // never fails since Go 1.24: it crashes the program instead
 	k := keyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
-	return k, Key{
-		Name:      name,
-		Plan:      p,
-		Custom:    custom,
-		Prefix:    k[:ShownPrefixLen],
-		Hash:      HashOf(k),
-		CreatedAt: now.UTC(),
-	}, nil
+	return k, Key{Name: name, Plan: p, Custom: custom, Prefix: k[:ShownPrefixLen], Hash: HashOf(k), CreatedAt: now.UTC()}, nil
 }
 
 // Errors of a KeyStore.
@@ -64,24 +50,19 @@ var (
 	ErrNameTaken   = errors.New("a key with this name exists")
 )
 
-// KeyStore keeps the keys. Implementations are safe for concurrent use.
+// KeyStore keeps the keys, safe for concurrent use.
 type KeyStore interface {
-	// Lookup returns the key whose hash is h, or ErrKeyNotFound.
-	Lookup(ctx context.Context, h Hash) (Key, error)
-	// Add stores a new key; its name must be unused (ErrNameTaken).
-	Add(ctx context.Context, k Key) error
-	// List returns every key, sorted by name.
-	List(ctx context.Context) ([]Key, error)
-	// Revoke removes the key whose name or shown prefix is nameOrPrefix, and returns it.
-	Revoke(ctx context.Context, nameOrPrefix string) (Key, error)
+	Lookup(ctx context.Context, h Hash) (Key, error)              // or ErrKeyNotFound
+	Add(ctx context.Context, k Key) error                         // or ErrNameTaken
+	List(ctx context.Context) ([]Key, error)                      // sorted by name
+	Revoke(ctx context.Context, nameOrPrefix string) (Key, error) // by name, else by shown prefix
 }
 
 // MaxNameLen bounds a key's name, in bytes: it is a label in listings and logs.
 const MaxNameLen = 100
 
-// CheckName reports why name may not name a new key. A name that starts as keys do would be
-// taken for another key's prefix (a revoke tries names first); one that is not printable text
-// (a newline, a tab, an escape) would break or fake a row of `orderd keys list`.
+// CheckName reports why name may not name a new key: one that starts as keys do would be taken
+// for a prefix, one not printable would break or fake a row of `orderd keys list`.
 func CheckName(name string) error {
 	switch {
 	case name == "" || len(name) > MaxNameLen:
@@ -110,10 +91,8 @@ func (k Key) Validate() error {
 	return k.ValidateStored()
 }
 
-// ValidateStored is Validate for a record read back from a store. It asks only for a name,
-// not one CheckName accepts, and takes limits above MaxLimit as capped there (Limits):
-// keys stored before those rules must still be listed, used and revoked, not answered as
-// corrupt.
+// ValidateStored is Validate for a record read back from a store: any name, and limits above
+// MaxLimit capped, as keys stored before those rules are.
 func (k Key) ValidateStored() error {
 	if k.Name == "" {
 		return errors.New("key has no name")
@@ -127,8 +106,7 @@ func (k Key) ValidateStored() error {
 	return nil
 }
 
-// Limits returns the limits of the key's plan; those of a key stored above MaxLimit,
-// capped there.
+// Limits returns the limits of the key's plan, capped at MaxLimit.
 func (k Key) Limits() Limits {
 	l, _ := LimitsFor(k.Plan, k.Custom.Capped()) // zero only for a record that fails ValidateStored
 	return l
@@ -140,10 +118,9 @@ func LooksLikePrefix(s string) bool { return strings.HasPrefix(s, keyPrefix) }
 // DefaultName is the name of a key made without one: "key-" and its prefix's random part.
 func DefaultName(prefix string) string { return "key-" + strings.TrimPrefix(prefix, keyPrefix) }
 
-// Plan is the name of a plan: the request limits of the keys that have it.
+// Plan is the name of a plan: the request limits of the keys that have it (enterprise: the key's own).
 type Plan string
 
-// The plans of the service. Enterprise limits are set per key.
 const (
 	Free       Plan = "free"
 	Pro        Plan = "pro"
@@ -157,12 +134,11 @@ type Limits struct {
 	PerDay    int64 `json:"perDay"`
 }
 
-// MaxLimit bounds each enterprise limit: RateLimit-Policy carries the limits as RFC 8941
-// integers, which have at most 15 digits, and rate.lua counts in doubles, exact below 2^53.
+// MaxLimit bounds each enterprise limit: RateLimit-Policy's integers have at most 15 digits,
+// and rate.lua counts in doubles.
 const MaxLimit = 999_999_999_999_999
 
-// Capped returns l with each limit above MaxLimit lowered to it: how a key stored before the
-// bound is read, so that it still works, within the bound.
+// Capped returns l with each limit above MaxLimit lowered to it.
 func (l Limits) Capped() Limits {
 	return Limits{PerMinute: min(l.PerMinute, MaxLimit), PerDay: min(l.PerDay, MaxLimit)}
 }
@@ -182,8 +158,7 @@ func ParsePlan(s string) (Plan, error) {
 	return Plan(s), nil
 }
 
-// LimitsFor returns the limits of plan p: custom for enterprise, whose limits belong to the
-// key; the fixed ones for the other plans, for which custom must be zero.
+// LimitsFor returns the limits of plan p: custom for enterprise, else the fixed ones (custom zero).
 func LimitsFor(p Plan, custom Limits) (Limits, error) {
 	l, ok := fixed[p]
 	switch {

@@ -1,17 +1,17 @@
-// Package order is the domain of the service: orders, their states and the store that keeps
-// them. It imports no framework: every adapter depends on it, not on each other.
+// Package order is the domain of the service: orders, pets, keys, and the stores' interfaces.
 package order
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
-// Status is the state of an order.
+// Status is the state of an order. Only StatusPending can change: to StatusCancelled.
 type Status string
 
-// The states of an order. Only StatusPending can change: to StatusCancelled.
 const (
 	StatusPending   Status = "pending"
 	StatusShipped   Status = "shipped"
@@ -19,11 +19,9 @@ const (
 )
 
 // Valid reports whether s is one of the three states.
-func (s Status) Valid() bool {
-	return s == StatusPending || s == StatusShipped || s == StatusCancelled
-}
+func (s Status) Valid() bool { return s == StatusPending || s == StatusShipped || s == StatusCancelled }
 
-// Order is an order of the store. Its JSON form is the one of the API and of the data files.
+// Order is an order of the store.
 type Order struct {
 	ID       int64     `json:"id"`
 	PetID    int64     `json:"petId"`
@@ -33,8 +31,8 @@ type Order struct {
 	Status   Status    `json:"status"`
 }
 
-// Validate reports the first way in which o is not an order the service can hold: shipDate
-// is sent in UTC as RFC 3339, which has room for the years 0000 to 9999 only.
+// Validate reports the first way in which o is not an order the service can hold (shipDate
+// is sent in UTC as RFC 3339: years 0000 to 9999).
 func (o Order) Validate() error {
 	switch {
 	case o.ID < 0:
@@ -51,8 +49,7 @@ func (o Order) Validate() error {
 	return nil
 }
 
-// Cancel applies a cancel request to o: pending or cancelled becomes cancelled, shipped is
-// refused with ErrAlreadyShipped. redisstore's cancel.lua restates it for Redis's one step.
+// Cancel returns o cancelled, or ErrAlreadyShipped (redisstore's cancel.lua restates it).
 func (o Order) Cancel() (Order, error) {
 	if o.Status == StatusShipped {
 		return o, ErrAlreadyShipped
@@ -61,28 +58,121 @@ func (o Order) Cancel() (Order, error) {
 	return o, nil
 }
 
-// A Store's refusals; a failure of the storage itself is ErrUnavailable or ErrCorrupt.
+// A Store's refusals, and what its failures wrap.
 var (
 	ErrNotFound       = errors.New("no such order")
 	ErrAlreadyShipped = errors.New("already shipped, so it cannot be cancelled")
-	// ErrUnavailable wraps every failure of the storage itself (no answer in time, a refused
-	// connection, a reply that it cannot work now): 503. A request's cancellation is never one.
-	ErrUnavailable = errors.New("store unavailable")
-	// ErrCorrupt wraps a record the storage holds in a form the service cannot use. Its
-	// message names the record; it is answered 500, because retrying will not help.
-	ErrCorrupt = errors.New("corrupt record")
+	ErrUnavailable    = errors.New("store unavailable") // 503 (never a request's cancellation)
+	ErrCorrupt        = errors.New("corrupt record")    // a record the service cannot use: 500
 )
 
 // Fault is a failure of the storage that retrying does not mend (a corrupt or replaced file)
-// or only an operator can end (a full disk). Err wraps ErrCorrupt or ErrUnavailable and names
-// the file, for the log; Public says what it is without paths, for clients.
+// or only an operator can end (a full disk).
 type Fault struct {
-	Kind   string // a word for metrics and logs: corrupt, full, replaced…
-	Public string
-	Err    error
-	// Lasting: not ready until an operator mends the storage and restarts the service.
-	Lasting bool
+	Kind    string // a word for metrics and logs: corrupt, full, replaced…
+	Public  string // what it is, without paths, for clients
+	Err     error  // wraps ErrCorrupt or ErrUnavailable, names the file
+	Lasting bool   // not ready until an operator mends the storage and restarts the service
 }
 
 func (f *Fault) Error() string { return f.Err.Error() }
 func (f *Fault) Unwrap() error { return f.Err }
+
+// PetStatus is the availability of a pet.
+type PetStatus string
+
+const (
+	PetAvailable PetStatus = "available"
+	PetPending   PetStatus = "pending"
+	PetSold      PetStatus = "sold"
+)
+
+// Pet is an animal of the store, served only by the deprecated pets operation.
+type Pet struct {
+	ID     int64     `json:"id"`
+	Name   string    `json:"name"`
+	Status PetStatus `json:"status"`
+}
+
+// The maxLengths, in characters, of Pet.name and Order.shipDate in openapi.yaml.
+const MaxPetNameLength, MaxShipDateLength = 200, 64
+
+// Validate reports the first way in which p is not a pet the service can hold.
+func (p Pet) Validate() error {
+	switch {
+	case p.ID < 0:
+		return fmt.Errorf("pet %d: id: must not be negative", p.ID)
+	case utf8.RuneCountInString(p.Name) > MaxPetNameLength:
+		return fmt.Errorf("pet %d: name: %d characters, more than %d", p.ID, utf8.RuneCountInString(p.Name), MaxPetNameLength)
+	case p.Status != PetAvailable && p.Status != PetPending && p.Status != PetSold:
+		return fmt.Errorf("pet %d: status: %q is not available, pending or sold", p.ID, p.Status)
+	}
+	return nil
+}
+
+// ErrPetNotFound is returned by PetStore.Pet for an unknown id.
+var ErrPetNotFound = errors.New("no such pet")
+
+// PetStore keeps the pets, safe for concurrent use.
+type PetStore interface {
+	Pet(ctx context.Context, id int64) (Pet, error)
+}
+
+// EventType says what a change did to an order: a change of the status to cancelled or
+// shipped is that event, any other change of an existing order EventUpdated.
+type EventType string
+
+const (
+	EventCreated   EventType = "order.created"
+	EventCancelled EventType = "order.cancelled"
+	EventShipped   EventType = "order.shipped"
+	EventUpdated   EventType = "order.updated"
+)
+
+// EventTypes are every type, in the order the contract lists them.
+var EventTypes = []EventType{EventCreated, EventCancelled, EventShipped, EventUpdated}
+
+// Event is one change to one order, recorded in the same atomic step as the change.
+type Event struct {
+	ID    string // the position in the log, in the store's own form: later events, later ids
+	Type  EventType
+	Time  time.Time // the store's clock when the change was made
+	Order Order     // the order as the change left it
+}
+
+// EventQuery asks for a page of the log.
+type EventQuery struct {
+	After string      // the position to read after; "" reads from the oldest event kept
+	Types []EventType // the types to return; none returns every type
+	Limit int         // how many events of the log to examine, at least 1
+}
+
+// EventPage is a page of the log: the events examined whose type was asked for.
+type EventPage struct {
+	Events []Event
+	Last   string // read up to: the query's After when nothing was examined (or the newest, for "")
+	More   bool   // the page stopped at its limit
+}
+
+// Retention bounds the log: events older than MaxAge, and all but the newest MaxCount, may be
+// dropped (zero: no bound).
+type Retention struct {
+	MaxAge   time.Duration
+	MaxCount int64
+}
+
+// ErrEventsExpired refuses an After the log cannot read on from: an event after it was
+// dropped by the retention, or the position is not one this log has reached.
+var ErrEventsExpired = errors.New("the events after that position are no longer kept")
+
+// EventLog is the log of every change to the orders, each recorded atomically with its change.
+type EventLog interface {
+	// Events reads the log after q.After; refusal: ErrEventsExpired.
+	Events(ctx context.Context, q EventQuery) (EventPage, error)
+	// LastEventID is the position of the newest event, or the log's beginning.
+	LastEventID(ctx context.Context) (string, error)
+	// WaitForEvents returns nil when the log may hold an event after after, or ctx's error.
+	WaitForEvents(ctx context.Context, after string) error
+	// Trim drops what r no longer keeps, and returns how many events it dropped.
+	Trim(ctx context.Context, r Retention) (int64, error)
+}

@@ -5,11 +5,12 @@ import (
 	"testing"
 )
 
-// TestIDSet: idSet answers as a map would, whatever order the ids come in.
-func TestIDSet(t *testing.T) {
+// TestCheckEachIDs: CheckEach's ids, kept in a sorted list while they rise, answer as a map
+// would, whatever order the ids come in.
+func TestCheckEachIDs(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for run := range 200 {
-		s := idSet{other: map[int64]bool{}}
+		check := CheckEach[Order]()
 		model := map[int64]bool{}
 		next := int64(0)
 		for range 500 {
@@ -20,8 +21,8 @@ func TestIDSet(t *testing.T) {
 			default:
 				next += r.Int64N(3)
 			}
-			if got, want := s.add(id), !model[id]; got != want {
-				t.Fatalf("run %d: add(%d) = %v, want %v", run, id, got, want)
+			if got, want := check(Order{ID: id, Status: StatusPending}) == nil, !model[id]; got != want {
+				t.Fatalf("run %d: id %d taken %v, want %v", run, id, got, want)
 			}
 			model[id] = true
 		}

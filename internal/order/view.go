@@ -15,40 +15,34 @@ import (
 	"github.com/tidwall/btree"
 )
 
-// Mark is where a View stands in its store's history.
+// Mark is where a View stands in its store's history: every change its orders do not show
+// has an event after Position, or moved Epoch (a change the log does not record, such as a
+// DELETE in SQLite).
 type Mark struct {
-	// Position is the log's position the orders reflect: every change they do not show has
-	// an event after it.
 	Position string
-	// Epoch moves with a change the log does not record (in SQLite a DELETE, which no
-	// writer of orders makes): a View that sees it move loads the orders again.
-	Epoch uint64
+	Epoch    uint64
 }
 
 // ErrReload refuses a Since whose Mark is of another epoch: Load again.
 var ErrReload = errors.New("the orders changed in a way the log does not record")
 
-// Store keeps the orders. Implementations are safe for concurrent use and make every
-// transition atomic, across every process that shares the same storage. A View reads them.
+// Store keeps the orders, safe for concurrent use, each change atomic across the processes
+// that share the storage.
 type Store interface {
 	// Version changes whenever the orders do. Cheap: every request reads it.
 	Version(ctx context.Context) (uint64, error)
-	// Load calls add with every order, in id order and once each, and returns the Mark they
-	// reflect. It may read while others write, so long as every change it may have missed has
-	// an event after the Mark's position.
+	// Load calls add with every order, in id order, and returns the Mark they reflect.
 	Load(ctx context.Context, add func(Order)) (Mark, error)
 	// Since returns the events after m, examining at most limit, the Mark after them, and
 	// whether more may follow. ErrEventsExpired or ErrReload: Load again.
 	Since(ctx context.Context, m Mark, limit int) (_ []Event, next Mark, more bool, err error)
-	// Cancel cancels the order and returns it as it is afterwards; changed is true for the
-	// one call that moved it from pending. Refusals: ErrNotFound, ErrAlreadyShipped.
+	// Cancel returns the order after the cancel; changed is true for the one call that moved
+	// it from pending. Refusals: ErrNotFound, ErrAlreadyShipped.
 	Cancel(ctx context.Context, id int64) (o Order, changed bool, err error)
 }
 
-// View holds the orders of a Store in memory, kept current from the store's event log, so
-// that the list, every page and every order are read without asking the store for them. Each
-// request reads the store's version first (Store.Version), and is answered from a Snapshot at
-// that version or a later one: never an older one.
+// View holds the orders of a Store in memory, kept current from its event log: each request
+// reads the store's version, and is answered from a Snapshot at that version or later.
 type View struct {
 	store Store
 	mu    sync.Mutex // one catch-up at a time; the requests that need it wait for it
@@ -58,12 +52,8 @@ type View struct {
 // NewView returns the View of store; it loads the orders at its first Current.
 func NewView(store Store) *View { return &View{store: store} }
 
-// sinceLimit is how many events one Since examines; after loadAfter of them in one
-// catch-up, Load is cheaper than reading on (an import of many orders).
-const (
-	sinceLimit = 1000
-	loadAfter  = 20 * sinceLimit
-)
+// sinceLimit is how many events one Since examines; after loadAfter of them, a Load is cheaper.
+const sinceLimit, loadAfter = 1000, 20 * 1000
 
 // Current returns the orders at the store's version read now, or later.
 func (v *View) Current(ctx context.Context) (*Snapshot, error) {
@@ -99,23 +89,21 @@ func (v *View) Current(ctx context.Context) (*Snapshot, error) {
 // Cancel answers from the snapshot at the current version when the order is not pending (a
 // state no later change leaves, so the answer stands), and asks the store otherwise.
 func (v *View) Cancel(ctx context.Context, id int64) (Order, bool, error) {
-	s, err := v.Current(ctx)
-	if err != nil {
-		return v.store.Cancel(ctx, id) // the store may still reach the order (a damaged page elsewhere)
-	}
-	o, ok := s.Get(id)
-	if !ok {
-		return Order{}, false, ErrNotFound
-	}
-	if o.Status != StatusPending {
-		o, err := o.Cancel()
-		return o, false, err
+	if s, err := v.Current(ctx); err == nil { // else the store may still reach the order (a damaged page elsewhere)
+		o, ok := s.Get(id)
+		if !ok {
+			return Order{}, false, ErrNotFound
+		}
+		if o.Status != StatusPending {
+			o, err := o.Cancel()
+			return o, false, err
+		}
 	}
 	return v.store.Cancel(ctx, id)
 }
 
 // apply applies the events after s's mark to s, which no reader has yet; ErrReload after
-// loadAfter of them, when a load is cheaper than reading on (an import of many orders).
+// loadAfter of them.
 func (v *View) apply(ctx context.Context, s *Snapshot) error {
 	for read := 0; read < loadAfter; read += sinceLimit {
 		events, mark, more, err := v.store.Since(ctx, s.Mark, sinceLimit)
@@ -132,8 +120,8 @@ func (v *View) apply(ctx context.Context, s *Snapshot) error {
 	return ErrReload
 }
 
-// load reads every order, then what changed while it read. The trees are filled in their
-// order, which is cheaper than a Set for each.
+// load reads every order, then what changed while it read. The trees are filled in order,
+// cheaper than a Set each.
 func (v *View) load(ctx context.Context) (*Snapshot, error) {
 	s := newSnapshot()
 	var byStatus [len(states)][]indexKey
@@ -154,15 +142,13 @@ func (v *View) load(ctx context.Context) (*Snapshot, error) {
 		}
 	}
 	s.Mark = mark
-	if err := v.apply(ctx, s); errors.Is(err, ErrReload) {
-		return nil, fmt.Errorf("%w: the orders changed faster than they could be read", ErrUnavailable)
-	} else if err != nil {
-		return nil, err
+	if err = v.apply(ctx, s); errors.Is(err, ErrReload) {
+		err = fmt.Errorf("%w: the orders changed faster than they could be read", ErrUnavailable)
 	}
-	return s, nil
+	return s, err
 }
 
-// Snapshot is the orders at one version, immutable: every reader of it sees the same orders.
+// Snapshot is the orders at one version, immutable.
 type Snapshot struct {
 	Mark
 	version uint64
@@ -170,8 +156,7 @@ type Snapshot struct {
 	index   *btree.BTreeG[indexKey] // (pet, id) and (statusKey, id)
 }
 
-// row is an order as a Snapshot keeps it, in 40 bytes without pointers where an Order takes
-// 72 with two.
+// row is an order as a Snapshot keeps it: 40 bytes without pointers (an Order: 72, with two).
 type row struct {
 	id, pet, shipSec   int64
 	shipNsec, quantity int32
@@ -200,14 +185,10 @@ func statusKey(status uint8) int64 { return math.MinInt64 + int64(status) }
 // keys are r's entries in the index: its pet's, then its state's.
 func (r row) keys() [2]indexKey { return [2]indexKey{{r.pet, r.id}, {statusKey(r.status), r.id}} }
 
-var treeOptions = btree.Options{NoLocks: true} // a Snapshot is never written once published
-
 func newSnapshot() *Snapshot {
-	return &Snapshot{
-		byID: btree.NewBTreeGOptions(func(a, b row) bool { return a.id < b.id }, treeOptions),
-		index: btree.NewBTreeGOptions(func(a, b indexKey) bool { return a.key < b.key || a.key == b.key && a.id < b.id },
-			treeOptions),
-	}
+	opts := btree.Options{NoLocks: true} // a Snapshot is never written once published
+	return &Snapshot{byID: btree.NewBTreeGOptions(func(a, b row) bool { return a.id < b.id }, opts),
+		index: btree.NewBTreeGOptions(func(a, b indexKey) bool { return a.key < b.key || a.key == b.key && a.id < b.id }, opts)}
 }
 
 // set puts o in a Snapshot not yet published, in place of the order with its id.
@@ -240,10 +221,8 @@ func (s *Snapshot) All() iter.Seq[Order] {
 }
 
 // Find returns the orders after req.After that f keeps, in id order. It reads the index that
-// answers f best (the pet's, the states', or the ids), an entry at a time, and stops when the
-// page is full, or after req.Budget() entries: a filter an index answers exactly reads the
-// page and one entry more; one it does not (ship dates, a pet and states) reads on in the
-// index, up to the budget, so a page may come back short, even empty, and still not be the end.
+// answers f best (the pet's, the states', or the ids) until the page is full, or after
+// req.Budget() entries: a page may come back short, even empty, and not be the end.
 func (s *Snapshot) Find(f Filter, req PageRequest) (Page, error) {
 	for _, st := range f.Statuses {
 		if !st.Valid() {
@@ -291,17 +270,12 @@ func (s *Snapshot) entries(f Filter, after int64) func() (row, bool) {
 	if f.PetID != nil {
 		return s.keyed(*f.PetID, after)
 	}
-	var byStatus []func() (row, bool)
-	if sts := slices.Compact(slices.Sorted(slices.Values(f.Statuses))); len(sts) < len(states) {
-		for _, st := range sts {
-			byStatus = append(byStatus, s.keyed(statusKey(uint8(slices.Index(states[:], st))), after))
+	if sts := slices.Compact(slices.Sorted(slices.Values(f.Statuses))); len(sts) > 0 && len(sts) < len(states) {
+		next := s.keyed(statusKey(uint8(slices.Index(states[:], sts[0]))), after)
+		for _, st := range sts[1:] {
+			next = merge(next, s.keyed(statusKey(uint8(slices.Index(states[:], st))), after))
 		}
-	}
-	switch len(byStatus) {
-	case 1:
-		return byStatus[0]
-	case 2:
-		return merge(byStatus[0], byStatus[1])
+		return next
 	}
 	it := s.byID.Iter()
 	more := after < math.MaxInt64 && it.Seek(row{id: after + 1})
@@ -341,4 +315,47 @@ func merge(a, b func() (row, bool)) func() (row, bool) {
 		}
 		return r, ok
 	}
+}
+
+// Filter selects the orders for which every field that is set holds.
+type Filter struct {
+	Statuses             []Status   // when not empty, the states kept
+	PetID                *int64     // when set, the pet whose orders are kept
+	ShipFrom, ShipBefore *time.Time // shipped at or after ShipFrom, strictly before ShipBefore
+}
+
+// Matches reports whether f selects o.
+func (f Filter) Matches(o Order) bool {
+	return (len(f.Statuses) == 0 || slices.Contains(f.Statuses, o.Status)) &&
+		(f.PetID == nil || o.PetID == *f.PetID) &&
+		(f.ShipFrom == nil || !o.ShipDate.Before(*f.ShipFrom)) &&
+		(f.ShipBefore == nil || o.ShipDate.Before(*f.ShipBefore))
+}
+
+// Empty reports whether f can select no order: ShipFrom is at or after ShipBefore.
+func (f Filter) Empty() bool {
+	return f.ShipFrom != nil && f.ShipBefore != nil && !f.ShipFrom.Before(*f.ShipBefore)
+}
+
+// MaxPageSize bounds the memory of a page; ScanBudget, the fewest index entries one Find may
+// examine, its work (a walk through a sparse filter still moves 1000 ids a call).
+const MaxPageSize, ScanBudget = 1000, 1000
+
+// ErrBadRequest is a Filter or PageRequest that no store can answer.
+var ErrBadRequest = errors.New("bad find request")
+
+// PageRequest is one page of a walk in ascending id order.
+type PageRequest struct {
+	After *int64 // when set, the page starts after this id (the previous page's Resume)
+	Size  int    // the most orders the page holds: 1 to MaxPageSize
+}
+
+// Budget is how many index entries a Find for r may examine.
+func (r PageRequest) Budget() int { return max(r.Size, ScanBudget) }
+
+// Page is the answer of a Find: up to Size matching orders in id order.
+type Page struct {
+	Orders []Order
+	Resume int64 // the last id examined (else the request's After): the next page's After
+	End    bool  // every id after After was examined: there is no next page
 }

@@ -1,7 +1,5 @@
 // Package ratelimit decides whether a caller may make a request: fixed windows of the UTC
-// minute and day, and bans for callers that keep sending after a 429. Implementations count
-// atomically (Memory, redisstore's rate.lua) and Decide turns counts into the decision. It
-// builds every caller id.
+// minute and day, and bans for callers that keep sending after a 429.
 package ratelimit
 
 import (
@@ -23,34 +21,29 @@ import (
 type Limiter interface {
 	// Allow decides for a request of caller; only an admitted request counts.
 	Allow(ctx context.Context, caller string, limits order.Limits) (Decision, error)
-	// Peek returns what Allow would decide now, counting nothing and moving nothing toward a
-	// ban: for answers that are not requests of the quota (a refused stream).
+	// Peek returns what Allow would decide now, counting nothing (a refused stream).
 	Peek(ctx context.Context, caller string, limits order.Limits) (Decision, error)
 }
 
-// BanPolicy says when a caller that ignores Retry-After is banned, and for how long.
+// BanPolicy bans a caller for For at its After-th request sent after a 429 and before its
+// Retry-After (After 0 never bans).
 type BanPolicy struct {
-	// After is the number of too-early requests (after a 429, before its Retry-After) that
-	// starts a ban, the After-th itself answered as banned; 0 never bans.
 	After int64
 	For   time.Duration
 }
 
-// DefaultBanPolicy is the service's default: the 30th too-early request bans for 15 minutes.
 var DefaultBanPolicy = BanPolicy{After: 30, For: 15 * time.Minute}
 
-// Window names.
 const Minute, Day = "minute", "day"
 
 // Window is the state of one window after a decision.
 type Window struct {
-	Name      string
-	Limit     int64
-	Remaining int64 // after this request
-	End       time.Time
+	Name             string
+	Limit, Remaining int64 // Remaining after this request
+	End              time.Time
 }
 
-// Seconds is the length of the window, in the IETF header's w parameter.
+// Seconds is the length of the window.
 func (w Window) Seconds() int64 {
 	if w.Name == Minute {
 		return 60
@@ -62,11 +55,8 @@ func (w Window) Seconds() int64 {
 type Decision struct {
 	Allowed, Banned bool
 	Minute, Day     Window
-	// Binding is the window the headers describe: the fewest remaining, on a tie the later
-	// end, so that Retry-After is never early; while banned, 0 remaining until the ban ends.
-	Binding Window
-	// RetryAfter is the time until Binding ends, in whole seconds rounded up, at least 1.
-	RetryAfter time.Duration
+	Binding         Window        // the fewest remaining, on a tie the later end; the ban while banned
+	RetryAfter      time.Duration // until Binding ends, in whole seconds rounded up, at least 1
 }
 
 // WindowEnds returns the ends of the UTC minute and the UTC day that now falls in.
@@ -75,21 +65,19 @@ func WindowEnds(now time.Time) (minuteEnd, dayEnd time.Time) {
 	return now.Truncate(time.Minute).Add(time.Minute), now.Truncate(24 * time.Hour).Add(24 * time.Hour)
 }
 
-// Outcome is what an implementation's atomic step found.
+// Outcome is what an implementation's atomic step (Memory, redisstore's rate.lua) found.
 type Outcome struct {
 	Admitted              bool
 	MinuteCount, DayCount int64
 	BannedUntil           time.Time // zero unless a ban is in force
-	// MinuteEnd and DayEnd end the windows the counts are in, later than now's when a clock
-	// stepped back or another instance is ahead (windows never move back); zero: now's.
+	// The ends of the windows counted in, if later than now's (a clock stepped back): windows
+	// never move back, and a Retry-After that points early is refused again.
 	MinuteEnd, DayEnd time.Time
 }
 
 // Decide turns an outcome at now into a decision, the same way for every implementation.
 func Decide(o Outcome, limits order.Limits, now time.Time) Decision {
 	minuteEnd, dayEnd := WindowEnds(now)
-	// The windows counted in end when they do, not when now's would: else a Retry-After
-	// would point early, and a client that waited for it would still be refused.
 	minuteEnd, dayEnd = later(minuteEnd, o.MinuteEnd), later(dayEnd, o.DayEnd)
 	d := Decision{
 		Allowed: o.Admitted,
@@ -116,19 +104,15 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// Caller ids, built only here: key:<hash>, addr:<IPv4>, addr:<IPv6 prefix>/<n> (one IPv6
-// subscriber commonly has a whole /64 to change addresses within), and addr:invalid.
-// DefaultIPv6Prefix is the prefix length by which anonymous IPv6 callers are counted.
+// Caller ids: key:<hash>, addr:<IPv4>, addr:<IPv6 prefix>/<n> (an IPv6 subscriber commonly
+// has a /64 to change addresses within), and addr:invalid.
 const addrCaller, DefaultIPv6Prefix = "addr:", 64
 
-// KeyCaller returns the caller id of a request made with a valid API key of hash hash.
+// KeyCaller is the caller id of a key's hash.
 func KeyCaller(hash string) string { return "key:" + hash }
 
-// Anonymous reports whether caller has no key: only such callers may be forgotten.
-func Anonymous(caller string) bool { return strings.HasPrefix(caller, addrCaller) }
-
-// AddrCaller returns the caller id of a request without a valid key from addr, as echo's
-// RealIP reads it (perhaps bracketed, zoned or with a port), IPv6 by its ipv6Prefix bits.
+// AddrCaller is the caller id of a request without a valid key from addr, IPv6 by its
+// ipv6Prefix bits.
 func AddrCaller(addr string, ipv6Prefix int) string {
 	a, ok := parseAddr(addr)
 	switch {
@@ -143,26 +127,19 @@ func AddrCaller(addr string, ipv6Prefix int) string {
 	return addrCaller + p.String()
 }
 
-// parseAddr reads an address as proxies and servers write one: perhaps bracketed, zoned or
-// with a port, which are not part of who the client is.
+// parseAddr reads an address perhaps bracketed, zoned or with a port.
 func parseAddr(s string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
 	if err != nil {
 		ap, perr := netip.ParseAddrPort(s)
-		if perr != nil {
-			return netip.Addr{}, false
-		}
-		a = ap.Addr()
+		a, err = ap.Addr(), perr
 	}
-	return a.Unmap().WithZone(""), true
+	return a.Unmap().WithZone(""), err == nil
 }
 
-// ClientAddr returns the client's address of a request from peer (its RemoteAddr) that
-// carries the X-Forwarded-For lines xff: the peer, unless it is in trusted; then, walking the
-// hops from the right, the first one not in trusted (or the leftmost, if all are), so that
-// hops a client wrote itself, on the left, are never believed. A hop is read as AddrCaller
-// reads an address, port and all; a hop that is no address at all makes the record
-// untrustworthy, and the peer counts. "" if the peer is no address.
+// ClientAddr is the client's address of a request from peer that carries the X-Forwarded-For
+// lines xff: the peer unless it is trusted, else the rightmost hop not trusted (the hops a
+// client wrote itself, on the left, are never believed), or the peer if a hop is no address.
 func ClientAddr(peer string, xff []string, trusted []*net.IPNet) string {
 	isTrusted := func(a netip.Addr) bool {
 		return slices.ContainsFunc(trusted, func(n *net.IPNet) bool { return n.Contains(a.AsSlice()) })
@@ -175,16 +152,13 @@ func ClientAddr(peer string, xff []string, trusted []*net.IPNet) string {
 		return p.String()
 	}
 	hops := strings.Split(strings.Join(xff, ","), ",")
-	var a netip.Addr
-	for i := len(hops) - 1; i >= 0; i-- {
-		if a, ok = parseAddr(strings.TrimSpace(hops[i])); !ok {
+	for i := len(hops) - 1; ; i-- {
+		if a, ok := parseAddr(strings.TrimSpace(hops[i])); !ok {
 			return p.String()
-		}
-		if !isTrusted(a) {
-			break
+		} else if !isTrusted(a) || i == 0 {
+			return a.String()
 		}
 	}
-	return a.String()
 }
 
 // CheckIPv6Prefix says whether bits can be the prefix length of IPv6 callers.
@@ -196,7 +170,7 @@ func CheckIPv6Prefix(bits int) error {
 }
 
 // Bans remembers the bans a shared limiter (Redis) decided, so that an instance answers a
-// banned caller's flood itself as Redis would: during a ban nothing counts or ends it.
+// banned caller's flood itself: during a ban nothing counts or ends it.
 type Bans struct {
 	max int
 	mu  sync.Mutex
@@ -214,13 +188,9 @@ func NewBans(max int) *Bans { return &Bans{max: max, m: map[string]ban{}} }
 // Decision returns the decision for caller at now if a remembered ban, for limits, runs then.
 func (b *Bans) Decision(caller string, limits order.Limits, now time.Time) (Decision, bool) {
 	b.mu.Lock()
-	x, ok := b.m[caller]
-	if ok && !now.Before(x.o.BannedUntil) {
-		delete(b.m, caller)
-		ok = false
-	}
+	x, ok := b.m[caller] // an ended ban stays until Remember needs its room
 	b.mu.Unlock()
-	if !ok || x.limits != limits {
+	if !ok || x.limits != limits || !now.Before(x.o.BannedUntil) {
 		return Decision{}, false
 	}
 	minuteEnd, dayEnd := WindowEnds(now)
@@ -233,7 +203,7 @@ func (b *Bans) Decision(caller string, limits order.Limits, now time.Time) (Deci
 	return Decide(x.o, limits, now), true
 }
 
-// Remember keeps the ban that outcome o, decided for caller at now, says is running.
+// Remember keeps the ban o, decided at now, says is running.
 func (b *Bans) Remember(caller string, limits order.Limits, o Outcome, now time.Time) {
 	if !now.Before(o.BannedUntil) {
 		return
@@ -250,14 +220,13 @@ func (b *Bans) Remember(caller string, limits order.Limits, o Outcome, now time.
 	}
 }
 
-// DefaultMaxAnonymous caps the callers without a key a Memory limiter remembers: under 250
-// bytes each (TestMemoryPerCaller), so about 20 MB. Forgetting only gives a fresh quota.
+// DefaultMaxAnonymous caps the callers without a key a Memory remembers: under 250 bytes
+// each, so about 20 MB. Forgetting only gives a fresh quota.
 const DefaultMaxAnonymous = 100_000
 
-// Memory is a Limiter in the process, exact for one instance: the embedded mode's, and the
-// Redis limiter's fallback. It keeps every caller seen this UTC day, but forgets the least
-// recently seen anonymous callers past a cap, banned ones and those told to wait last (keys
-// are bounded already).
+// Memory is a Limiter in the process: the embedded mode's, and the Redis limiter's fallback.
+// Past a cap it forgets the least recently seen anonymous callers, banned ones and those told
+// to wait last (keys are bounded already).
 type Memory struct {
 	clock        func() time.Time
 	policy       BanPolicy
@@ -269,7 +238,7 @@ type Memory struct {
 	sweptMins    int64
 }
 
-// MemoryOption configures a Memory limiter.
+// MemoryOption configures a Memory.
 type MemoryOption func(*Memory)
 
 // MaxAnonymous caps the anonymous callers remembered at n (DefaultMaxAnonymous when n <= 0).
@@ -278,15 +247,13 @@ func MaxAnonymous(n int) MemoryOption { return func(l *Memory) { l.maxAnonymous 
 // OnForget sets a function called, outside the lock, for each caller forgotten for the cap.
 func OnForget(f func()) MemoryOption { return func(l *Memory) { l.onForget = f } }
 
-// callerState is what the rules need to remember of one caller; times are Unix ns.
+// callerState is what the rules remember of a caller; times are Unix ns.
 type callerState struct {
-	minute, minuteCount int64 // minute is Unix seconds / 60
-	day, dayCount       int64 // day is Unix seconds / 86400 (UTC days)
-	retryAt             int64 // when the Retry-After of the caller's last first 429 passes
-	tooEarly            int64 // requests since then that came before retryAt
-	bannedUntil         int64
-	id                  string // anonymous callers only, who are on the list at elem
-	elem                *list.Element
+	minute, minuteCount, day, dayCount int64 // minute and day since 1970
+	retryAt, tooEarly                  int64 // the last first 429's Retry-After; requests before it since
+	bannedUntil                        int64
+	id                                 string // anonymous callers only, who are on the list at elem
+	elem                               *list.Element
 }
 
 // NewMemory returns a limiter that reads the time from clock (time.Now when nil).
@@ -304,14 +271,12 @@ func NewMemory(clock func() time.Time, policy BanPolicy, opts ...MemoryOption) *
 	return l
 }
 
-// at returns the time, its minute and day (Truncate floors before 1970 too: its zero is a UTC
-// midnight).
+// at returns the time, its minute and day (Truncate floors before 1970 too).
 func (l *Memory) at() (now time.Time, minute, day int64) {
 	now = l.clock()
 	return now, now.Truncate(time.Minute).Unix() / 60, now.Truncate(24*time.Hour).Unix() / 86400
 }
 
-// Allow applies the rules to one request, under the lock.
 func (l *Memory) Allow(_ context.Context, caller string, limits order.Limits) (Decision, error) {
 	now, minute, day := l.at()
 	forgot := false
@@ -319,11 +284,11 @@ func (l *Memory) Allow(_ context.Context, caller string, limits order.Limits) (D
 	l.sweep(now.UnixNano(), minute, day)
 	st := l.callers[caller]
 	switch {
-	case st == nil && Anonymous(caller):
+	case st == nil && strings.HasPrefix(caller, addrCaller): // no key: may be forgotten
 		if l.anonymous.Len() < l.maxAnonymous {
 			st = new(callerState)
 			st.elem = l.anonymous.PushFront(st)
-		} else { // the least recently seen is forgotten, its state reused: a flood allocates nothing
+		} else { // the least recently seen is forgotten, its state reused
 			st, forgot = l.evictable(now.UnixNano()), true
 			delete(l.callers, st.id)
 			l.anonymous.MoveToFront(st.elem)
@@ -344,7 +309,6 @@ func (l *Memory) Allow(_ context.Context, caller string, limits order.Limits) (D
 	return Decide(o, limits, now), nil
 }
 
-// Peek returns what Allow would decide now, changing nothing.
 func (l *Memory) Peek(_ context.Context, caller string, limits order.Limits) (Decision, error) {
 	now, minute, day := l.at()
 	st := callerState{minute: minute, day: day}
@@ -397,9 +361,8 @@ func (st *callerState) step(now time.Time, minute, day int64, limits order.Limit
 	return o
 }
 
-// evictable returns the anonymous caller to forget for a new one: the least recently seen,
-// passing over (to the front) up to 8 banned or told to wait, as sweep does, or a flood from
-// other addresses would free them. Only a list full of such callers forgets one anyway.
+// evictable returns the anonymous caller to forget: the least recently seen, passing over (to
+// the front) up to 8 banned or told to wait, else a flood from other addresses would free them.
 func (l *Memory) evictable(ns int64) *callerState {
 	for range 8 {
 		st := l.anonymous.Back().Value.(*callerState)
@@ -427,7 +390,7 @@ func (l *Memory) sweep(ns, minute, day int64) {
 	}
 }
 
-// Len is the number of callers remembered; for tests of the memory bound.
+// Len is the number of callers remembered.
 func (l *Memory) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
