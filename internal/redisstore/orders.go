@@ -377,16 +377,16 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if ok {
 		position = after.String() // Redis's spelling of it
 	}
-	last, maxDeleted, entries, held, err := e.read(ctx, position, q.Limit)
+	last, maxDeleted, held, entries, err := e.read(ctx, position, q.Limit)
 	if err != nil {
 		return order.EventPage{}, err
 	}
 	if q.After != "" && (after.less(maxDeleted) || last.less(after) || (after != maxDeleted && !held)) {
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	page := order.EventPage{Last: cmp.Or(q.After, last.String()), More: len(entries) == q.Limit}
-	for _, raw := range entries {
-		ev, err := decodeEvent(raw)
+	page := order.EventPage{Last: cmp.Or(q.After, last.String()), More: len(entries) == 5*q.Limit}
+	for entry := range slices.Chunk(entries, 5) {
+		ev, err := decodeEvent(entry)
 		if err != nil {
 			return order.EventPage{}, err
 		}
@@ -413,58 +413,37 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 }
 
 // read runs events.lua after a position ("": from the first): where the log stands (the
-// newest position and the newest dropped), a page, and whether the position is an entry.
-func (e *Events) read(ctx context.Context, after string, limit int) (last, maxDeleted streamID, entries []any, held bool, err error) {
+// newest position and the newest dropped), whether the position is an entry, and a page.
+func (e *Events) read(ctx context.Context, after string, limit int) (last, maxDeleted streamID, held bool, entries []string, err error) {
 	ctx, cancel := callContext(ctx, e.timeout)
 	defer cancel()
-	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, after, limit).Slice()
+	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, after, limit).StringSlice()
 	if err != nil {
-		return last, maxDeleted, nil, false, classify(ctx, err)
+		return last, maxDeleted, false, nil, classify(ctx, err)
 	}
-	var ok [3]bool
-	if len(res) == 4 {
-		last, ok[0] = parseStreamID(fmt.Sprint(res[0]))
-		maxDeleted, ok[1] = parseStreamID(fmt.Sprint(res[1]))
-		entries, ok[2] = res[2].([]any)
-		held = res[3] == int64(1)
+	var ok [2]bool
+	last, ok[0] = parseStreamID(res[0])
+	if maxDeleted, ok[1] = parseStreamID(res[1]); ok != [2]bool{true, true} {
+		err = fmt.Errorf("%w: events.lua replied %q", errBadRecord, res[:2])
 	}
-	if ok != [3]bool{true, true, true} {
-		err = fmt.Errorf("%w: events.lua replied %v", errBadRecord, res)
-	}
-	return last, maxDeleted, entries, held, err
+	return last, maxDeleted, res[2] == "1", res[3:], err
 }
 
-// decodeEvent reads one XRANGE entry: {id, {field, value, ...}}.
-func decodeEvent(raw any) (order.Event, error) {
-	entry, _ := raw.([]any)
-	var id string
-	var fields []any
-	if len(entry) == 2 {
-		id, _ = entry[0].(string)
-		fields, _ = entry[1].([]any)
+// decodeEvent reads one entry of events.lua: id, type, order id, data, status.
+func decodeEvent(f []string) (order.Event, error) {
+	at, ok := parseStreamID(f[0])
+	if !ok || at.ms > math.MaxInt64 || !slices.Contains(order.EventTypes, order.EventType(f[1])) {
+		return order.Event{}, fmt.Errorf("%w: event %s: type %q", errBadRecord, f[0], f[1])
 	}
-	at, ok := parseStreamID(id)
-	if !ok || at.ms > math.MaxInt64 {
-		return order.Event{}, fmt.Errorf("%w: event entry %v", errBadRecord, raw)
-	}
-	f := map[string]string{}
-	for i := 0; i+1 < len(fields); i += 2 {
-		k, _ := fields[i].(string)
-		f[k], _ = fields[i+1].(string)
-	}
-	typ := order.EventType(f["type"])
-	if !slices.Contains(order.EventTypes, typ) {
-		return order.Event{}, fmt.Errorf("%w: event %s: type %q", errBadRecord, id, f["type"])
-	}
-	oid, err := parseID(f["id"])
+	oid, err := parseID(f[2])
 	o := order.Order{}
 	if err == nil {
-		o, err = orderOf(oid, f["data"], f["status"])
+		o, err = orderOf(oid, f[3], f[4])
 	}
 	if err != nil {
-		return order.Event{}, fmt.Errorf("event %s: %w", id, err)
+		return order.Event{}, fmt.Errorf("event %s: %w", f[0], err)
 	}
-	return order.Event{ID: id, Type: typ, Time: time.UnixMilli(int64(at.ms)).UTC(), Order: o}, nil
+	return order.Event{ID: f[0], Type: order.EventType(f[1]), Time: time.UnixMilli(int64(at.ms)).UTC(), Order: o}, nil
 }
 
 // streamID is a position in a stream: its entries' ids, ms-seq, ordered by ms then seq.

@@ -1,7 +1,6 @@
--- Drops the events older than ARGV[1] ms by Redis's clock, then all but the newest ARGV[2],
--- exactly; XTRIM does not move max-deleted-entry-id (Redis 7.0), so XSETID sets it to the
--- newest dropped, before which Events refuses positions. KEYS: events stream. ARGV: max age
--- (ms), max count, max count + 1 (no Lua number), 0 for off. Returns how many went.
+-- Drops the events older than ARGV[1] ms by Redis's clock, then all but the newest ARGV[2]
+-- (ARGV[3] is one more; 0 is off). XTRIM does not move max-deleted-entry-id (Redis 7.0), so
+-- XSETID sets it to the newest dropped, before which Events refuses positions.
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local info, at = redis.call('XINFO', 'STREAM', KEYS[1]), {} -- WRONGTYPE before any write
 for i = 1, #info, 2 do at[info[i]] = info[i + 1] end
