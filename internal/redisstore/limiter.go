@@ -34,10 +34,9 @@ type LimiterOptions struct {
 // Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback. The
 // decisions in flight go in one pipeline at a time, one rate.lua call per caller (docs/benchmarks.md).
 type Limiter struct {
-	rdb       redis.UniversalClient
+	conn
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
 	o         LimiterOptions
-	k         names
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
 	down      atomic.Bool
 
@@ -67,14 +66,13 @@ type rateCall struct {
 
 // NewLimiter returns a limiter on rdb.
 func NewLimiter(rdb redis.UniversalClient, o LimiterOptions) (*Limiter, error) {
-	k, err := newNames(o.Prefix)
-	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
+	c, err := newConn(rdb, o.Prefix, o.Timeout)
 	o.RetryEvery = cmp.Or(max(o.RetryEvery, 0), time.Second)
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
 	o.Logger = cmp.Or(o.Logger, discard)
-	return &Limiter{rdb: rdb, bans: ratelimit.NewBans(10_000), o: o, k: k}, err
+	return &Limiter{conn: c, bans: ratelimit.NewBans(10_000), o: o}, err
 }
 
 // Allow runs rate.lua for caller (with a order.Trip's reads); only an outage, never a hang-up, falls back.
@@ -98,7 +96,7 @@ func (l *Limiter) decide(ctx context.Context, caller string, limits order.Limits
 	if l.o.Fallback != nil && now.UnixNano() < l.downUntil.Load() {
 		return l.fallback(ctx, caller, limits, peek)
 	}
-	d := &decision{ctx: ctx, due: time.Now().Add(l.o.Timeout), now: now.UnixMilli(), done: make(chan struct{}), rateCall: rateCall{
+	d := &decision{ctx: ctx, due: time.Now().Add(l.timeout), now: now.UnixMilli(), done: make(chan struct{}), rateCall: rateCall{
 		l.k.rateLimit(caller), [5]int64{limits.PerMinute, limits.PerDay, l.o.Ban.After, l.o.Ban.For.Milliseconds(), peek}}}
 	if t := tripOf(ctx, l.k.prefix); t != nil && !t.read {
 		d.trip = t

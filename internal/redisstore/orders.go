@@ -45,26 +45,52 @@ var listChunk int64 = 500
 // deleted, perhaps twice), then the data in id order with HMGET, each round trip's orders
 // decoded while the next is read. A change made meanwhile has its event after the position.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
-	position, err := s.events().LastEventID(ctx)
+	position, err := (&Events{conn: s.conn}).LastEventID(ctx)
 	var held []heldStatus
-	if err == nil {
-		held, err = s.scanStatuses(ctx)
+	for cursor, first := uint64(0), true; err == nil && (first || cursor != 0); first = false {
+		var pairs []string
+		cctx, cancel := callContext(ctx, s.timeout)
+		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
+		if err = classify(cctx, err); s.afterChunk != nil {
+			s.afterChunk()
+		}
+		cancel()
+		for i := 0; err == nil && i+1 < len(pairs); i += 2 {
+			var id int64
+			id, err = parseID(pairs[i])
+			held = append(held, heldStatus{id, pairs[i+1]})
+		}
 	}
 	if err != nil {
 		return order.Mark{}, err
 	}
+	slices.SortFunc(held, func(a, b heldStatus) int { return cmp.Compare(a.id, b.id) })
+	held = slices.CompactFunc(held, func(a, b heldStatus) bool { return a.id == b.id })
 	ctx, stop := context.WithCancelCause(ctx) // a failed decode stops the reads
 	defer stop(nil)
-	reads := make(chan []string, 4)
-	go func() {
+	reads := make(chan []string, 16)
+	go func() { // four HMGETs a round trip, as strings: HMGet's interface values cost an allocation each
 		defer close(reads)
-		for part := range slices.Chunk(held, 4*int(listChunk)) { // four HMGETs a round trip
-			data, err := s.readData(ctx, part)
-			if err != nil {
+		for part := range slices.Chunk(held, 4*int(listChunk)) {
+			cctx, cancel := callContext(ctx, s.timeout)
+			p, cmds := s.rdb.Pipeline(), []*redis.StringSliceCmd{}
+			for part := range slices.Chunk(part, int(listChunk)) {
+				args := append(make([]any, 0, 2+len(part)), "hmget", s.k.ordersData)
+				for _, h := range part {
+					args = append(args, strconv.FormatInt(h.id, 10))
+				}
+				cmds = append(cmds, redis.NewStringSliceCmd(cctx, args...))
+				_ = p.Process(cctx, cmds[len(cmds)-1])
+			}
+			_, err := p.Exec(cctx)
+			err = classify(cctx, err)
+			if cancel(); err != nil {
 				stop(err)
 				return
 			}
-			reads <- data
+			for _, cmd := range cmds {
+				reads <- cmd.Val()
+			}
 		}
 	}()
 	at := 0
@@ -91,61 +117,11 @@ type heldStatus struct {
 	status string
 }
 
-// scanStatuses reads the status hash and returns its fields sorted by id, once each.
-func (s *Orders) scanStatuses(ctx context.Context) (held []heldStatus, err error) {
-	for cursor, first := uint64(0), true; first || cursor != 0; first = false {
-		cctx, cancel := callContext(ctx, s.timeout)
-		var pairs []string
-		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
-		err = classify(cctx, err)
-		if cancel(); err != nil {
-			return nil, err
-		}
-		if s.afterChunk != nil {
-			s.afterChunk()
-		}
-		for i := 0; i+1 < len(pairs); i += 2 {
-			id, err := parseID(pairs[i])
-			if err != nil {
-				return nil, err
-			}
-			held = append(held, heldStatus{id, pairs[i+1]})
-		}
-	}
-	slices.SortFunc(held, func(a, b heldStatus) int { return cmp.Compare(a.id, b.id) })
-	return slices.CompactFunc(held, func(a, b heldStatus) bool { return a.id == b.id }), nil
-}
-
-// readData reads the data of held's orders in one round trip, an HMGET of each listChunk, ""
-// for a missing field: as strings, not go-redis's HMGet's interface values, an allocation each.
-func (s *Orders) readData(ctx context.Context, held []heldStatus) ([]string, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	p := s.rdb.Pipeline()
-	var cmds []*redis.StringSliceCmd
-	for part := range slices.Chunk(held, int(listChunk)) {
-		args := append(make([]any, 0, 2+len(part)), "hmget", s.k.ordersData)
-		for _, h := range part {
-			args = append(args, strconv.FormatInt(h.id, 10))
-		}
-		cmds = append(cmds, redis.NewStringSliceCmd(ctx, args...))
-		_ = p.Process(ctx, cmds[len(cmds)-1])
-	}
-	_, err := p.Exec(ctx)
-	var data []string
-	for _, cmd := range cmds {
-		data = append(data, cmd.Val()...)
-	}
-	return data, classify(ctx, err)
-}
-
 // Since reads the log after m.
 func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) ([]order.Event, order.Mark, bool, error) {
-	page, err := s.events().Events(ctx, order.EventQuery{After: m.Position, Limit: limit})
+	page, err := (&Events{conn: s.conn}).Events(ctx, order.EventQuery{After: m.Position, Limit: limit})
 	return page.Events, order.Mark{Position: page.Last}, page.More, err
 }
-
-func (s *Orders) events() *Events { return &Events{conn: s.conn} }
 
 // Version is the orders' version read in the request's round trip (order.Trip), or else now.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
