@@ -1,5 +1,4 @@
-// Package redisstore keeps what the service's instances share in Redis (docs/redis-layout.md);
-// Open makes the one client they share from a URL.
+// Package redisstore keeps what the service's instances share in Redis (docs/redis-layout.md).
 package redisstore
 
 import (
@@ -206,8 +205,7 @@ type sentOnce struct{ redis.Cmder }
 
 func (sentOnce) NoRetry() bool { return true }
 
-// onceScripter sends a Script's EVALSHA and EVAL (all Run uses) with a client's or a pipeline's
-// process, each sent once.
+// onceScripter sends Script.Run's EVALSHA and EVAL with a client's or a pipeline's Process, once.
 type onceScripter struct {
 	redis.Scripter
 	process func(context.Context, redis.Cmder) error
@@ -259,8 +257,7 @@ func classify(ctx context.Context, err error) error {
 	return fmt.Errorf("redis: %w", err)
 }
 
-// trip is what a request's round trip (order.Trip) read for one deployment, and a key answered
-// from the cache before it.
+// trip is what a request's round trip (order.Trip) read, and a key answered from the cache before it.
 type trip struct {
 	prefix       string
 	read         bool   // orders and keys hold what the round trip read
@@ -312,11 +309,6 @@ func version(vals []any) (v uint64, kept bool, err error) {
 // newGeneration is the generation a write's script sets with its change.
 func newGeneration() string { return rand.Text() }
 
-var (
-	_ order.KeyStore        = (*Keys)(nil)
-	_ pagetoken.SecretStore = (*Secrets)(nil)
-)
-
 // Keys is an order.KeyStore in Redis, with a cache of the keys found at one version of them.
 type Keys struct {
 	conn
@@ -359,14 +351,12 @@ func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return order.Key{}, classify(ctx, err)
 	}
-	v, kept, err := version(ver.Val())
-	k := order.Key{}
-	if err == nil && rec.Err() != nil {
+	k, err := decodeKey(rec.Val())
+	if rec.Err() != nil {
 		err = order.ErrKeyNotFound
-	} else if err == nil {
-		k, err = decodeKey(rec.Val())
 	}
-	if kept && (err == nil || errors.Is(err, order.ErrKeyNotFound)) {
+	v, kept, verr := version(ver.Val())
+	if err = cmp.Or(verr, err); kept && (err == nil || errors.Is(err, order.ErrKeyNotFound)) {
 		s.mu.Lock()
 		if s.at != v {
 			s.at, s.cache = v, map[order.Hash]order.Key{}
@@ -412,8 +402,7 @@ func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 	return keys, nil
 }
 
-// Revoke removes the key named nameOrPrefix, else the first by name with that shown prefix
-// (names, which an operator chose, first), in one step of revokekey.lua.
+// Revoke removes the key named nameOrPrefix, else the first by name with that prefix (revokekey.lua).
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, error) {
 	byPrefix := map[bool]string{true: "1", false: "0"}[order.LooksLikePrefix(nameOrPrefix)]
 	cmd, err := s.run(ctx, revokeKeyScript, s.k.keys, nameOrPrefix, byPrefix, newGeneration())
@@ -467,8 +456,6 @@ func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	return []byte(kept), nil
 }
 
-var _ ratelimit.Limiter = (*Limiter)(nil)
-
 // LimiterOptions configure a Limiter.
 type LimiterOptions struct {
 	Prefix     string           // starts every key; see docs/redis-layout.md
@@ -481,8 +468,8 @@ type LimiterOptions struct {
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter in Redis, shared by every instance, with a local fallback. The
-// decisions in flight go in one pipeline at a time, one rate.lua call per caller (docs/benchmarks.md).
+// Limiter is a ratelimit.Limiter shared by every instance: the decisions in flight go in one
+// pipeline at a time, a rate.lua call per caller.
 type Limiter struct {
 	conn
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
@@ -648,9 +635,6 @@ func (l *Limiter) send(q []*decision) {
 			cmd.SetErr(err) // the pipeline failed before any reply (WRONGPASS)
 		}
 		res, rerr := cmd.Int64Slice()
-		if rerr == nil && len(res) != 6*len(ds) {
-			rerr = fmt.Errorf("rate.lua returned %v", cmd.Val())
-		}
 		for j, d := range ds {
 			if d.err = rerr; rerr == nil {
 				d.outcome = res[6*j : 6*j+6]

@@ -21,8 +21,6 @@ import (
 	"github.com/petstore/orderd/internal/webhook"
 )
 
-var _ order.Store = (*Orders)(nil)
-
 // Orders is an order.Store in Redis (docs/redis-layout.md).
 type Orders struct {
 	conn
@@ -41,10 +39,9 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 // fields', so a small chunk keeps each well under a millisecond (TestLoadHoldsRedisBriefly).
 var listChunk int64 = 500
 
-// Load reads the log's newest position, then the orders a chunk at a time, so that no call
-// holds Redis long: the statuses with HSCAN (every field held throughout, orders are never
-// deleted, perhaps twice), then the data in id order with HMGET, each round trip's orders
-// decoded while the next is read. A change made meanwhile has its event after the position.
+// Load reads the log's newest position, then the orders a chunk at a time, so that no call holds
+// Redis long: the statuses with HSCAN (which gives each field, perhaps twice), then the data in id
+// order with HMGET, decoded while the next is read. A change meanwhile has its event after it.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
 	position, err := (&Events{conn: s.conn}).LastEventID(ctx)
 	var held []heldStatus
@@ -171,9 +168,8 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	return s.ImportBatches(ctx, order.Slice(orders, importChunk))
 }
 
-// ImportBatches is Import of orders read in batches, each checked as it is read (by
-// order.CheckEach): the batch of a refused order and those after it are not written, nor are
-// those after a chunk that failed. It returns how many fields changed.
+// ImportBatches is Import of batches checked as read (order.CheckEach): nothing from a refused
+// order's batch or a failed chunk on is written. It returns how many fields changed.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	var changed int64
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
@@ -207,9 +203,8 @@ func parseID(field string) (int64, error) {
 	return id, nil
 }
 
-// orderOf decodes order id from its data and status. The data in json.Marshal's form (the
-// import's, and the layout's example) is read directly, as a list of a million orders spent
-// most of its time in encoding/json; any other form goes to encoding/json, which decides.
+// orderOf decodes order id from its data and status: json.Marshal's form (the import's) directly,
+// since encoding/json was most of a large list's time, any other form with encoding/json.
 func orderOf(id int64, data, status string) (order.Order, error) {
 	d, ok := parseData(data)
 	var err error
@@ -245,9 +240,8 @@ type orderData struct {
 	Complete bool      `json:"complete"`
 }
 
-// parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly, with
-// nothing between the tokens; ok is false for anything else, which FuzzParseData holds to
-// encoding/json's reading.
+// parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly; ok is
+// false for anything else (FuzzParseData holds it to encoding/json).
 func parseData(s string) (d orderData, ok bool) {
 	rest, ok0 := strings.CutPrefix(s, `{"petId":`)
 	pet, rest, ok1 := strings.Cut(rest, `,"quantity":`)
@@ -265,8 +259,6 @@ func jsonInt(s string, bits int, ok bool) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, bits)
 	return n, ok && err == nil && s[0] != '+' && (len(s) < 2 || s[0] != '0' && s[:2] != "-0")
 }
-
-var _ order.PetStore = (*Pets)(nil)
 
 // Pets is an order.PetStore in Redis: one hash of pets by id.
 type Pets struct{ conn }
@@ -302,9 +294,8 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	return p, nil
 }
 
-// ImportBatches writes pets read in batches, replacing those with the same id, each checked as
-// it is read (by order.CheckEach): the batch of a refused pet and those after it are not
-// written. A batch is one HSET, written whole or not at all.
+// ImportBatches writes pets by id, a batch (checked as read, order.CheckEach) an HSET: nothing
+// from a refused pet's batch on is written.
 func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet]) error {
 	return pets(order.CheckEach[order.Pet](), func(part []order.Pet) error {
 		fields := make([]any, 0, 2*len(part))
@@ -317,8 +308,6 @@ func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet])
 		return classify(ctx, s.rdb.HSet(ctx, s.k.petsData, fields...).Err())
 	})
 }
-
-var _ order.EventLog = (*Events)(nil)
 
 // Events is the order.EventLog in Redis: one stream, appended to in each change's script; an
 // entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
@@ -506,8 +495,7 @@ func (e *Events) watch() {
 	}
 }
 
-// Webhooks is a webhook.Store in Redis: a hash an endpoint and a sorted set of their ids
-// (docs/redis-layout.md), all in one slot.
+// Webhooks is a webhook.Store in Redis: a hash an endpoint and a sorted set of ids, in one slot.
 type Webhooks struct{ conn }
 
 // NewWebhooks returns the webhook endpoints of the deployment whose keys start with prefix.
@@ -544,8 +532,7 @@ func (s *Webhooks) Now(ctx context.Context) (time.Time, error) {
 	return time.Unix(t[0], t[1]*1000), nil
 }
 
-// get reads the endpoint id (none: the zero Endpoint) with c, the client or a transaction;
-// Redis's errors unclassified.
+// get reads endpoint id (none: zero) with the client or a transaction, errors unclassified.
 func (s *Webhooks) get(ctx context.Context, c redis.Cmdable, id string) (webhook.Endpoint, error) {
 	h, err := c.HGetAll(ctx, s.k.webhook(id)).Result()
 	if err != nil || len(h) == 0 {
@@ -555,8 +542,7 @@ func (s *Webhooks) get(ctx context.Context, c redis.Cmdable, id string) (webhook
 }
 
 // Update reads the endpoint under WATCH and writes (or deletes) what change makes of it in a
-// MULTI, which fails when another wrote it meanwhile: then it reads it again. An endpoint that
-// cannot be read is never written over, but can be deleted.
+// MULTI, again if another wrote it meanwhile. One that cannot be read can only be deleted.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
 	key := s.k.webhook(id)
 	for {
