@@ -53,9 +53,7 @@ func Open(rawURL string, timeout time.Duration) (rdb redis.UniversalClient, err 
 	}
 	q.Set("max_retries", "-1")
 	for _, name := range []string{"dial_timeout", "read_timeout", "write_timeout", "pool_timeout"} {
-		if !q.Has(name) {
-			q.Set(name, timeout.String())
-		}
+		q.Set(name, cmp.Or(q.Get(name), timeout.String()))
 	}
 	scheme := u.Scheme
 	u.Scheme, u.RawQuery = strings.TrimSuffix(scheme, "+cluster"), q.Encode()
@@ -242,8 +240,7 @@ func classify(ctx context.Context, err error) error {
 	}
 	code, _, _ := strings.Cut(err.Error(), " ")
 	switch reply := errors.As(err, new(redis.Error)); {
-	case !reply && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		// Our bound ended the call: keep the context error out of the chain.
+	case !reply && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)): // our bound ended it
 		return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
 	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
 	// an error raised by redis.call in a script keeps its code, one of the script itself is ERR.
@@ -564,7 +561,7 @@ func (l *Limiter) decide(ctx context.Context, caller string, limits order.Limits
 	case l.down.CompareAndSwap(true, false):
 		l.o.Logger.Info("rate limiter: redis answers again; limits are shared again")
 	}
-	if d.versions[0] != nil { // the round trip read them: keep them if both parse
+	if d.trip != nil && d.versions[0] != nil { // the round trip read them: keep them if both parse
 		o, _, oerr := version(d.versions[0].Val())
 		k, _, kerr := version(d.versions[1].Val())
 		if oerr == nil && kerr == nil {
@@ -597,8 +594,7 @@ func (l *Limiter) flush() {
 // earliest: a rate.lua call for each caller and arguments, and one read of the versions.
 func (l *Limiter) send(q []*decision) {
 	calls := map[rateCall][]*decision{}
-	var due time.Time
-	withTrip := false
+	due, withTrip := time.Time{}, false
 	for _, d := range q {
 		if d.ctx.Err() != nil {
 			continue
@@ -639,9 +635,7 @@ func (l *Limiter) send(q []*decision) {
 			if d.err = rerr; rerr == nil {
 				d.outcome = res[6*j : 6*j+6]
 			}
-			if d.trip != nil {
-				d.versions = versions
-			}
+			d.versions = versions
 		}
 	}
 	for _, d := range q {

@@ -339,10 +339,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if q.After != "" && (!ok || after == streamID{math.MaxUint64, math.MaxUint64}) { // no position follows the greatest
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	position := ""
-	if ok {
-		position = after.String() // Redis's spelling of it
-	}
+	position := map[bool]string{true: after.String()}[ok] // Redis's spelling of it, or ""
 	last, maxDeleted, held, entries, err := e.read(ctx, position, q.Limit)
 	if err != nil {
 		return order.EventPage{}, err
@@ -402,11 +399,8 @@ func decodeEvent(f []string) (order.Event, error) {
 		return order.Event{}, fmt.Errorf("%w: event %s: type %q", errBadRecord, f[0], f[1])
 	}
 	oid, err := parseID(f[2])
-	o := order.Order{}
-	if err == nil {
-		o, err = orderOf(oid, f[3], f[4])
-	}
-	if err != nil {
+	o, oerr := orderOf(oid, f[3], f[4])
+	if err = cmp.Or(err, oerr); err != nil {
 		return order.Event{}, fmt.Errorf("event %s: %w", f[0], err)
 	}
 	return order.Event{ID: f[0], Type: order.EventType(f[1]), Time: time.UnixMilli(int64(at.ms)).UTC(), Order: o}, nil
@@ -426,9 +420,7 @@ func parseStreamID(s string) (id streamID, ok bool) {
 
 func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms && a.seq < b.seq) }
 
-func (a streamID) String() string {
-	return strconv.FormatUint(a.ms, 10) + "-" + strconv.FormatUint(a.seq, 10)
-}
+func (a streamID) String() string { return fmt.Sprintf("%d-%d", a.ms, a.seq) }
 
 // waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
 const waitBlock = 2 * time.Second
