@@ -1,4 +1,5 @@
 // Package redisstore keeps what the service's instances share in Redis (docs/redis-layout.md).
+// Each New* returns the store of the deployment whose keys start with prefix.
 package redisstore
 
 import (
@@ -314,7 +315,6 @@ type Keys struct {
 	cache map[order.Hash]order.Key
 }
 
-// NewKeys returns the store of the deployment whose keys start with prefix.
 func NewKeys(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Keys, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Keys{conn: c}, err
@@ -424,7 +424,6 @@ func decodeKey(raw string) (order.Key, error) {
 // Secrets is a pagetoken.SecretStore in Redis, shared by every instance.
 type Secrets struct{ conn }
 
-// NewSecrets returns the secret store of the deployment whose keys start with prefix.
 func NewSecrets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Secrets, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Secrets{conn: c}, err
@@ -438,8 +437,7 @@ func (s *Secrets) PageTokenSecret(ctx context.Context) ([]byte, error) {
 	if errors.Is(err, redis.Nil) {
 		fresh := make([]byte, pagetoken.MinSecretLen)
 		rand.Read(fresh) // never fails (crypto/rand)
-		kept, err = s.rdb.SetArgs(ctx, s.k.pageTokenSecret, fresh, redis.SetArgs{Mode: "NX", Get: true}).Result()
-		if errors.Is(err, redis.Nil) {
+		if kept, err = s.rdb.SetArgs(ctx, s.k.pageTokenSecret, fresh, redis.SetArgs{Mode: "NX", Get: true}).Result(); errors.Is(err, redis.Nil) {
 			return fresh, nil // ours was kept
 		}
 	}

@@ -29,7 +29,6 @@ type Orders struct {
 	afterChunk func()       // after each HSCAN of Load; tests change the orders there
 }
 
-// NewOrders returns the store of the deployment whose keys start with prefix.
 func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Orders{conn: c}, err
@@ -263,7 +262,6 @@ func jsonInt(s string, bits int, ok bool) (int64, bool) {
 // Pets is an order.PetStore in Redis: one hash of pets by id.
 type Pets struct{ conn }
 
-// NewPets returns the store of the deployment whose keys start with prefix.
 func NewPets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Pets, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Pets{c}, err
@@ -322,7 +320,6 @@ type Events struct {
 	running bool
 }
 
-// NewEvents returns the log of the deployment whose keys start with prefix.
 func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Events, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Events{conn: c, moved: make(chan struct{})}, err
@@ -478,19 +475,16 @@ func (e *Events) watch() {
 			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, last.String()}, Count: 1, Block: waitBlock}).Err()
 			cancel()
 		}
-		if err != nil && !errors.Is(err, redis.Nil) { // Nil: nothing within the block
-			pause = min(max(2*pause, 50*time.Millisecond), time.Second)
-			time.Sleep(pause)
-		} else {
-			pause = 0
+		if pause = min(max(2*pause, 50*time.Millisecond), time.Second); err == nil || errors.Is(err, redis.Nil) {
+			pause = 0 // Nil: nothing within the block
 		}
+		time.Sleep(pause)
 	}
 }
 
 // Webhooks is a webhook.Store in Redis: a hash an endpoint and a sorted set of ids, in one slot.
 type Webhooks struct{ conn }
 
-// NewWebhooks returns the webhook endpoints of the deployment whose keys start with prefix.
 func NewWebhooks(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Webhooks, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Webhooks{conn: c}, err

@@ -45,8 +45,7 @@ end
 put('m', m, m0); put('mc', mc, mc0); put('d', d, d0); put('dc', dc, dc0)
 put('retry', retry, retry0); put('early', early, early0); put('ban', ban, ban0)
 if #changes > 0 then redis.call('HSET', KEYS[1], unpack(changes)) end
--- The hash expires a minute after the later of its day, ban and retry end, counted from the
--- caller's clock like the windows, so a lagging instance finds its day's counts.
+-- Expires a minute after its day, ban and retry end, by the caller's clock like the windows.
 if expire_from then
   redis.call('PEXPIRE', KEYS[1], string.format('%.0f', math.max((d + 1) * 86400000, ban, retry) - expire_from + 60000))
 end

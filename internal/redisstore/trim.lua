@@ -8,8 +8,7 @@ local dropped, newest = 0, nil
 if ARGV[1] ~= '0' then
   local now = redis.call('TIME')
   local cut = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[1])
-  -- Only when the oldest is older than the cut: XREVRANGE from before every entry walks the
-  -- whole stream back (Redis 7.0).
+  -- Only when the oldest is older: XREVRANGE from before every entry walks the stream (7.0).
   if at['first-entry'] and tonumber(string.match(at['first-entry'][1], '^%d+')) < cut then
     local minid = string.format('%d-0', cut)
     newest = redis.call('XREVRANGE', KEYS[1], '(' .. minid, '-', 'COUNT', 1)[1][1]
