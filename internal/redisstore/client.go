@@ -236,11 +236,10 @@ func classify(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
 		return err
 	}
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, errCallTimeout) {
-		return ctx.Err()
-	}
 	code, _, _ := strings.Cut(err.Error(), " ")
-	switch reply := errors.As(err, new(redis.Error)); {
+	switch reply, cause := errors.As(err, new(redis.Error)), context.Cause(ctx); {
+	case cause != nil && !errors.Is(cause, errCallTimeout):
+		return ctx.Err()
 	case !reply && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)): // our bound ended it
 		return fmt.Errorf("%w: redis: %w (%v)", order.ErrUnavailable, errCallTimeout, err)
 	// States of the server or the deployment (NOPERM: the ACL user's rights), not of a request;
@@ -408,14 +407,12 @@ func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (order.Key, erro
 	} else if err != nil {
 		return order.Key{}, err
 	}
-	raw, _ := cmd.Val().(string)
-	return decodeKey(raw)
+	return decodeKey(cmd.Val().(string)) // the record: nil was redis.Nil
 }
 
 func decodeKey(raw string) (order.Key, error) {
 	var k order.Key
-	err := json.Unmarshal([]byte(raw), &k)
-	if err = cmp.Or(err, k.ValidateStored()); err != nil { // a name from before CheckName's rules still reads
+	if err := cmp.Or(json.Unmarshal([]byte(raw), &k), k.ValidateStored()); err != nil { // Stored: names from before CheckName's rules
 		return order.Key{}, fmt.Errorf("%w: bad key record in redis: %w", order.ErrCorrupt, err)
 	}
 	return k, nil

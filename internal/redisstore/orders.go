@@ -279,8 +279,7 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	raw, err := s.rdb.HGet(ctx, s.k.petsData, strconv.FormatInt(id, 10)).Result()
 	if errors.Is(err, redis.Nil) {
 		return order.Pet{}, order.ErrPetNotFound
-	}
-	if err != nil {
+	} else if err != nil {
 		return order.Pet{}, classify(ctx, err)
 	}
 	var d petData
