@@ -468,10 +468,9 @@ type Limiter struct {
 	o         LimiterOptions
 	downUntil atomic.Int64 // Unix ns; Redis is not tried before then
 	down      atomic.Bool
-
-	mu       sync.Mutex
-	queue    []*decision
-	flushing bool // a goroutine is sending the queue
+	mu        sync.Mutex
+	queue     []*decision
+	flushing  bool // a goroutine is sending the queue
 }
 
 // decision is one request's rate decision, queued; what follows done is set before it closes.

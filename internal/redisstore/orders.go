@@ -34,8 +34,7 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 	return &Orders{conn: c}, err
 }
 
-// listChunk is the fields one HSCAN or HMGET of Load reads: a command's time in Redis is its
-// fields', so a small chunk keeps each well under a millisecond (TestLoadHoldsRedisBriefly).
+// listChunk is the fields of one HSCAN or HMGET of Load: each well under a millisecond in Redis.
 var listChunk int64 = 500
 
 // Load reads the log's newest position, then the orders a chunk at a time, so that no call holds
@@ -310,8 +309,7 @@ func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet])
 // entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
 type Events struct {
 	conn
-	// What WaitForEvents watches, for every waiter with one blocking XREAD, which holds a
-	// pooled connection: one per waiter would leave none for requests.
+	// WaitForEvents' watch: one blocking XREAD (a pooled connection) for all waiters, not one each.
 	mu      sync.Mutex
 	newest  streamID      // the log's newest position, as last read; zero when not known
 	moved   chan struct{} // closed when newest moves on, then replaced
@@ -505,8 +503,7 @@ func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
 	return list, classify(ctx, err)
 }
 
-// Now is Redis's clock, read by a script on the endpoints' slot so that in a cluster every
-// instance reads the same node's: the leases are judged by it, not by the instances' clocks.
+// Now is Redis's clock, read on the endpoints' slot: every instance judges leases by one node's.
 func (s *Webhooks) Now(ctx context.Context) (time.Time, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
