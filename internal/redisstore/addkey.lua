@@ -1,6 +1,5 @@
 -- Adds a key whose name is unused. KEYS: by-name hash, by-hash hash, version counter,
--- generation. ARGV: name, hash, record (JSON), a new generation (set with the change).
--- Returns 1, or 0 when the name is taken.
+-- generation. ARGV: name, hash, record, a new generation. Returns 0 when the name is taken.
 redis.call('HEXISTS', KEYS[2], ARGV[2])
 expectCounter(KEYS[3])
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end

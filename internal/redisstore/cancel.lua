@@ -1,9 +1,6 @@
--- Cancels one order atomically: pending becomes cancelled, once across every instance, with
--- its order.cancelled event. The id stays a string: a Lua number would round an int64.
--- KEYS: data hash, status hash, version counter, generation, events stream.
--- ARGV: order id, a new generation (set with the change).
--- Returns {the status found (pending: this call cancelled it), the data}, or {"", the half
--- missing: "data", "status", or "" for both}. An empty half is a missing one.
+-- Cancels one pending order with its event. KEYS: data hash, status hash, version counter,
+-- generation, events stream. ARGV: order id (a string: a Lua number rounds an int64), a new
+-- generation. Returns {status found, data}, or {"", the half missing ("" for both)}.
 local data = redis.call('HGET', KEYS[1], ARGV[1])
 local status = redis.call('HGET', KEYS[2], ARGV[1])
 if (data or '') == '' then return {'', (status or '') ~= '' and 'data' or ''} end

@@ -1,9 +1,6 @@
--- Loads orders without undoing what happened to them: data replaced when it differs, status
--- set only for a new order (a cancel survives a re-import), each with its event (order.created
--- for an order that was not whole, order.updated for new data); twice changes nothing. A stored
--- status that is no state fails the run before any write. Ids distinct, at least one.
--- KEYS: data hash, status hash, version counter, generation, events stream.
--- ARGV: a new generation (set with the change), then id, data, status, id, ...
+-- Loads orders without undoing what happened to them: data replaced when it differs, status set
+-- only for a new order (a cancel survives a re-import), each with its event; twice changes
+-- nothing. KEYS: as cancel.lua. ARGV: a new generation, then id, data, status, id, ...
 local n, ids = (#ARGV - 1) / 3, {}
 for i = 1, n do ids[i] = ARGV[3 * i - 1] end
 local data = redis.call('HMGET', KEYS[1], unpack(ids))

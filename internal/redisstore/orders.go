@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +18,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/petstore/orderd/internal/order"
+	"github.com/petstore/orderd/internal/webhook"
 )
-
-var _ order.Store = (*Orders)(nil)
 
 // Orders is an order.Store in Redis (docs/redis-layout.md).
 type Orders struct {
@@ -29,41 +29,64 @@ type Orders struct {
 	afterChunk func()       // after each HSCAN of Load; tests change the orders there
 }
 
-// NewOrders returns the store of the deployment whose keys start with prefix.
 func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Orders, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Orders{conn: c}, err
 }
 
-// listChunk is the fields one HSCAN or HMGET of Load reads: a command's time in Redis is its
-// fields', so a small chunk keeps each well under a millisecond (TestLoadHoldsRedisBriefly).
+// listChunk is the fields of one HSCAN or HMGET of Load: each well under a millisecond in Redis.
 var listChunk int64 = 500
 
-// Load reads the log's newest position, then the orders a chunk at a time, so that no call
-// holds Redis long: the statuses with HSCAN (every field held throughout, orders are never
-// deleted, perhaps twice), then the data in id order with HMGET, each round trip's orders
-// decoded while the next is read. A change made meanwhile has its event after the position.
+// Load reads the log's newest position, then the orders a chunk at a time, so that no call holds
+// Redis long: the statuses with HSCAN (which gives each field, perhaps twice), then the data in id
+// order with HMGET, decoded while the next is read. A change meanwhile has its event after it.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
-	position, err := s.events().LastEventID(ctx)
+	position, err := (&Events{conn: s.conn}).LastEventID(ctx)
 	var held []heldStatus
-	if err == nil {
-		held, err = s.scanStatuses(ctx)
+	for cursor, first := uint64(0), true; err == nil && (first || cursor != 0); first = false {
+		var pairs []string
+		cctx, cancel := callContext(ctx, s.timeout)
+		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
+		if err = classify(cctx, err); s.afterChunk != nil {
+			s.afterChunk()
+		}
+		cancel()
+		for i := 0; err == nil && i+1 < len(pairs); i += 2 {
+			var id int64
+			id, err = parseID(pairs[i])
+			held = append(held, heldStatus{id, pairs[i+1]})
+		}
 	}
 	if err != nil {
 		return order.Mark{}, err
 	}
+	slices.SortFunc(held, func(a, b heldStatus) int { return cmp.Compare(a.id, b.id) })
+	held = slices.CompactFunc(held, func(a, b heldStatus) bool { return a.id == b.id })
 	ctx, stop := context.WithCancelCause(ctx) // a failed decode stops the reads
 	defer stop(nil)
-	reads := make(chan []string, 4)
-	go func() {
+	reads := make(chan []string, 16)
+	go func() { // four HMGETs a round trip, as strings: HMGet's interface values cost an allocation each
 		defer close(reads)
-		for part := range slices.Chunk(held, 4*int(listChunk)) { // four HMGETs a round trip
-			data, err := s.readData(ctx, part)
-			if err != nil {
+		for part := range slices.Chunk(held, 4*int(listChunk)) {
+			cctx, cancel := callContext(ctx, s.timeout)
+			p, cmds := s.rdb.Pipeline(), []*redis.StringSliceCmd{}
+			for part := range slices.Chunk(part, int(listChunk)) {
+				args := append(make([]any, 0, 2+len(part)), "hmget", s.k.ordersData)
+				for _, h := range part {
+					args = append(args, strconv.FormatInt(h.id, 10))
+				}
+				cmds = append(cmds, redis.NewStringSliceCmd(cctx, args...))
+				_ = p.Process(cctx, cmds[len(cmds)-1])
+			}
+			_, err := p.Exec(cctx)
+			err = classify(cctx, err)
+			if cancel(); err != nil {
 				stop(err)
 				return
 			}
-			reads <- data
+			for _, cmd := range cmds {
+				reads <- cmd.Val()
+			}
 		}
 	}()
 	at := 0
@@ -90,61 +113,11 @@ type heldStatus struct {
 	status string
 }
 
-// scanStatuses reads the status hash and returns its fields sorted by id, once each.
-func (s *Orders) scanStatuses(ctx context.Context) (held []heldStatus, err error) {
-	for cursor, first := uint64(0), true; first || cursor != 0; first = false {
-		cctx, cancel := callContext(ctx, s.timeout)
-		var pairs []string
-		pairs, cursor, err = s.rdb.HScan(cctx, s.k.ordersStatus, cursor, "", listChunk).Result()
-		err = classify(cctx, err)
-		if cancel(); err != nil {
-			return nil, err
-		}
-		if s.afterChunk != nil {
-			s.afterChunk()
-		}
-		for i := 0; i+1 < len(pairs); i += 2 {
-			id, err := parseID(pairs[i])
-			if err != nil {
-				return nil, err
-			}
-			held = append(held, heldStatus{id, pairs[i+1]})
-		}
-	}
-	slices.SortFunc(held, func(a, b heldStatus) int { return cmp.Compare(a.id, b.id) })
-	return slices.CompactFunc(held, func(a, b heldStatus) bool { return a.id == b.id }), nil
-}
-
-// readData reads the data of held's orders in one round trip, an HMGET of each listChunk, ""
-// for a missing field: as strings, not go-redis's HMGet's interface values, an allocation each.
-func (s *Orders) readData(ctx context.Context, held []heldStatus) ([]string, error) {
-	ctx, cancel := callContext(ctx, s.timeout)
-	defer cancel()
-	p := s.rdb.Pipeline()
-	var cmds []*redis.StringSliceCmd
-	for part := range slices.Chunk(held, int(listChunk)) {
-		args := append(make([]any, 0, 2+len(part)), "hmget", s.k.ordersData)
-		for _, h := range part {
-			args = append(args, strconv.FormatInt(h.id, 10))
-		}
-		cmds = append(cmds, redis.NewStringSliceCmd(ctx, args...))
-		_ = p.Process(ctx, cmds[len(cmds)-1])
-	}
-	_, err := p.Exec(ctx)
-	var data []string
-	for _, cmd := range cmds {
-		data = append(data, cmd.Val()...)
-	}
-	return data, classify(ctx, err)
-}
-
 // Since reads the log after m.
 func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) ([]order.Event, order.Mark, bool, error) {
-	page, err := s.events().Events(ctx, order.EventQuery{After: m.Position, Limit: limit})
+	page, err := (&Events{conn: s.conn}).Events(ctx, order.EventQuery{After: m.Position, Limit: limit})
 	return page.Events, order.Mark{Position: page.Last}, page.More, err
 }
-
-func (s *Orders) events() *Events { return &Events{conn: s.conn} }
 
 // Version is the orders' version read in the request's round trip (order.Trip), or else now.
 func (s *Orders) Version(ctx context.Context) (uint64, error) {
@@ -193,9 +166,8 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	return s.ImportBatches(ctx, order.Slice(orders, importChunk))
 }
 
-// ImportBatches is Import of orders read in batches, each checked as it is read (by
-// order.CheckEach): the batch of a refused order and those after it are not written, nor are
-// those after a chunk that failed. It returns how many fields changed.
+// ImportBatches is Import of batches checked as read (order.CheckEach): nothing from a refused
+// order's batch or a failed chunk on is written. It returns how many fields changed.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	var changed int64
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
@@ -229,9 +201,8 @@ func parseID(field string) (int64, error) {
 	return id, nil
 }
 
-// orderOf decodes order id from its data and status. The data in json.Marshal's form (the
-// import's, and the layout's example) is read directly, as a list of a million orders spent
-// most of its time in encoding/json; any other form goes to encoding/json, which decides.
+// orderOf decodes order id from its data and status: json.Marshal's form (the import's) directly,
+// since encoding/json was most of a large list's time, any other form with encoding/json.
 func orderOf(id int64, data, status string) (order.Order, error) {
 	d, ok := parseData(data)
 	var err error
@@ -267,9 +238,8 @@ type orderData struct {
 	Complete bool      `json:"complete"`
 }
 
-// parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly, with
-// nothing between the tokens; ok is false for anything else, which FuzzParseData holds to
-// encoding/json's reading.
+// parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly; ok is
+// false for anything else (FuzzParseData holds it to encoding/json).
 func parseData(s string) (d orderData, ok bool) {
 	rest, ok0 := strings.CutPrefix(s, `{"petId":`)
 	pet, rest, ok1 := strings.Cut(rest, `,"quantity":`)
@@ -288,12 +258,9 @@ func jsonInt(s string, bits int, ok bool) (int64, bool) {
 	return n, ok && err == nil && s[0] != '+' && (len(s) < 2 || s[0] != '0' && s[:2] != "-0")
 }
 
-var _ order.PetStore = (*Pets)(nil)
-
 // Pets is an order.PetStore in Redis: one hash of pets by id.
 type Pets struct{ conn }
 
-// NewPets returns the store of the deployment whose keys start with prefix.
 func NewPets(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Pets, error) {
 	c, err := newConn(rdb, prefix, timeout)
 	return &Pets{c}, err
@@ -311,8 +278,7 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	raw, err := s.rdb.HGet(ctx, s.k.petsData, strconv.FormatInt(id, 10)).Result()
 	if errors.Is(err, redis.Nil) {
 		return order.Pet{}, order.ErrPetNotFound
-	}
-	if err != nil {
+	} else if err != nil {
 		return order.Pet{}, classify(ctx, err)
 	}
 	var d petData
@@ -324,9 +290,8 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	return p, nil
 }
 
-// ImportBatches writes pets read in batches, replacing those with the same id, each checked as
-// it is read (by order.CheckEach): the batch of a refused pet and those after it are not
-// written. A batch is one HSET, written whole or not at all.
+// ImportBatches writes pets by id, a batch (checked as read, order.CheckEach) an HSET: nothing
+// from a refused pet's batch on is written.
 func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet]) error {
 	return pets(order.CheckEach[order.Pet](), func(part []order.Pet) error {
 		fields := make([]any, 0, 2*len(part))
@@ -338,4 +303,255 @@ func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet])
 		defer cancel()
 		return classify(ctx, s.rdb.HSet(ctx, s.k.petsData, fields...).Err())
 	})
+}
+
+// Events is the order.EventLog in Redis: one stream, appended to in each change's script; an
+// entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
+type Events struct {
+	conn
+	// WaitForEvents' watch: one blocking XREAD (a pooled connection) for all waiters, not one each.
+	mu      sync.Mutex
+	newest  streamID      // the log's newest position, as last read; zero when not known
+	moved   chan struct{} // closed when newest moves on, then replaced
+	waiters int
+	running bool
+}
+
+func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Events, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Events{conn: c, moved: make(chan struct{})}, err
+}
+
+// Events reads a page after q.After with events.lua. A position is expired before the newest
+// event Trim dropped, past the newest the stream had, or between them and no entry: every
+// position given is an entry (or the newest dropped, or 0-0), else one of a history Redis lost.
+func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
+	if q.Limit < 1 {
+		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)
+	}
+	after, ok := parseStreamID(q.After)
+	if q.After != "" && (!ok || after == streamID{math.MaxUint64, math.MaxUint64}) { // no position follows the greatest
+		return order.EventPage{}, order.ErrEventsExpired
+	}
+	position := map[bool]string{true: after.String()}[ok] // Redis's spelling of it, or ""
+	last, maxDeleted, held, entries, err := e.read(ctx, position, q.Limit)
+	if err != nil {
+		return order.EventPage{}, err
+	}
+	if q.After != "" && (after.less(maxDeleted) || last.less(after) || (after != maxDeleted && !held)) {
+		return order.EventPage{}, order.ErrEventsExpired
+	}
+	page := order.EventPage{Last: cmp.Or(q.After, last.String()), More: len(entries) == 5*q.Limit}
+	for entry := range slices.Chunk(entries, 5) {
+		ev, err := decodeEvent(entry)
+		if err != nil {
+			return order.EventPage{}, err
+		}
+		page.Last = ev.ID
+		if len(q.Types) == 0 || slices.Contains(q.Types, ev.Type) {
+			page.Events = append(page.Events, ev)
+		}
+	}
+	return page, nil
+}
+
+// LastEventID is the stream's last-generated-id; "0-0" without a stream.
+func (e *Events) LastEventID(ctx context.Context) (string, error) {
+	last, _, _, _, err := e.read(ctx, "", 0)
+	return last.String(), err
+}
+
+// Trim runs trim.lua, sent once, as each script that writes alone is.
+func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
+	ms, count := int64((max(r.MaxAge, 0)+time.Millisecond-1)/time.Millisecond), max(r.MaxCount, 0) // ms rounded up: never younger
+	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, ms, count, count+1)
+	n, _ := cmd.Int64()
+	return n, err
+}
+
+// read runs events.lua after a position ("": from the first): where the log stands (the
+// newest position and the newest dropped), whether the position is an entry, and a page.
+func (e *Events) read(ctx context.Context, after string, limit int) (last, maxDeleted streamID, held bool, entries []string, err error) {
+	ctx, cancel := callContext(ctx, e.timeout)
+	defer cancel()
+	res, err := eventsScript.Run(ctx, e.rdb, []string{e.k.ordersEvents}, after, limit).StringSlice()
+	if err != nil {
+		return last, maxDeleted, false, nil, classify(ctx, err)
+	}
+	var ok [2]bool
+	last, ok[0] = parseStreamID(res[0])
+	if maxDeleted, ok[1] = parseStreamID(res[1]); ok != [2]bool{true, true} {
+		err = fmt.Errorf("%w: events.lua replied %q", errBadRecord, res[:2])
+	}
+	return last, maxDeleted, res[2] == "1", res[3:], err
+}
+
+// decodeEvent reads one entry of events.lua: id, type, order id, data, status.
+func decodeEvent(f []string) (order.Event, error) {
+	at, ok := parseStreamID(f[0])
+	if !ok || at.ms > math.MaxInt64 || !slices.Contains(order.EventTypes, order.EventType(f[1])) {
+		return order.Event{}, fmt.Errorf("%w: event %s: type %q", errBadRecord, f[0], f[1])
+	}
+	oid, err := parseID(f[2])
+	o, oerr := orderOf(oid, f[3], f[4])
+	if err = cmp.Or(err, oerr); err != nil {
+		return order.Event{}, fmt.Errorf("event %s: %w", f[0], err)
+	}
+	return order.Event{ID: f[0], Type: order.EventType(f[1]), Time: time.UnixMilli(int64(at.ms)).UTC(), Order: o}, nil
+}
+
+// streamID is a position in a stream: its entries' ids, ms-seq, ordered by ms then seq.
+type streamID struct{ ms, seq uint64 }
+
+// parseStreamID reads the whole form, ms-seq, in decimal.
+func parseStreamID(s string) (id streamID, ok bool) {
+	ms, seq, ok := strings.Cut(s, "-")
+	var err1, err2 error
+	id.ms, err1 = strconv.ParseUint(ms, 10, 64)
+	id.seq, err2 = strconv.ParseUint(seq, 10, 64)
+	return id, ok && err1 == nil && err2 == nil
+}
+
+func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms && a.seq < b.seq) }
+
+func (a streamID) String() string { return fmt.Sprintf("%d-%d", a.ms, a.seq) }
+
+// waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
+const waitBlock = 2 * time.Second
+
+// WaitForEvents returns nil once the newest position read is after after ("": any event), or
+// at once for no position (the read tells why).
+func (e *Events) WaitForEvents(ctx context.Context, after string) error {
+	a, ok := parseStreamID(after)
+	if !ok && after != "" {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer func() { e.waiters-- }()
+	if e.waiters++; !e.running {
+		e.running, e.newest = true, streamID{} // known only once read again
+		go e.watch()
+	}
+	for !a.less(e.newest) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		moved := e.moved
+		e.mu.Unlock()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+		}
+		e.mu.Lock()
+	}
+	return nil
+}
+
+// watch reads where the log stands, then blocks on XREAD after it, while anyone waits; read
+// anew each time, as a log lost and begun again behind it would keep XREAD waiting.
+func (e *Events) watch() {
+	for pause := time.Duration(0); ; {
+		e.mu.Lock()
+		if e.waiters == 0 {
+			e.running = false
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
+		last, _, _, _, err := e.read(context.Background(), "", 0)
+		if err == nil {
+			e.mu.Lock()
+			if e.newest.less(last) { // wake the waiters; one that went back (a lost log) is kept too
+				close(e.moved)
+				e.moved = make(chan struct{})
+			}
+			e.newest = last
+			e.mu.Unlock()
+			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
+			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, last.String()}, Count: 1, Block: waitBlock}).Err()
+			cancel()
+		}
+		if pause = min(max(2*pause, 50*time.Millisecond), time.Second); err == nil || errors.Is(err, redis.Nil) {
+			pause = 0 // Nil: nothing within the block
+		}
+		time.Sleep(pause)
+	}
+}
+
+// Webhooks is a webhook.Store in Redis: a hash an endpoint and a sorted set of ids, in one slot.
+type Webhooks struct{ conn }
+
+func NewWebhooks(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Webhooks, error) {
+	c, err := newConn(rdb, prefix, timeout)
+	return &Webhooks{conn: c}, err
+}
+
+// List reads the ids, then each endpoint; one deleted in between is left out.
+func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	ids, err := s.rdb.ZRange(ctx, s.k.webhookIDs, 0, -1).Result()
+	list := make([]webhook.Endpoint, 0, len(ids))
+	for _, id := range ids {
+		if e, err := s.get(ctx, s.rdb, id); err != nil {
+			return nil, classify(ctx, err)
+		} else if e.ID != "" {
+			list = append(list, e)
+		}
+	}
+	return list, classify(ctx, err)
+}
+
+// Now is Redis's clock, read on the endpoints' slot: every instance judges leases by one node's.
+func (s *Webhooks) Now(ctx context.Context) (time.Time, error) {
+	ctx, cancel := callContext(ctx, s.timeout)
+	defer cancel()
+	t, err := s.rdb.Eval(ctx, "return redis.call('TIME')", []string{s.k.webhookIDs}).Int64Slice()
+	if err != nil {
+		return time.Time{}, classify(ctx, err)
+	}
+	return time.Unix(t[0], t[1]*1000), nil
+}
+
+// get reads endpoint id (none: zero) with the client or a transaction, errors unclassified.
+func (s *Webhooks) get(ctx context.Context, c redis.Cmdable, id string) (webhook.Endpoint, error) {
+	h, err := c.HGetAll(ctx, s.k.webhook(id)).Result()
+	if err != nil || len(h) == 0 {
+		return webhook.Endpoint{}, err
+	}
+	return webhook.FromRecord(id, func(f string) string { return h[f] })
+}
+
+// Update reads the endpoint under WATCH and writes (or deletes) what change makes of it in a
+// MULTI, again if another wrote it meanwhile. One that cannot be read can only be deleted.
+func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
+	key := s.k.webhook(id)
+	for {
+		var refused error
+		cctx, cancel := callContext(ctx, s.timeout)
+		err := s.rdb.Watch(cctx, func(tx *redis.Tx) error {
+			e, err := s.get(cctx, tx, id) // corrupt: only its ID
+			corrupt := errors.Is(err, order.ErrCorrupt)
+			if err != nil && !corrupt {
+				return err
+			}
+			if refused = change(&e); refused != nil || (corrupt && e.ID != "") {
+				return err
+			}
+			_, err = tx.TxPipelined(cctx, func(p redis.Pipeliner) error {
+				if e.ID == "" {
+					p.Del(cctx, key)
+					return p.ZRem(cctx, s.k.webhookIDs, id).Err()
+				}
+				p.HSet(cctx, key, e.Record())
+				return p.ZAdd(cctx, s.k.webhookIDs, redis.Z{Score: float64(e.CreatedAt.UnixMilli()), Member: id}).Err()
+			})
+			return err
+		}, key)
+		cancel()
+		if refused != nil || !errors.Is(err, redis.TxFailedErr) {
+			return cmp.Or(refused, classify(cctx, err))
+		}
+	}
 }

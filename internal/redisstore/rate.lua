@@ -1,10 +1,8 @@
--- The rate-limit decisions of one caller's requests of a pipeline, in order, atomically, each
--- as a call of its own would decide it by ratelimit.NewMemory's rules (the conformance suite).
--- KEYS[1]: the caller's hash. ARGV: per-minute limit, per-day limit, ban-after, ban-for (ms),
--- 1 to peek (count and write nothing) or 0, then each request's time (Unix ms, the instance's
--- clock). Returns, for each: admitted (0/1), minute count, day count, banned-until (Unix ms,
--- 0 if none), the counts' minute and day. Every number is below 2^53, exact in a double;
--- %.0f keeps exponents from Redis.
+-- One caller's decisions of a pipeline, in order, each as ratelimit.NewMemory would decide it.
+-- KEYS[1]: the caller's hash. ARGV: per minute, per day, ban after, ban for (ms), 1 to peek
+-- (write nothing), then each request's Unix ms. Returns six numbers each: admitted, minute and
+-- day counts, banned until (ms, or 0), the counts' minute and day. All below 2^53; %.0f keeps
+-- exponents from Redis.
 local per_minute, per_day = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ban_after, ban_for, peek = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
 local f = redis.call('HMGET', KEYS[1], 'm', 'mc', 'd', 'dc', 'retry', 'early', 'ban')
@@ -47,8 +45,7 @@ end
 put('m', m, m0); put('mc', mc, mc0); put('d', d, d0); put('dc', dc, dc0)
 put('retry', retry, retry0); put('early', early, early0); put('ban', ban, ban0)
 if #changes > 0 then redis.call('HSET', KEYS[1], unpack(changes)) end
--- The hash expires a minute after the later of its day, ban and retry end, counted from the
--- caller's clock like the windows, so a lagging instance finds its day's counts.
+-- Expires a minute after its day, ban and retry end, by the caller's clock like the windows.
 if expire_from then
   redis.call('PEXPIRE', KEYS[1], string.format('%.0f', math.max((d + 1) * 86400000, ban, retry) - expire_from + 60000))
 end

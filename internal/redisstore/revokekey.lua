@@ -1,8 +1,6 @@
--- Revokes the key named ARGV[1], else, when ARGV[2] is 1 (it looks like a shown prefix), the
--- first by name whose record has that prefix, passing over records that do not decode: a bad
--- record another writer left never stops the revoke of a good key. KEYS: by-name hash,
--- by-hash hash, version counter, generation. ARGV: name or prefix, 1 or 0, a new generation
--- (set with the change). Returns the revoked record, or false, writing nothing, for none.
+-- Revokes the key named ARGV[1], else (ARGV[2] 1) the first by name with that prefix, passing
+-- over records another writer left that do not decode. KEYS: as addkey.lua. ARGV[3]: a new
+-- generation. Returns the revoked record, or false for none.
 local name, hash = ARGV[1], redis.call('HGET', KEYS[1], ARGV[1])
 if not hash and ARGV[2] == '1' then
   local all, first = redis.call('HGETALL', KEYS[2]), nil

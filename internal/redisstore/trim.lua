@@ -1,7 +1,6 @@
--- Drops the events older than ARGV[1] ms by Redis's clock, then all but the newest ARGV[2],
--- exactly; XTRIM does not move max-deleted-entry-id (Redis 7.0), so XSETID sets it to the
--- newest dropped, before which Events refuses positions. KEYS: events stream. ARGV: max age
--- (ms), max count, max count + 1 (no Lua number), 0 for off. Returns how many went.
+-- Drops the events older than ARGV[1] ms by Redis's clock, then all but the newest ARGV[2]
+-- (ARGV[3] is one more; 0 is off). XTRIM does not move max-deleted-entry-id (Redis 7.0), so
+-- XSETID sets it to the newest dropped, before which Events refuses positions.
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local info, at = redis.call('XINFO', 'STREAM', KEYS[1]), {} -- WRONGTYPE before any write
 for i = 1, #info, 2 do at[info[i]] = info[i + 1] end
@@ -9,8 +8,7 @@ local dropped, newest = 0, nil
 if ARGV[1] ~= '0' then
   local now = redis.call('TIME')
   local cut = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[1])
-  -- Only when the oldest is older than the cut: XREVRANGE from before every entry walks the
-  -- whole stream back (Redis 7.0).
+  -- Only when the oldest is older: XREVRANGE from before every entry walks the stream (7.0).
   if at['first-entry'] and tonumber(string.match(at['first-entry'][1], '^%d+')) < cut then
     local minid = string.format('%d-0', cut)
     newest = redis.call('XREVRANGE', KEYS[1], '(' .. minid, '-', 'COUNT', 1)[1][1]
