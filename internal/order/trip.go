@@ -6,7 +6,6 @@ import "context"
 // steps, so that a store may answer an early step (a key lookup) provisionally from memory
 // and confirm it once the round trip is made. A request's steps run in turn: no lock.
 type Trip struct {
-	context.Context
 	// Carried is what the round trip read, of a type only the store that made it knows. Its
 	// Confirm checks what was answered before the round trip against what it read, asks the
 	// storage again when that has moved, and fails as the step it confirms would.
@@ -17,16 +16,8 @@ type Trip struct {
 
 type tripKey struct{}
 
-// Value returns the Trip itself for its key, and otherwise what its parent holds.
-func (t *Trip) Value(key any) any {
-	if key == (tripKey{}) {
-		return t
-	}
-	return t.Context.Value(key)
-}
-
 // Begin returns ctx with a Trip of its own.
-func Begin(ctx context.Context) context.Context { return &Trip{Context: ctx} }
+func Begin(ctx context.Context) context.Context { return context.WithValue(ctx, tripKey{}, &Trip{}) }
 
 // TripOf returns the Trip that Begin put in ctx, or nil.
 func TripOf(ctx context.Context) *Trip {
