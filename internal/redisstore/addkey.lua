@@ -4,6 +4,5 @@ redis.call('HEXISTS', KEYS[2], ARGV[2])
 expectCounter(KEYS[3])
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-redis.call('INCR', KEYS[3])
-redis.call('SET', KEYS[4], ARGV[4])
+bump(ARGV[4])
 return 1

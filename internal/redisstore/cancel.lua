@@ -10,6 +10,5 @@ expectCounter(KEYS[3])
 -- The first write: a stream key of another type fails it, and the script, before any other.
 redis.call('XADD', KEYS[5], '*', 'type', 'order.cancelled', 'id', ARGV[1], 'data', data, 'status', 'cancelled')
 redis.call('HSET', KEYS[2], ARGV[1], 'cancelled')
-redis.call('INCR', KEYS[3])
-redis.call('SET', KEYS[4], ARGV[2])
+bump(ARGV[2])
 return {status, data}

@@ -26,8 +26,5 @@ for i = 1, n do
 end
 if #newData > 0 then redis.call('HSET', KEYS[1], unpack(newData)) end
 if #newStatus > 0 then redis.call('HSET', KEYS[2], unpack(newStatus)) end
-if #newData + #newStatus > 0 then
-  redis.call('INCR', KEYS[3])
-  redis.call('SET', KEYS[4], ARGV[1])
-end
+if #newData + #newStatus > 0 then bump(ARGV[1]) end
 return (#newData + #newStatus) / 2

@@ -17,6 +17,5 @@ if not record or redis.call('HGET', KEYS[1], name) ~= hash then return false end
 expectCounter(KEYS[3])
 redis.call('HDEL', KEYS[1], name)
 redis.call('HDEL', KEYS[2], hash)
-redis.call('INCR', KEYS[3])
-redis.call('SET', KEYS[4], ARGV[3])
+bump(ARGV[3])
 return record
