@@ -127,9 +127,7 @@ func (l *Limiter) decide(ctx context.Context, caller string, limits order.Limits
 	if d.trip != nil && d.versions[0] != nil { // the round trip read them: keep them if both parse
 		o, _, oerr := version(d.versions[0].Val())
 		k, _, kerr := version(d.versions[1].Val())
-		if oerr == nil && kerr == nil {
-			d.trip.read, d.trip.orders, d.trip.keys = true, o, k
-		}
+		d.trip.read, d.trip.orders, d.trip.keys = oerr == nil && kerr == nil, o, k // unread: not used
 	}
 	res := d.outcome
 	o := ratelimit.Outcome{Admitted: res[0] == 1, MinuteCount: res[1], DayCount: res[2],
