@@ -230,11 +230,9 @@ func NewEndpoint(rawURL string, types []order.EventType, position string, now ti
 
 // Create registers an endpoint for rawURL and types, sent the events after the log's newest.
 func Create(ctx context.Context, s Store, log order.EventLog, rawURL string, types []order.EventType, now time.Time) (Endpoint, error) {
-	e, err := NewEndpoint(rawURL, types, "", now)
-	if err == nil {
-		e.Position, err = log.LastEventID(ctx)
-	}
-	if err != nil {
+	position, err := log.LastEventID(ctx)
+	e, invalid := NewEndpoint(rawURL, types, position, now)
+	if err = cmp.Or(invalid, err); err != nil {
 		return Endpoint{}, err
 	}
 	return e, s.Update(ctx, e.ID, func(stored *Endpoint) error { *stored = e; return nil }) // the id is 64 random bits: new
@@ -279,9 +277,8 @@ type Enabled struct {
 }
 
 // Enable makes the failing or disabled endpoint id active, its failure cleared (its last attempt
-// and status kept), from its position if the log keeps the events after it (else refused with
-// order.ErrEventsExpired), or with skipToNewest from the log's newest. The write checks again
-// that it is not active and is at the position read. Refusals: also ErrNotFound, ErrActive, ErrMoved.
+// and status kept), from its position if the log keeps the events after it (else
+// order.ErrEventsExpired), or with skipToNewest from the log's newest. Refusals: also ErrNotFound, ErrActive, ErrMoved.
 func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToNewest bool) (r Enabled, err error) {
 	e, err := Get(ctx, s, id)
 	if err == nil && e.Status == StatusActive {
