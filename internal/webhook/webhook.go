@@ -153,7 +153,7 @@ func SplitTypes(s string) (types []order.EventType) {
 // it unexpired, and returns the endpoint under the lease. Refusals: ErrLeaseLost, ErrNotFound.
 func Lease(ctx context.Context, s Store, id, owner string, ttl time.Duration, now time.Time) (leased Endpoint, err error) {
 	err = update(ctx, s, id, func(e *Endpoint) error {
-		if !free(*e, owner, now) {
+		if e.LeaseOwner != owner && e.LeaseExpires.After(now) {
 			return fmt.Errorf("%w: %q", ErrLeaseLost, id)
 		}
 		e.LeaseOwner, e.LeaseExpires = owner, now.Add(ttl)
@@ -161,11 +161,6 @@ func Lease(ctx context.Context, s Store, id, owner string, ttl time.Duration, no
 		return nil
 	})
 	return leased, err
-}
-
-// free reports whether owner may take e's lease at now.
-func free(e Endpoint, owner string, now time.Time) bool {
-	return e.LeaseOwner == owner || !e.LeaseExpires.After(now)
 }
 
 // Hold applies change to the endpoint id only while owner holds its lease, unexpired at now:
@@ -371,7 +366,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 		}
 		now := sync.OnceValue(func() time.Time { return d.now(ctx) }) // read if an active endpoint needs it: maybe a round trip
 		for _, e := range list {
-			if _, running := d.running.Load(e.ID); e.Status != StatusActive || running || !free(e, d.cfg.Owner, now()) {
+			if _, running := d.running.Load(e.ID); e.Status != StatusActive || running || e.LeaseOwner != d.cfg.Owner && e.LeaseExpires.After(now()) {
 				continue
 			}
 			d.running.Store(e.ID, true)
