@@ -44,19 +44,17 @@ const (
 
 // Config is what the HTTP layer needs: interfaces, for the stores may be in memory or remote.
 type Config struct {
-	Orders     order.Store      // read through an order.View: from memory, kept current
-	PageTokens *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
-	Events     order.EventLog   // the log of changes to Orders, kept by the same store
-	Pets       order.PetStore
-	Keys       order.KeyStore
-	Limiter    ratelimit.Limiter
-	// Begin, when set, gives each request a context whose steps share one round trip to the
-	// stores (order.Begin, for Redis); admit then confirms the key with order.Confirm.
-	Begin            func(context.Context) context.Context
+	Orders           order.Store      // read through an order.View: from memory, kept current
+	PageTokens       *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
+	Events           order.EventLog   // the log of changes to Orders, kept by the same store
+	Pets             order.PetStore
+	Keys             order.KeyStore
+	Limiter          ratelimit.Limiter
+	Begin            func(context.Context) context.Context // a request's one round trip to the stores (order.Begin, Redis); admit confirms the key
 	Sunset           Sunset
 	CORSAllowOrigins []string                    // the origins whose pages may call the API (scheme://host[:port]); none: CORS off
 	TrustedProxies   []*net.IPNet                // the peers whose X-Forwarded-For names the client
-	IPv6Prefix       int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
+	IPv6Prefix       int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when not 1 to 128
 	Ready            func(context.Context) error // whether the stores answer (/readyz); nil: always
 	Observer         Observer                    // told of requests, decisions and outcomes, for metrics
 	Metrics          http.Handler                // served at /metrics when set
@@ -77,14 +75,10 @@ func New(cfg Config) (*echo.Echo, error) {
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
-	cfg.IPv6Prefix = cmp.Or(cfg.IPv6Prefix, ratelimit.DefaultIPv6Prefix)
 	cfg.MaxStreamsPerKey = cmp.Or(cfg.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
 	cfg.StreamRecheck = cmp.Or(cfg.StreamRecheck, DefaultStreamRecheck)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
-		return nil, fmt.Errorf("api: %w", err)
 	}
 	ops, err := loadContract()
 	if err != nil {
@@ -181,8 +175,7 @@ func health(e routes, ready func(context.Context) error, draining <-chan struct{
 	})
 }
 
-// exchange is the request's context (ctx.(*exchange): no step replaces it) and all it carries:
-// observe makes it, admit fills in the caller and decision, the header hook writes from it.
+// exchange is the request's context (ctx.(*exchange)): observe makes it, admit fills it in.
 type exchange struct {
 	context.Context
 	s            *Server
@@ -292,8 +285,7 @@ func (noObserver) StoreError(string)                  {}
 func (noObserver) Streams(int)                        {}
 func (noObserver) Event(string)                       {}
 
-// startSpan starts a server span, a child of the client's traceparent, named and described by
-// OpenTelemetry's HTTP server conventions: no name from a path or an unknown method.
+// startSpan starts a server span by OpenTelemetry's HTTP conventions: no name from a path or an unknown method.
 func (s *Server) startSpan(c echo.Context, ctx context.Context) (context.Context, trace.Span) {
 	req := c.Request()
 	method, name := req.Method, req.Method
@@ -333,8 +325,7 @@ func endSpan(span trace.Span, ex *exchange, status int) {
 	}
 }
 
-// CORS lets pages of the configured origins call the versions' bases; not echo's, which answers
-// 204 to any OPTIONS. No credentials mode: keys travel in Authorization.
+// CORS for the versions' bases; not echo's, which answers 204 to any OPTIONS. Keys travel in Authorization.
 const (
 	corsAllowHeaders  = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate"
 	corsExposeHeaders = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, " +
@@ -342,8 +333,7 @@ const (
 	corsMaxAge = "600" // seconds a browser may keep a preflight's answer
 )
 
-// CheckOrigin accepts an origin as a browser sends it, any other would never match; not "*":
-// with keys, each page allowed to call the API from a visitor's browser is a choice.
+// CheckOrigin accepts an origin as a browser sends it, any other would never match; not "*".
 func CheckOrigin(s string) error {
 	if s == "*" {
 		return fmt.Errorf(`"*" is not accepted: the API is called with API keys, so name each origin allowed to call it`)
@@ -371,8 +361,7 @@ func CheckOrigin(s string) error {
 	return nil
 }
 
-// preflight, before admit (a browser sends it without the key: it spends no quota), answers
-// 204 a preflight from an allowed origin to a known route; any other OPTIONS goes on to conform.
+// preflight answers 204, before admit (it comes without the key), an allowed origin's preflight to a known route.
 func (s *Server) preflight(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -402,8 +391,7 @@ var (
 // anonymousLimits apply to callers without a valid key, by address: they slow key guessing.
 var anonymousLimits, _ = order.LimitsFor(order.Free, order.Limits{})
 
-// admit is the one step that decides who calls and whether they may (docs/design.md,
-// "The HTTP pipeline's other rules"), before conform, so an unknown route or method counts too.
+// admit decides who calls and whether they may, before conform: an unknown route counts too.
 func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ex := c.Request().Context().(*exchange)
@@ -422,11 +410,7 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 			ex.key = &ex.found
 		}
 		caller, limits := s.caller(ex)
-		if noDecision(ex, keyErr) { // who calls is unknown: no limiting by address
-			return s.undecided(ex, limits, keyErr)
-		}
-		// A stream holds one of its key's places from here to its end. Past them the
-		// request is refused, and counts in no window: the limiter is only asked.
+		// A stream holds one of its key's places to its end; past them the limiter is only asked.
 		decide, streamsFull := s.Limiter.Allow, false
 		if ex.key != nil && ex.op != nil && ex.route == eventsRoute && acceptsEventStream(ex.req.Header) { // a GET or HEAD
 			if name := ex.key.Name; s.holdStream(name, 1) {
@@ -435,7 +419,10 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 				decide, streamsFull = s.Limiter.Peek, true
 			}
 		}
-		d, err := decide(ex, caller, limits)
+		d, err := ratelimit.Decision{}, keyErr
+		if !noDecision(ex, err) { // else who calls is unknown: no limiting by address
+			d, err = decide(ex, caller, limits)
+		}
 		if err == nil && ex.key != nil && s.Begin != nil {
 			if err = order.Confirm(ex); err != nil { // the key changed since the lookup
 				ex.key, keyErr, streamsFull = nil, lookupError(err), false
@@ -475,8 +462,7 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// undecided ends a request no decision could be made for. Its headers describe the plan as if
-// nothing had been counted: the counts are unknown, and it claims no quota unspent.
+// undecided ends a request with no decision; its headers show the plan as if nothing were counted.
 func (s *Server) undecided(ex *exchange, limits order.Limits, err error) error {
 	ex.limited, ex.limit = true, ratelimit.Decide(ratelimit.Outcome{}, limits, s.Now())
 	if !requestEnded(ex, err) {
@@ -507,8 +493,7 @@ func lookupError(err error) error {
 	return fmt.Errorf("looking up a key: %w", err)
 }
 
-// bearerToken extracts the token of the Authorization fields (RFC 6750): a case-insensitive
-// scheme, then a token68, which keeps control characters and spaces out of every later step.
+// bearerToken is the token68 of the Authorization field (RFC 6750), which keeps control characters out.
 func bearerToken(values []string) (string, error) {
 	if len(values) == 0 {
 		return "", errNoCredentials
