@@ -188,8 +188,7 @@ func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc
 
 // keyAllowed is false only when the store says the key is gone or banned.
 func (st *eventStream) keyAllowed() bool {
-	// Not the request's context: its Trip (Redis) would answer the key from what admission read.
-	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck)
+	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck) // not the request's: its Trip knows the key
 	defer cancel()
 	defer context.AfterFunc(st.ctx, cancel)()
 	k, err := st.Keys.Lookup(ctx, st.key.Hash)
@@ -237,8 +236,7 @@ func (s *Server) waitForEvents() {
 			end, err = s.Events.LastEventID(ctx)
 		}
 		switch {
-		case err != nil && ctx.Err() == nil:
-			// The store is down: streams keep their heartbeats, and the wait is tried again.
+		case err != nil && ctx.Err() == nil: // the store is down: streams keep their heartbeats; try again
 			s.Logger.Debug("event streams: waiting for the log", slog.String("error", err.Error()))
 			select {
 			case <-ctx.Done():

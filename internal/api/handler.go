@@ -1,5 +1,4 @@
-// Package api is the HTTP face of the service: each version's operations (openapi.yaml at /v1,
-// openapi-v2.yaml at /v2), the steps in front of them, and the one place errors become Errors.
+// Package api is the HTTP face of the service: each version's operations, the steps before them, its errors.
 package api
 
 import (
@@ -100,8 +99,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
-	// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone makes it answer the proxy.
-	if e.IPExtractor = echo.ExtractIPDirect(); len(cfg.TrustedProxies) > 0 {
+	if e.IPExtractor = echo.ExtractIPDirect(); len(cfg.TrustedProxies) > 0 { // not echo's XFF: a hop with a port or zone fools it
 		e.IPExtractor = func(r *http.Request) string {
 			return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), cfg.TrustedProxies)
 		}
@@ -115,8 +113,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(s, nil), gen.RegisterHandlersOptions{BaseURL: BasePath})
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(&ServerV2{v1: s}, nil), genv2.RegisterHandlersOptions{BaseURL: BasePathV2})
 
-	// The steps, outermost first; echo has routed the request before them.
-	e.Use(s.observe, recoverPanics(cfg.Logger))
+	e.Use(s.observe, recoverPanics(cfg.Logger)) // the steps, outermost first, after echo's routing
 	if len(s.cors) > 0 {
 		e.Use(s.preflight)
 	}
@@ -410,8 +407,7 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 			ex.key = &ex.found
 		}
 		caller, limits := s.caller(ex)
-		// A stream holds one of its key's places to its end; past them the limiter is only asked.
-		decide, streamsFull := s.Limiter.Allow, false
+		decide, streamsFull := s.Limiter.Allow, false                                                      // a stream holds a key's place to its end; past them, only Peek
 		if ex.key != nil && ex.op != nil && ex.route == eventsRoute && acceptsEventStream(ex.req.Header) { // a GET or HEAD
 			if name := ex.key.Name; s.holdStream(name, 1) {
 				defer s.holdStream(name, -1)
