@@ -407,12 +407,12 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 			ex.key = &ex.found
 		}
 		caller, limits := s.caller(ex)
-		decide, streamsFull := s.Limiter.Allow, false                                                      // a stream holds a key's place to its end; past them, only Peek
+		decide, streamsFull := s.Limiter.Allow, false
 		if ex.key != nil && ex.op != nil && ex.route == eventsRoute && acceptsEventStream(ex.req.Header) { // a GET or HEAD
 			if name := ex.key.Name; s.holdStream(name, 1) {
 				defer s.holdStream(name, -1)
 			} else {
-				decide, streamsFull = s.Limiter.Peek, true
+				decide, streamsFull = s.Limiter.Peek, true // past its key's places a stream is refused, counted in no window
 			}
 		}
 		d, err := ratelimit.Decision{}, keyErr
@@ -429,8 +429,13 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		switch {
-		case noDecision(ex, err):
-			return s.undecided(ex, limits, err)
+		case noDecision(ex, err): // its headers show the plan as if nothing were counted
+			ex.limited, ex.limit = true, ratelimit.Decide(ratelimit.Outcome{}, limits, s.Now())
+			if !requestEnded(ex, err) {
+				ex.rateLimit = "unavailable"
+				s.Observer.RateLimit(ex.rateLimit)
+			}
+			return err
 		case err != nil:
 			return err
 		}
@@ -456,16 +461,6 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
-}
-
-// undecided ends a request with no decision; its headers show the plan as if nothing were counted.
-func (s *Server) undecided(ex *exchange, limits order.Limits, err error) error {
-	ex.limited, ex.limit = true, ratelimit.Decide(ratelimit.Outcome{}, limits, s.Now())
-	if !requestEnded(ex, err) {
-		ex.rateLimit = "unavailable"
-		s.Observer.RateLimit(ex.rateLimit)
-	}
-	return err
 }
 
 // caller names the caller to the limiter: the key, or else the client's network.
