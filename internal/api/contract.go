@@ -94,10 +94,7 @@ func loadContract() (map[string]*operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		label := ""
-		if i > 0 {
-			label = strings.TrimPrefix(v.Base, "/") + "."
-		}
+		label := strings.Repeat(strings.TrimPrefix(v.Base, "/")+".", min(i, 1)) // "v2." after version 1
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
 				o := &operation{label: label + op.OperationID}
