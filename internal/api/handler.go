@@ -135,7 +135,6 @@ func (r routes) File(path, contentType string, body []byte, m ...echo.Middleware
 	r.GET(path, func(c echo.Context) error { return e.write(c.Response(), c.Request()) }, m...)
 }
 
-// recoverPanics turns a panic into an error (a 500) and logs it with its stack.
 func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
@@ -463,7 +462,6 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// caller names the caller to the limiter: the key, or else the client's network.
 func (s *Server) caller(ex *exchange) (string, order.Limits) {
 	if ex.key != nil {
 		return ratelimit.KeyCaller(string(ex.key.Hash)), ex.key.Limits()
@@ -476,7 +474,6 @@ func noDecision(ctx context.Context, err error) bool {
 	return errors.Is(err, order.ErrUnavailable) || requestEnded(ctx, err)
 }
 
-// lookupError is a failed lookup as the client is told it.
 func lookupError(err error) error {
 	if errors.Is(err, order.ErrKeyNotFound) {
 		return errUnknownKey

@@ -154,7 +154,6 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 
 const defaultPageSize = 100 // openapi-v2.yaml's
 
-// deref is *p, or the zero value.
 func deref[T any](p *T) (v T) {
 	if p != nil {
 		v = *p
@@ -170,10 +169,7 @@ type pageCache struct {
 	bytes int
 }
 
-const (
-	maxCachedPages = 1024
-	maxCachedBytes = 16 << 20
-)
+const maxCachedPages, maxCachedBytes = 1024, 16 << 20
 
 func (c *pageCache) get(snap *order.Snapshot, query string) (*encoded, bool) {
 	c.mu.Lock()
@@ -422,7 +418,6 @@ func policyItem(w ratelimit.Window) string {
 	return `"` + w.Name + `";q=` + strconv.FormatInt(w.Limit, 10) + ";w=" + strconv.FormatInt(w.Seconds(), 10)
 }
 
-// gzipOnce is body gzipped at level by the first request that asks for it.
 func gzipOnce(body []byte, level int) func() []byte {
 	return sync.OnceValue(func() []byte {
 		var out bytes.Buffer
