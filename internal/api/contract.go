@@ -21,15 +21,13 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// MaxHeaderBytes bounds a request's line and header fields (docs/security.md): conform answers
-// 431 as an Error up to the 4096 bytes past it that http.Server allows.
+// MaxHeaderBytes bounds a request's line and header fields: conform answers 431 for http.Server's 4 KiB past it.
 const MaxHeaderBytes = 16 << 10
 
 var errHeaderTooLarge = &problem{http.StatusRequestHeaderFieldsTooLarge, gen.ErrorCodeHeaderTooLarge,
 	fmt.Sprintf("the request line and header fields exceed %d bytes", MaxHeaderBytes)}
 
-// conform is the step after admit: 431, 404 for a path that matches no template whatever the
-// method, 405 with Allow (OPTIONS too, which echo would answer 204), 400 for a parameter.
+// conform is the step after admit: 431, 404 whatever the method, 405 with Allow (OPTIONS too), 400.
 func conform(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ex := c.Request().Context().(*exchange)
@@ -73,8 +71,7 @@ func allowOf(c echo.Context) string {
 	return strings.TrimPrefix(allow, "OPTIONS, ")
 }
 
-// matchesTemplate reports whether each parameter is one whole, non-empty segment: echo's last
-// would take the rest of the path ("1/items"). The static segments echo matched are not empty.
+// matchesTemplate reports whether each parameter is one whole, non-empty segment: echo's last takes the rest.
 func matchesTemplate(c echo.Context) bool {
 	route, path := c.Path(), c.Request().URL.EscapedPath()
 	return route == "" || strings.HasSuffix(route, "*") || strings.Count(route, "/") == strings.Count(path, "/") &&
@@ -97,10 +94,7 @@ func loadContract() (map[string]*operation, error) {
 		if err != nil {
 			return nil, err
 		}
-		label := ""
-		if i > 0 {
-			label = strings.TrimPrefix(v.Base, "/") + "."
-		}
+		label := strings.Repeat(strings.TrimPrefix(v.Base, "/")+".", min(i, 1)) // "v2." after version 1
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
 				o := &operation{label: label + op.OperationID}
@@ -124,11 +118,9 @@ func loadContract() (map[string]*operation, error) {
 	return ops, nil
 }
 
-// validator checks a request by kin-openapi's ValidateRequest and ownRules, so that every value
-// it passes is one the binding reads; a 400 names its parameter and doc, the document.
+// validator checks a request by ValidateRequest and ownRules: what it passes, the binding reads.
 func validator(route *routers.Route, doc string) func(echo.Context, *exchange) error {
-	// Without defaults written into the query: the find's Link repeats the query as sent.
-	opts := &openapi3filter.Options{SkipSettingDefaults: true}
+	opts := &openapi3filter.Options{SkipSettingDefaults: true} // the find's Link repeats the query as sent
 	params := append(slices.Clone(route.PathItem.Parameters), route.Operation.Parameters...)
 	var seen *passed
 	if route.Operation.RequestBody == nil && !slices.ContainsFunc(params, func(p *openapi3.ParameterRef) bool {
@@ -196,8 +188,7 @@ func (p *passed) add(input []byte) {
 	p.inputs[string(input)] = struct{}{}
 }
 
-// appendInput appends all that validation reads, each part after its length: the path, the query
-// as sent, each header parameter's lines joined with commas (RFC 9110 §5.3) or its absence.
+// appendInput appends all that validation reads, each part after its length; a header's lines joined (RFC 9110 §5.3).
 func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 	part := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = part(part(part(b, r.URL.Path), r.URL.RawPath), r.URL.RawQuery)
@@ -217,8 +208,7 @@ func appendInput(b []byte, r *http.Request, params openapi3.Parameters) []byte {
 	return b
 }
 
-// ownRules checks the query: before ValidateRequest, that a single value is sent once (the
-// binding would read the first); after it, a date-time by order.DateTimeFault.
+// ownRules checks, before ValidateRequest, that a single value is sent once; after, a date-time.
 func ownRules(in *openapi3filter.RequestValidationInput, params openapi3.Parameters, doc string, before bool) error {
 	for _, ref := range params {
 		p := ref.Value

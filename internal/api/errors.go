@@ -29,8 +29,7 @@ const (
 	retryAfterUnavailable = 5 // a 503's, in seconds: a failover's length
 )
 
-// errorTable maps errors to answers; an empty message means the error's own text. The
-// storage's errors name addresses and records: a fixed message, the text in the log.
+// errorTable maps errors to answers ("": the error's text); a store's error is not shown: it names addresses.
 var errorTable = []struct {
 	err error
 	problem
@@ -48,8 +47,7 @@ var errorTable = []struct {
 	{pagetoken.ErrInvalid, problem{http.StatusBadRequest, gen.ErrorCodeInvalidRequest, "pageToken is invalid; see openapi-v2.yaml"}},
 	{order.ErrUnavailable, problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, msgUnavailable}},
 	{order.ErrCorrupt, problem{http.StatusInternalServerError, gen.ErrorCodeInternalError, "internal error"}}, // retrying cannot mend it
-	// The request's own end (requestEnded): "not answered now, nothing changed", which the
-	// contract allows every operation, and no outage: not counted, not logged.
+	// The request's own end (requestEnded), which the contract allows every operation: not counted, not logged.
 	{context.Canceled, problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "the request ended before it was answered"}},
 	{context.DeadlineExceeded, problem{http.StatusServiceUnavailable, gen.ErrorCodeServiceUnavailable, "the request ended before it was answered"}},
 }
@@ -87,11 +85,10 @@ func errorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 		if res.Committed {
 			return
 		}
-		// A 503 and a store's fault are told by the access line, the metrics and the stores' warnings.
 		if p.status >= 500 && ex != nil && !requestEnded(ex, err) {
 			level := slog.LevelError
 			if fault := (*order.Fault)(nil); p.status == http.StatusServiceUnavailable || errors.As(err, &fault) {
-				level = slog.LevelDebug
+				level = slog.LevelDebug // the access line, the metrics and the stores' warnings tell of it
 			}
 			log.LogAttrs(ex, level, "request failed", slog.String("request_id", ex.id), slog.String("method", ex.req.Method),
 				slog.String("route", ex.route), slog.Int("status", p.status), slog.String("error", err.Error()))

@@ -23,12 +23,11 @@ const eventsRoute = BasePathV2 + "/store/events"
 // Streams of the log (docs/design.md, "Order events").
 const (
 	heartbeatEvery  = 15 * time.Second
-	retryHint       = "retry: 2000\n\n" // how long an EventSource waits before reconnecting, in ms
-	streamPageSize  = 100
+	retryHint       = "retry: 2000\n\n"   // how long an EventSource waits before reconnecting, in ms
+	streamPageSize  = 100                 // whatever pageSize says
 	eventStreamType = "text/event-stream" // by which the header hook tells a stream from a page
 	streamEndGrace  = time.Second         // for a stream told to end: then its write is cut, and its last chunk has as long
-	// How many streams a key may hold open on one instance, and how often a stream checks that
-	// its key is neither revoked nor banned.
+	// Streams a key may hold open on one instance; how often a stream checks its key is neither revoked nor banned.
 	DefaultMaxStreamsPerKey = 5
 	DefaultStreamRecheck    = heartbeatEvery
 )
@@ -36,18 +35,24 @@ const (
 // ListEvents answers a page of the log of order events, or a stream when Accept asks for one.
 func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestObject) (genv2.ListEventsResponseObject, error) {
 	p, r := req.Params, ctx.(*exchange).req
-	q := order.EventQuery{After: deref(p.After), Limit: defaultPageSize}
+	q := order.EventQuery{After: deref(p.After), Limit: cmp.Or(int(deref(p.PageSize)), defaultPageSize)}
 	for _, t := range deref(p.Type) {
 		q.Types = append(q.Types, order.EventType(t))
 	}
-	if acceptsEventStream(r.Header) {
-		q.After = cmp.Or(deref(p.LastEventID), q.After) // what an EventSource sends when it reconnects
-		return s.v1.openStream(ctx, q, r.Method == http.MethodHead)
+	stream, moved := acceptsEventStream(r.Header), (<-chan struct{})(nil)
+	if stream { // Last-Event-ID: what an EventSource sends when it reconnects
+		q.After, q.Limit = cmp.Or(deref(p.LastEventID), q.After), streamPageSize
+		moved = s.v1.nextMove() // before the read: a change after it wakes the stream
 	}
-	q.Limit = cmp.Or(int(deref(p.PageSize)), q.Limit)
 	page, err := s.v1.Events.Events(ctx, q)
+	if err != nil && q.After != "" {
+		err = fmt.Errorf("after %s: %w", q.After, err) // the position a refusal (410) is about
+	}
 	if err != nil {
-		return nil, eventsError(q.After, err)
+		return nil, err
+	}
+	if stream { // refused before anything is sent, or started; a HEAD too
+		return &eventStream{Server: s.v1, ctx: ctx, key: ctx.(*exchange).key, q: q, page: page, moved: moved, head: r.Method == http.MethodHead}, nil
 	}
 	b := append(make([]byte, 0, 256*len(page.Events)+64), `{"events":[`...)
 	for _, e := range page.Events {
@@ -59,14 +64,6 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 		e.link = nextLink("/store/events", r.URL.RawQuery, []string{"type", "pageSize"}, "after", page.Last)
 	}
 	return answer{e, r}, nil // plain and never cached: each reads the log's end
-}
-
-// eventsError names the position a refusal is about.
-func eventsError(after string, err error) error {
-	if after == "" {
-		return err
-	}
-	return fmt.Errorf("after %s: %w", after, err)
 }
 
 // acceptsEventStream reports whether Accept weights text/event-stream above 0 (RFC 9110 §12.4.2).
@@ -86,17 +83,6 @@ func (s *Server) holdStream(key string, n int) bool {
 	}
 	s.Observer.Streams(n)
 	return true
-}
-
-// openStream starts a stream after q.After, or refuses it (410) before anything is sent; a HEAD too.
-func (s *Server) openStream(ctx context.Context, q order.EventQuery, head bool) (genv2.ListEventsResponseObject, error) {
-	q.Limit = streamPageSize
-	moved := s.nextMove() // before the read: a change after it wakes the stream
-	first, err := s.Events.Events(ctx, q)
-	if err != nil {
-		return nil, eventsError(q.After, err)
-	}
-	return &eventStream{Server: s, ctx: ctx, key: ctx.(*exchange).key, q: q, page: first, moved: moved, head: head}, nil
 }
 
 // eventStream writes until the client leaves, the log fails (a reconnect learns why), shutdown or the key is refused.
@@ -175,8 +161,7 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 	}
 }
 
-// watch ends the stream at shutdown or when a recheck finds its key revoked or banned, and
-// then cuts a write a client that reads nothing would hold for its whole timeout.
+// watch ends the stream at shutdown or when a recheck refuses its key, then cuts a write a client does not read.
 func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc, done <-chan struct{}) {
 	tick := time.NewTicker(st.StreamRecheck)
 	defer tick.Stop()
@@ -203,8 +188,7 @@ func (st *eventStream) watch(rc *http.ResponseController, end context.CancelFunc
 
 // keyAllowed is false only when the store says the key is gone or banned.
 func (st *eventStream) keyAllowed() bool {
-	// Not the request's context: its Trip (Redis) would answer the key from what admission read.
-	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck)
+	ctx, cancel := context.WithTimeout(context.Background(), st.StreamRecheck) // not the request's: its Trip knows the key
 	defer cancel()
 	defer context.AfterFunc(st.ctx, cancel)()
 	k, err := st.Keys.Lookup(ctx, st.key.Hash)
@@ -223,8 +207,7 @@ func (st *eventStream) keyAllowed() bool {
 	return true
 }
 
-// nextMove is a channel closed at the log's next move, the first stream starting the one wait
-// for all of this instance's streams (in Redis it holds a connection).
+// nextMove is closed at the log's next move; the first stream starts the instance's one wait (a Redis connection).
 func (s *Server) nextMove() <-chan struct{} {
 	s.streamsMu.Lock()
 	defer s.streamsMu.Unlock()
@@ -253,8 +236,7 @@ func (s *Server) waitForEvents() {
 			end, err = s.Events.LastEventID(ctx)
 		}
 		switch {
-		case err != nil && ctx.Err() == nil:
-			// The store is down: streams keep their heartbeats, and the wait is tried again.
+		case err != nil && ctx.Err() == nil: // the store is down: streams keep their heartbeats; try again
 			s.Logger.Debug("event streams: waiting for the log", slog.String("error", err.Error()))
 			select {
 			case <-ctx.Done():

@@ -1,5 +1,4 @@
-// Package api is the HTTP face of the service: each version's operations (openapi.yaml at /v1,
-// openapi-v2.yaml at /v2), the steps in front of them, and the one place errors become Errors.
+// Package api is the HTTP face of the service: each version's operations, the steps before them, its errors.
 package api
 
 import (
@@ -44,19 +43,17 @@ const (
 
 // Config is what the HTTP layer needs: interfaces, for the stores may be in memory or remote.
 type Config struct {
-	Orders     order.Store      // read through an order.View: from memory, kept current
-	PageTokens *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
-	Events     order.EventLog   // the log of changes to Orders, kept by the same store
-	Pets       order.PetStore
-	Keys       order.KeyStore
-	Limiter    ratelimit.Limiter
-	// Begin, when set, gives each request a context whose steps share one round trip to the
-	// stores (order.Begin, for Redis); admit then confirms the key with order.Confirm.
-	Begin            func(context.Context) context.Context
+	Orders           order.Store      // read through an order.View: from memory, kept current
+	PageTokens       *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
+	Events           order.EventLog   // the log of changes to Orders, kept by the same store
+	Pets             order.PetStore
+	Keys             order.KeyStore
+	Limiter          ratelimit.Limiter
+	Begin            func(context.Context) context.Context // a request's one round trip to the stores (order.Begin, Redis); admit confirms the key
 	Sunset           Sunset
 	CORSAllowOrigins []string                    // the origins whose pages may call the API (scheme://host[:port]); none: CORS off
 	TrustedProxies   []*net.IPNet                // the peers whose X-Forwarded-For names the client
-	IPv6Prefix       int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when 0
+	IPv6Prefix       int                         // groups keyless IPv6 callers; ratelimit.DefaultIPv6Prefix when not 1 to 128
 	Ready            func(context.Context) error // whether the stores answer (/readyz); nil: always
 	Observer         Observer                    // told of requests, decisions and outcomes, for metrics
 	Metrics          http.Handler                // served at /metrics when set
@@ -77,14 +74,10 @@ func New(cfg Config) (*echo.Echo, error) {
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	cfg.Observer = cmp.Or(cfg.Observer, Observer(noObserver{}))
-	cfg.IPv6Prefix = cmp.Or(cfg.IPv6Prefix, ratelimit.DefaultIPv6Prefix)
 	cfg.MaxStreamsPerKey = cmp.Or(cfg.MaxStreamsPerKey, DefaultMaxStreamsPerKey)
 	cfg.StreamRecheck = cmp.Or(cfg.StreamRecheck, DefaultStreamRecheck)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if err := ratelimit.CheckIPv6Prefix(cfg.IPv6Prefix); err != nil {
-		return nil, fmt.Errorf("api: %w", err)
 	}
 	ops, err := loadContract()
 	if err != nil {
@@ -106,8 +99,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = errorHandler(cfg.Logger)
-	// Not echo's ExtractIPFromXFFHeader: a hop with a port or a zone makes it answer the proxy.
-	if e.IPExtractor = echo.ExtractIPDirect(); len(cfg.TrustedProxies) > 0 {
+	if e.IPExtractor = echo.ExtractIPDirect(); len(cfg.TrustedProxies) > 0 { // not echo's XFF: a hop with a port or zone fools it
 		e.IPExtractor = func(r *http.Request) string {
 			return ratelimit.ClientAddr(r.RemoteAddr, r.Header.Values(echo.HeaderXForwardedFor), cfg.TrustedProxies)
 		}
@@ -121,8 +113,7 @@ func New(cfg Config) (*echo.Echo, error) {
 	gen.RegisterHandlersWithOptions(routes, gen.NewStrictHandler(s, nil), gen.RegisterHandlersOptions{BaseURL: BasePath})
 	genv2.RegisterHandlersWithOptions(routes, genv2.NewStrictHandler(&ServerV2{v1: s}, nil), genv2.RegisterHandlersOptions{BaseURL: BasePathV2})
 
-	// The steps, outermost first; echo has routed the request before them.
-	e.Use(s.observe, recoverPanics(cfg.Logger))
+	e.Use(s.observe, recoverPanics(cfg.Logger)) // the steps, outermost first, after echo's routing
 	if len(s.cors) > 0 {
 		e.Use(s.preflight)
 	}
@@ -144,7 +135,6 @@ func (r routes) File(path, contentType string, body []byte, m ...echo.Middleware
 	r.GET(path, func(c echo.Context) error { return e.write(c.Response(), c.Request()) }, m...)
 }
 
-// recoverPanics turns a panic into an error (a 500) and logs it with its stack.
 func recoverPanics(log *slog.Logger) echo.MiddlewareFunc {
 	return middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
@@ -181,8 +171,7 @@ func health(e routes, ready func(context.Context) error, draining <-chan struct{
 	})
 }
 
-// exchange is the request's context (ctx.(*exchange): no step replaces it) and all it carries:
-// observe makes it, admit fills in the caller and decision, the header hook writes from it.
+// exchange is the request's context (ctx.(*exchange)): observe makes it, admit fills it in.
 type exchange struct {
 	context.Context
 	s            *Server
@@ -292,8 +281,7 @@ func (noObserver) StoreError(string)                  {}
 func (noObserver) Streams(int)                        {}
 func (noObserver) Event(string)                       {}
 
-// startSpan starts a server span, a child of the client's traceparent, named and described by
-// OpenTelemetry's HTTP server conventions: no name from a path or an unknown method.
+// startSpan starts a server span by OpenTelemetry's HTTP conventions: no name from a path or an unknown method.
 func (s *Server) startSpan(c echo.Context, ctx context.Context) (context.Context, trace.Span) {
 	req := c.Request()
 	method, name := req.Method, req.Method
@@ -333,8 +321,7 @@ func endSpan(span trace.Span, ex *exchange, status int) {
 	}
 }
 
-// CORS lets pages of the configured origins call the versions' bases; not echo's, which answers
-// 204 to any OPTIONS. No credentials mode: keys travel in Authorization.
+// CORS for the versions' bases; not echo's, which answers 204 to any OPTIONS. Keys travel in Authorization.
 const (
 	corsAllowHeaders  = "Authorization, If-None-Match, Last-Event-ID, X-Request-Id, traceparent, tracestate"
 	corsExposeHeaders = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit, RateLimit-Policy, " +
@@ -342,8 +329,7 @@ const (
 	corsMaxAge = "600" // seconds a browser may keep a preflight's answer
 )
 
-// CheckOrigin accepts an origin as a browser sends it, any other would never match; not "*":
-// with keys, each page allowed to call the API from a visitor's browser is a choice.
+// CheckOrigin accepts an origin as a browser sends it, any other would never match; not "*".
 func CheckOrigin(s string) error {
 	if s == "*" {
 		return fmt.Errorf(`"*" is not accepted: the API is called with API keys, so name each origin allowed to call it`)
@@ -371,8 +357,7 @@ func CheckOrigin(s string) error {
 	return nil
 }
 
-// preflight, before admit (a browser sends it without the key: it spends no quota), answers
-// 204 a preflight from an allowed origin to a known route; any other OPTIONS goes on to conform.
+// preflight answers 204, before admit (it comes without the key), an allowed origin's preflight to a known route.
 func (s *Server) preflight(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -402,8 +387,7 @@ var (
 // anonymousLimits apply to callers without a valid key, by address: they slow key guessing.
 var anonymousLimits, _ = order.LimitsFor(order.Free, order.Limits{})
 
-// admit is the one step that decides who calls and whether they may (docs/design.md,
-// "The HTTP pipeline's other rules"), before conform, so an unknown route or method counts too.
+// admit decides who calls and whether they may, before conform: an unknown route counts too.
 func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ex := c.Request().Context().(*exchange)
@@ -422,20 +406,18 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 			ex.key = &ex.found
 		}
 		caller, limits := s.caller(ex)
-		if noDecision(ex, keyErr) { // who calls is unknown: no limiting by address
-			return s.undecided(ex, limits, keyErr)
-		}
-		// A stream holds one of its key's places from here to its end. Past them the
-		// request is refused, and counts in no window: the limiter is only asked.
 		decide, streamsFull := s.Limiter.Allow, false
 		if ex.key != nil && ex.op != nil && ex.route == eventsRoute && acceptsEventStream(ex.req.Header) { // a GET or HEAD
 			if name := ex.key.Name; s.holdStream(name, 1) {
 				defer s.holdStream(name, -1)
 			} else {
-				decide, streamsFull = s.Limiter.Peek, true
+				decide, streamsFull = s.Limiter.Peek, true // past its key's places a stream is refused, counted in no window
 			}
 		}
-		d, err := decide(ex, caller, limits)
+		d, err := ratelimit.Decision{}, keyErr
+		if !noDecision(ex, err) { // else who calls is unknown: no limiting by address
+			d, err = decide(ex, caller, limits)
+		}
 		if err == nil && ex.key != nil && s.Begin != nil {
 			if err = order.Confirm(ex); err != nil { // the key changed since the lookup
 				ex.key, keyErr, streamsFull = nil, lookupError(err), false
@@ -446,8 +428,13 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		switch {
-		case noDecision(ex, err):
-			return s.undecided(ex, limits, err)
+		case noDecision(ex, err): // its headers show the plan as if nothing were counted
+			ex.limited, ex.limit = true, ratelimit.Decide(ratelimit.Outcome{}, limits, s.Now())
+			if !requestEnded(ex, err) {
+				ex.rateLimit = "unavailable"
+				s.Observer.RateLimit(ex.rateLimit)
+			}
+			return err
 		case err != nil:
 			return err
 		}
@@ -475,18 +462,6 @@ func (s *Server) admit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// undecided ends a request no decision could be made for. Its headers describe the plan as if
-// nothing had been counted: the counts are unknown, and it claims no quota unspent.
-func (s *Server) undecided(ex *exchange, limits order.Limits, err error) error {
-	ex.limited, ex.limit = true, ratelimit.Decide(ratelimit.Outcome{}, limits, s.Now())
-	if !requestEnded(ex, err) {
-		ex.rateLimit = "unavailable"
-		s.Observer.RateLimit(ex.rateLimit)
-	}
-	return err
-}
-
-// caller names the caller to the limiter: the key, or else the client's network.
 func (s *Server) caller(ex *exchange) (string, order.Limits) {
 	if ex.key != nil {
 		return ratelimit.KeyCaller(string(ex.key.Hash)), ex.key.Limits()
@@ -499,7 +474,6 @@ func noDecision(ctx context.Context, err error) bool {
 	return errors.Is(err, order.ErrUnavailable) || requestEnded(ctx, err)
 }
 
-// lookupError is a failed lookup as the client is told it.
 func lookupError(err error) error {
 	if errors.Is(err, order.ErrKeyNotFound) {
 		return errUnknownKey
@@ -507,8 +481,7 @@ func lookupError(err error) error {
 	return fmt.Errorf("looking up a key: %w", err)
 }
 
-// bearerToken extracts the token of the Authorization fields (RFC 6750): a case-insensitive
-// scheme, then a token68, which keeps control characters and spaces out of every later step.
+// bearerToken is the token68 of the Authorization field (RFC 6750), which keeps control characters out.
 func bearerToken(values []string) (string, error) {
 	if len(values) == 0 {
 		return "", errNoCredentials

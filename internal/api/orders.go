@@ -42,8 +42,7 @@ type Server struct {
 	cors   map[string]bool         // the origins allowed; none: CORS off
 	access *slog.Logger            // nil: no access line
 
-	// The event streams open here: each reads the log from its own position.
-	streamsMu    sync.Mutex
+	streamsMu    sync.Mutex     // the event streams open here
 	perKey       map[string]int // streams open, by key name
 	logMoved     chan struct{}  // closed at the log's next move; nil until a stream waits
 	writeTimeout time.Duration  // a client that read nothing of a write for two heartbeats has stopped reading
@@ -126,9 +125,8 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 		}
 		page.After = &after
 	}
-	// A ship-date range without an instant matches nothing: one empty last page, not a walk.
 	found, err := order.Page{End: true}, error(nil)
-	if !f.Empty() {
+	if !f.Empty() { // else a ship-date range without an instant: one empty last page, not a walk
 		if found, err = snap.Find(f, page); err != nil {
 			return nil, err
 		}
@@ -156,7 +154,6 @@ func (s *ServerV2) findPage(ctx context.Context, snap *order.Snapshot, p genv2.F
 
 const defaultPageSize = 100 // openapi-v2.yaml's
 
-// deref is *p, or the zero value.
 func deref[T any](p *T) (v T) {
 	if p != nil {
 		v = *p
@@ -172,10 +169,7 @@ type pageCache struct {
 	bytes int
 }
 
-const (
-	maxCachedPages = 1024
-	maxCachedBytes = 16 << 20
-)
+const maxCachedPages, maxCachedBytes = 1024, 16 << 20
 
 func (c *pageCache) get(snap *order.Snapshot, query string) (*encoded, bool) {
 	c.mu.Lock()
@@ -194,8 +188,7 @@ func (c *pageCache) put(snap *order.Snapshot, query string, pg *encoded) {
 	c.bytes += len(pg.body)
 }
 
-// upToNanosecond is t a nanosecond later when the fraction sent has a non-zero digit past the
-// ninth: it keeps the orders the instant sent does, and page tokens tell the two apart.
+// upToNanosecond is t a nanosecond later when the fraction sent has a non-zero digit past the ninth.
 func upToNanosecond(t *time.Time, u *url.URL, name string) *time.Time {
 	if t == nil {
 		return nil // and the query is not parsed again: most finds have no ship dates
@@ -222,12 +215,10 @@ func nextLink(path, query string, kept []string, name, value string) string {
 	return "<" + BasePathV2 + path + "?" + q.Encode() + `>; rel="next"`
 }
 
-// CancelOrder cancels a pending order; a refusal (404, 409) is an error for errorHandler.
 func (s *Server) CancelOrder(ctx context.Context, req gen.CancelOrderRequestObject) (gen.CancelOrderResponseObject, error) {
 	return gen.CancelOrder204Response{}, s.cancel(ctx, req.OrderId)
 }
 
-// CancelOrder cancels a pending order as version 1 does.
 func (s *ServerV2) CancelOrder(ctx context.Context, req genv2.CancelOrderRequestObject) (genv2.CancelOrderResponseObject, error) {
 	return genv2.CancelOrder204Response{}, s.v1.cancel(ctx, req.OrderId)
 }
@@ -273,12 +264,10 @@ func orderError(id int64, err error) error { return fmt.Errorf("order %d: %w", i
 // documents are both versions', gzipped once.
 var documents = [...]*encoded{newFile(orderd.OpenAPI, "application/yaml"), newFile(orderd.OpenAPIV2, "application/yaml")}
 
-// GetOpenAPIDocument serves openapi.yaml as it is embedded in the binary.
 func (s *Server) GetOpenAPIDocument(ctx context.Context, _ gen.GetOpenAPIDocumentRequestObject) (gen.GetOpenAPIDocumentResponseObject, error) {
 	return answer{documents[0], ctx.(*exchange).req}, nil
 }
 
-// GetOpenAPIDocument serves openapi-v2.yaml as it is embedded in the binary.
 func (s *ServerV2) GetOpenAPIDocument(ctx context.Context, _ genv2.GetOpenAPIDocumentRequestObject) (genv2.GetOpenAPIDocumentResponseObject, error) {
 	return answer{documents[1], ctx.(*exchange).req}, nil
 }
@@ -301,13 +290,10 @@ func (s *Server) GetPetById(ctx context.Context, req gen.GetPetByIdRequestObject
 		return nil, errSunset
 	}
 	p, err := s.Pets.Pet(ctx, req.PetId)
-	switch {
-	case err == nil:
-		return gen.GetPetById200JSONResponse{Body: gen.Pet{Id: p.ID, Name: p.Name, Status: gen.PetStatus(p.Status)}}, nil
-	case errors.Is(err, order.ErrPetNotFound):
+	if err != nil {
 		return nil, fmt.Errorf("pet %d: %w", req.PetId, err)
 	}
-	return nil, err
+	return gen.GetPetById200JSONResponse{Body: gen.Pet{Id: p.ID, Name: p.Name, Status: gen.PetStatus(p.Status)}}, nil
 }
 
 // A walk gzips many pages, so speed decides; the list is gzipped once a version (docs/benchmarks.md).
@@ -371,15 +357,13 @@ func (e *encoded) write(w http.ResponseWriter, r *http.Request) error {
 		h.Set(echo.HeaderContentEncoding, "gzip")
 	}
 	h.Set(echo.HeaderContentType, e.contentType)
-	// The body is whole: without a length, one over net/http's 2 KB buffer is sent chunked.
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body))) // else one over net/http's 2 KB buffer is sent chunked
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(body)
 	return err
 }
 
-// writeHeaders is the header hook: the headers every answer of a route carries, whoever wrote
-// it (docs/design.md, "The HTTP pipeline's other rules"). Canonical names: Set does not copy them.
+// writeHeaders is the header hook: the headers every answer of a route carries, whoever wrote it.
 func (ex *exchange) writeHeaders() {
 	s, res := ex.s, ex.res
 	h := res.Header()
@@ -392,8 +376,7 @@ func (ex *exchange) writeHeaders() {
 		w, secs := d.Binding, int64(d.RetryAfter.Seconds()) // the IETF t: until w ends
 		h.Set("X-Ratelimit-Limit", strconv.FormatInt(w.Limit, 10))
 		h.Set("X-Ratelimit-Remaining", strconv.FormatInt(w.Remaining, 10))
-		// Rounded up, as Retry-After: a client that waits until Reset finds a ban over.
-		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Add(time.Second-1).Unix(), 10))
+		h.Set("X-Ratelimit-Reset", strconv.FormatInt(w.End.Add(time.Second-1).Unix(), 10)) // rounded up, as Retry-After
 		h.Set("Ratelimit", `"`+w.Name+`";r=`+strconv.FormatInt(w.Remaining, 10)+";t="+strconv.FormatInt(secs, 10))
 		h.Set("Ratelimit-Policy", policyItem(d.Minute)+", "+policyItem(d.Day))
 		if res.Status == http.StatusTooManyRequests && !ex.noRetryAfter {
@@ -435,7 +418,6 @@ func policyItem(w ratelimit.Window) string {
 	return `"` + w.Name + `";q=` + strconv.FormatInt(w.Limit, 10) + ";w=" + strconv.FormatInt(w.Seconds(), 10)
 }
 
-// gzipOnce is body gzipped at level by the first request that asks for it.
 func gzipOnce(body []byte, level int) func() []byte {
 	return sync.OnceValue(func() []byte {
 		var out bytes.Buffer
@@ -446,8 +428,7 @@ func gzipOnce(body []byte, level int) func() []byte {
 	})
 }
 
-// settled returns body, from 32 MiB on after giving back the garbage of its making, which with
-// GOGC at 400 would stay resident until the next collection.
+// settled returns body, from 32 MiB on after giving back its making's garbage (GOGC 400 would keep it).
 func settled(body []byte) []byte {
 	if len(body) >= 32<<20 {
 		debug.FreeOSMemory()
@@ -468,8 +449,7 @@ func acceptsGzip(h http.Header) bool {
 	return gz > 0 && gz >= identity
 }
 
-// weight is the greatest weight, in thousandths, the header's lines give an item named one of
-// names (in any case); -1: none. An item whose q is no qvalue counts for nothing.
+// weight is the greatest weight (in thousandths; -1: none) lines give a valid item named one of names.
 func weight(lines []string, names ...string) int {
 	w := -1
 	for _, line := range lines {

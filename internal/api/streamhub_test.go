@@ -54,9 +54,12 @@ func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *Serv
 	return s
 }
 
-// keyContext is ctx as admit leaves it for a request with a valid key.
-func keyContext(ctx context.Context) context.Context {
-	return &exchange{Context: ctx, key: &order.Key{Name: "k"}}
+// openStream opens a stream of s after after, as ListEvents does for a request with a valid key.
+func openStream(s *Server, ctx context.Context, after string) (genv2.ListEventsResponseObject, error) {
+	req := httptest.NewRequest(http.MethodGet, eventsRoute, nil)
+	req.Header.Set("Accept", eventStreamType)
+	ex := &exchange{Context: ctx, req: req, key: &order.Key{Name: "k"}}
+	return (&ServerV2{v1: s}).ListEvents(ex, genv2.ListEventsRequestObject{Params: genv2.ListEventsParams{After: &after}})
 }
 
 var errGone = errors.New("the client left")
@@ -152,7 +155,7 @@ func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.openStream(keyContext(t.Context()), order.EventQuery{After: from}, false)
+	st, err := openStream(s, t.Context(), from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +202,7 @@ func TestClosingEndsAStreamCatchingUp(t *testing.T) {
 	}
 	closing := make(chan struct{})
 	s := testStreams(t, log, closing)
-	st, err := s.openStream(keyContext(t.Context()), order.EventQuery{After: "0"}, false)
+	st, err := openStream(s, t.Context(), "0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +231,7 @@ func TestAClientThatStopsReadingLosesItsStream(t *testing.T) {
 	s.writeTimeout = 100 * time.Millisecond
 	ended := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st, err := s.openStream(keyContext(r.Context()), order.EventQuery{After: "0"}, false)
+		st, err := openStream(s, r.Context(), "0")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
