@@ -1,5 +1,4 @@
-// Package service wires the Store Order Service together, the one place that picks implementations:
-// on Redis when the Config names one, else on one SQLite file with in-process rate limits.
+// Package service wires the Store Order Service together: on Redis when the Config names one, else SQLite.
 package service
 
 import (
@@ -30,8 +29,7 @@ import (
 	"github.com/petstore/orderd/internal/webhook"
 )
 
-// Config is everything a running service is made from: start from DefaultConfig. Its maker
-// (`orderd serve`'s flags) checks the settings; Open takes them as they are.
+// Config is what a service is made from: start from DefaultConfig. Open takes the settings unchecked.
 type Config struct {
 	Version             string              // the build's, for traces' service.version
 	Addr                string              // host:port to listen on; port 0 picks a free one
@@ -56,8 +54,7 @@ type Config struct {
 	Now                 func() time.Time    // the clock of the limiter, the sunset and the durations (time.Now when nil): tests move it
 }
 
-// StoreConfig says where a deployment keeps its orders, pets and keys: all in Redis when
-// RedisURL is set; otherwise all in the SQLite file DB.
+// StoreConfig says where a deployment keeps everything: in Redis when RedisURL is set, else in DB.
 type StoreConfig struct {
 	RedisURL     string
 	RedisPrefix  string        // starts every Redis key, so that deployments can share a Redis
@@ -66,8 +63,7 @@ type StoreConfig struct {
 	CreateDB     bool          // makes a missing DB; otherwise a mistyped path is an error, not an empty store
 }
 
-// DefaultConfig is the configuration of `orderd serve` without flags, but for ShutdownDelay,
-// 0 here so that tests stop at once.
+// DefaultConfig is `orderd serve` without flags, but for ShutdownDelay: 0, so that tests stop at once.
 func DefaultConfig() Config {
 	return Config{
 		Addr:                "127.0.0.1:8080",
@@ -105,8 +101,7 @@ type Service struct {
 	closing  chan struct{}     // closed when Run begins to shut down: event streams end
 }
 
-// Open opens the stores, makes the handler and binds the listeners for Run. A Redis that does
-// not answer yet is logged and answered 503 until it does. A bad store or file is a *ConfigError.
+// Open opens the stores, makes the handler and binds the listeners. A bad store is a *ConfigError.
 func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -134,8 +129,7 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 		tracer = s.traces.Tracer("github.com/petstore/orderd/internal/api")
 	}
 	s.storeLog = &storeLog{log: s.log, now: cfg.Now, count: m.StoreFault, last: map[string]time.Time{}, held: map[string]int64{}}
-	// The stores' spans: go-redis's (without the arguments, which name keys' hashes) or the
-	// file's queries. In Redis a corrupt record fails its own request; the file's faults are logged.
+	// Spans without go-redis's arguments, which name keys' hashes; SQLite's faults are logged.
 	if db := s.stores.db; db != nil {
 		if s.traces != nil {
 			db.Trace(s.traces)
@@ -199,7 +193,7 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 // Addr is the address the API listens on: Config.Addr with the port it picked.
 func (s *Service) Addr() string { return s.lns[0].Addr().String() }
 
-// URL is the base URL of the service on its address, http://host:port.
+// URL is http://host:port.
 func (s *Service) URL() string { return "http://" + s.Addr() }
 
 // MetricsAddr is the address of the metrics listener, or "" when /metrics is on Addr.
@@ -210,8 +204,7 @@ func (s *Service) MetricsAddr() string {
 	return s.lns[1].Addr().String()
 }
 
-// Run serves until ctx ends; then /readyz answers 503 for Config.ShutdownDelay, then requests
-// in flight have Config.ShutdownTimeout to finish. It returns nil after a clean shutdown.
+// Run serves until ctx ends, then drains for ShutdownDelay and shuts down within ShutdownTimeout.
 func (s *Service) Run(ctx context.Context) error {
 	served := make(chan error, len(s.srvs))
 	for i, srv := range s.srvs {
@@ -226,14 +219,12 @@ func (s *Service) Run(ctx context.Context) error {
 	go s.trimEvents(background)
 	w := s.cfg.Webhooks
 	w.Store, w.Events, w.Observer, w.Logger = s.stores.Webhooks, s.stores.Events, s.metrics, s.log
-	// The leases' owner: the host and the pid, for the operator; a random part, for two processes are never one.
-	host, _ := os.Hostname()
+	host, _ := os.Hostname() // the leases' owner: a random part too, for two processes are never one
 	w.Owner = fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:8])
 	delivered := make(chan struct{})
 	go func() { defer close(delivered); webhook.NewDeliverer(w).Run(background) }()
 	// Before Close closes the stores: deliveries in flight are cut, the leases released for another instance.
 	defer func() { stopBackground(); <-delivered }()
-
 	select {
 	case err := <-served:
 		return err
@@ -241,8 +232,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	close(s.draining)
 	if d := s.cfg.ShutdownDelay; d > 0 {
-		// Balancers see /readyz fail and stop sending; what they send meanwhile is answered, each
-		// answer closing its connection, so that a client holding one connects to an instance that stays.
+		// Balancers stop sending; each answer meanwhile closes its connection, lest a client hold it.
 		s.srvs[0].SetKeepAlivesEnabled(false)
 		s.log.Info("draining: readiness 503", slog.String("delay", d.String()))
 		select {
@@ -265,7 +255,7 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the listeners and servers at once, then the stores: after Run, or instead of it.
+// Close closes the listeners and servers at once, then the stores.
 func (s *Service) Close() error {
 	for i, srv := range s.srvs {
 		srv.Close()
@@ -284,8 +274,7 @@ func (s *Service) Close() error {
 	return err
 }
 
-// trimEvents applies the log's retention at start and then every minute until ctx ends.
-// Every instance does: a trim is idempotent, and the log's store makes it atomic.
+// trimEvents applies the retention every minute; every instance does: a trim is idempotent and atomic.
 func (s *Service) trimEvents(ctx context.Context) {
 	if s.cfg.Retention == (order.Retention{}) {
 		return
@@ -320,17 +309,14 @@ type Stores struct {
 	Secrets  pagetoken.SecretStore // the page-token secret, when Config.PageTokenSecret is empty
 	Webhooks webhook.Store         // the endpoints Events are delivered to, and their delivery state
 
-	// Ready reports whether the stores can do a request's work now: a Redis that answers PING
-	// but refuses the work (out of memory, read-only, busy, not permitted) is not ready.
-	Ready func(context.Context) error
-	Close func() error // closes the Redis client or the SQLite file
+	Ready func(context.Context) error // whether they can do a request's work (a Redis may answer PING, not it)
+	Close func() error                // closes the Redis client or the SQLite file
 
 	rdb goredis.UniversalClient // nil in the embedded mode
 	db  *sqlitestore.DB         // nil with Redis
 }
 
-// OpenStores opens the stores cfg names; a bad setting or file is a *ConfigError. It does not
-// wait for Redis: go-redis connects on first use, so a service can start while Redis is down.
+// OpenStores opens the stores cfg names (not waiting for Redis); a bad setting or file is a *ConfigError.
 func OpenStores(cfg StoreConfig) (*Stores, error) {
 	s := &Stores{}
 	if cfg.RedisURL == "" {
@@ -372,9 +358,8 @@ type Imported struct {
 // ImportBatch is the records of an import's batch: its calls cost little more than its rows.
 const ImportBatch = 8000
 
-// ImportBatches adds new orders and pets and updates existing ones, but never an order's status
-// (an import never undoes a cancel). The stores check each batch again (the caller did, with
-// order.CheckEach) as they write it: Redis keeps the batches before a refused one, SQLite none.
+// ImportBatches adds or updates orders and pets, never an order's status (nor undoes a cancel). On
+// a refused batch, Redis keeps the batches before it, SQLite none.
 func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (Imported, error) {
 	if s.db != nil {
 		n, err := s.db.ImportBatches(ctx, orders, pets)
@@ -387,10 +372,8 @@ func (s *Stores) ImportBatches(ctx context.Context, orders order.Batches[order.O
 	return Imported{OrderFieldsChanged: changed}, err
 }
 
-// storeLog logs what the stores meet without a line per call: an outage as the readiness
-// checks meet it (on entering it, every minute while it lasts, and when it ends), and each
-// order.Fault, counted every time, at most once a minute per kind. (rate.Sometimes neither
-// counts the lines it held back, which are logged, nor takes a clock, which tests move.)
+// storeLog logs outages and order.Faults at most once a minute per kind. Not rate.Sometimes: it
+// neither counts the lines it held back, which are logged, nor takes a clock, which tests move.
 type storeLog struct {
 	log   *slog.Logger
 	now   func() time.Time
@@ -412,8 +395,7 @@ func (l *storeLog) due(kind string) (ok bool, held int64) {
 	return true, held
 }
 
-// outage takes what a readiness check met; an error but order.ErrUnavailable is no outage,
-// and an order.Fault was logged when the store found it.
+// outage takes what a readiness check met; an order.Fault was logged when the store found it.
 func (l *storeLog) outage(err error) {
 	if fault := (*order.Fault)(nil); err != nil && (!errors.Is(err, order.ErrUnavailable) || errors.As(err, &fault)) {
 		return
@@ -436,7 +418,7 @@ func (l *storeLog) outage(err error) {
 	}
 }
 
-// fault logs f as an error when it lasts until a restart, a warning when it ends by itself.
+// fault logs f: an error when it lasts until a restart, else a warning.
 func (l *storeLog) fault(f *order.Fault) {
 	l.count(f.Kind)
 	l.mu.Lock()

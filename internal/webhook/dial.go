@@ -15,10 +15,8 @@ import (
 // could otherwise make orderd probe the network it runs in.
 var ErrForbiddenAddress = errors.New("webhook: the address is not public")
 
-// NewClient returns the client deliveries are sent with. Unless allowPrivate, it refuses to
-// connect to an address that is not public, checked on the address dialed (Control) lest a name
-// resolve elsewhere after a check. It uses no proxy (the proxy would be dialed, not the
-// endpoint) and follows no redirect (a 3xx is a failed attempt: a redirect could point anywhere).
+// NewClient returns the deliveries' client. Unless allowPrivate, it checks the address dialed (lest a
+// name resolve elsewhere after a check); no proxy (it would be dialed), no redirect (it could go anywhere).
 func NewClient(allowPrivate bool) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second}
 	if !allowPrivate {
@@ -36,9 +34,8 @@ func NewClient(allowPrivate bool) *http.Client {
 	}
 }
 
-// notPublic are the blocks of the IANA special-purpose registries that netip calls global
-// unicast but a machine or its network may answer on, and the IPv6 forms that tunnel to an IPv4
-// address. 64:ff9b::/96 (NAT64, RFC 6052) is judged by the IPv4 address in it.
+// notPublic are the special-purpose blocks netip calls global unicast but a network may answer on,
+// and IPv6 forms that tunnel to IPv4. 64:ff9b::/96 (NAT64, RFC 6052) is judged by its IPv4 address.
 var notPublic, nat64 = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),      // "this network" (RFC 1122): 0.0.0.0 dials this host
 	netip.MustParsePrefix("100.64.0.0/10"),  // shared (RFC 6598): CGNAT, pod networks, Alibaba's metadata

@@ -1,6 +1,5 @@
-// Package webhook sends the log of order events to the endpoints operators register, signed
-// as Standard Webhooks 1.0 says: the Endpoint, the rules of its lease and state, the Store that
-// keeps it, and the Deliverer each instance runs (docs/design.md, Webhooks).
+// Package webhook sends the order events to the endpoints operators register, signed as Standard
+// Webhooks 1.0 says: endpoints, their leases, their Store, and the Deliverer (docs/design.md, Webhooks).
 package webhook
 
 import (
@@ -29,8 +28,7 @@ import (
 	"github.com/petstore/orderd/internal/order/orderjson"
 )
 
-// Status says whether an endpoint is delivered to: active; failing, it gave up on an event
-// (its retries ran out, or the log dropped it); or disabled, its receiver answered 410 Gone.
+// Status says whether an endpoint is delivered to; failing: it gave up on an event; disabled: 410 Gone.
 type Status string
 
 const (
@@ -79,8 +77,7 @@ var Fields = slices.Sorted(maps.Keys(Endpoint{}.Record()))
 // createdLayout is the form of an endpoint's creation in the stores: SQLite's timestamps'.
 const createdLayout = "2006-01-02T15:04:05.000000000Z"
 
-// Record is e as the stores keep it, by field: the types comma-separated, the creation in
-// createdLayout, the other times in Unix nanoseconds ("0" for none).
+// Record is e as the stores keep it: the creation in createdLayout, other times in Unix ns ("0": none).
 func (e Endpoint) Record() map[string]string {
 	nanos := func(t time.Time) string {
 		if t.IsZero() {
@@ -95,8 +92,7 @@ func (e Endpoint) Record() map[string]string {
 		"lease_owner": e.LeaseOwner, "lease_expires": nanos(e.LeaseExpires)}
 }
 
-// FromRecord is the endpoint id a store keeps as field (Record's, by name); a number missing
-// is 0. Refusal: order.ErrCorrupt, with the endpoint's ID alone.
+// FromRecord is the endpoint id kept as Record's fields. Refusal: order.ErrCorrupt, with the ID alone.
 func FromRecord(id string, field func(string) string) (Endpoint, error) {
 	created, err := time.Parse(createdLayout, field("created"))
 	errs := []error{err}
@@ -163,9 +159,8 @@ func Lease(ctx context.Context, s Store, id, owner string, ttl time.Duration, no
 	return leased, err
 }
 
-// Hold applies change to the endpoint id only while owner holds its lease, unexpired at now:
-// once expired, another may have taken it, written and released it meanwhile, so what owner
-// read under it may be old. Refusals: ErrLeaseLost, ErrNotFound.
+// Hold applies change to the endpoint id only while owner holds its lease, unexpired at now: once
+// expired, another may have written it meanwhile. Refusals: ErrLeaseLost, ErrNotFound.
 func Hold(ctx context.Context, s Store, id, owner string, now time.Time, change func(*Endpoint)) error {
 	return update(ctx, s, id, func(e *Endpoint) error {
 		if e.LeaseOwner != owner || !e.LeaseExpires.After(now) {
@@ -176,7 +171,7 @@ func Hold(ctx context.Context, s Store, id, owner string, now time.Time, change 
 	})
 }
 
-// update is s.Update of an endpoint that exists. Refusal: ErrNotFound.
+// update is s.Update of an endpoint that exists.
 func update(ctx context.Context, s Store, id string, change func(*Endpoint) error) error {
 	return s.Update(ctx, id, func(e *Endpoint) error {
 		if e.ID == "" {
@@ -267,13 +262,11 @@ func BacklogOf(ctx context.Context, log order.EventLog, e Endpoint) (b Backlog, 
 // Enabled is what Enable did.
 type Enabled struct {
 	From, To string // the position before, and the one delivery resumes after
-	// The events of its types after From: to send, or with skipToNewest skipped (those still kept).
-	Backlog
+	Backlog         // the events of its types after From: to send, or with skipToNewest skipped
 }
 
-// Enable makes the failing or disabled endpoint id active, its failure cleared (its last attempt
-// and status kept), from its position if the log keeps the events after it (else
-// order.ErrEventsExpired), or with skipToNewest from the log's newest. Refusals: also ErrNotFound, ErrActive, ErrMoved.
+// Enable makes the endpoint id active again from its position (order.ErrEventsExpired if the log
+// dropped what follows), or with skipToNewest from the newest. Refusals: ErrNotFound, ErrActive, ErrMoved.
 func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToNewest bool) (r Enabled, err error) {
 	e, err := Get(ctx, s, id)
 	if err == nil && e.Status == StatusActive {
@@ -311,8 +304,7 @@ func Enable(ctx context.Context, s Store, log order.EventLog, id string, skipToN
 	})
 }
 
-// Observer is told of each attempt's outcome (delivered, failed, disabled) and of each
-// delivered event's lag, the time from the change to its delivery; internal/metrics counts them.
+// Observer is told of each attempt's outcome and each delivered event's lag; internal/metrics counts them.
 type Observer interface {
 	WebhookDelivery(outcome string)
 	WebhookLag(d time.Duration)
@@ -354,8 +346,7 @@ func NewDeliverer(cfg Config) *Deliverer {
 	return &Deliverer{cfg: cfg}
 }
 
-// Run takes the lease of every active endpoint no other instance holds and delivers to it,
-// until ctx ends; then it waits for the attempts in flight to end and releases its leases.
+// Run leases the active endpoints no other instance holds and delivers to them; at ctx's end, lets go.
 func (d *Deliverer) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -392,8 +383,7 @@ func (d *Deliverer) now(ctx context.Context) time.Time {
 	return time.Now()
 }
 
-// deliver delivers to e, whose lease it took, while e is active and the lease holds (Hold):
-// each step (an attempt, a read or a wait) follows a save of the state that renews it.
+// deliver delivers to e while it is active and the lease holds: each step follows a save that renews it.
 func (d *Deliverer) deliver(ctx context.Context, e Endpoint) {
 	w := worker{d: d, e: e, log: d.cfg.Logger.With(slog.String("webhook", e.ID))}
 	var err error
@@ -422,8 +412,7 @@ type worker struct {
 	page      order.EventPage // its Events: read and not yet delivered, after e.Position
 }
 
-// save writes the state and renews the lease for ttl (0: lets it expire now), and then tells
-// the observer of the outcome it saved: what it is told is what is stored.
+// save writes the state, renews the lease for ttl (0: expires now), then tells the observer what it stored.
 func (w *worker) save(ctx context.Context, ttl time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -476,7 +465,6 @@ func (w *worker) step(ctx context.Context) {
 	}
 }
 
-// attempt posts ev, and keeps the outcome in the state.
 func (w *worker) attempt(ctx context.Context, ev order.Event) {
 	s, now := &w.e.Delivery, time.Now()
 	status, retryAfter, err := w.post(ctx, ev, now)
@@ -508,8 +496,7 @@ func (w *worker) attempt(ctx context.Context, ev order.Event) {
 	}
 }
 
-// post sends ev signed, and returns the answer's status and Retry-After (0: none). It ends
-// before the lease does, so that no other instance can send meanwhile.
+// post sends ev signed; it ends before the lease does, so that no other instance can send meanwhile.
 func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (status int, retryAfter time.Duration, err error) {
 	ctx, cancel := context.WithDeadline(ctx, now.Add(min(w.d.cfg.Timeout, w.leaseEnds.Sub(now))))
 	defer cancel()
@@ -536,7 +523,6 @@ func (w *worker) post(ctx context.Context, ev order.Event, now time.Time) (statu
 	return resp.StatusCode, retryAfter, nil
 }
 
-// sleep waits for d or for ctx's end.
 func sleep(ctx context.Context, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
