@@ -34,16 +34,13 @@ const DefaultTimeout = time.Second
 //	redis://[user:pass@]host:port[/db]            one node (rediss:// for TLS)
 //	redis://host:port?master_name=NAME&addr=h2:p2  Sentinel: the sentinels, and the primary's name
 //	redis+cluster://host:port?addr=h2:p2           Cluster: seed nodes (rediss+cluster:// for TLS)
-//
-// Timeouts not in the URL's query are timeout.
 func Open(rawURL string, timeout time.Duration) (rdb redis.UniversalClient, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
 	}
 	q, timeout := u.Query(), cmp.Or(max(timeout, 0), DefaultTimeout)
-	// Every call goes to the primary, which holds every acknowledged write, and is sent once:
-	// it may have run (docs/redis-layout.md, "When Redis cannot be reached").
+	// Every call goes to the primary, which holds every acknowledged write, once: it may have run.
 	for _, name := range []string{"max_retries", "read_only", "route_by_latency", "route_randomly", "replica_only", "use_disconnected_replicas"} {
 		if q.Has(name) {
 			return nil, fmt.Errorf("redis URL: %s is not allowed: every call goes to the primary, once", name)
@@ -55,8 +52,7 @@ func Open(rawURL string, timeout time.Duration) (rdb redis.UniversalClient, err 
 	}
 	scheme := u.Scheme
 	u.Scheme, u.RawQuery = strings.TrimSuffix(scheme, "+cluster"), q.Encode()
-	// ContextTimeoutEnabled: callContext's deadline bounds the socket reads too.
-	switch s := u.String(); {
+	switch s := u.String(); { // ContextTimeoutEnabled: callContext's deadline bounds the socket reads too
 	case u.Scheme != "redis" && u.Scheme != "rediss":
 		return nil, fmt.Errorf("redis URL: scheme %q is not redis, rediss, redis+cluster or rediss+cluster", scheme)
 	case scheme != u.Scheme:
@@ -81,7 +77,7 @@ func Open(rawURL string, timeout time.Duration) (rdb redis.UniversalClient, err 
 	return rdb, nil
 }
 
-// CheckURL reports whether rawURL is a Redis URL that Open accepts, without connecting.
+// CheckURL reports whether Open accepts rawURL.
 func CheckURL(rawURL string) error {
 	c, err := Open(rawURL, DefaultTimeout)
 	if err != nil {
@@ -183,12 +179,11 @@ func script(files ...string) *redis.Script {
 	return redis.NewScript(src)
 }
 
-// callContext bounds one Redis call in time, with errCallTimeout as the cause.
 func callContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 }
 
-// run runs script, sent once, within the call timeout, and classifies its error.
+// run runs script, sent once.
 func (c conn) run(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
 	ctx, cancel := callContext(ctx, c.timeout)
 	defer cancel()
@@ -227,8 +222,7 @@ func (o onceScripter) send(ctx context.Context, name, script string, keys []stri
 // errCallTimeout is the cause of a call's context that our own bound ended.
 var errCallTimeout = errors.New("redis did not answer within the call timeout")
 
-// classify wraps an outage in order.ErrUnavailable (never a context error), WRONGTYPE in
-// order.ErrCorrupt, and returns the request's own end as its context error.
+// classify wraps an outage in order.ErrUnavailable (never a context error), WRONGTYPE in order.ErrCorrupt.
 func classify(ctx context.Context, err error) error {
 	if err == nil || errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
 		return err
@@ -284,8 +278,7 @@ func (t *trip) Confirm(ctx context.Context) error {
 	return err
 }
 
-// version reads MGET counter generation as order.Store reports it. Without a generation (Redis
-// lost it, nothing wrote since) it is a new one at every read, which nothing is kept at.
+// version reads MGET counter generation; without a generation (Redis lost it) it is new at every read.
 func version(vals []any) (v uint64, kept bool, err error) {
 	counter, _ := vals[0].(string)
 	if _, err := strconv.ParseUint(counter, 10, 64); err != nil && vals[0] != nil {
@@ -300,5 +293,4 @@ func version(vals []any) (v uint64, kept bool, err error) {
 	return h.Sum64(), true, nil
 }
 
-// newGeneration is the generation a write's script sets with its change.
 func newGeneration() string { return rand.Text() }

@@ -17,8 +17,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// Events is the order.EventLog in Redis: one stream, appended to in each change's script; an
-// entry's id is the event's, its milliseconds the event's time (docs/redis-layout.md).
+// Events is the order.EventLog in Redis: one stream, appended to in each change's script.
 type Events struct {
 	conn
 	// WaitForEvents' watch: one blocking XREAD (a pooled connection) for all waiters, not one each.
@@ -34,9 +33,8 @@ func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 	return &Events{conn: c, moved: make(chan struct{})}, err
 }
 
-// Events reads a page after q.After with events.lua. A position is expired before the newest
-// event Trim dropped, past the newest the stream had, or between them and no entry: every
-// position given is an entry (or the newest dropped, or 0-0), else one of a history Redis lost.
+// Events reads a page after q.After. A position that is no entry (nor the newest dropped, nor 0-0)
+// is expired: it is of a history Trim dropped or Redis lost.
 func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPage, error) {
 	if q.Limit < 1 {
 		return order.EventPage{}, fmt.Errorf("events: limit %d, want at least 1", q.Limit)
@@ -73,7 +71,7 @@ func (e *Events) LastEventID(ctx context.Context) (string, error) {
 	return last.String(), err
 }
 
-// Trim runs trim.lua, sent once, as each script that writes alone is.
+// Trim runs trim.lua, sent once.
 func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	ms, count := int64((max(r.MaxAge, 0)+time.Millisecond-1)/time.Millisecond), max(r.MaxCount, 0) // ms rounded up: never younger
 	cmd, err := e.run(ctx, trimScript, []string{e.k.ordersEvents}, ms, count, count+1)
@@ -81,8 +79,7 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (int64, error) {
 	return n, err
 }
 
-// read runs events.lua after a position ("": from the first): where the log stands (the
-// newest position and the newest dropped), whether the position is an entry, and a page.
+// read runs events.lua after a position ("": from the first).
 func (e *Events) read(ctx context.Context, after string, limit int) (last, maxDeleted streamID, held bool, entries []string, err error) {
 	ctx, cancel := callContext(ctx, e.timeout)
 	defer cancel()
@@ -98,7 +95,7 @@ func (e *Events) read(ctx context.Context, after string, limit int) (last, maxDe
 	return last, maxDeleted, res[2] == "1", res[3:], err
 }
 
-// decodeEvent reads one entry of events.lua: id, type, order id, data, status.
+// decodeEvent reads one entry of events.lua.
 func decodeEvent(f []string) (order.Event, error) {
 	at, ok := parseStreamID(f[0])
 	if !ok || at.ms > math.MaxInt64 || !slices.Contains(order.EventTypes, order.EventType(f[1])) {
@@ -115,7 +112,6 @@ func decodeEvent(f []string) (order.Event, error) {
 // streamID is a position in a stream: its entries' ids, ms-seq, ordered by ms then seq.
 type streamID struct{ ms, seq uint64 }
 
-// parseStreamID reads the whole form, ms-seq, in decimal.
 func parseStreamID(s string) (id streamID, ok bool) {
 	ms, seq, ok := strings.Cut(s, "-")
 	var err1, err2 error
@@ -131,8 +127,7 @@ func (a streamID) String() string { return fmt.Sprintf("%d-%d", a.ms, a.seq) }
 // waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
 const waitBlock = 2 * time.Second
 
-// WaitForEvents returns nil once the newest position read is after after ("": any event), or
-// at once for no position (the read tells why).
+// WaitForEvents returns once the newest position is after after, at once for no position.
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	a, ok := parseStreamID(after)
 	if !ok && after != "" {
@@ -160,8 +155,7 @@ func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	return nil
 }
 
-// watch reads where the log stands, then blocks on XREAD after it, while anyone waits; read
-// anew each time, as a log lost and begun again behind it would keep XREAD waiting.
+// watch blocks on XREAD while anyone waits, reading the newest anew: a lost log could block it.
 func (e *Events) watch() {
 	for pause := time.Duration(0); ; {
 		e.mu.Lock()

@@ -30,8 +30,7 @@ func NewKeys(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*
 	return &Keys{conn: c}, err
 }
 
-// Lookup returns the key with hash h: within a Trip from the cache, at the version the round
-// trip read, or before it provisionally (confirmed by order.Confirm); else from Redis.
+// Lookup returns the key with hash h: within a Trip from the cache (before the round trip, until Confirm).
 func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 	if t := tripOf(ctx, s.k.prefix); t != nil {
 		s.mu.Lock()
@@ -76,7 +75,6 @@ func (s *Keys) read(ctx context.Context, h order.Hash) (order.Key, error) {
 	return k, err
 }
 
-// Add stores k if its name is unused.
 func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
@@ -89,7 +87,6 @@ func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	return err
 }
 
-// List returns every key, sorted by name.
 func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()

@@ -29,8 +29,7 @@ type LimiterOptions struct {
 	Logger     *slog.Logger
 }
 
-// Limiter is a ratelimit.Limiter shared by every instance: the decisions in flight go in one
-// pipeline at a time, a rate.lua call per caller.
+// Limiter is a ratelimit.Limiter shared by every instance: the decisions in flight go in one pipeline.
 type Limiter struct {
 	conn
 	bans      *ratelimit.Bans // the bans Redis decided, answered here until they end
@@ -61,7 +60,6 @@ type rateCall struct {
 	args [5]int64 // rate.lua's first: per minute, per day, ban after, ban for (ms), peek
 }
 
-// NewLimiter returns a limiter on rdb.
 func NewLimiter(rdb redis.UniversalClient, o LimiterOptions) (*Limiter, error) {
 	c, err := newConn(rdb, o.Prefix, o.Timeout)
 	o.RetryEvery = cmp.Or(max(o.RetryEvery, 0), time.Second)
@@ -151,8 +149,7 @@ func (l *Limiter) flush() {
 	l.mu.Unlock()
 }
 
-// send decides q's decisions still waiting and not past due in one pipeline, due with the
-// earliest: a rate.lua call for each caller and arguments, and one read of the versions.
+// send decides q's decisions still waiting in one pipeline, due with the earliest.
 func (l *Limiter) send(q []*decision) {
 	calls := map[rateCall][]*decision{}
 	due, withTrip := time.Time{}, false

@@ -36,8 +36,7 @@ func NewOrders(rdb redis.UniversalClient, prefix string, timeout time.Duration) 
 var listChunk int64 = 500
 
 // Load reads the log's newest position, then the orders a chunk at a time, so that no call holds
-// Redis long: the statuses with HSCAN (which gives each field, perhaps twice), then the data in id
-// order with HMGET, decoded while the next is read. A change meanwhile has its event after it.
+// Redis long. A change meanwhile has its event after the position.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (order.Mark, error) {
 	position, err := (&Events{conn: s.conn}).LastEventID(ctx)
 	var held []heldStatus
@@ -111,7 +110,6 @@ type heldStatus struct {
 	status string
 }
 
-// Since reads the log after m.
 func (s *Orders) Since(ctx context.Context, m order.Mark, limit int) ([]order.Event, order.Mark, bool, error) {
 	page, err := (&Events{conn: s.conn}).Events(ctx, order.EventQuery{After: m.Position, Limit: limit})
 	return page.Events, order.Mark{Position: page.Last}, page.More, err
@@ -132,8 +130,7 @@ func (s *Orders) Version(ctx context.Context) (uint64, error) {
 	return v, err
 }
 
-// Cancel runs cancel.lua: pending becomes cancelled, in one step for every instance, which
-// answers as order.Order.Cancel does.
+// Cancel runs cancel.lua: pending becomes cancelled, in one step for every instance.
 func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error) {
 	field := strconv.FormatInt(id, 10)
 	cmd, err := s.run(ctx, cancelScript, s.k.orders, field, newGeneration())
@@ -156,7 +153,7 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (order.Order, bool, error
 // importChunk is the orders of one import.lua: one HMGET and HSET per hash for all of them.
 const importChunk = 1000
 
-// Import loads orders with import.lua, and returns how many fields changed.
+// Import loads orders, and returns how many fields changed.
 func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error) {
 	if err := order.ValidateAll(orders); err != nil {
 		return 0, err
@@ -164,8 +161,7 @@ func (s *Orders) Import(ctx context.Context, orders []order.Order) (int64, error
 	return s.ImportBatches(ctx, order.Slice(orders, importChunk))
 }
 
-// ImportBatches is Import of batches checked as read (order.CheckEach): nothing from a refused
-// order's batch or a failed chunk on is written. It returns how many fields changed.
+// ImportBatches is Import of batches: nothing from a refused batch or a failed chunk on is written.
 func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.Order]) (int64, error) {
 	var changed int64
 	err := orders(order.CheckEach[order.Order](), func(batch []order.Order) error {
@@ -189,8 +185,7 @@ func (s *Orders) ImportBatches(ctx context.Context, orders order.Batches[order.O
 // errBadRecord is data that another writer left in a form the layout does not allow.
 var errBadRecord = fmt.Errorf("%w: bad order record in redis", order.ErrCorrupt)
 
-// parseID reads an order's id from its field: in decimal as FormatInt writes it, since
-// another spelling ("007", "+7") would be another field of the hashes.
+// parseID reads an order's id as FormatInt writes it: "007" or "+7" would be another field.
 func parseID(field string) (int64, error) {
 	id, err := strconv.ParseInt(field, 10, 64)
 	if err != nil || strconv.FormatInt(id, 10) != field || id < 0 {
@@ -199,8 +194,7 @@ func parseID(field string) (int64, error) {
 	return id, nil
 }
 
-// orderOf decodes order id from its data and status: json.Marshal's form (the import's) directly,
-// since encoding/json was most of a large list's time, any other form with encoding/json.
+// orderOf decodes an order; json.Marshal's form directly, since encoding/json was most of a list's time.
 func orderOf(id int64, data, status string) (order.Order, error) {
 	d, ok := parseData(data)
 	var err error
@@ -215,8 +209,7 @@ func orderOf(id int64, data, status string) (order.Order, error) {
 	return o, nil
 }
 
-// reportHalf logs an order another system left half-written, each once, the first thousand;
-// missing is the half it lacks ("": both, an order that is not there).
+// reportHalf logs an order another system left half-written, each once, the first thousand.
 func (s *Orders) reportHalf(field, missing string) {
 	if missing == "" || s.reported.Load() >= 1000 {
 		return
@@ -236,8 +229,7 @@ type orderData struct {
 	Complete bool      `json:"complete"`
 }
 
-// parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly; ok is
-// false for anything else (FuzzParseData holds it to encoding/json).
+// parseData reads {"petId":N,"quantity":N,"shipDate":"RFC 3339","complete":B} exactly (FuzzParseData).
 func parseData(s string) (d orderData, ok bool) {
 	rest, ok0 := strings.CutPrefix(s, `{"petId":`)
 	pet, rest, ok1 := strings.Cut(rest, `,"quantity":`)
@@ -269,7 +261,6 @@ type petData struct {
 	Status order.PetStatus `json:"status"`
 }
 
-// Pet reads one pet.
 func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
@@ -288,8 +279,7 @@ func (s *Pets) Pet(ctx context.Context, id int64) (order.Pet, error) {
 	return p, nil
 }
 
-// ImportBatches writes pets by id, a batch (checked as read, order.CheckEach) an HSET: nothing
-// from a refused pet's batch on is written.
+// ImportBatches writes pets, a batch an HSET: nothing from a refused batch on is written.
 func (s *Pets) ImportBatches(ctx context.Context, pets order.Batches[order.Pet]) error {
 	return pets(order.CheckEach[order.Pet](), func(part []order.Pet) error {
 		fields := make([]any, 0, 2*len(part))

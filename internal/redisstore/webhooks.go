@@ -20,7 +20,7 @@ func NewWebhooks(rdb redis.UniversalClient, prefix string, timeout time.Duration
 	return &Webhooks{conn: c}, err
 }
 
-// List reads the ids, then each endpoint; one deleted in between is left out.
+// List reads the ids, then each endpoint.
 func (s *Webhooks) List(ctx context.Context) ([]webhook.Endpoint, error) {
 	ctx, cancel := callContext(ctx, s.timeout)
 	defer cancel()
@@ -56,8 +56,7 @@ func (s *Webhooks) get(ctx context.Context, c redis.Cmdable, id string) (webhook
 	return webhook.FromRecord(id, func(f string) string { return h[f] })
 }
 
-// Update reads the endpoint under WATCH and writes (or deletes) what change makes of it in a
-// MULTI, again if another wrote it meanwhile. One that cannot be read can only be deleted.
+// Update reads the endpoint under WATCH and writes it in a MULTI. One that cannot be read can only be deleted.
 func (s *Webhooks) Update(ctx context.Context, id string, change func(*webhook.Endpoint) error) error {
 	key := s.k.webhook(id)
 	for {
