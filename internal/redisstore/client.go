@@ -104,9 +104,8 @@ type slogPrinter struct{}
 
 func (slogPrinter) Printf(ctx context.Context, format string, v ...any) {
 	level := slog.LevelWarn
-	// Failures to connect repeat while Redis is down, an outage the service warns of itself.
 	if strings.HasPrefix(format, "redis: connection pool: failed to") {
-		level = slog.LevelDebug
+		level = slog.LevelDebug // repeated while Redis is down, an outage the service warns of itself
 	}
 	packageLogger().Log(ctx, level, "redis client: "+fmt.Sprintf(format, v...))
 }

@@ -1,8 +1,7 @@
 -- One caller's decisions of a pipeline, in order, each as ratelimit.NewMemory would decide it.
--- KEYS[1]: the caller's hash. ARGV: per minute, per day, ban after, ban for (ms), 1 to peek
--- (write nothing), then each request's Unix ms. Returns six numbers each: admitted, minute and
--- day counts, banned until (ms, or 0), the counts' minute and day. All below 2^53; %.0f keeps
--- exponents from Redis.
+-- KEYS[1]: the caller's hash. ARGV: per minute, per day, ban after, ban for (ms), 1 to peek (write
+-- nothing), then each request's Unix ms. Returns six numbers each: admitted, minute and day counts,
+-- banned until (ms, or 0), the counts' minute and day. All below 2^53; %.0f keeps exponents from Redis.
 local per_minute, per_day = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ban_after, ban_for, peek = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
 local f = redis.call('HMGET', KEYS[1], 'm', 'mc', 'd', 'dc', 'retry', 'early', 'ban')

@@ -62,10 +62,9 @@ type Delivery struct {
 	LastError    string    // why the last attempt or the endpoint failed; "" after a success
 }
 
-// Store keeps the endpoints, shared by every instance; the rules of who writes what are this
-// package's (Lease, Hold, Enable). List returns them, the oldest first. Update calls change (maybe
-// more than once) with the endpoint id as stored (zero: none) and stores what it leaves (no ID:
-// none) in one step no other write comes into; or, when change returns an error, returns it.
+// Store keeps the endpoints, shared by every instance, under this package's rules (Lease, Hold, Enable).
+// List returns them, the oldest first. Update calls change (maybe more than once) with the endpoint id as
+// stored (zero: none) and stores what it leaves (no ID: none) atomically; or returns change's error.
 type Store interface {
 	List(ctx context.Context) ([]Endpoint, error)
 	Update(ctx context.Context, id string, change func(*Endpoint) error) error
@@ -332,7 +331,6 @@ type Deliverer struct {
 	running sync.Map // the ids of the endpoints it delivers to, a goroutine each
 }
 
-// NewDeliverer returns a Deliverer of cfg; Run starts it.
 func NewDeliverer(cfg Config) *Deliverer {
 	cfg.Timeout = cmp.Or(cfg.Timeout, 10*time.Second)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
