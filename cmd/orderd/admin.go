@@ -50,19 +50,26 @@ func adminError(cmd string, err error) error {
 	return nil
 }
 
-// admin runs `orderd keys create|list|revoke` and `orderd webhooks create|list|delete|enable`.
+// admin runs `orderd keys create|list|revoke`, `orderd webhooks create|list|delete|enable` and
+// `orderd import`.
 func admin(ctx context.Context, group string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	sub, err := subcommand(group, args, stdout)
-	if err != nil {
-		return err
+	cmd, sub := group, "create" // an import makes the file as a create does
+	if group != "import" {
+		var err error
+		if sub, err = subcommand(group, args, stdout); err != nil {
+			return err
+		}
+		cmd, args = group+" "+sub, args[1:]
 	}
-	cmd := group + " " + sub
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var sc service.StoreConfig
-	var planName, name, url, types string
+	var planName, name, url, types, ordersFile, petsFile string
 	var custom order.Limits
 	var skipToNewest bool
 	switch cmd { // each subcommand has only its own flags: the others take the store's alone
+	case "import":
+		fs.StringVar(&ordersFile, "orders", "", "JSON file of orders (an array of Order with status); required")
+		fs.StringVar(&petsFile, "pets", "", "JSON file of pets (an array of Pet)")
 	case "keys create":
 		fs.StringVar(&planName, "plan", "", "free, pro, business or enterprise; required")
 		fs.Int64Var(&custom.PerMinute, "per-minute", 0, fmt.Sprintf("enterprise only: requests per UTC minute, 1 to %d", order.MaxLimit))
@@ -76,7 +83,7 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 			"the events in between are never sent (for a position whose events the log no longer keeps)")
 	}
 	want := map[string]string{"keys revoke": "key to revoke, by name or prefix", "webhooks delete": "endpoint to delete, by id", "webhooks enable": "endpoint to enable, by id"}[cmd]
-	rest, err := parseFlags(fs, &sc, args[1:], min(len(want), 1), getenv, stdout)
+	rest, err := parseFlags(fs, &sc, args, min(len(want), 1), getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -98,6 +105,24 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 		return usageErrorf("keys create: --name: %w", order.CheckName(name))
 	case cmd == "webhooks create" && endpointErr != nil:
 		return usageErrorf("webhooks create: %w", endpointErr)
+	case cmd == "import" && ordersFile == "":
+		return usageErrorf("import: --orders is required")
+	}
+	// An import's files are read and checked before the store is opened, which may create the
+	// file, then read again as they are written: neither is held whole. Each record is checked
+	// as it is read; the first refused is named by file:line:column.
+	var orders order.Batches[order.Order] = jsonfile.File[order.Order](ordersFile, service.ImportBatch)
+	pets := order.Slice[order.Pet](nil, 1)
+	if petsFile != "" {
+		pets = jsonfile.File[order.Pet](petsFile, service.ImportBatch)
+	}
+	var nOrders, nPets int
+	if cmd == "import" {
+		err = cmp.Or(orders(order.CheckEach[order.Order](), func(b []order.Order) error { nOrders += len(b); return nil }),
+			pets(order.CheckEach[order.Pet](), func(b []order.Pet) error { nPets += len(b); return nil }))
+	}
+	if err != nil {
+		return &service.ConfigError{Err: err}
 	}
 	stores, err := openStores(ctx, sc, sub == "create")
 	if err != nil {
@@ -105,6 +130,16 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 	}
 	defer stores.Close()
 	switch cmd {
+	case "import":
+		// The decoding goes a batch or two ahead of the writes, in a goroutine of its own.
+		n, err := stores.ImportBatches(ctx, order.ReadAhead(orders, 2), order.ReadAhead(pets, 2))
+		if err == nil && sc.RedisURL != "" {
+			fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", nOrders, n.OrderFieldsChanged, nPets)
+		} else if err == nil {
+			fmt.Fprintf(stderr, "imported %d orders (%d added, %d updated) and %d pets (%d added, %d updated) into %s\n",
+				nOrders, n.OrdersAdded, n.OrdersUpdated, nPets, n.PetsAdded, n.PetsUpdated, sc.DB)
+		}
+		return err
 	case "keys create":
 		key, rec, err := order.NewKey(name, p, custom, time.Now())
 		if rec.Name == "" {
@@ -198,49 +233,4 @@ func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind, e.LastError)
 	}
 	return tw.Flush()
-}
-
-// importData runs `orderd import`: the data files into the store, by service.Stores.ImportBatches.
-func importData(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	var sc service.StoreConfig
-	ordersFile := fs.String("orders", "", "JSON file of orders (an array of Order with status); required")
-	petsFile := fs.String("pets", "", "JSON file of pets (an array of Pet)")
-	if _, err := parseFlags(fs, &sc, args, 0, getenv, stdout); err != nil {
-		return err
-	} else if *ordersFile == "" {
-		return usageErrorf("import: --orders is required")
-	}
-	// Both files are read and checked before the store is opened, which may create the file,
-	// then read again as they are written: neither is held whole. Each record is checked as
-	// it is read; the first refused is named by file:line:column.
-	var orders order.Batches[order.Order] = jsonfile.File[order.Order](*ordersFile, service.ImportBatch)
-	pets := order.Slice[order.Pet](nil, 1)
-	if *petsFile != "" {
-		pets = jsonfile.File[order.Pet](*petsFile, service.ImportBatch)
-	}
-	var nOrders, nPets int
-	if err := orders(order.CheckEach[order.Order](), func(b []order.Order) error { nOrders += len(b); return nil }); err != nil {
-		return &service.ConfigError{Err: err}
-	}
-	if err := pets(order.CheckEach[order.Pet](), func(b []order.Pet) error { nPets += len(b); return nil }); err != nil {
-		return &service.ConfigError{Err: err}
-	}
-	stores, err := openStores(ctx, sc, true)
-	if err != nil {
-		return err
-	}
-	defer stores.Close()
-	// The decoding goes a batch or two ahead of the writes, in a goroutine of its own.
-	n, err := stores.ImportBatches(ctx, order.ReadAhead(orders, 2), order.ReadAhead(pets, 2))
-	if err != nil {
-		return err
-	}
-	if sc.RedisURL != "" {
-		fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", nOrders, n.OrderFieldsChanged, nPets)
-		return nil
-	}
-	fmt.Fprintf(stderr, "imported %d orders (%d added, %d updated) and %d pets (%d added, %d updated) into %s\n",
-		nOrders, n.OrdersAdded, n.OrdersUpdated, nPets, n.PetsAdded, n.PetsUpdated, sc.DB)
-	return nil
 }

@@ -47,10 +47,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "serve":
 		return serve(ctx, rest, getenv, stdout, stderr)
-	case "keys", "webhooks":
+	case "keys", "webhooks", "import":
 		return admin(ctx, cmd, rest, getenv, stdout, stderr)
-	case "import":
-		return importData(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		_, err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), nil, rest, 0, getenv, stdout)
 		if v, c := buildVersion(); err == nil {

@@ -16,9 +16,8 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Swagger UI's files (assets/) and the page's own (page/): init.js is one of its own so that
-// the Content-Security-Policy can forbid inline scripts; its standalone layout offers the
-// documents in a selector, and "?urls.primaryName=v1" picks one.
+// Swagger UI's files (assets/) and the page's own (page/): init.js, so that the CSP can forbid
+// inline scripts, offers the documents in a selector ("?urls.primaryName=v1" picks one).
 //
 //go:embed assets page
 var files embed.FS

@@ -37,9 +37,6 @@ func (db *DB) LogReadCache(log *slog.Logger) {
 		log.Info("sqlite read cache: on; a read of an unchanged file is answered from memory")
 		return
 	}
-	level := slog.LevelWarn
-	if errors.Is(err, ErrReadCacheUnsupported) {
-		level = slog.LevelInfo
-	}
+	level := map[bool]slog.Level{true: slog.LevelInfo, false: slog.LevelWarn}[errors.Is(err, ErrReadCacheUnsupported)]
 	log.Log(context.Background(), level, "sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
 }
