@@ -129,6 +129,7 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 		return err
 	}
 	defer stores.Close()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0) // the lists' columns, printed once all is read
 	switch cmd {
 	case "import":
 		// The decoding goes a batch or two ahead of the writes, in a goroutine of its own.
@@ -152,11 +153,8 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 		fmt.Fprintln(stdout, key)
 		fmt.Fprintf(stderr, "created key %q (plan %s, prefix %s); it is shown only this once\n", rec.Name, rec.Plan, rec.Prefix)
 	case "keys list":
-		list, err := stores.Keys.List(ctx)
-		if err != nil {
-			return adminError(cmd, err)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		var list []order.Key
+		list, err = stores.Keys.List(ctx)
 		fmt.Fprintln(tw, "NAME\tPLAN\tPER-MINUTE\tPER-DAY\tPREFIX\tCREATED")
 		for _, k := range list {
 			l, name := k.Limits(), k.Name
@@ -165,7 +163,6 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", name, k.Plan, l.PerMinute, l.PerDay, k.Prefix, k.CreatedAt.Format(time.RFC3339))
 		}
-		return tw.Flush()
 	case "keys revoke":
 		var k order.Key
 		if k, err = stores.Keys.Revoke(ctx, rest[0]); err == nil {
@@ -178,8 +175,31 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 			fmt.Fprintf(stdout, "%s %s\n", e.ID, e.Secret)
 			fmt.Fprintf(stderr, "created webhook %s for %s, sent the events after %s; its secret is shown only this once\n", e.ID, e.URL, e.Position)
 		}
-	case "webhooks list":
-		err = listWebhooks(ctx, stores, stdout)
+	case "webhooks list": // each endpoint, where its delivery stands and how far behind the log it is
+		var list []webhook.Endpoint
+		list, err = stores.Webhooks.List(ctx)
+		fmt.Fprintln(tw, "ID\tURL\tTYPES\tSTATUS\tLAST\tATTEMPTS\tBEHIND\tERROR")
+		for _, e := range list {
+			b, err := webhook.BacklogOf(ctx, stores.Events, e)
+			if err != nil {
+				return adminError(cmd, fmt.Errorf("the log: %w", err))
+			}
+			types, last, behind := "all", "-", counted(b)
+			if len(e.Types) > 0 {
+				types = webhook.JoinTypes(e.Types)
+			}
+			if e.LastStatus != 0 {
+				last = strconv.Itoa(e.LastStatus)
+			} else if !e.LastAttempt.IsZero() {
+				last = "error"
+			}
+			if b.Expired != nil { // how many events it has yet to get and since when, e.g. "3 (2m5s)"
+				behind = "expired"
+			} else if b.Events > 0 {
+				behind += fmt.Sprintf(" (%s)", time.Since(b.Oldest).Round(time.Second))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind, e.LastError)
+		}
 	case "webhooks enable":
 		var r webhook.Enabled
 		if r, err = webhook.Enable(ctx, stores.Webhooks, stores.Events, rest[0], skipToNewest); err == nil && skipToNewest {
@@ -195,42 +215,13 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 			fmt.Fprintf(stdout, "deleted webhook %s\n", rest[0])
 		}
 	}
+	if err == nil {
+		err = tw.Flush()
+	}
 	return adminError(cmd, err)
 }
 
 // counted is how many events b has: "3", or "10000+".
 func counted(b webhook.Backlog) string {
 	return strconv.Itoa(b.Events) + map[bool]string{true: "+"}[b.More]
-}
-
-// listWebhooks prints each endpoint, where its delivery stands and how far behind the log it is.
-func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer) error {
-	list, err := stores.Webhooks.List(ctx)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tURL\tTYPES\tSTATUS\tLAST\tATTEMPTS\tBEHIND\tERROR")
-	for _, e := range list {
-		b, err := webhook.BacklogOf(ctx, stores.Events, e)
-		if err != nil {
-			return fmt.Errorf("the log: %w", err)
-		}
-		types, last, behind := "all", "-", counted(b)
-		if len(e.Types) > 0 {
-			types = webhook.JoinTypes(e.Types)
-		}
-		if e.LastStatus != 0 {
-			last = strconv.Itoa(e.LastStatus)
-		} else if !e.LastAttempt.IsZero() {
-			last = "error"
-		}
-		if b.Expired != nil { // how many events it has yet to get and since when, e.g. "3 (2m5s)"
-			behind = "expired"
-		} else if b.Events > 0 {
-			behind += fmt.Sprintf(" (%s)", time.Since(b.Oldest).Round(time.Second))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind, e.LastError)
-	}
-	return tw.Flush()
 }

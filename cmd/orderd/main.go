@@ -78,10 +78,8 @@ func buildVersion() (v, c string) {
 		for _, s := range info.Settings {
 			vcs[s.Key] = s.Value
 		}
-		if vcs["vcs.modified"] == "true" {
-			vcs["vcs.revision"] += " (modified)"
-		}
-		v, c = cmp.Or(v, info.Main.Version), cmp.Or(c, vcs["vcs.revision"])
+		modified := map[string]string{"true": " (modified)"}[vcs["vcs.modified"]]
+		v, c = cmp.Or(v, info.Main.Version), cmp.Or(c, vcs["vcs.revision"]+modified)
 	}
 	return cmp.Or(v, "(devel)"), cmp.Or(c, "unknown")
 }
@@ -221,12 +219,8 @@ func printFlags(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s\n", synopses(fs.Name())[0])
 	header := "\nFlags (each also read from its ORDERD_* variable):\n" // version has none
 	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprint(w, header)
+		def := map[bool]string{true: " (default " + f.DefValue + ")"}[f.DefValue != ""]
+		fmt.Fprintf(w, "%s  --%s  [%s]%s\n      %s\n", header, f.Name, envName(f.Name), def, f.Usage)
 		header = ""
-		def := ""
-		if f.DefValue != "" {
-			def = fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		fmt.Fprintf(w, "  --%s  [%s]%s\n      %s\n", f.Name, envName(f.Name), def, f.Usage)
 	})
 }

@@ -38,15 +38,14 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
 	listVar(fs, &cfg.TrustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)",
-		func(item string) (*net.IPNet, error) { // a bare address is one host
-			if a, err := netip.ParseAddr(item); err == nil {
+		func(item string) (n *net.IPNet, err error) {
+			if a, err := netip.ParseAddr(item); err == nil { // a bare address is one host
 				item = netip.PrefixFrom(a, a.BitLen()).String()
 			}
-			_, n, err := net.ParseCIDR(item)
-			if err != nil {
-				return nil, fmt.Errorf("%q is not a CIDR or an address", item)
+			if _, n, err = net.ParseCIDR(item); err != nil {
+				err = fmt.Errorf("%q is not a CIDR or an address", item)
 			}
-			return n, nil
+			return n, err
 		})
 	listVar(fs, &cfg.CORSAllowOrigins, "cors-allow-origins", "comma-separated origins whose pages may call the API from a browser, exactly (https://shop.example,http://localhost:3000); none: CORS off",
 		func(item string) (string, error) { return item, api.CheckOrigin(item) })
@@ -144,9 +143,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	// ORDERD_MEMORY_LIMIT is the container's limit in bytes (Kubernetes's downward API), a variable
-	// of the process as GOMEMLIMIT is. GOMEMLIMIT cannot say "90%"; at 100% the collector would
-	// work hard only as the kernel is about to kill the process: the tenth left is for what Go does not count.
+	// ORDERD_MEMORY_LIMIT is the container's limit in bytes (Kubernetes's downward API). At 100%
+	// the collector would work hard only as the kernel kills the process: a tenth is left for what Go does not count.
 	if v := getenv("ORDERD_MEMORY_LIMIT"); v != "" && getenv("GOMEMLIMIT") == "" {
 		limit, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || limit <= 0 {
