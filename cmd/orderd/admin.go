@@ -108,9 +108,8 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 	case cmd == "import" && ordersFile == "":
 		return usageErrorf("import: --orders is required")
 	}
-	// An import's files are read and checked before the store is opened, which may create the
-	// file, then read again as they are written: neither is held whole. Each record is checked
-	// as it is read; the first refused is named by file:line:column.
+	// An import's files are checked before the store (which it may create) is opened, then read
+	// again as they are written, never held whole; the first record refused is named by file:line:column.
 	var orders order.Batches[order.Order] = jsonfile.File[order.Order](ordersFile, service.ImportBatch)
 	pets := order.Slice[order.Pet](nil, 1)
 	if petsFile != "" {

@@ -61,8 +61,7 @@ func New() *Metrics {
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400},
 		}),
 	}
-	// These are exported at 0 from the start, with every label value they take, so that a
-	// rate or an alert on them sees their first event.
+	// Exported at 0 from the start, with every label value, so that a rate or an alert sees their first event.
 	for vec, values := range map[*prometheus.CounterVec][]string{m.storeErrors: operations(),
 		m.storeFaults: {"corrupt", "full", "replaced", "shm_removed"}, // sqlitestore's Fault kinds
 		m.webhooks:    {"delivered", "failed", "disabled"}} {
@@ -98,8 +97,7 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// The observers' calls (api.Observer, webhook.Observer, the limiters' and the service's own),
-// each counting in the metric of its name.
+// The observers' calls (api.Observer, webhook.Observer, the limiters' and the service's), each counting in its metric.
 
 func (m *Metrics) Request(operation string, status int, took time.Duration) {
 	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()

@@ -3,6 +3,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -30,13 +31,10 @@ func Start(ctx context.Context, version string, log *slog.Logger) (*Provider, er
 		return nil, nil
 	}
 	exp, err := otlptracehttp.New(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// Later detectors win: the environment's attributes (OTEL_SERVICE_NAME first) over ours.
-	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
+	res, resErr := resource.New(ctx, resource.WithTelemetrySDK(),
 		resource.WithAttributes(semconv.ServiceName("orderd"), semconv.ServiceVersion(version)), resource.WithFromEnv())
-	if err != nil {
+	if err = cmp.Or(err, resErr); err != nil {
 		return nil, err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
