@@ -19,22 +19,6 @@ import (
 	"github.com/petstore/orderd/internal/webhook"
 )
 
-// openStores opens the stores for the commands that, unlike serve, need Redis to answer now. Only
-// a create or an import makes a missing file: a list or a revoke in a mistyped path is an error.
-func openStores(ctx context.Context, sc service.StoreConfig, create bool) (*service.Stores, error) {
-	// A failure is the command's one line on stderr; go-redis's own lines would repeat it.
-	redisstore.SetLogger(slog.New(slog.DiscardHandler))
-	sc.CreateDB = create
-	stores, err := service.OpenStores(sc)
-	if err == nil && sc.RedisURL != "" {
-		if err = stores.Ready(ctx); err != nil {
-			stores.Close()
-			return nil, usageErrorf("redis does not answer at the given --redis-url: %v", err)
-		}
-	}
-	return stores, err
-}
-
 // adminError is the failure of a command's store call: a name taken, a key or an endpoint
 // not found or not in a state to change is the operator's to fix (exit status 2); a store
 // failing at its work may not be (1).
@@ -123,11 +107,20 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 	if err != nil {
 		return &service.ConfigError{Err: err}
 	}
-	stores, err := openStores(ctx, sc, sub == "create")
+	// A failure is the command's one line on stderr; go-redis's own lines would repeat it. Only a
+	// create or an import makes a missing file: a list or a revoke in a mistyped path is an error.
+	redisstore.SetLogger(slog.New(slog.DiscardHandler))
+	sc.CreateDB = sub == "create"
+	stores, err := service.OpenStores(sc)
 	if err != nil {
 		return err
 	}
 	defer stores.Close()
+	if sc.RedisURL != "" { // unlike serve, these need Redis to answer now
+		if err := stores.Ready(ctx); err != nil {
+			return usageErrorf("redis does not answer at the given --redis-url: %v", err)
+		}
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0) // the lists' columns, printed once all is read
 	switch cmd {
 	case "import":
