@@ -96,7 +96,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "orderd: "+strings.ReplaceAll(err.Error(), "\n", "; "))
-	if ce := (*service.ConfigError)(nil); errors.As(err, &ce) {
+	if _, ok := errors.AsType[*service.ConfigError](err); ok {
 		return 2
 	}
 	return 1
