@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -23,15 +24,13 @@ import (
 // not found or not in a state to change is the operator's to fix (exit status 2); a store
 // failing at its work may not be (1).
 func adminError(cmd string, err error) error {
-	for _, target := range []error{order.ErrNameTaken, order.ErrKeyNotFound, order.ErrEventsExpired, webhook.ErrNotFound, webhook.ErrActive, webhook.ErrMoved} {
-		if errors.Is(err, target) {
-			return usageErrorf("%s: %w", cmd, err)
-		}
+	operators := []error{order.ErrNameTaken, order.ErrKeyNotFound, order.ErrEventsExpired, webhook.ErrNotFound, webhook.ErrActive, webhook.ErrMoved}
+	if err == nil {
+		return nil
+	} else if slices.ContainsFunc(operators, func(target error) bool { return errors.Is(err, target) }) {
+		return usageErrorf("%s: %w", cmd, err)
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
-	}
-	return nil
+	return fmt.Errorf("%s: %w", cmd, err)
 }
 
 // admin runs `orderd keys create|list|revoke`, `orderd webhooks create|list|delete|enable` and
@@ -63,8 +62,7 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 		fs.StringVar(&url, "url", "", "where the events are posted: http or https; required")
 		fs.StringVar(&types, "types", "", "comma-separated event types to send (default: every type: "+webhook.JoinTypes(order.EventTypes)+")")
 	case "webhooks enable":
-		fs.BoolVar(&skipToNewest, "skip-to-newest", false, "resume after the log's newest event, not after the endpoint's position: "+
-			"the events in between are never sent (for a position whose events the log no longer keeps)")
+		fs.BoolVar(&skipToNewest, "skip-to-newest", false, "resume after the log's newest event, not after the endpoint's position: the events in between are never sent (for a position whose events the log no longer keeps)")
 	}
 	want := map[string]string{"keys revoke": "key to revoke, by name or prefix", "webhooks delete": "endpoint to delete, by id", "webhooks enable": "endpoint to enable, by id"}[cmd]
 	rest, err := parseFlags(fs, &sc, args, min(len(want), 1), getenv, stdout)
@@ -195,8 +193,7 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 	case "webhooks enable":
 		var r webhook.Enabled
 		if r, err = webhook.Enable(ctx, stores.Webhooks, stores.Events, rest[0], skipToNewest); err == nil && skipToNewest {
-			fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, "+
-				"and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Backlog))
+			fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Backlog))
 		} else if err == nil {
 			fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", rest[0], r.To, counted(r.Backlog))
 		} else if errors.Is(err, order.ErrEventsExpired) {

@@ -206,8 +206,7 @@ func wantValue(f *flag.Flag, v string, err error) string {
 	return fmt.Sprintf("invalid value %q: %v", v, err)
 }
 
-var wants = map[string]string{"time.Duration": "a duration like 15m, 30s or 1h30m", "int": "a whole number", "int64": "a whole number",
-	"bool": "true or false", "*slog.Level": "debug, info, warn or error"}
+var wants = map[string]string{"time.Duration": "a duration like 15m, 30s or 1h30m", "int": "a whole number", "int64": "a whole number", "bool": "true or false", "*slog.Level": "debug, info, warn or error"}
 
 // envName is the variable that backs a flag: --redis-url is ORDERD_REDIS_URL.
 func envName(flagName string) string {
