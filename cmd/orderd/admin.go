@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -19,50 +20,39 @@ import (
 	"github.com/petstore/orderd/internal/webhook"
 )
 
-// openStores opens the stores for the commands that, unlike serve, need Redis to answer now. Only
-// a create or an import makes a missing file: a list or a revoke in a mistyped path is an error.
-func openStores(ctx context.Context, sc service.StoreConfig, create bool) (*service.Stores, error) {
-	// A failure is the command's one line on stderr; go-redis's own lines would repeat it.
-	redisstore.SetLogger(slog.New(slog.DiscardHandler))
-	sc.CreateDB = create
-	stores, err := service.OpenStores(sc)
-	if err == nil && sc.RedisURL != "" {
-		if err = stores.Ready(ctx); err != nil {
-			stores.Close()
-			return nil, usageErrorf("redis does not answer at the given --redis-url: %v", err)
-		}
-	}
-	return stores, err
-}
-
 // adminError is the failure of a command's store call: a name taken, a key or an endpoint
 // not found or not in a state to change is the operator's to fix (exit status 2); a store
 // failing at its work may not be (1).
 func adminError(cmd string, err error) error {
-	for _, target := range []error{order.ErrNameTaken, order.ErrKeyNotFound, order.ErrEventsExpired, webhook.ErrNotFound, webhook.ErrActive, webhook.ErrMoved} {
-		if errors.Is(err, target) {
-			return usageErrorf("%s: %w", cmd, err)
-		}
+	operators := []error{order.ErrNameTaken, order.ErrKeyNotFound, order.ErrEventsExpired, webhook.ErrNotFound, webhook.ErrActive, webhook.ErrMoved}
+	if err == nil {
+		return nil
+	} else if slices.ContainsFunc(operators, func(target error) bool { return errors.Is(err, target) }) {
+		return usageErrorf("%s: %w", cmd, err)
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
-	}
-	return nil
+	return fmt.Errorf("%s: %w", cmd, err)
 }
 
-// admin runs `orderd keys create|list|revoke` and `orderd webhooks create|list|delete|enable`.
+// admin runs `orderd keys create|list|revoke`, `orderd webhooks create|list|delete|enable` and
+// `orderd import`.
 func admin(ctx context.Context, group string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	sub, err := subcommand(group, args, stdout)
-	if err != nil {
-		return err
+	cmd, sub := group, "create" // an import makes the file as a create does
+	if group != "import" {
+		var err error
+		if sub, err = subcommand(group, args, stdout); err != nil {
+			return err
+		}
+		cmd, args = group+" "+sub, args[1:]
 	}
-	cmd := group + " " + sub
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var sc service.StoreConfig
-	var planName, name, url, types string
+	var planName, name, url, types, ordersFile, petsFile string
 	var custom order.Limits
 	var skipToNewest bool
 	switch cmd { // each subcommand has only its own flags: the others take the store's alone
+	case "import":
+		fs.StringVar(&ordersFile, "orders", "", "JSON file of orders (an array of Order with status); required")
+		fs.StringVar(&petsFile, "pets", "", "JSON file of pets (an array of Pet)")
 	case "keys create":
 		fs.StringVar(&planName, "plan", "", "free, pro, business or enterprise; required")
 		fs.Int64Var(&custom.PerMinute, "per-minute", 0, fmt.Sprintf("enterprise only: requests per UTC minute, 1 to %d", order.MaxLimit))
@@ -72,11 +62,10 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 		fs.StringVar(&url, "url", "", "where the events are posted: http or https; required")
 		fs.StringVar(&types, "types", "", "comma-separated event types to send (default: every type: "+webhook.JoinTypes(order.EventTypes)+")")
 	case "webhooks enable":
-		fs.BoolVar(&skipToNewest, "skip-to-newest", false, "resume after the log's newest event, not after the endpoint's position: "+
-			"the events in between are never sent (for a position whose events the log no longer keeps)")
+		fs.BoolVar(&skipToNewest, "skip-to-newest", false, "resume after the log's newest event, not after the endpoint's position: the events in between are never sent (for a position whose events the log no longer keeps)")
 	}
 	want := map[string]string{"keys revoke": "key to revoke, by name or prefix", "webhooks delete": "endpoint to delete, by id", "webhooks enable": "endpoint to enable, by id"}[cmd]
-	rest, err := parseFlags(fs, &sc, args[1:], min(len(want), 1), getenv, stdout)
+	rest, err := parseFlags(fs, &sc, args, min(len(want), 1), getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -98,13 +87,50 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 		return usageErrorf("keys create: --name: %w", order.CheckName(name))
 	case cmd == "webhooks create" && endpointErr != nil:
 		return usageErrorf("webhooks create: %w", endpointErr)
+	case cmd == "import" && ordersFile == "":
+		return usageErrorf("import: --orders is required")
 	}
-	stores, err := openStores(ctx, sc, sub == "create")
+	// An import's files are checked before the store (which it may create) is opened, then read
+	// again as they are written, never held whole; the first record refused is named by file:line:column.
+	var orders order.Batches[order.Order] = jsonfile.File[order.Order](ordersFile, service.ImportBatch)
+	pets := order.Slice[order.Pet](nil, 1)
+	if petsFile != "" {
+		pets = jsonfile.File[order.Pet](petsFile, service.ImportBatch)
+	}
+	var nOrders, nPets int
+	if cmd == "import" {
+		err = cmp.Or(orders(order.CheckEach[order.Order](), func(b []order.Order) error { nOrders += len(b); return nil }),
+			pets(order.CheckEach[order.Pet](), func(b []order.Pet) error { nPets += len(b); return nil }))
+	}
+	if err != nil {
+		return &service.ConfigError{Err: err}
+	}
+	// A failure is the command's one line on stderr; go-redis's own lines would repeat it. Only a
+	// create or an import makes a missing file: a list or a revoke in a mistyped path is an error.
+	redisstore.SetLogger(slog.New(slog.DiscardHandler))
+	sc.CreateDB = sub == "create"
+	stores, err := service.OpenStores(sc)
 	if err != nil {
 		return err
 	}
 	defer stores.Close()
+	if sc.RedisURL != "" { // unlike serve, these need Redis to answer now
+		if err := stores.Ready(ctx); err != nil {
+			return usageErrorf("redis does not answer at the given --redis-url: %v", err)
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0) // the lists' columns, printed once all is read
 	switch cmd {
+	case "import":
+		// The decoding goes a batch or two ahead of the writes, in a goroutine of its own.
+		n, err := stores.ImportBatches(ctx, order.ReadAhead(orders, 2), order.ReadAhead(pets, 2))
+		if err == nil && sc.RedisURL != "" {
+			fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", nOrders, n.OrderFieldsChanged, nPets)
+		} else if err == nil {
+			fmt.Fprintf(stderr, "imported %d orders (%d added, %d updated) and %d pets (%d added, %d updated) into %s\n",
+				nOrders, n.OrdersAdded, n.OrdersUpdated, nPets, n.PetsAdded, n.PetsUpdated, sc.DB)
+		}
+		return err
 	case "keys create":
 		key, rec, err := order.NewKey(name, p, custom, time.Now())
 		if rec.Name == "" {
@@ -117,11 +143,8 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 		fmt.Fprintln(stdout, key)
 		fmt.Fprintf(stderr, "created key %q (plan %s, prefix %s); it is shown only this once\n", rec.Name, rec.Plan, rec.Prefix)
 	case "keys list":
-		list, err := stores.Keys.List(ctx)
-		if err != nil {
-			return adminError(cmd, err)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		var list []order.Key
+		list, err = stores.Keys.List(ctx)
 		fmt.Fprintln(tw, "NAME\tPLAN\tPER-MINUTE\tPER-DAY\tPREFIX\tCREATED")
 		for _, k := range list {
 			l, name := k.Limits(), k.Name
@@ -130,7 +153,6 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", name, k.Plan, l.PerMinute, l.PerDay, k.Prefix, k.CreatedAt.Format(time.RFC3339))
 		}
-		return tw.Flush()
 	case "keys revoke":
 		var k order.Key
 		if k, err = stores.Keys.Revoke(ctx, rest[0]); err == nil {
@@ -143,13 +165,35 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 			fmt.Fprintf(stdout, "%s %s\n", e.ID, e.Secret)
 			fmt.Fprintf(stderr, "created webhook %s for %s, sent the events after %s; its secret is shown only this once\n", e.ID, e.URL, e.Position)
 		}
-	case "webhooks list":
-		err = listWebhooks(ctx, stores, stdout)
+	case "webhooks list": // each endpoint, where its delivery stands and how far behind the log it is
+		var list []webhook.Endpoint
+		list, err = stores.Webhooks.List(ctx)
+		fmt.Fprintln(tw, "ID\tURL\tTYPES\tSTATUS\tLAST\tATTEMPTS\tBEHIND\tERROR")
+		for _, e := range list {
+			b, err := webhook.BacklogOf(ctx, stores.Events, e)
+			if err != nil {
+				return adminError(cmd, fmt.Errorf("the log: %w", err))
+			}
+			types, last, behind := "all", "-", counted(b)
+			if len(e.Types) > 0 {
+				types = webhook.JoinTypes(e.Types)
+			}
+			if e.LastStatus != 0 {
+				last = strconv.Itoa(e.LastStatus)
+			} else if !e.LastAttempt.IsZero() {
+				last = "error"
+			}
+			if b.Expired != nil { // how many events it has yet to get and since when, e.g. "3 (2m5s)"
+				behind = "expired"
+			} else if b.Events > 0 {
+				behind += fmt.Sprintf(" (%s)", time.Since(b.Oldest).Round(time.Second))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind, e.LastError)
+		}
 	case "webhooks enable":
 		var r webhook.Enabled
 		if r, err = webhook.Enable(ctx, stores.Webhooks, stores.Events, rest[0], skipToNewest); err == nil && skipToNewest {
-			fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, "+
-				"and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Backlog))
+			fmt.Fprintf(stdout, "enabled webhook %s from the log's newest event, %s; skipped the events after %s: %s of its types the log still kept, and any it no longer kept\n", rest[0], r.To, r.From, counted(r.Backlog))
 		} else if err == nil {
 			fmt.Fprintf(stdout, "enabled webhook %s: delivery resumes after %s, with %s events of its types waiting\n", rest[0], r.To, counted(r.Backlog))
 		} else if errors.Is(err, order.ErrEventsExpired) {
@@ -160,87 +204,13 @@ func admin(ctx context.Context, group string, args []string, getenv func(string)
 			fmt.Fprintf(stdout, "deleted webhook %s\n", rest[0])
 		}
 	}
+	if err == nil {
+		err = tw.Flush()
+	}
 	return adminError(cmd, err)
 }
 
 // counted is how many events b has: "3", or "10000+".
 func counted(b webhook.Backlog) string {
 	return strconv.Itoa(b.Events) + map[bool]string{true: "+"}[b.More]
-}
-
-// listWebhooks prints each endpoint, where its delivery stands and how far behind the log it is.
-func listWebhooks(ctx context.Context, stores *service.Stores, stdout io.Writer) error {
-	list, err := stores.Webhooks.List(ctx)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tURL\tTYPES\tSTATUS\tLAST\tATTEMPTS\tBEHIND\tERROR")
-	for _, e := range list {
-		b, err := webhook.BacklogOf(ctx, stores.Events, e)
-		if err != nil {
-			return fmt.Errorf("the log: %w", err)
-		}
-		types, last, behind := "all", "-", counted(b)
-		if len(e.Types) > 0 {
-			types = webhook.JoinTypes(e.Types)
-		}
-		if e.LastStatus != 0 {
-			last = strconv.Itoa(e.LastStatus)
-		} else if !e.LastAttempt.IsZero() {
-			last = "error"
-		}
-		if b.Expired != nil { // how many events it has yet to get and since when, e.g. "3 (2m5s)"
-			behind = "expired"
-		} else if b.Events > 0 {
-			behind += fmt.Sprintf(" (%s)", time.Since(b.Oldest).Round(time.Second))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.URL, types, e.Status, last, e.Attempts, behind, e.LastError)
-	}
-	return tw.Flush()
-}
-
-// importData runs `orderd import`: the data files into the store, by service.Stores.ImportBatches.
-func importData(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	var sc service.StoreConfig
-	ordersFile := fs.String("orders", "", "JSON file of orders (an array of Order with status); required")
-	petsFile := fs.String("pets", "", "JSON file of pets (an array of Pet)")
-	if _, err := parseFlags(fs, &sc, args, 0, getenv, stdout); err != nil {
-		return err
-	} else if *ordersFile == "" {
-		return usageErrorf("import: --orders is required")
-	}
-	// Both files are read and checked before the store is opened, which may create the file,
-	// then read again as they are written: neither is held whole. Each record is checked as
-	// it is read; the first refused is named by file:line:column.
-	var orders order.Batches[order.Order] = jsonfile.File[order.Order](*ordersFile, service.ImportBatch)
-	pets := order.Slice[order.Pet](nil, 1)
-	if *petsFile != "" {
-		pets = jsonfile.File[order.Pet](*petsFile, service.ImportBatch)
-	}
-	var nOrders, nPets int
-	if err := orders(order.CheckEach[order.Order](), func(b []order.Order) error { nOrders += len(b); return nil }); err != nil {
-		return &service.ConfigError{Err: err}
-	}
-	if err := pets(order.CheckEach[order.Pet](), func(b []order.Pet) error { nPets += len(b); return nil }); err != nil {
-		return &service.ConfigError{Err: err}
-	}
-	stores, err := openStores(ctx, sc, true)
-	if err != nil {
-		return err
-	}
-	defer stores.Close()
-	// The decoding goes a batch or two ahead of the writes, in a goroutine of its own.
-	n, err := stores.ImportBatches(ctx, order.ReadAhead(orders, 2), order.ReadAhead(pets, 2))
-	if err != nil {
-		return err
-	}
-	if sc.RedisURL != "" {
-		fmt.Fprintf(stderr, "imported %d orders (%d fields changed) and %d pets\n", nOrders, n.OrderFieldsChanged, nPets)
-		return nil
-	}
-	fmt.Fprintf(stderr, "imported %d orders (%d added, %d updated) and %d pets (%d added, %d updated) into %s\n",
-		nOrders, n.OrdersAdded, n.OrdersUpdated, nPets, n.PetsAdded, n.PetsUpdated, sc.DB)
-	return nil
 }

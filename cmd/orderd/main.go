@@ -47,10 +47,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "serve":
 		return serve(ctx, rest, getenv, stdout, stderr)
-	case "keys", "webhooks":
+	case "keys", "webhooks", "import":
 		return admin(ctx, cmd, rest, getenv, stdout, stderr)
-	case "import":
-		return importData(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		_, err := parseFlags(flag.NewFlagSet("version", flag.ContinueOnError), nil, rest, 0, getenv, stdout)
 		if v, c := buildVersion(); err == nil {
@@ -80,10 +78,8 @@ func buildVersion() (v, c string) {
 		for _, s := range info.Settings {
 			vcs[s.Key] = s.Value
 		}
-		if vcs["vcs.modified"] == "true" {
-			vcs["vcs.revision"] += " (modified)"
-		}
-		v, c = cmp.Or(v, info.Main.Version), cmp.Or(c, vcs["vcs.revision"])
+		modified := map[string]string{"true": " (modified)"}[vcs["vcs.modified"]]
+		v, c = cmp.Or(v, info.Main.Version), cmp.Or(c, vcs["vcs.revision"]+modified)
 	}
 	return cmp.Or(v, "(devel)"), cmp.Or(c, "unknown")
 }
@@ -100,7 +96,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "orderd: "+strings.ReplaceAll(err.Error(), "\n", "; "))
-	if ce := (*service.ConfigError)(nil); errors.As(err, &ce) {
+	if _, ok := errors.AsType[*service.ConfigError](err); ok {
 		return 2
 	}
 	return 1
@@ -210,8 +206,7 @@ func wantValue(f *flag.Flag, v string, err error) string {
 	return fmt.Sprintf("invalid value %q: %v", v, err)
 }
 
-var wants = map[string]string{"time.Duration": "a duration like 15m, 30s or 1h30m", "int": "a whole number", "int64": "a whole number",
-	"bool": "true or false", "*slog.Level": "debug, info, warn or error"}
+var wants = map[string]string{"time.Duration": "a duration like 15m, 30s or 1h30m", "int": "a whole number", "int64": "a whole number", "bool": "true or false", "*slog.Level": "debug, info, warn or error"}
 
 // envName is the variable that backs a flag: --redis-url is ORDERD_REDIS_URL.
 func envName(flagName string) string {
@@ -223,12 +218,8 @@ func printFlags(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s\n", synopses(fs.Name())[0])
 	header := "\nFlags (each also read from its ORDERD_* variable):\n" // version has none
 	fs.VisitAll(func(f *flag.Flag) {
-		fmt.Fprint(w, header)
+		def := map[bool]string{true: " (default " + f.DefValue + ")"}[f.DefValue != ""]
+		fmt.Fprintf(w, "%s  --%s  [%s]%s\n      %s\n", header, f.Name, envName(f.Name), def, f.Usage)
 		header = ""
-		def := ""
-		if f.DefValue != "" {
-			def = fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		fmt.Fprintf(w, "  --%s  [%s]%s\n      %s\n", f.Name, envName(f.Name), def, f.Usage)
 	})
 }

@@ -33,20 +33,18 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.StringVar(&cfg.Sunset.Link, "pets-sunset-link", cfg.Sunset.Link, "migration notes, sent in the Link header of the deprecated operation")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long requests in flight may take to finish on SIGTERM")
 	// Time for a balancer polling /readyz every second or two to see it fail twice.
-	fs.DurationVar(&cfg.ShutdownDelay, "shutdown-delay", 5*time.Second,
-		"on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once)")
+	fs.DurationVar(&cfg.ShutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once)")
 	fs.Int64Var(&cfg.Ban.After, "ban-after", cfg.Ban.After, "the n-th request sent after a 429 and before its Retry-After passed bans the caller (0: never ban)")
 	fs.DurationVar(&cfg.Ban.For, "ban-for", cfg.Ban.For, "how long a ban lasts")
 	listVar(fs, &cfg.TrustedProxies, "trusted-proxies", "comma-separated CIDRs of proxies whose X-Forwarded-For names the client (none: the peer address counts)",
-		func(item string) (*net.IPNet, error) { // a bare address is one host
-			if a, err := netip.ParseAddr(item); err == nil {
+		func(item string) (n *net.IPNet, err error) {
+			if a, err := netip.ParseAddr(item); err == nil { // a bare address is one host
 				item = netip.PrefixFrom(a, a.BitLen()).String()
 			}
-			_, n, err := net.ParseCIDR(item)
-			if err != nil {
-				return nil, fmt.Errorf("%q is not a CIDR or an address", item)
+			if _, n, err = net.ParseCIDR(item); err != nil {
+				err = fmt.Errorf("%q is not a CIDR or an address", item)
 			}
-			return n, nil
+			return n, err
 		})
 	listVar(fs, &cfg.CORSAllowOrigins, "cors-allow-origins", "comma-separated origins whose pages may call the API from a browser, exactly (https://shop.example,http://localhost:3000); none: CORS off",
 		func(item string) (string, error) { return item, api.CheckOrigin(item) })
@@ -61,8 +59,7 @@ func parseServe(args []string, getenv func(string) string, stdout io.Writer) (se
 	fs.IntVar(&cfg.MaxStreamsPerKey, "max-streams-per-key", cfg.MaxStreamsPerKey, "event streams one key may hold open on this instance")
 	allowPrivate := fs.Bool("webhooks-allow-private", false, "let webhooks go to private, loopback, link-local and the other non-public addresses (receivers on the operator's own network)")
 	w := &cfg.Webhooks
-	listVar(fs, &w.Schedule.Backoff, "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; "+
-		"positive, never decreasing; each up to 10% longer at random", time.ParseDuration)
+	listVar(fs, &w.Schedule.Backoff, "webhooks-retry", "comma-separated waits before each retry of a failed webhook, the last repeating; positive, never decreasing; each up to 10% longer at random", time.ParseDuration)
 	fs.DurationVar(&w.Schedule.GiveUpAfter, "webhooks-give-up", w.Schedule.GiveUpAfter, "how long after an event's first failed attempt its endpoint is marked failing")
 	fs.DurationVar(&w.LeaseTTL, "webhooks-lease", w.LeaseTTL, "how long an instance's hold on a webhook endpoint lasts unrenewed: the endpoints of an instance that dies wait that long, "+
 		"and up to 5s more (a third of it when shorter), for another; an attempt is cut when it would outlast it; at least 1s")
@@ -144,9 +141,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	// ORDERD_MEMORY_LIMIT is the container's limit in bytes (Kubernetes's downward API), a variable
-	// of the process as GOMEMLIMIT is. GOMEMLIMIT cannot say "90%"; at 100% the collector would
-	// work hard only as the kernel is about to kill the process: the tenth left is for what Go does not count.
+	// ORDERD_MEMORY_LIMIT is the container's limit in bytes (Kubernetes's downward API). At 100%
+	// the collector would work hard only as the kernel kills the process: a tenth is left for what Go does not count.
 	if v := getenv("ORDERD_MEMORY_LIMIT"); v != "" && getenv("GOMEMLIMIT") == "" {
 		limit, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || limit <= 0 {
@@ -156,7 +152,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	cfg.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: logLevel}))
 	cfg.AccessLog = stderr
-
 	cfg.Version, _ = buildVersion() // for traces, which the OTEL_* environment turns on
 	svc, err := service.Open(ctx, cfg)
 	if err != nil {

@@ -57,7 +57,7 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	h.key = h.addKey(tb, "test-free", order.Free, order.Limits{})
 	orders := sqlitestore.NewOrders(db)
 	h.events = sqlitestore.NewEvents(db)
-	tokens := pagetoken.New(testSecret)
+	tokens := pagetoken.For(string(testSecret), nil)
 	cfg := api.Config{
 		Orders: orders, Events: h.events, PageTokens: tokens,
 		Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,

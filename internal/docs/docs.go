@@ -14,11 +14,11 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 )
 
-// Swagger UI's files (assets/) and the page's own (page/): init.js is one of its own so that
-// the Content-Security-Policy can forbid inline scripts; its standalone layout offers the
-// documents in a selector, and "?urls.primaryName=v1" picks one.
+// Swagger UI's files (assets/) and the page's own (page/): init.js, so that the CSP can forbid
+// inline scripts, offers the documents in a selector ("?urls.primaryName=v1" picks one).
 //
 //go:embed assets page
 var files embed.FS
@@ -44,13 +44,7 @@ func Register(e Router, documents ...Document) {
 	urls, _ := json.Marshal(documents)            // structs of strings cannot fail
 	index, _ := files.ReadFile("page/index.html") // embedded: cannot fail
 	initJS, _ := files.ReadFile("page/init.js")
-	secure := func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			c.Response().Header().Set("Content-Security-Policy", csp)
-			c.Response().Header().Set("X-Frame-Options", "DENY")
-			return next(c)
-		}
-	}
+	secure := middleware.SecureWithConfig(middleware.SecureConfig{ContentSecurityPolicy: csp, XFrameOptions: "DENY"})
 	e.File("/docs", echo.MIMETextHTMLCharsetUTF8, []byte(strings.Replace(string(index), "{{.}}", html.EscapeString(string(urls)), 1)), secure)
 	e.File("/docs/init.js", "text/javascript; charset=utf-8", initJS, secure)
 	assets, _ := files.ReadDir("assets")

@@ -35,9 +35,6 @@ func New() *Metrics {
 	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
-	counter := func(name, help string) prometheus.Counter {
-		return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-	}
 	m := &Metrics{
 		registry: reg,
 		requests: counterVec("orderd_http_requests_total", "Requests answered, by operationId and status.", "operation", "status"),
@@ -50,19 +47,18 @@ func New() *Metrics {
 		cancels:     counterVec("orderd_cancellations_total", "Cancel requests by outcome: cancelled, already_cancelled, shipped, not_found, error.", "outcome"),
 		storeErrors: counterVec("orderd_store_errors_total", "Operations that could not reach the store, by operationId.", "operation"),
 		storeFaults: counterVec("orderd_store_faults_total", "Faults of the store that an operator must mend, by kind: corrupt, full, replaced, shm_removed. Each operation that meets one counts.", "kind"),
-		fallbacks:   counter("orderd_ratelimit_fallback_decisions_total", "Decisions made by the instance's own limiter while Redis could not be reached."),
-		forgotten:   counter("orderd_ratelimit_forgotten_callers_total", "Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap."),
+		fallbacks:   f.NewCounter(prometheus.CounterOpts{Name: "orderd_ratelimit_fallback_decisions_total", Help: "Decisions made by the instance's own limiter while Redis could not be reached."}),
+		forgotten:   f.NewCounter(prometheus.CounterOpts{Name: "orderd_ratelimit_forgotten_callers_total", Help: "Callers without a key that the instance's own limiter forgot, least recently seen first, to stay within its cap."}),
 		streams:     f.NewGauge(prometheus.GaugeOpts{Name: "orderd_event_streams_open", Help: "Streams of order events open on this instance."}),
 		events:      counterVec("orderd_events_recorded_total", "Order events this instance recorded in the log, by type (its cancels; imports and other systems record theirs too).", "type"),
-		trimmed:     counter("orderd_events_trimmed_total", "Order events dropped by the retention, by this instance's trims."),
+		trimmed:     f.NewCounter(prometheus.CounterOpts{Name: "orderd_events_trimmed_total", Help: "Order events dropped by the retention, by this instance's trims."}),
 		webhooks:    counterVec("orderd_webhook_deliveries_total", "Webhook delivery attempts by this instance, by outcome: delivered, failed (retried, or the endpoint marked failing), disabled (410 Gone).", "outcome"),
 		webhookLag: f.NewHistogram(prometheus.HistogramOpts{
 			Name: "orderd_webhook_delivery_lag_seconds", Help: "Time from an order's change to its webhook's delivery, retries included.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400},
 		}),
 	}
-	// These are exported at 0 from the start, with every label value they take, so that a
-	// rate or an alert on them sees their first event.
+	// Exported at 0 from the start, with every label value, so that a rate or an alert sees their first event.
 	for vec, values := range map[*prometheus.CounterVec][]string{m.storeErrors: operations(),
 		m.storeFaults: {"corrupt", "full", "replaced", "shm_removed"}, // sqlitestore's Fault kinds
 		m.webhooks:    {"delivered", "failed", "disabled"}} {
@@ -81,12 +77,10 @@ var operations = sync.OnceValue(func() (labels []string) {
 		if err != nil {
 			return nil // api.New fails on it
 		}
+		prefix := map[bool]string{true: strings.TrimPrefix(v.Base, "/") + "."}[i > 0]
 		for _, item := range doc.Paths.Map() {
 			for _, op := range item.Operations() {
-				if i > 0 {
-					op.OperationID = strings.TrimPrefix(v.Base, "/") + "." + op.OperationID
-				}
-				labels = append(labels, op.OperationID)
+				labels = append(labels, prefix+op.OperationID)
 			}
 		}
 	}
@@ -98,8 +92,7 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// The observers' calls (api.Observer, webhook.Observer, the limiters' and the service's own),
-// each counting in the metric of its name.
+// The observers' calls (api.Observer, webhook.Observer, the limiters' and the service's), each counting in its metric.
 
 func (m *Metrics) Request(operation string, status int, took time.Duration) {
 	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()

@@ -61,26 +61,20 @@ type Codec struct {
 	lastRead time.Time              // when the last read began; touched by reads' one call only
 }
 
-// New returns a Codec with a fixed secret, of at least MinSecretLen bytes (its maker checks).
-func New(secret []byte) *Codec {
+// For returns the Codec under secret when it is set (every instance is given the same, of at
+// least MinSecretLen bytes: its maker checks), else under the one store holds, which every
+// instance on it shares untold.
+func For(secret string, store SecretStore) *Codec {
+	if secret == "" {
+		return &Codec{store: store, now: time.Now}
+	}
 	c := &Codec{}
-	c.secret.Store(new(slices.Clone(secret)))
+	c.secret.Store(new([]byte(secret)))
 	return c
 }
 
 // FromStore returns a Codec whose secret is the one store holds.
-func FromStore(store SecretStore) *Codec {
-	return &Codec{store: store, now: time.Now}
-}
-
-// For returns the Codec under secret when it is set (every instance is given the same), else
-// under the one store holds, which every instance on it shares untold.
-func For(secret string, store SecretStore) *Codec {
-	if secret == "" {
-		return FromStore(store)
-	}
-	return New([]byte(secret))
-}
+func FromStore(store SecretStore) *Codec { return For("", store) }
 
 // Make returns the token of the page that starts after the id after, for filter f.
 func (c *Codec) Make(ctx context.Context, f order.Filter, after int64) (string, error) {

@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 )
 
-// OpenFile opens the file the service runs on, making it only when create is set (a mistyped
-// path is an error, not an empty store). It says in the operator's words why path cannot be
-// opened, where SQLite would say "unable to open database file" for each.
+// OpenFile opens the file, making it only when create is set (a mistyped path is an error, not an
+// empty store), and says why path cannot be opened where SQLite would say "unable to open database file".
 func OpenFile(path string, create bool) (*DB, error) {
 	info, err := os.Stat(path)
 	dir, dirErr := os.Stat(filepath.Dir(path))
@@ -37,9 +36,6 @@ func (db *DB) LogReadCache(log *slog.Logger) {
 		log.Info("sqlite read cache: on; a read of an unchanged file is answered from memory")
 		return
 	}
-	level := slog.LevelWarn
-	if errors.Is(err, ErrReadCacheUnsupported) {
-		level = slog.LevelInfo
-	}
+	level := map[bool]slog.Level{true: slog.LevelInfo, false: slog.LevelWarn}[errors.Is(err, ErrReadCacheUnsupported)]
 	log.Log(context.Background(), level, "sqlite read cache: off; every read queries the file", slog.String("reason", err.Error()))
 }

@@ -3,6 +3,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -20,11 +21,9 @@ import (
 type Provider = sdktrace.TracerProvider
 
 // Start installs, when the environment asks for traces (an OTLP endpoint or
-// OTEL_TRACES_EXPORTER=otlp, and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none),
-// an OTLP/HTTP exporter behind a batch processor as the global tracer provider, with W3C trace
-// context and baggage as the propagator. The exporter, the batch processor and the sampler read
-// their OTEL_* variables themselves (the SDK's own support: OTEL_EXPORTER_OTLP_*, OTEL_BSP_*,
-// OTEL_TRACES_SAMPLER and _ARG). Off: nil, nil.
+// OTEL_TRACES_EXPORTER=otlp; not OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none), an
+// OTLP/HTTP exporter in batches, with W3C trace context and baggage; the SDK reads the rest of
+// OTEL_* itself (endpoint, batching, sampler). Off: nil, nil.
 func Start(ctx context.Context, version string, log *slog.Logger) (*Provider, error) {
 	exporter := strings.ToLower(os.Getenv("OTEL_TRACES_EXPORTER"))
 	endpoint := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") + os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -32,13 +31,10 @@ func Start(ctx context.Context, version string, log *slog.Logger) (*Provider, er
 		return nil, nil
 	}
 	exp, err := otlptracehttp.New(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// Later detectors win: the environment's attributes (OTEL_SERVICE_NAME first) over ours.
-	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
+	res, resErr := resource.New(ctx, resource.WithTelemetrySDK(),
 		resource.WithAttributes(semconv.ServiceName("orderd"), semconv.ServiceVersion(version)), resource.WithFromEnv())
-	if err != nil {
+	if err = cmp.Or(err, resErr); err != nil {
 		return nil, err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
