@@ -184,9 +184,8 @@ func (db *DB) readTx(ctx context.Context, table string, read func(*sql.Tx) error
 	return read(tx)
 }
 
-// fail sorts an error of the file, naming it: no row is noRows[0] if given; context errors as they
-// are; a row the schema refused (a bug: the stores check what they write); corruption or a full
-// disk, a fault; else ErrUnavailable.
+// fail sorts an error of the file, naming it: no row is noRows[0] if given; context errors as they are; a row
+// the schema refused, a bug (the stores check what they write); corruption or full disk, a fault; else ErrUnavailable.
 func (db *DB) fail(ctx context.Context, err error, noRows ...error) error {
 	if len(noRows) > 0 && errors.Is(err, sql.ErrNoRows) {
 		return noRows[0]

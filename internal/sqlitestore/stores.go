@@ -81,9 +81,8 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (after order.Order, chang
 	return after, changed, err
 }
 
-// Events is an order.EventLog in the order_events table, which the triggers on orders write in
-// the statement of each change, whoever makes it (schema.go). A position is an event's id in
-// decimal; "0" is the beginning of a log that never had an event.
+// Events is an order.EventLog in the order_events table, which the triggers on orders write in the statement of
+// each change, whoever makes it (schema.go). A position is an event's id in decimal; "0" begins a log never written.
 type Events struct{ db *DB }
 
 // NewEvents returns the event log of db.
@@ -193,9 +192,8 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (n int64, err erro
 	return n, err
 }
 
-// WaitForEvents waits until the newest id is not after: an event follows it, or it is not a
-// position this log reached, which Events refuses. It looks every 10 ms, and queries when the
-// wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
+// WaitForEvents waits until the newest id is not after (an event follows it, or Events refuses it), querying
+// only when the wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	var seen walHeader
 	for first := true; ; first = false {
