@@ -162,12 +162,8 @@ var ErrEventsExpired = errors.New("the events after that position are no longer 
 
 // EventLog is the log of every change to the orders, each recorded atomically with its change.
 type EventLog interface {
-	// Events reads the log after q.After; refusal: ErrEventsExpired.
-	Events(ctx context.Context, q EventQuery) (EventPage, error)
-	// LastEventID is the position of the newest event, or the log's beginning.
-	LastEventID(ctx context.Context) (string, error)
-	// WaitForEvents returns nil when the log may hold an event after after, or ctx's error.
-	WaitForEvents(ctx context.Context, after string) error
-	// Trim drops what r no longer keeps, and returns how many events it dropped.
-	Trim(ctx context.Context, r Retention) (int64, error)
+	Events(ctx context.Context, q EventQuery) (EventPage, error) // after q.After, or ErrEventsExpired
+	LastEventID(ctx context.Context) (string, error)             // the newest event's position, or the beginning
+	WaitForEvents(ctx context.Context, after string) error       // nil once an event may follow after, or ctx's error
+	Trim(ctx context.Context, r Retention) (int64, error)        // drops what r no longer keeps; how many it dropped
 }

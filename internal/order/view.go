@@ -27,10 +27,8 @@ var ErrReload = errors.New("the orders changed in a way the log does not record"
 
 // Store keeps the orders, safe for concurrent use, each change atomic across the processes sharing it.
 type Store interface {
-	// Version changes whenever the orders do. Cheap: every request reads it.
-	Version(ctx context.Context) (uint64, error)
-	// Load calls add with every order, in id order, and returns the Mark they reflect.
-	Load(ctx context.Context, add func(Order)) (Mark, error)
+	Version(ctx context.Context) (uint64, error)             // changes with the orders; cheap: every request reads it
+	Load(ctx context.Context, add func(Order)) (Mark, error) // every order to add, in id order; the Mark they reflect
 	// Since returns the events after m, examining at most limit, the Mark after them, and
 	// whether more may follow. ErrEventsExpired or ErrReload: Load again.
 	Since(ctx context.Context, m Mark, limit int) (_ []Event, next Mark, more bool, err error)

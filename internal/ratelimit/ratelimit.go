@@ -19,8 +19,7 @@ import (
 
 // Limiter makes one decision for one request of one caller.
 type Limiter interface {
-	// Allow decides for a request of caller; only an admitted request counts.
-	Allow(ctx context.Context, caller string, limits order.Limits) (Decision, error)
+	Allow(ctx context.Context, caller string, limits order.Limits) (Decision, error) // only an admitted request counts
 	// Peek returns what Allow would decide now, counting nothing (a refused stream).
 	Peek(ctx context.Context, caller string, limits order.Limits) (Decision, error)
 }

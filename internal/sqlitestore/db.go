@@ -1,7 +1,6 @@
-// Package sqlitestore keeps what the embedded mode owns (orders, pets, API keys, the
-// page-token secret, webhooks) in one SQLite file that any number of processes may open at
-// once; each sees the others' commits at its next call (docs/design.md, "Consistency").
-// Failures wrap order.ErrUnavailable; a damaged file or an unusable row, order.ErrCorrupt.
+// Package sqlitestore keeps what the embedded mode owns (orders, pets, API keys, the page-token secret, webhooks) in
+// one SQLite file that any number of processes may open at once; each sees the others' commits at its next call
+// (docs/design.md, "Consistency"). Failures wrap order.ErrUnavailable; a damaged file or an unusable row, ErrCorrupt.
 package sqlitestore
 
 import (
@@ -68,9 +67,8 @@ func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
 		escape.Replace(filepath.Clean(path)), busyTimeout.Milliseconds())
-	db.sql, _ = sql.Open("sqlite", dsn) // it fails only for a driver not registered
-	// Keep every connection opened (each runs the pragmas and reads the schema); +1: the pin.
-	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1
+	db.sql, _ = sql.Open("sqlite", dsn)          // it fails only for a driver not registered
+	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1 // kept open (each runs the pragmas, reads the schema); +1: the pin
 	db.sql.SetMaxOpenConns(conns)
 	db.sql.SetMaxIdleConns(conns)
 	err := db.migrate(ctx)
@@ -138,9 +136,8 @@ func (db *DB) Close() (err error) {
 	return err
 }
 
-// write runs fn in a write transaction, after this process's earlier ones, and commits it. fn
-// sorts its own errors (fail), and returns errNoWrite to roll back a transaction that changed
-// nothing: only a commit that wrote ends a full disk's fault, showing there was room.
+// write runs fn in a write transaction, after this process's earlier ones, and commits it. fn sorts its own errors
+// (fail); errNoWrite rolls back one that wrote nothing: a full disk's fault ends only at a commit that wrote (room).
 func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 	// Lasting faults forbid writes (docs/design.md, Errors), but corruption: SQLite refuses writes to damaged pages.
 	if f := db.lasting.Load(); f != nil && f.Kind != FaultCorrupt {

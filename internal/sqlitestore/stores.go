@@ -151,7 +151,7 @@ func scanEvent(row scanner) (ev order.Event, err error) {
 	if !slices.Contains(order.EventTypes, ev.Type) {
 		return ev, corrupt("event %d: type %q is none of the log's", id, typ)
 	}
-	if ev.Time, err = parseTime(at); err != nil {
+	if ev.Time, err = time.Parse(timestampLayout, at); err != nil {
 		return ev, corrupt("event %d: time %q: %w", id, at, err)
 	}
 	return ev, nil
@@ -278,7 +278,7 @@ func scanKey(row scanner) (k order.Key, err error) {
 		return order.Key{}, err
 	}
 	k.Plan, k.Hash = order.Plan(planName), order.Hash(hash)
-	if k.CreatedAt, err = parseTime(createdAt); err != nil {
+	if k.CreatedAt, err = time.Parse(timestampLayout, createdAt); err != nil {
 		return order.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, createdAt, err)
 	}
 	if err := k.ValidateStored(); err != nil { // a name from before CheckName's rules still reads
@@ -353,7 +353,7 @@ func scanOrder(row scanner, dest ...any) (order.Order, error) {
 		return order.Order{}, corrupt("order %d: complete is %d, not 0 or 1", o.ID, complete)
 	}
 	var err error
-	if o.ShipDate, err = parseTime(shipDate); err != nil {
+	if o.ShipDate, err = time.Parse(timestampLayout, shipDate); err != nil {
 		return order.Order{}, corrupt("order %d: shipDate %q: %w", o.ID, shipDate, err)
 	}
 	o.Quantity, o.Complete, o.Status = int32(quantity), complete == 1, order.Status(status)
@@ -362,8 +362,6 @@ func scanOrder(row scanner, dest ...any) (order.Order, error) {
 	}
 	return o, nil
 }
-
-func parseTime(s string) (time.Time, error) { return time.Parse(timestampLayout, s) }
 
 // Imported counts the rows an Import wrote; rows already as imported are in none.
 type Imported struct {
