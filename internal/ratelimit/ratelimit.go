@@ -316,8 +316,7 @@ func (l *Memory) Peek(_ context.Context, caller string, limits order.Limits) (De
 	return Decide(o, limits, now), nil
 }
 
-// roll moves st's windows to now's, only forward (a clock stepped back must not reopen one),
-// and returns its counts, in the windows they are in, and a ban in force.
+// roll moves st's windows to now's, only forward (a stepped-back clock reopens none): its counts, windows and ban.
 func (st *callerState) roll(ns, minute, day int64) Outcome {
 	if minute > st.minute {
 		st.minute, st.minuteCount = minute, 0

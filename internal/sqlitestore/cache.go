@@ -113,9 +113,8 @@ func (w *walIndex) header() (h walHeader, ok bool) {
 	return copies[0], copies[0] == copies[1] && copies[0][0] == 3007000
 }
 
-// walIndex is a -shm file's first page, mapped read-only and shared (mapPage) once for every
-// DB of the process on that file: closing ANY descriptor of the file drops the process's
-// POSIX locks, SQLite's too, so its one descriptor is closed when no DB uses it.
+// walIndex is a -shm file's first page, mapped read-only and shared once per process and file: closing ANY
+// descriptor of the file drops the process's POSIX locks, SQLite's too, so its one is closed when no DB uses it.
 type walIndex struct {
 	info os.FileInfo
 	file *os.File
