@@ -91,8 +91,7 @@ func (k Key) Validate() error {
 	return k.ValidateStored()
 }
 
-// ValidateStored is Validate for a record read back from a store: any name, and limits above
-// MaxLimit capped, as keys stored before those rules are.
+// ValidateStored is Validate for a record read back: any name, and limits capped at MaxLimit, as older keys have.
 func (k Key) ValidateStored() error {
 	if k.Name == "" {
 		return errors.New("key has no name")
@@ -134,8 +133,7 @@ type Limits struct {
 	PerDay    int64 `json:"perDay"`
 }
 
-// MaxLimit bounds each enterprise limit: RateLimit-Policy's integers have at most 15 digits,
-// and rate.lua counts in doubles.
+// MaxLimit bounds each enterprise limit: RateLimit-Policy's integers have at most 15 digits; rate.lua uses doubles.
 const MaxLimit = 999_999_999_999_999
 
 // Capped returns l with each limit above MaxLimit lowered to it.

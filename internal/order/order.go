@@ -31,8 +31,7 @@ type Order struct {
 	Status   Status    `json:"status"`
 }
 
-// Validate reports the first way in which o is not an order the service can hold (shipDate
-// is sent in UTC as RFC 3339: years 0000 to 9999).
+// Validate reports the first way in which o is not an order the service can hold (UTC RFC 3339: years 0000-9999).
 func (o Order) Validate() error {
 	switch {
 	case o.ID < 0:
@@ -66,8 +65,7 @@ var (
 	ErrCorrupt        = errors.New("corrupt record")    // a record the service cannot use: 500
 )
 
-// Fault is a failure of the storage that retrying does not mend (a corrupt or replaced file)
-// or only an operator can end (a full disk).
+// Fault is a failure that retrying does not mend (a corrupt or replaced file) or only an operator ends (a full disk).
 type Fault struct {
 	Kind    string // a word for metrics and logs: corrupt, full, replaced…
 	Public  string // what it is, without paths, for clients
@@ -118,8 +116,7 @@ type PetStore interface {
 	Pet(ctx context.Context, id int64) (Pet, error)
 }
 
-// EventType says what a change did to an order: a change of the status to cancelled or
-// shipped is that event, any other change of an existing order EventUpdated.
+// EventType says what a change did to an order: to cancelled or shipped is that event, any other EventUpdated.
 type EventType string
 
 const (
@@ -154,25 +151,19 @@ type EventPage struct {
 	More   bool   // the page stopped at its limit
 }
 
-// Retention bounds the log: events older than MaxAge, and all but the newest MaxCount, may be
-// dropped (zero: no bound).
+// Retention bounds the log: events older than MaxAge, and all but the newest MaxCount, may be dropped (0: no bound).
 type Retention struct {
 	MaxAge   time.Duration
 	MaxCount int64
 }
 
-// ErrEventsExpired refuses an After the log cannot read on from: an event after it was
-// dropped by the retention, or the position is not one this log has reached.
+// ErrEventsExpired refuses an After the log cannot read on from: an event after it was dropped, or it is unknown.
 var ErrEventsExpired = errors.New("the events after that position are no longer kept")
 
 // EventLog is the log of every change to the orders, each recorded atomically with its change.
 type EventLog interface {
-	// Events reads the log after q.After; refusal: ErrEventsExpired.
-	Events(ctx context.Context, q EventQuery) (EventPage, error)
-	// LastEventID is the position of the newest event, or the log's beginning.
-	LastEventID(ctx context.Context) (string, error)
-	// WaitForEvents returns nil when the log may hold an event after after, or ctx's error.
-	WaitForEvents(ctx context.Context, after string) error
-	// Trim drops what r no longer keeps, and returns how many events it dropped.
-	Trim(ctx context.Context, r Retention) (int64, error)
+	Events(ctx context.Context, q EventQuery) (EventPage, error) // after q.After, or ErrEventsExpired
+	LastEventID(ctx context.Context) (string, error)             // the newest event's position, or the beginning
+	WaitForEvents(ctx context.Context, after string) error       // nil once an event may follow after, or ctx's error
+	Trim(ctx context.Context, r Retention) (int64, error)        // drops what r no longer keeps; how many it dropped
 }

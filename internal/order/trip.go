@@ -2,13 +2,11 @@ package order
 
 import "context"
 
-// Trip carries what a request's first round trip to shared storage read for its later
-// steps, so that a store may answer an early step (a key lookup) provisionally from memory
-// and confirm it once the round trip is made. A request's steps run in turn: no lock.
+// Trip carries what a request's first round trip to shared storage read for its later steps, so that a store
+// may answer an early step (a key lookup) from memory and confirm it after the trip. Steps run in turn: no lock.
 type Trip struct {
-	// Carried is what the round trip read, of a type only the store that made it knows. Its
-	// Confirm checks what was answered before the round trip against what it read, asks the
-	// storage again when that has moved, and fails as the step it confirms would.
+	// Carried is what the round trip read, of a type only its store knows. Confirm checks what was answered
+	// before the trip against it, asks the storage again when that has moved, and fails as the step would.
 	Carried interface {
 		Confirm(ctx context.Context) error
 	}

@@ -15,9 +15,8 @@ import (
 	"github.com/tidwall/btree"
 )
 
-// Mark is where a View stands in its store's history: every change its orders do not show
-// has an event after Position, or moved Epoch (a change the log does not record, such as a
-// DELETE in SQLite).
+// Mark is where a View stands in its store's history: every change its orders do not show has an event
+// after Position, or moved Epoch (a change the log does not record, such as a DELETE in SQLite).
 type Mark struct {
 	Position string
 	Epoch    uint64
@@ -26,13 +25,10 @@ type Mark struct {
 // ErrReload refuses a Since whose Mark is of another epoch: Load again.
 var ErrReload = errors.New("the orders changed in a way the log does not record")
 
-// Store keeps the orders, safe for concurrent use, each change atomic across the processes
-// that share the storage.
+// Store keeps the orders, safe for concurrent use, each change atomic across the processes sharing it.
 type Store interface {
-	// Version changes whenever the orders do. Cheap: every request reads it.
-	Version(ctx context.Context) (uint64, error)
-	// Load calls add with every order, in id order, and returns the Mark they reflect.
-	Load(ctx context.Context, add func(Order)) (Mark, error)
+	Version(ctx context.Context) (uint64, error)             // changes with the orders; cheap: every request reads it
+	Load(ctx context.Context, add func(Order)) (Mark, error) // every order to add, in id order; the Mark they reflect
 	// Since returns the events after m, examining at most limit, the Mark after them, and
 	// whether more may follow. ErrEventsExpired or ErrReload: Load again.
 	Since(ctx context.Context, m Mark, limit int) (_ []Event, next Mark, more bool, err error)
@@ -86,8 +82,7 @@ func (v *View) Current(ctx context.Context) (*Snapshot, error) {
 	return s, nil
 }
 
-// Cancel answers from the snapshot at the current version when the order is not pending (a
-// state no later change leaves, so the answer stands), and asks the store otherwise.
+// Cancel answers from the current snapshot for an order not pending (a state no change leaves), else asks the store.
 func (v *View) Cancel(ctx context.Context, id int64) (Order, bool, error) {
 	if s, err := v.Current(ctx); err == nil { // else the store may still reach the order (a damaged page elsewhere)
 		o, ok := s.Get(id)
@@ -102,8 +97,7 @@ func (v *View) Cancel(ctx context.Context, id int64) (Order, bool, error) {
 	return v.store.Cancel(ctx, id)
 }
 
-// apply applies the events after s's mark to s, which no reader has yet; ErrReload after
-// loadAfter of them.
+// apply applies the events after s's mark to s, which no reader has yet; ErrReload after loadAfter of them.
 func (v *View) apply(ctx context.Context, s *Snapshot) error {
 	for read := 0; read < loadAfter; read += sinceLimit {
 		events, mark, more, err := v.store.Since(ctx, s.Mark, sinceLimit)
@@ -120,8 +114,7 @@ func (v *View) apply(ctx context.Context, s *Snapshot) error {
 	return ErrReload
 }
 
-// load reads every order, then what changed while it read. The trees are filled in order,
-// cheaper than a Set each.
+// load reads every order, then what changed while it read; the trees are filled in order, cheaper than Sets.
 func (v *View) load(ctx context.Context) (*Snapshot, error) {
 	s := newSnapshot()
 	var byStatus [len(states)][]indexKey
@@ -220,9 +213,8 @@ func (s *Snapshot) All() iter.Seq[Order] {
 	}
 }
 
-// Find returns the orders after req.After that f keeps, in id order. It reads the index that
-// answers f best (the pet's, the states', or the ids) until the page is full, or after
-// req.Budget() entries: a page may come back short, even empty, and not be the end.
+// Find returns the orders after req.After that f keeps, in id order, reading the index that answers f best (the
+// pet's, the states', or the ids) until the page is full, or req.Budget() entries: short, even empty, not the end.
 func (s *Snapshot) Find(f Filter, req PageRequest) (Page, error) {
 	for _, st := range f.Statuses {
 		if !st.Valid() {

@@ -19,14 +19,12 @@ import (
 
 // Limiter makes one decision for one request of one caller.
 type Limiter interface {
-	// Allow decides for a request of caller; only an admitted request counts.
-	Allow(ctx context.Context, caller string, limits order.Limits) (Decision, error)
+	Allow(ctx context.Context, caller string, limits order.Limits) (Decision, error) // only an admitted request counts
 	// Peek returns what Allow would decide now, counting nothing (a refused stream).
 	Peek(ctx context.Context, caller string, limits order.Limits) (Decision, error)
 }
 
-// BanPolicy bans a caller for For at its After-th request sent after a 429 and before its
-// Retry-After (After 0 never bans).
+// BanPolicy bans a caller for For at its After-th request sent after a 429, before its Retry-After (0 never bans).
 type BanPolicy struct {
 	After int64
 	For   time.Duration
@@ -104,15 +102,13 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// Caller ids: key:<hash>, addr:<IPv4>, addr:<IPv6 prefix>/<n> (an IPv6 subscriber commonly
-// has a /64 to change addresses within), and addr:invalid.
+// Caller ids: key:<hash>, addr:<IPv4>, addr:<IPv6 prefix>/<n> (a subscriber has a /64 to move in), addr:invalid.
 const addrCaller, DefaultIPv6Prefix = "addr:", 64
 
 // KeyCaller is the caller id of a key's hash.
 func KeyCaller(hash string) string { return "key:" + hash }
 
-// AddrCaller is the caller id of a request without a valid key from addr, IPv6 by its
-// ipv6Prefix bits.
+// AddrCaller is the caller id of a request without a valid key from addr, IPv6 by its ipv6Prefix bits.
 func AddrCaller(addr string, ipv6Prefix int) string {
 	a, ok := parseAddr(addr)
 	switch {
@@ -137,9 +133,9 @@ func parseAddr(s string) (netip.Addr, bool) {
 	return a.Unmap().WithZone(""), err == nil
 }
 
-// ClientAddr is the client's address of a request from peer that carries the X-Forwarded-For
-// lines xff: the peer unless it is trusted, else the rightmost hop not trusted (the hops a
-// client wrote itself, on the left, are never believed), or the peer if a hop is no address.
+// ClientAddr is the client's address of a request from peer with X-Forwarded-For lines xff: the peer unless
+// trusted, else the rightmost untrusted hop (the client-written ones on the left are never believed), or the
+// peer if a hop is no address.
 func ClientAddr(peer string, xff []string, trusted []*net.IPNet) string {
 	isTrusted := func(a netip.Addr) bool {
 		return slices.ContainsFunc(trusted, func(n *net.IPNet) bool { return n.Contains(a.AsSlice()) })
@@ -220,13 +216,11 @@ func (b *Bans) Remember(caller string, limits order.Limits, o Outcome, now time.
 	}
 }
 
-// DefaultMaxAnonymous caps the callers without a key a Memory remembers: under 250 bytes
-// each, so about 20 MB. Forgetting only gives a fresh quota.
+// DefaultMaxAnonymous caps the keyless callers a Memory keeps (<250 B each, ~20 MB); forgetting gives a fresh quota.
 const DefaultMaxAnonymous = 100_000
 
-// Memory is a Limiter in the process: the embedded mode's, and the Redis limiter's fallback.
-// Past a cap it forgets the least recently seen anonymous callers, banned ones and those told
-// to wait last (keys are bounded already).
+// Memory is a Limiter in the process (the embedded mode's, and the Redis limiter's fallback). Past a cap it
+// forgets the least recently seen anonymous callers, banned ones and those told to wait last (keys are bounded).
 type Memory struct {
 	clock        func() time.Time
 	policy       BanPolicy
@@ -322,8 +316,7 @@ func (l *Memory) Peek(_ context.Context, caller string, limits order.Limits) (De
 	return Decide(o, limits, now), nil
 }
 
-// roll moves st's windows to now's, only forward (a clock stepped back must not reopen one),
-// and returns its counts, in the windows they are in, and a ban in force.
+// roll moves st's windows to now's, only forward (a stepped-back clock reopens none): its counts, windows and ban.
 func (st *callerState) roll(ns, minute, day int64) Outcome {
 	if minute > st.minute {
 		st.minute, st.minuteCount = minute, 0

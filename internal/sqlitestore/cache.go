@@ -31,9 +31,8 @@ func (s *Keys) Lookup(ctx context.Context, h order.Hash) (order.Key, error) {
 	})
 }
 
-// readCache answers Version and Lookup from memory while the wal-index header read before the
-// query that found the answer is unchanged: every commit of any process writes a new header
-// (docs/design.md, "Consistency"). To switch it off (an ablation), leave wal nil.
+// readCache answers Version and Lookup from memory while the wal-index header read before the query that
+// found the answer is unchanged: every commit of any process writes a new header (docs/design.md, "Consistency").
 type readCache struct {
 	wal    *walIndex // nil: every read queries the file
 	off    error     // why wal is nil
@@ -50,17 +49,15 @@ var ErrReadCacheUnsupported = errors.New("the wal-index cannot be mapped on this
 // ReadCache reports why the read cache is off (every read queries the file), or nil.
 func (db *DB) ReadCache() error { return db.cache.off }
 
-// forget drops everything.
 func (c *readCache) forget() {
 	c.mu.Lock()
 	c.header, c.found = walHeader{}, nil
 	c.mu.Unlock()
 }
 
-// cachedRead answers k from the cache under the current header, else reads it from table and
-// keeps it under the header read before the query (k is an interface only there: a hit
-// allocates nothing). A read of one row by index takes microseconds: its context is not
-// watched, as database/sql and the driver would each start a goroutine to.
+// cachedRead answers k from the cache under the current header, else reads it from table and keeps it under
+// the header read before the query (k is an interface only there: a hit allocates nothing). Its context is not
+// watched: a one-row read by index takes microseconds, and database/sql and the driver would each start a goroutine.
 func cachedRead[K comparable, V any](ctx context.Context, db *DB, table string, k K, read func(context.Context) (V, error)) (V, error) {
 	if err := ctx.Err(); err != nil {
 		return *new(V), err
@@ -94,11 +91,10 @@ func cachedRead[K comparable, V any](ctx context.Context, db *DB, table string, 
 // walHeader is one copy of the wal-index header, as twelve words in the host's byte order.
 type walHeader [12]uint32
 
-// header reads the wal-index header, and reports whether a commit wrote it: both copies agree
-// and are initialised (iVersion 3007000; a new -shm is zeros). SQLite writes the copy at 48
-// first and a reader trusts the two only if equal (wal.c, walIndexTryHdr): a torn read counts
-// as a change. Atomic loads: another process writes, and the first copy is read first. Should
-// the page fault all the same, this request reads the file instead of crashing.
+// header reads the wal-index header, and reports whether a commit wrote it: both copies agree and are
+// initialised (iVersion 3007000; a new -shm is zeros). SQLite writes the copy at 48 first and a reader trusts
+// the two only if equal (wal.c, walIndexTryHdr): a torn read counts as a change. Atomic loads: another process
+// writes, and the first copy is read first. Should the page fault all the same, this request reads the file.
 func (w *walIndex) header() (h walHeader, ok bool) {
 	if w == nil {
 		return walHeader{}, false
@@ -117,9 +113,8 @@ func (w *walIndex) header() (h walHeader, ok bool) {
 	return copies[0], copies[0] == copies[1] && copies[0][0] == 3007000
 }
 
-// walIndex is a -shm file's first page, mapped read-only and shared (mapPage) once for every
-// DB of the process on that file: closing ANY descriptor of the file drops the process's
-// POSIX locks, SQLite's too, so its one descriptor is closed when no DB uses it.
+// walIndex is a -shm file's first page, mapped read-only and shared once per process and file: closing ANY
+// descriptor of the file drops the process's POSIX locks, SQLite's too, so its one is closed when no DB uses it.
 type walIndex struct {
 	info os.FileInfo
 	file *os.File

@@ -1,7 +1,6 @@
-// Package sqlitestore keeps what the embedded mode owns (orders, pets, API keys, the
-// page-token secret, webhooks) in one SQLite file that any number of processes may open at
-// once; each sees the others' commits at its next call (docs/design.md, "Consistency").
-// Failures wrap order.ErrUnavailable; a damaged file or an unusable row, order.ErrCorrupt.
+// Package sqlitestore keeps what the embedded mode owns (orders, pets, API keys, the page-token secret, webhooks) in
+// one SQLite file that any number of processes may open at once; each sees the others' commits at its next call
+// (docs/design.md, "Consistency"). Failures wrap order.ErrUnavailable; a damaged file or an unusable row, ErrCorrupt.
 package sqlitestore
 
 import (
@@ -50,30 +49,26 @@ const (
 	FaultShmRemoved = "shm_removed" // the file's -shm was deleted or replaced; it lasts
 )
 
-// Open opens the SQLite file at path, creating or migrating its schema, and refuses one this
-// process cannot write. Writes wait up to busyTimeout (0: 5 s) for another process's write.
-// Every connection runs:
-//   - journal_mode=WAL: readers and the writer never wait for each other;
-//   - synchronous=FULL: a commit (a cancel answered 204) survives a crash of the machine;
-//   - _txlock=immediate: a write takes the write lock at BEGIN, never failing later on an
-//     outdated snapshot (a ReadOnly transaction begins deferred).
+// Open opens the SQLite file at path, creating or migrating its schema, and refuses one this process
+// cannot write. Writes wait up to busyTimeout (0: 5 s) for another process's write. Every connection runs
+// journal_mode=WAL (readers and the writer never wait for each other), synchronous=FULL (a commit, a cancel
+// answered 204, survives a crash of the machine) and _txlock=immediate (a write takes the write lock at
+// BEGIN, never failing later on an outdated snapshot; a ReadOnly transaction begins deferred).
 func Open(path string, busyTimeout time.Duration) (*DB, error) {
 	if busyTimeout <= 0 {
 		busyTimeout = 5 * time.Second
 	}
 	ctx := context.Background()
 	db := &DB{path: path, writes: make(chan struct{}, 1)}
-	// A missing file is created private to its owner (the -wal and -shm get its mode); SQLite
-	// reports any other error of the path.
+	// A missing file is created private to its owner (the -wal and -shm get its mode); SQLite reports the rest.
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
 		f.Close()
 	}
 	escape := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
 		escape.Replace(filepath.Clean(path)), busyTimeout.Milliseconds())
-	db.sql, _ = sql.Open("sqlite", dsn) // it fails only for a driver not registered
-	// Keep every connection opened (each runs the pragmas and reads the schema); +1: the pin.
-	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1
+	db.sql, _ = sql.Open("sqlite", dsn)          // it fails only for a driver not registered
+	conns := max(4, 2*runtime.GOMAXPROCS(0)) + 1 // kept open (each runs the pragmas, reads the schema); +1: the pin
 	db.sql.SetMaxOpenConns(conns)
 	db.sql.SetMaxIdleConns(conns)
 	err := db.migrate(ctx)
@@ -141,12 +136,10 @@ func (db *DB) Close() (err error) {
 	return err
 }
 
-// write runs fn in a write transaction, after this process's earlier ones, and commits it. fn
-// sorts its own errors (fail), and returns errNoWrite to roll back a transaction that changed
-// nothing: only a commit that wrote ends a full disk's fault, showing there was room.
+// write runs fn in a write transaction, after this process's earlier ones, and commits it. fn sorts its own errors
+// (fail); errNoWrite rolls back one that wrote nothing: a full disk's fault ends only at a commit that wrote (room).
 func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
-	// A lasting fault forbids writes (docs/design.md, Errors), but corruption: SQLite refuses a
-	// write that meets a damaged page itself.
+	// Lasting faults forbid writes (docs/design.md, Errors), but corruption: SQLite refuses writes to damaged pages.
 	if f := db.lasting.Load(); f != nil && f.Kind != FaultCorrupt {
 		return f
 	}
@@ -176,8 +169,7 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
 
 var errNoWrite = errors.New("nothing to write")
 
-// readTx runs read in a read transaction, the span of a SELECT on table: what it reads is one
-// state of the file.
+// readTx runs read in a read transaction (one state of the file), the span of a SELECT on table.
 func (db *DB) readTx(ctx context.Context, table string, read func(*sql.Tx) error) (err error) {
 	ctx, end := db.span(ctx, "SELECT", table)
 	defer func() { end(err) }()
@@ -189,9 +181,8 @@ func (db *DB) readTx(ctx context.Context, table string, read func(*sql.Tx) error
 	return read(tx)
 }
 
-// fail sorts an error of the file, naming it: no row is noRows[0] if given; context errors as they
-// are; a row the schema refused (a bug: the stores check what they write); corruption or a full
-// disk, a fault; else ErrUnavailable.
+// fail sorts an error of the file, naming it: no row is noRows[0] if given; context errors as they are; a row
+// the schema refused, a bug (the stores check what they write); corruption or full disk, a fault; else ErrUnavailable.
 func (db *DB) fail(ctx context.Context, err error, noRows ...error) error {
 	if len(noRows) > 0 && errors.Is(err, sql.ErrNoRows) {
 		return noRows[0]
@@ -258,9 +249,8 @@ func (db *DB) reportFault(f *order.Fault) *order.Fault {
 	return f
 }
 
-// watchFiles checks every 250 ms, until Close, that the paths still name the file and the -shm
-// (nil off WAL) that Open found: SQLite keeps its descriptors and never looks at the paths
-// again. A path that names another file is a fault that lasts.
+// watchFiles checks, until Close, that the paths still name the file and -shm (nil off WAL) Open found, as
+// SQLite keeps its descriptors and never looks at the paths again: another file there is a lasting fault.
 func (db *DB) watchFiles(file, shm os.FileInfo) {
 	ctx, stop := context.WithCancel(context.Background())
 	var watching sync.WaitGroup
@@ -301,9 +291,8 @@ func (db *DB) moved(suffix string, was os.FileInfo, kind, public, then string) *
 		Err: fmt.Errorf("%w: %s%s is no longer the file this process opened (%s): %s", order.ErrUnavailable, db.path, suffix, how, then)}
 }
 
-// Trace makes each query of the file for a request (not a read the cache answers) a child span
-// of the request's, named as OpenTelemetry's database conventions name them ("SELECT orders").
-// Call it before serving; without it a span costs a nil check.
+// Trace makes each query of the file for a request (not a read the cache answers) a child span of the
+// request's, named as OpenTelemetry's database conventions name them ("SELECT orders"). Call it before serving.
 func (db *DB) Trace(tp trace.TracerProvider) {
 	db.tracer = tp.Tracer("github.com/petstore/orderd/internal/sqlitestore")
 }
@@ -316,8 +305,7 @@ func (db *DB) span(ctx context.Context, op, table string) (context.Context, func
 	ctx, span := db.tracer.Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.DBSystemNameSQLite, semconv.DBOperationName(op), semconv.DBCollectionName(table)))
 	return ctx, func(err error) {
-		// Not found or not cancellable is the store's answer; only a fault is the span's error.
-		if errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) {
+		if errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrCorrupt) { // only a fault, not an answer
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
 		}
@@ -325,9 +313,8 @@ func (db *DB) span(ctx context.Context, op, table string) (context.Context, func
 	}
 }
 
-// schemaVersion is the file's user_version. schema/N.sql is what version N changed; a file of
-// version v runs those of v+1 to schemaVersion, in one transaction (schema_history_test.go has
-// the texts each version ran).
+// schemaVersion is the file's user_version. schema/N.sql is what version N changed; a file of version v
+// runs those of v+1 to schemaVersion in one transaction (schema_history_test.go has the texts each ran).
 const schemaVersion = 7
 
 //go:embed schema/*.sql
@@ -364,12 +351,10 @@ func (db *DB) migrate(ctx context.Context) error {
 // timestampLayout has one width (UTC, nine digits of nanoseconds): text order is time order.
 const timestampLayout = "2006-01-02T15:04:05.000000000Z"
 
-// eventTime is SQLite's clock in timestampLayout, to the millisecond; the events of one
-// statement share its 'now'.
+// eventTime is SQLite's clock in timestampLayout, to the millisecond; one statement's events share its 'now'.
 const eventTime = "strftime('%Y-%m-%dT%H:%M:%f000000Z', 'now')"
 
-// newestEventID is the newest id the log ever gave: its newest row's, or once Trim dropped
-// every row, the newest it dropped.
+// newestEventID is the newest id the log ever gave: its newest row's, or once Trim dropped all, the newest dropped.
 const newestEventID = "(SELECT max(coalesce(max(id), 0), (SELECT last_dropped FROM order_events_cut)) FROM order_events)"
 
 // nextEventID is the id the triggers give (schema/6.sql says why).

@@ -24,8 +24,7 @@ func NewOrders(db *DB) *Orders { return &Orders{db: db} }
 
 const orderColumns = "id, pet_id, quantity, ship_date, complete, status"
 
-// Load reads every order in id order, and the log's newest position, in one read
-// transaction: the orders are what the file held at that position.
+// Load reads every order and the log's newest position in one read transaction: one state of the file.
 func (s *Orders) Load(ctx context.Context, add func(order.Order)) (m order.Mark, err error) {
 	err = s.db.readTx(ctx, "orders", func(tx *sql.Tx) error {
 		var newest int64
@@ -82,16 +81,14 @@ func (s *Orders) Cancel(ctx context.Context, id int64) (after order.Order, chang
 	return after, changed, err
 }
 
-// Events is an order.EventLog in the order_events table, which the triggers on orders write in
-// the statement of each change, whoever makes it (schema.go). A position is an event's id in
-// decimal; "0" is the beginning of a log that never had an event.
+// Events is an order.EventLog in the order_events table, which the triggers on orders write in the statement of
+// each change, whoever makes it (schema.go). A position is an event's id in decimal; "0" begins a log never written.
 type Events struct{ db *DB }
 
 // NewEvents returns the event log of db.
 func NewEvents(db *DB) *Events { return &Events{db: db} }
 
-// Events reads the bounds and the rows in one read transaction: a Trim between the two would
-// otherwise drop events after an After found readable.
+// Events reads the bounds and the rows in one read transaction: a Trim between would drop events unwarned.
 func (e *Events) Events(ctx context.Context, q order.EventQuery) (page order.EventPage, err error) {
 	if q.Limit < 1 {
 		return page, fmt.Errorf("an event query's limit is at least 1, not %d", q.Limit)
@@ -141,8 +138,7 @@ func (e *Events) read(ctx context.Context, tx *sql.Tx, q order.EventQuery) (page
 	return page, nil
 }
 
-// scanEvent reads an event's id, type and time, then the order's columns; one the service
-// cannot use is ErrCorrupt, named.
+// scanEvent reads an event's id, type and time, then the order's; an unusable one is ErrCorrupt, named.
 func scanEvent(row scanner) (ev order.Event, err error) {
 	var id int64
 	var typ, at string
@@ -155,7 +151,7 @@ func scanEvent(row scanner) (ev order.Event, err error) {
 	if !slices.Contains(order.EventTypes, ev.Type) {
 		return ev, corrupt("event %d: type %q is none of the log's", id, typ)
 	}
-	if ev.Time, err = parseTime(at); err != nil {
+	if ev.Time, err = time.Parse(timestampLayout, at); err != nil {
 		return ev, corrupt("event %d: time %q: %w", id, at, err)
 	}
 	return ev, nil
@@ -168,10 +164,9 @@ func (e *Events) LastEventID(ctx context.Context) (string, error) {
 	return strconv.FormatInt(id, 10), e.db.fail(ctx, err)
 }
 
-// Trim drops the oldest events, always a prefix of the log, and records the newest id dropped in
-// the same write transaction: every position below it is refused from then on, and every
-// other is read on from without a gap. By age, the log is cut before its first event within
-// MaxAge: an older event after that one (a writer whose clock is behind) stays until it goes.
+// Trim drops the oldest events (a prefix) and records the newest id dropped in the same write transaction:
+// positions below it are refused from then on, every other is read on from without a gap. By age, the log is
+// cut before its first event within MaxAge: an older event after it (a writer's clock behind) stays until it goes.
 func (e *Events) Trim(ctx context.Context, r order.Retention) (n int64, err error) {
 	if r.MaxAge <= 0 && r.MaxCount <= 0 {
 		return 0, nil
@@ -197,9 +192,8 @@ func (e *Events) Trim(ctx context.Context, r order.Retention) (n int64, err erro
 	return n, err
 }
 
-// WaitForEvents waits until the newest id is not after: an event follows it, or it is not a
-// position this log reached, which Events refuses. It looks every 10 ms, and queries when the
-// wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
+// WaitForEvents waits until the newest id is not after (an event follows it, or Events refuses it), querying
+// only when the wal-index header moved or is not mapped. A failed query returns nil: the read after reports it.
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	var seen walHeader
 	for first := true; ; first = false {
@@ -247,8 +241,7 @@ func NewKeys(db *DB) *Keys { return &Keys{db: db} }
 
 const keyColumns = "name, plan, per_minute, per_day, prefix, hash, created_at"
 
-// Add stores k if no key has its name, in one statement: atomic for every process. The
-// schema's CHECK refuses a createdAt outside the years 0000 to 9999.
+// Add stores k if no key has its name, in one statement (atomic for every process); CHECK keeps years 0000-9999.
 func (s *Keys) Add(ctx context.Context, k order.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
@@ -267,8 +260,7 @@ func (s *Keys) List(ctx context.Context) ([]order.Key, error) {
 	return keys, s.db.fail(ctx, err)
 }
 
-// Revoke removes the key named nameOrPrefix, else the first by name with that prefix: names,
-// which an operator chose, first.
+// Revoke removes the key named nameOrPrefix, else the first by name with that prefix: a name, chosen, wins.
 func (s *Keys) Revoke(ctx context.Context, nameOrPrefix string) (k order.Key, err error) {
 	const q = "DELETE FROM api_keys WHERE name = coalesce((SELECT name FROM api_keys WHERE name = ?1), " +
 		"(SELECT name FROM api_keys WHERE ?2 AND prefix = ?1 ORDER BY name LIMIT 1)) RETURNING " + keyColumns
@@ -286,7 +278,7 @@ func scanKey(row scanner) (k order.Key, err error) {
 		return order.Key{}, err
 	}
 	k.Plan, k.Hash = order.Plan(planName), order.Hash(hash)
-	if k.CreatedAt, err = parseTime(createdAt); err != nil {
+	if k.CreatedAt, err = time.Parse(timestampLayout, createdAt); err != nil {
 		return order.Key{}, corrupt("key %q: createdAt %q: %w", k.Name, createdAt, err)
 	}
 	if err := k.ValidateStored(); err != nil { // a name from before CheckName's rules still reads
@@ -346,8 +338,7 @@ func scanRows[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) (
 	return out, nil
 }
 
-// scanOrder reads the orderColumns of a row, and more columns first when dest names them;
-// one the service cannot use is ErrCorrupt, named.
+// scanOrder reads a row's dest columns, then its orderColumns; an unusable one is ErrCorrupt, named.
 func scanOrder(row scanner, dest ...any) (order.Order, error) {
 	var o order.Order
 	var quantity, complete int64
@@ -362,7 +353,7 @@ func scanOrder(row scanner, dest ...any) (order.Order, error) {
 		return order.Order{}, corrupt("order %d: complete is %d, not 0 or 1", o.ID, complete)
 	}
 	var err error
-	if o.ShipDate, err = parseTime(shipDate); err != nil {
+	if o.ShipDate, err = time.Parse(timestampLayout, shipDate); err != nil {
 		return order.Order{}, corrupt("order %d: shipDate %q: %w", o.ID, shipDate, err)
 	}
 	o.Quantity, o.Complete, o.Status = int32(quantity), complete == 1, order.Status(status)
@@ -371,9 +362,6 @@ func scanOrder(row scanner, dest ...any) (order.Order, error) {
 	}
 	return o, nil
 }
-
-// parseTime reads a time in timestampLayout.
-func parseTime(s string) (time.Time, error) { return time.Parse(timestampLayout, s) }
 
 // Imported counts the rows an Import wrote; rows already as imported are in none.
 type Imported struct {
@@ -395,9 +383,8 @@ const (
 // rowsPerStatement: a statement a record cost more than the row; 6 × 5000 < 32766 parameters.
 const rowsPerStatement = 5000
 
-// Import adds or updates orders and pets in one transaction, except an existing order's
-// status, which belongs to the service. Ids must be distinct within each list: a record
-// refused writes nothing.
+// Import adds or updates orders and pets in one transaction, except an existing order's status (the
+// service's). Ids must be distinct within each list: a record refused writes nothing.
 func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet) (Imported, error) {
 	return db.ImportBatches(ctx, order.Slice(orders, rowsPerStatement), order.Slice(pets, rowsPerStatement))
 }
@@ -406,12 +393,10 @@ func (db *DB) Import(ctx context.Context, orders []order.Order, pets []order.Pet
 // refused (order.CheckEach checks each as it is read) or any error writes nothing.
 func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Order], pets order.Batches[order.Pet]) (n Imported, err error) {
 	err = db.write(ctx, func(tx *sql.Tx) error {
-		// Validate passed every record written, which holds each CHECK (TestImportKeepsTheTablesChecks):
-		// SQLite evaluating them again took a large share of the inserts' time. The setting is the
-		// connection's: it is undone before the commit or the rollback.
+		// Validate passed every record, which holds each CHECK (TestImportKeepsTheTablesChecks): SQLite
+		// checking again cost much of the inserts' time. The connection's setting, undone before commit or rollback.
 		defer tx.ExecContext(context.WithoutCancel(ctx), "PRAGMA ignore_check_constraints = false")
-		// Into an empty orders table, the trigger that records each new order's order.created
-		// is dropped, then made again from its text after bulkEvents recorded them all.
+		// Into an empty orders table, the order.created trigger is dropped, and made again after bulkEvents.
 		var trigger string // "": not a bulk load; a trigger dropped by hand (NULL) fails the import
 		err := tx.QueryRowContext(ctx, "SELECT (SELECT sql FROM sqlite_schema WHERE name = 'orders_insert_records_event') "+
 			"WHERE NOT EXISTS (SELECT 1 FROM orders)").Scan(&trigger)
@@ -449,9 +434,8 @@ func (db *DB) ImportBatches(ctx context.Context, orders order.Batches[order.Orde
 	return n, nil
 }
 
-// upsert writes the records read into table, rowsPerStatement a statement, and counts the rows
-// added (the table's growth) and updated (the other rows changed). SQLite's errors go through
-// db.fail; those of reading are returned as they are.
+// upsert writes the records read into table, rowsPerStatement a statement, and counts the rows added (the
+// table's growth) and updated (the others changed). SQLite's errors go through db.fail, reading's as they are.
 func upsert[T order.Record](ctx context.Context, db *DB, tx *sql.Tx, table, upsert string, read order.Batches[T],
 	args func([]any, T) []any) (added, updated int, err error) {
 	var before, after, rows int

@@ -9,8 +9,7 @@ import (
 	"github.com/petstore/orderd/internal/order"
 )
 
-// AppendOrder writes o as encoding/json writes the contract's Order, byte for byte (tested in
-// internal/api, against the generated type).
+// AppendOrder writes o as encoding/json writes the contract's Order, byte for byte (tested in internal/api).
 func AppendOrder(b []byte, o *order.Order) []byte {
 	b = append(b, `{"complete":`...)
 	b = strconv.AppendBool(b, o.Complete)
