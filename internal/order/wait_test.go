@@ -93,9 +93,11 @@ func TestSharedWaitsWaitOnceForAll(t *testing.T) {
 	}
 	waitAll("5", func() { l.set(6) })
 	waitAll("6", func() { l.set(0) }) // the log lost its history
-	if l.most != 1 {
-		t.Fatalf("%d waits on the log at once; want 1", l.most)
+	l.mu.Lock()
+	if most := l.most; most != 1 {
+		t.Fatalf("%d waits on the log at once; want 1", most)
 	}
+	l.mu.Unlock()
 
 	quick, stop := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer stop()
