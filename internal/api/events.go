@@ -39,10 +39,9 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 	for _, t := range deref(p.Type) {
 		q.Types = append(q.Types, order.EventType(t))
 	}
-	stream, moved := acceptsEventStream(r.Header), (<-chan struct{})(nil)
+	stream := acceptsEventStream(r.Header)
 	if stream { // Last-Event-ID: what an EventSource sends when it reconnects
 		q.After, q.Limit = cmp.Or(deref(p.LastEventID), q.After), streamPageSize
-		moved = s.v1.nextMove() // before the read: a change after it wakes the stream
 	}
 	page, err := s.v1.Events.Events(ctx, q)
 	if err != nil && q.After != "" {
@@ -52,7 +51,7 @@ func (s *ServerV2) ListEvents(ctx context.Context, req genv2.ListEventsRequestOb
 		return nil, err
 	}
 	if stream { // refused before anything is sent, or started; a HEAD too
-		return &eventStream{Server: s.v1, ctx: ctx, key: ctx.(*exchange).key, q: q, page: page, moved: moved, head: r.Method == http.MethodHead}, nil
+		return &eventStream{Server: s.v1, ctx: ctx, key: ctx.(*exchange).key, q: q, page: page, head: r.Method == http.MethodHead}, nil
 	}
 	b := append(make([]byte, 0, 256*len(page.Events)+64), `{"events":[`...)
 	for _, e := range page.Events {
@@ -88,12 +87,11 @@ func (s *Server) holdStream(key string, n int) bool {
 // eventStream writes until the client leaves, the log fails (a reconnect learns why), shutdown or the key is refused.
 type eventStream struct {
 	*Server
-	ctx   context.Context // the request's; watch's once the stream is open
-	key   *order.Key
-	q     order.EventQuery
-	page  order.EventPage // read, not yet sent
-	moved <-chan struct{} // closed at the log's next move
-	head  bool
+	ctx  context.Context // the request's; watch's once the stream is open
+	key  *order.Key
+	q    order.EventQuery
+	page order.EventPage // read, not yet sent
+	head bool
 }
 
 func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
@@ -115,8 +113,6 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 		}
 	}()
 	w.WriteHeader(http.StatusOK)
-	heartbeat := time.NewTicker(heartbeatEvery)
-	defer heartbeat.Stop()
 	buf := []byte(retryHint)
 	for {
 		for _, e := range st.page.Events { // as server-sent events (WHATWG HTML §9.2)
@@ -134,13 +130,12 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 			buf = buf[:0]
 		}
 		st.q.After = st.page.Last
-		if !st.page.More {
-			select {
-			case <-st.moved:
-			case <-heartbeat.C: // the log is read then too, in case a wake-up was missed
-				buf = append(buf, ":\n\n"...)
-			case <-ctx.Done():
+		if !st.page.More { // the instance's one wait (service.go: order.SharedWaits)
+			wait, stop := context.WithTimeout(ctx, heartbeatEvery)
+			if st.Events.WaitForEvents(wait, st.q.After) != nil && ctx.Err() == nil {
+				buf = append(buf, ":\n\n"...) // and the log is read again
 			}
+			stop()
 		}
 		select { // on every turn, not only while waiting, which a stream catching up skips
 		case <-st.Closing:
@@ -150,7 +145,6 @@ func (st *eventStream) VisitListEventsResponse(w http.ResponseWriter) error {
 				return nil
 			}
 		}
-		st.moved = st.nextMove()
 		var err error
 		if st.page, err = st.Events.Events(ctx, st.q); err != nil {
 			if ctx.Err() == nil {
@@ -205,49 +199,4 @@ func (st *eventStream) keyAllowed() bool {
 		return false
 	}
 	return true
-}
-
-// nextMove is closed at the log's next move; the first stream starts the instance's one wait (a Redis connection).
-func (s *Server) nextMove() <-chan struct{} {
-	s.streamsMu.Lock()
-	defer s.streamsMu.Unlock()
-	if s.logMoved == nil {
-		s.logMoved = make(chan struct{})
-		go s.waitForEvents()
-	}
-	return s.logMoved
-}
-
-func (s *Server) waitForEvents() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-s.Closing
-		cancel()
-	}()
-	last := "" // the log's end when last read; "" until known
-	for ctx.Err() == nil {
-		var err error
-		if last != "" {
-			err = s.Events.WaitForEvents(ctx, last) // which may return early
-		}
-		end := last
-		if err == nil {
-			end, err = s.Events.LastEventID(ctx)
-		}
-		switch {
-		case err != nil && ctx.Err() == nil: // the store is down: streams keep their heartbeats; try again
-			s.Logger.Debug("event streams: waiting for the log", slog.String("error", err.Error()))
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		case err == nil && end != last: // the first read too: a stream may have read before it
-			last = end
-			s.streamsMu.Lock()
-			close(s.logMoved)
-			s.logMoved = make(chan struct{})
-			s.streamsMu.Unlock()
-		}
-	}
 }

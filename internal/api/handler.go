@@ -45,7 +45,7 @@ const (
 type Config struct {
 	Orders           order.Store      // read through an order.View: from memory, kept current
 	PageTokens       *pagetoken.Codec // version 2's page tokens; a deployment shares its secret
-	Events           order.EventLog   // the log of changes to Orders, kept by the same store
+	Events           order.EventLog   // the log of changes to Orders, kept by the same store; each stream waits on it (order.SharedWaits)
 	Pets             order.PetStore
 	Keys             order.KeyStore
 	Limiter          ratelimit.Limiter

@@ -59,7 +59,7 @@ func newHarness(tb testing.TB, change ...func(*api.Config)) *harness {
 	h.events = sqlitestore.NewEvents(db)
 	tokens := pagetoken.For(string(testSecret), nil)
 	cfg := api.Config{
-		Orders: orders, Events: h.events, PageTokens: tokens,
+		Orders: orders, Events: order.SharedWaits(h.events), PageTokens: tokens, // as the service gives it
 		Pets: sqlitestore.NewPets(db), Keys: keys, Sunset: testSunset, Now: h.clock.Now,
 		Limiter: ratelimit.NewMemory(h.clock.Now, ratelimit.DefaultBanPolicy),
 	}

@@ -44,7 +44,6 @@ type Server struct {
 
 	streamsMu    sync.Mutex     // the event streams open here
 	perKey       map[string]int // streams open, by key name
-	logMoved     chan struct{}  // closed at the log's next move; nil until a stream waits
 	writeTimeout time.Duration  // a client that read nothing of a write for two heartbeats has stopped reading
 }
 

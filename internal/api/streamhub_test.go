@@ -38,17 +38,18 @@ func testLog(tb testing.TB, n int) (*sqlitestore.Events, *sqlitestore.Orders) {
 	return sqlitestore.NewEvents(db), sqlitestore.NewOrders(db)
 }
 
-// testStreams are the streams of log, one a key, ended by closing or by the test's end.
+// testStreams are the streams of log, one a key, sharing one wait as the service's do, ended by
+// closing or by the test's end.
 func testStreams(tb testing.TB, log order.EventLog, closing chan struct{}) *Server {
 	tb.Helper()
-	s := &Server{Config: &Config{Events: log, MaxStreamsPerKey: 1, Closing: closing, StreamRecheck: time.Hour,
+	s := &Server{Config: &Config{Events: order.SharedWaits(log), MaxStreamsPerKey: 1, Closing: closing, StreamRecheck: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Observer: noObserver{}},
 		perKey: map[string]int{}, writeTimeout: 2 * heartbeatEvery}
 	tb.Cleanup(func() {
 		select {
 		case <-closing:
 		default:
-			close(closing) // the wait stops before the log closes
+			close(closing)
 		}
 	})
 	return s
@@ -134,13 +135,13 @@ func cancel(tb testing.TB, log *sqlitestore.Events, orders *sqlitestore.Orders, 
 	return last
 }
 
-// waitFor waits for the log's move.
-func waitFor(tb testing.TB, moved <-chan struct{}) {
+// waitFor waits until the streams' shared wait has seen the log move past after.
+func waitFor(tb testing.TB, s *Server, after string) {
 	tb.Helper()
-	select {
-	case <-moved:
-	case <-time.After(5 * time.Second):
-		tb.Fatal("the log did not move within 5 s")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Events.WaitForEvents(ctx, after); err != nil {
+		tb.Fatalf("the log did not move past %s within 5 s: %v", after, err)
 	}
 }
 
@@ -150,7 +151,6 @@ func waitFor(tb testing.TB, moved <-chan struct{}) {
 func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	log, orders := testLog(t, 3)
 	s := testStreams(t, log, make(chan struct{}))
-	waitFor(t, s.nextMove()) // the wait knows the log's end: each change below is its own move
 	from, err := log.LastEventID(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -170,12 +170,12 @@ func TestMovesDuringAWriteAreAllSent(t *testing.T) {
 	if p := c.next(t, 5*time.Second); !strings.HasPrefix(p, "id: "+first+"\n") {
 		t.Fatalf("write %q, want event %s", p, first)
 	}
-	// The client does not read it yet; meanwhile the log moves twice more.
-	var last string
+	// The client does not read it yet; meanwhile the log moves twice more, each move seen by the wait.
+	last := first
 	for _, id := range []int64{2, 3} {
-		m := s.nextMove()
+		before := last
 		last = cancel(t, log, orders, id)
-		waitFor(t, m)
+		waitFor(t, s, before)
 	}
 	c.read <- struct{}{}
 

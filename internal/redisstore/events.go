@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,19 +17,11 @@ import (
 )
 
 // Events is the order.EventLog in Redis: one stream, appended to in each change's script.
-type Events struct {
-	conn
-	// WaitForEvents' watch: one blocking XREAD (a pooled connection) for all waiters, not one each.
-	mu      sync.Mutex
-	newest  streamID      // the log's newest position, as last read; zero when not known
-	moved   chan struct{} // closed when newest moves on, then replaced
-	waiters int
-	running bool
-}
+type Events struct{ conn }
 
 func NewEvents(rdb redis.UniversalClient, prefix string, timeout time.Duration) (*Events, error) {
 	c, err := newConn(rdb, prefix, timeout)
-	return &Events{conn: c, moved: make(chan struct{})}, err
+	return &Events{conn: c}, err
 }
 
 // Events reads a page after q.After. A position that is no entry (nor the newest dropped, nor 0-0)
@@ -51,7 +42,7 @@ func (e *Events) Events(ctx context.Context, q order.EventQuery) (order.EventPag
 	if q.After != "" && (after.less(maxDeleted) || last.less(after) || (after != maxDeleted && !held)) {
 		return order.EventPage{}, order.ErrEventsExpired
 	}
-	page := order.EventPage{Last: cmp.Or(q.After, last.String()), More: len(entries) == 5*q.Limit}
+	page := order.EventPage{Last: cmp.Or(position, last.String()), More: len(entries) == 5*q.Limit} // as LastEventID spells it
 	for entry := range slices.Chunk(entries, 5) {
 		ev, err := decodeEvent(entry)
 		if err != nil {
@@ -124,63 +115,26 @@ func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms &&
 
 func (a streamID) String() string { return fmt.Sprintf("%d-%d", a.ms, a.seq) }
 
-// waitBlock bounds each XREAD, so that the watch ends soon after the last waiter leaves.
+// waitBlock bounds each XREAD: a wait outlasts the call timeout, and a cancel ends it within a block.
 const waitBlock = 2 * time.Second
 
-// WaitForEvents returns once the newest position is after after, at once for no position.
+// WaitForEvents returns once an entry follows after, at once for no position. Each XREAD ends on its
+// own by the caller's deadline: cut, its connection would be closed.
 func (e *Events) WaitForEvents(ctx context.Context, after string) error {
 	a, ok := parseStreamID(after)
 	if !ok && after != "" {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	defer func() { e.waiters-- }()
-	if e.waiters++; !e.running {
-		e.running, e.newest = true, streamID{} // known only once read again
-		go e.watch()
+	for ctx.Err() == nil {
+		block := waitBlock
+		if d, ok := ctx.Deadline(); ok {
+			block = max(min(block, time.Until(d)), time.Millisecond) // BLOCK 0 would wait for ever
+		}
+		c, cancel := callContext(context.WithoutCancel(ctx), block+e.timeout)
+		err := classify(c, e.rdb.XRead(c, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, a.String()}, Count: 1, Block: block}).Err())
+		if cancel(); !errors.Is(err, redis.Nil) { // Nil: nothing within the block
+			return err
+		}
 	}
-	for !a.less(e.newest) {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		moved := e.moved
-		e.mu.Unlock()
-		select {
-		case <-moved:
-		case <-ctx.Done():
-		}
-		e.mu.Lock()
-	}
-	return nil
-}
-
-// watch blocks on XREAD while anyone waits, reading the newest anew: a lost log could block it.
-func (e *Events) watch() {
-	for pause := time.Duration(0); ; {
-		e.mu.Lock()
-		if e.waiters == 0 {
-			e.running = false
-			e.mu.Unlock()
-			return
-		}
-		e.mu.Unlock()
-		last, _, _, _, err := e.read(context.Background(), "", 0)
-		if err == nil {
-			e.mu.Lock()
-			if e.newest.less(last) { // wake the waiters; one that went back (a lost log) is kept too
-				close(e.moved)
-				e.moved = make(chan struct{})
-			}
-			e.newest = last
-			e.mu.Unlock()
-			ctx, cancel := callContext(context.Background(), waitBlock+e.timeout)
-			err = e.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{e.k.ordersEvents, last.String()}, Count: 1, Block: waitBlock}).Err()
-			cancel()
-		}
-		if pause = min(max(2*pause, 50*time.Millisecond), time.Second); err == nil || errors.Is(err, redis.Nil) {
-			pause = 0 // Nil: nothing within the block
-		}
-		time.Sleep(pause)
-	}
+	return ctx.Err()
 }

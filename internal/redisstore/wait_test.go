@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/petstore/orderd/internal/order"
 	"github.com/petstore/orderd/internal/redisstore"
 	"github.com/petstore/orderd/internal/redistest"
 )
@@ -44,16 +45,18 @@ func TestWaitOutlastsTheCallTimeout(t *testing.T) {
 	t.Fatalf("no XREAD: %s", stats)
 }
 
-// TestWaitersShareOneXREAD: however many wait, one XREAD at a time blocks (each holds a
-// connection of the pool), and every waiter returns at the next event.
+// TestWaitersShareOneXREAD: however many wait through order.SharedWaits, as an instance's
+// do, one XREAD at a time blocks (each holds a connection of the pool), and every waiter
+// returns at the next event.
 func TestWaitersShareOneXREAD(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := client(t, srv)
 	prefix := redistest.Prefix(t)
-	e, err := redisstore.NewEvents(rdb, prefix, time.Second)
+	log, err := redisstore.NewEvents(rdb, prefix, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	e := order.SharedWaits(log)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const waiters = 50
@@ -61,8 +64,11 @@ func TestWaitersShareOneXREAD(t *testing.T) {
 	for range waiters {
 		go func() { done <- e.WaitForEvents(ctx, "0-0") }()
 	}
-	// Once the watch blocks, an event; then every waiter returns.
+	// Once the watcher blocks, an event; then every waiter returns.
 	for !strings.Contains(srv.MustDo(t, "CLIENT", "LIST"), "cmd=xread") {
+		if ctx.Err() != nil {
+			t.Fatal("no XREAD blocks")
+		}
 	}
 	srv.MustDo(t, "XADD", "{"+prefix+":orders}:events", "*", "type", "order.created")
 	for range waiters {
@@ -71,6 +77,6 @@ func TestWaitersShareOneXREAD(t *testing.T) {
 		}
 	}
 	if n := strings.Count(srv.MustDo(t, "CLIENT", "LIST"), "\n") + 1; n > 3 {
-		t.Fatalf("%d connections for %d waiters; want the test's, the watch's and this one", n, waiters)
+		t.Fatalf("%d connections for %d waiters; want the test's, the watcher's and this one", n, waiters)
 	}
 }

@@ -115,6 +115,7 @@ func Open(ctx context.Context, cfg Config) (_ *Service, err error) {
 	if err != nil {
 		return nil, err
 	}
+	stores.Events = order.SharedWaits(stores.Events) // one wait for every stream and webhook of this instance
 	m := metrics.New()
 	s := &Service{cfg: cfg, log: cfg.Logger, stores: stores, metrics: m, draining: make(chan struct{}), closing: make(chan struct{})}
 	defer func() {

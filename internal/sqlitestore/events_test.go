@@ -16,13 +16,10 @@ import (
 // eventStore is the stores of one file, and the file as another system opens it.
 type eventStore struct {
 	*sqlitestore.Orders
-	*eventLog
-	db  *sqlitestore.DB
-	raw *sql.DB
+	order.EventLog // *sqlitestore.Events, whose field name would hide its method Events
+	db             *sqlitestore.DB
+	raw            *sql.DB
 }
-
-// eventLog names the embedded field, which as Events would hide the method.
-type eventLog = sqlitestore.Events
 
 // eventHarness writes as `orderd import` does through the store's DB, and as another system
 // does in plain SQL through a handle of its own (docs/design.md, "Order events").
@@ -99,6 +96,15 @@ func TestEventsConformanceAcrossHandles(t *testing.T) {
 	ordertest.RunEvents(t, eventHarness(func(tb testing.TB, path string) ordertest.EventStore {
 		writer, reader := mustOpen(tb, path), mustOpen(tb, path)
 		return eventStore{sqlitestore.NewOrders(writer), sqlitestore.NewEvents(reader), writer, rawHandle(tb, path)}
+	}))
+}
+
+// TestSharedWaitsConformance: the log as an instance waits on it, one wait for all, keeps its contract.
+func TestSharedWaitsConformance(t *testing.T) {
+	ordertest.RunEvents(t, eventHarness(func(tb testing.TB, path string) ordertest.EventStore {
+		s := openEvents(tb, path).(eventStore)
+		s.EventLog = order.SharedWaits(s.EventLog)
+		return s
 	}))
 }
 
