@@ -25,7 +25,8 @@ type sharedWaits struct {
 	watching bool
 }
 
-// WaitForEvents returns once the newest position is not after: an event follows it, or the log went back.
+// WaitForEvents returns once the newest position is not after: an event follows it, or the log went back. A caller
+// that read a position the watcher has not yet seen waits for the event after it, not for the watcher to catch up.
 func (s *sharedWaits) WaitForEvents(ctx context.Context, after string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,19 +35,37 @@ func (s *sharedWaits) WaitForEvents(ctx context.Context, after string) error {
 		s.watching, s.newest = true, "" // not known until read again
 		go s.watch()
 	}
-	for s.newest == "" || s.newest == after {
-		moved := s.moved
+	if seen := s.newest; seen != "" && seen != after { // after may be newer than the watcher has read
 		s.mu.Unlock()
-		select {
-		case <-moved:
-		case <-ctx.Done():
-		}
+		newest, err := s.LastEventID(ctx)
 		s.mu.Lock()
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err != nil || newest != after {
+			return nil // the caller's next read finds what follows, or the error
+		}
+		for s.newest == seen { // the watcher's next read is at after or past it
+			if err := s.nextMove(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	for s.newest == "" || s.newest == after {
+		if err := s.nextMove(ctx); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// nextMove waits, s.mu held, for the watcher's next change of newest, or ctx's end.
+func (s *sharedWaits) nextMove(ctx context.Context) error {
+	moved := s.moved
+	s.mu.Unlock()
+	select {
+	case <-moved:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	return ctx.Err()
 }
 
 func (s *sharedWaits) watch() {

@@ -54,11 +54,15 @@ func (l *countingLog) set(newest int) {
 	l.moved = make(chan struct{})
 }
 
-// until polls cond for 5 s at most.
+// until polls cond every millisecond for 5 s at most.
 func until(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
+	tick, deadline := time.NewTicker(time.Millisecond), time.After(5*time.Second)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
 			tb.Fatalf("5 s on, not yet: %s", what)
 		}
 	}
@@ -114,4 +118,37 @@ func TestSharedWaitsWaitOnceForAll(t *testing.T) {
 		defer l.mu.Unlock()
 		return !s.watching && l.waiting == 0
 	})
+}
+
+// TestSharedWaitsWhenTheWatcherIsBehind: a caller that read a position the watcher has not read
+// yet waits for the event after it, instead of returning at once to read the log again and again.
+func TestSharedWaitsWhenTheWatcherIsBehind(t *testing.T) {
+	l := &countingLog{newest: 5, moved: make(chan struct{})}
+	s := SharedWaits(l).(*sharedWaits)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() { first <- s.WaitForEvents(ctx, "5") }()
+	until(t, "the watcher waits on the log at 5", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return s.newest == "5" && l.waiting == 1
+	})
+	l.mu.Lock()
+	l.newest = 6 // an event the watcher has not been woken for: a caller read it first
+	l.mu.Unlock()
+	quick, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer stop()
+	if err := s.WaitForEvents(quick, "6"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitForEvents at the log's newest, ahead of the watcher = %v, want the deadline", err)
+	}
+	l.set(7)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitForEvents(ctx, "6"); err != nil { // 7 follows it
+		t.Fatal(err)
+	}
 }
