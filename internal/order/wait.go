@@ -40,7 +40,7 @@ func (s *sharedWaits) WaitForEvents(ctx context.Context, after string) error {
 		newest, err := s.LastEventID(ctx)
 		s.mu.Lock()
 		if err != nil || newest != after {
-			return nil // the caller's next read finds what follows, or the error
+			return ctx.Err() // nil: the caller's next read finds what follows, or the log's error
 		}
 		for s.newest == seen { // the watcher's next read is at after or past it
 			if err := s.nextMove(ctx); err != nil {
